@@ -1,0 +1,31 @@
+/*
+ * frame_registry.c - Frame types and their ops.  The built-in types are
+ * there from the start; a runtime adds its own with sw_frame_type_register.
+ * Lookups are one acquire load, so signal handlers may walk.
+ */
+#include "frames_internal.h"
+
+static const sw_frame_ops *frame_types[SW_FRAME_TYPE_MAX + 1] = {
+	[SW_FRAME_INLINED_CALL] = &swi_inlined_call_frame_ops,
+	[SW_FRAME_TRANSITION] = &swi_transition_frame_ops,
+};
+
+SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops)
+{
+	const sw_frame_ops *expected = NULL;
+
+	if (!ops || ops->type < SW_FRAME_TYPE_USER || ops->type > SW_FRAME_TYPE_MAX ||
+	    !ops->return_address || !ops->update_regdisplay)
+		return SW_E_INVAL;
+	if (!__atomic_compare_exchange_n(&frame_types[ops->type], &expected, ops, 0,
+	                                 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return SW_E_EXISTS;
+	return SW_OK;
+}
+
+SW_API const sw_frame_ops *sw_frame_type_ops(uint32_t type)
+{
+	if (type > SW_FRAME_TYPE_MAX)
+		return NULL;
+	return __atomic_load_n(&frame_types[type], __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,26 @@
+/*
+ * frames_internal.h - how the walker reads Frames.
+ */
+#ifndef SW_FRAMES_INTERNAL_H
+#define SW_FRAMES_INTERNAL_H
+
+#include "internal.h"
+
+/* Offset of the first type-specific field: next, then type and attributes. */
+static inline uint64_t swi_frame_fields_offset(unsigned ptr_size)
+{
+	return (uint64_t)ptr_size + 8;
+}
+
+/*
+ * Read the Frame header at `addr` into `view`.  SW_E_BADFRAME if the
+ * address is misaligned or outside the thread's stack, or the type has no
+ * registered ops (`*ops` receives them).
+ */
+sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
+                         const sw_frame_ops **ops);
+
+extern const sw_frame_ops swi_inlined_call_frame_ops;
+extern const sw_frame_ops swi_transition_frame_ops;
+
+#endif /* SW_FRAMES_INTERNAL_H */

@@ -1,0 +1,65 @@
+/*
+ * transition_frame.c - TransitionFrame: a stub called from managed code
+ * saved the caller's callee-saved registers and calls into the runtime.
+ * The block's layout is the architecture's (swi_arch.transition_block_*).
+ */
+#include "frames_internal.h"
+
+static sw_status tf_block(const sw_frame_view *f, uint64_t *block)
+{
+	return sw_frame_read_field(f, SW_TF_TRANSITION_BLOCK, block);
+}
+
+static sw_status tf_return_address(const sw_frame_view *f, uint64_t *ra)
+{
+	const struct swi_arch *a = swi_arch_get(f->thread->arch);
+	uint64_t block, slot;
+	sw_status st;
+
+	if (!a)
+		return SW_E_UNSUPPORTED;
+	if ((st = tf_block(f, &block)) != SW_OK)
+		return st;
+	slot = block + (uint64_t)(a->transition_block_slots - 1) * a->ptr_size;
+	if (slot < block)
+		return SW_E_BADFRAME;
+	return swi_read_ptr(f->thread->memory, a->ptr_size, slot, ra);
+}
+
+static sw_status tf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
+{
+	const struct swi_arch *a = swi_arch_get(f->thread->arch);
+	uint64_t block;
+	sw_status st;
+
+	if (!a)
+		return SW_E_UNSUPPORTED;
+	if ((st = tf_block(f, &block)) != SW_OK)
+		return st;
+	return a->transition_block_restore(f->thread, block, rd);
+}
+
+static sw_status tf_method(const sw_frame_view *f, void **method)
+{
+	uint64_t m;
+	sw_status st = sw_frame_read_field(f, SW_TF_METHOD, &m);
+
+	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
+	return st;
+}
+
+static sw_transition tf_transition(const sw_frame_view *f)
+{
+	SWI_UNUSED(f);
+	return SW_TRANSITION_INTERNAL_CALL;
+}
+
+const sw_frame_ops swi_transition_frame_ops = {
+	.type = SW_FRAME_TRANSITION,
+	.flags = 0,
+	.name = "TransitionFrame",
+	.return_address = tf_return_address,
+	.update_regdisplay = tf_update_regdisplay,
+	.method = tf_method,
+	.transition = tf_transition,
+};

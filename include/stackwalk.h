@@ -1,0 +1,20 @@
+/*
+ * stackwalk.h - libstackwalk: walks call stacks the way the CLR does.
+ * See stackwalk(7).
+ */
+#ifndef STACKWALK_H
+#define STACKWALK_H
+
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/arch.h>
+#include <stackwalk/context.h>
+#include <stackwalk/memory.h>
+#include <stackwalk/codemap.h>
+#include <stackwalk/swu.h>
+#include <stackwalk/frame.h>
+#include <stackwalk/thread.h>
+#include <stackwalk/walk.h>
+#include <stackwalk/synth.h>
+
+#endif /* STACKWALK_H */

@@ -1,0 +1,158 @@
+/*
+ * frame.h - Frames: the runtime's explicit transition records.
+ *
+ * A runtime pushes a Frame on its thread's list at each transition (a
+ * P/Invoke, a stub calling into the runtime) so that a walk can cross code
+ * it cannot unwind.  Frames live inside their pusher's stack frame, so the
+ * list ascends the stack.  Their layout in target memory is fixed, so a
+ * debugger can read them from another process; with P the target's pointer
+ * size:
+ *
+ *   offset 0     next        P bytes   the next (older) Frame, 0 at the end
+ *   offset P     type        4 bytes   an SW_FRAME_* type
+ *   offset P+4   attributes  4 bytes   SW_FRAME_ATTR_*
+ *   offset P+8   field 0, field 1, ...  P bytes each, as the type defines
+ *
+ * The structures below have exactly that layout on the host.
+ */
+#ifndef STACKWALK_FRAME_H
+#define STACKWALK_FRAME_H
+
+#include <stdint.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/context.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sw_thread;
+
+typedef struct sw_frame {
+	struct sw_frame *next;
+	uint32_t type;
+	uint32_t attributes;
+} sw_frame;
+
+/* Frame types.  Runtimes register their own from SW_FRAME_TYPE_USER up. */
+enum {
+	SW_FRAME_TYPE_NONE        = 0,
+	SW_FRAME_INLINED_CALL     = 1,    /* P/Invoke from managed code */
+	SW_FRAME_TRANSITION       = 2,    /* stub calling into the runtime */
+	SW_FRAME_TYPE_USER        = 64,   /* first type a runtime may register */
+	SW_FRAME_TYPE_MAX         = 255
+};
+
+/* Frame attributes (the CLR's values). */
+enum {
+	SW_FRAME_ATTR_EXCEPTION = 1,  /* the next frame was interrupted */
+	SW_FRAME_ATTR_FAULTED   = 4,  /* ... by a hardware fault */
+	SW_FRAME_ATTR_RESUMABLE = 8   /* the next frame is active (treated as the first) */
+};
+
+/*
+ * InlinedCallFrame: pushed by a managed method in its own frame around a
+ * call to unmanaged code.  return_address is non-zero only while the call
+ * is in progress; then the walk resumes in the method at return_address
+ * with SP = call_site_sp and the frame pointer = callee_saved_fp.
+ */
+enum {
+	SW_ICF_DATUM = 0, SW_ICF_CALL_SITE_SP = 1, SW_ICF_RETURN_ADDRESS = 2,
+	SW_ICF_CALLEE_SAVED_FP = 3, SW_ICF_FIELDS = 4
+};
+typedef struct sw_inlined_call_frame {
+	sw_frame base;
+	uintptr_t datum;            /* the unmanaged target's method handle, or 0 */
+	uintptr_t call_site_sp;
+	uintptr_t return_address;
+	uintptr_t callee_saved_fp;
+} sw_inlined_call_frame;
+
+/*
+ * TransitionFrame: pushed by a stub that managed code called and that calls
+ * into the runtime.  transition_block is the address where the stub saved
+ * the caller's callee-saved registers followed by the return address; its
+ * layout is per architecture (see sw_frame(3)).
+ */
+enum { SW_TF_METHOD = 0, SW_TF_TRANSITION_BLOCK = 1, SW_TF_FIELDS = 2 };
+typedef struct sw_transition_frame {
+	sw_frame base;
+	uintptr_t method;           /* the method being called, or 0 */
+	uintptr_t transition_block;
+} sw_transition_frame;
+
+/*
+ * sw_frame_push - link `f` (type and attributes set here) as the newest
+ * Frame of the list whose head is *head.  The head is published last, so a
+ * walker interrupting this thread sees either the old list or the new one.
+ */
+SW_API void sw_frame_push(sw_frame **head, sw_frame *f, uint32_t type, uint32_t attributes);
+
+/* sw_frame_pop - unlink `f`, which must be the newest Frame; SW_E_BADFRAME otherwise. */
+SW_API sw_status sw_frame_pop(sw_frame **head, sw_frame *f);
+
+/* One Frame in target memory, as the walker read it. */
+typedef struct sw_frame_view {
+	uint64_t addr;              /* target address of the Frame */
+	uint64_t next;
+	uint32_t type;
+	uint32_t attributes;
+	const struct sw_thread *thread;
+} sw_frame_view;
+
+/* sw_frame_field_address - target address of field `index`. */
+SW_API uint64_t sw_frame_field_address(const sw_frame_view *f, unsigned index);
+/* sw_frame_read_field - read field `index` (pointer-sized) through the thread's memory. */
+SW_API sw_status sw_frame_read_field(const sw_frame_view *f, unsigned index, uint64_t *out);
+
+/* The kind of transition a Frame records (the CLR's ETransitionType). */
+typedef enum sw_transition {
+	SW_TRANSITION_NONE = 0,
+	SW_TRANSITION_M2U  = 1,     /* managed called unmanaged */
+	SW_TRANSITION_U2M  = 2,     /* unmanaged called managed */
+	SW_TRANSITION_INTERNAL_CALL = 3
+} sw_transition;
+
+enum {
+	/*
+	 * The Frame lies inside the stack frame of the managed method it
+	 * returns to (an InlinedCallFrame): it stays current until that method
+	 * is walked, and is not reported a second time as a skipped Frame.
+	 */
+	SW_FRAME_OPS_IN_CALLER = 1
+};
+
+/* What a Frame type does: the CLR's Frame virtual methods. */
+typedef struct sw_frame_ops {
+	uint32_t type;
+	uint32_t flags;             /* SW_FRAME_OPS_* */
+	const char *name;
+	/* Return address into the code that pushed it, 0 if none (inactive). */
+	sw_status (*return_address)(const sw_frame_view *f, uint64_t *ra);
+	/*
+	 * Set rd->cur (and rd->cur_loc) to the state in which execution
+	 * resumes at the return address; registers it cannot tell are cleared
+	 * from rd->cur.valid.  Called only when the return address is managed.
+	 */
+	sw_status (*update_regdisplay)(const sw_frame_view *f, sw_regdisplay *rd);
+	/* The method the Frame stands for, or NULL.  May be NULL itself. */
+	sw_status (*method)(const sw_frame_view *f, void **method);
+	/* May be NULL: SW_TRANSITION_NONE. */
+	sw_transition (*transition)(const sw_frame_view *f);
+} sw_frame_ops;
+
+/*
+ * sw_frame_type_register - add a Frame type (ops->type in
+ * [SW_FRAME_TYPE_USER, SW_FRAME_TYPE_MAX]).  The ops table must outlive
+ * every walk.  SW_E_EXISTS if the type is taken.
+ */
+SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops);
+
+/* sw_frame_type_ops - the ops of a type, or NULL if none is registered. */
+SW_API const sw_frame_ops *sw_frame_type_ops(uint32_t type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_FRAME_H */

@@ -1,0 +1,128 @@
+/*
+ * swu.h - SWU, the compressed per-method unwind metadata.
+ *
+ * A JIT describes its prolog and epilogs instruction by instruction through
+ * the builder while it emits them; the builder produces a compact blob.
+ * The decoder gives the exact unwind rule at any instruction offset: in the
+ * prolog, in the body, and inside every epilog.  The format is in swu(5).
+ *
+ * Every builder call names the code offset just past the instruction it
+ * describes: its effect holds for every instruction pointer at or beyond
+ * that offset (within its prolog or epilog).
+ */
+#ifndef STACKWALK_SWU_H
+#define STACKWALK_SWU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/arch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hard limits against hostile blobs. */
+#define SW_SWU_MAX_CODE_SIZE  (1u << 30)  /* bytes of code one blob may describe */
+#define SW_SWU_MAX_OPS        256         /* unwind operations in one prolog or epilog */
+#define SW_SWU_MAX_EPILOGS    1024
+#define SW_SWU_MAX_FRAME      (1u << 28)  /* bytes a frame may allocate */
+
+typedef struct sw_swu_builder sw_swu_builder;
+
+/* sw_swu_builder_create - a builder for methods of `arch`. */
+SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch);
+/* sw_swu_builder_destroy - free it. */
+SW_API void sw_swu_builder_destroy(sw_swu_builder *b);
+/* sw_swu_builder_reset - forget everything described; start a new method. */
+SW_API void sw_swu_builder_reset(sw_swu_builder *b);
+
+/* Prolog operations, in the order the instructions execute. */
+/* push reg: SP -= pointer size; [SP] = reg. */
+SW_API sw_status sw_swu_push_reg(sw_swu_builder *b, uint32_t end, unsigned reg);
+/* sub sp, size. */
+SW_API sw_status sw_swu_alloc_stack(sw_swu_builder *b, uint32_t end, uint32_t size);
+/* Establish the frame register: reg = SP + sp_offset (mov rbp, rsp; lea rbp, [rsp + n]). */
+SW_API sw_status sw_swu_set_frame(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset);
+/* Save reg without moving SP: [SP + sp_offset] = reg. */
+SW_API sw_status sw_swu_save_reg(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset);
+/* The prolog ends at `end`; the body begins there. */
+SW_API sw_status sw_swu_end_prolog(sw_swu_builder *b, uint32_t end);
+
+/* Epilogs, any number, in ascending code order, after end_prolog. */
+/* The epilog's first instruction starts at `start`. */
+SW_API sw_status sw_swu_epilog_begin(sw_swu_builder *b, uint32_t start);
+/* add sp, size. */
+SW_API sw_status sw_swu_free_stack(sw_swu_builder *b, uint32_t end, uint32_t size);
+/* SP = frame register + frame_offset (mov rsp, rbp; lea rsp, [rbp + n]). */
+SW_API sw_status sw_swu_restore_sp_from_frame(sw_swu_builder *b, uint32_t end, int32_t frame_offset);
+/* pop reg: reg = [SP]; SP += pointer size. */
+SW_API sw_status sw_swu_pop_reg(sw_swu_builder *b, uint32_t end, unsigned reg);
+/* Reload a register saved with sw_swu_save_reg: its value is live again. */
+SW_API sw_status sw_swu_restore_reg(sw_swu_builder *b, uint32_t end, unsigned reg);
+/* The epilog ends at `end`, just past its return instruction. */
+SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end);
+
+/*
+ * sw_swu_finish - check the description against a method of `code_size`
+ * bytes and encode it into buf (capacity `cap`).  *len receives the blob's
+ * size; when cap is too small SW_E_LIMIT is returned and *len says how much
+ * is needed.
+ */
+SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
+                               void *buf, size_t cap, size_t *len);
+
+/* Where in its method an instruction offset lies. */
+typedef enum sw_swu_region {
+	SW_SWU_PROLOG = 0,
+	SW_SWU_BODY   = 1,
+	SW_SWU_EPILOG = 2
+} sw_swu_region;
+
+/*
+ * The unwind rule at one instruction offset.  CFA ("canonical frame
+ * address") is the caller's stack pointer once this frame has returned.
+ */
+typedef struct sw_swu_rule {
+	uint32_t arch;                  /* an sw_arch */
+	uint32_t region;                /* an sw_swu_region */
+	uint32_t cfa_reg;               /* CFA = regs[cfa_reg] + cfa_offset */
+	int32_t cfa_offset;
+	uint32_t ra_in_reg;             /* 1: return address is live in ra_reg (arm64 leaf) */
+	uint32_t ra_reg;
+	int32_t ra_offset;              /* otherwise at [CFA + ra_offset] */
+	int32_t sp_offset;              /* SP = CFA - sp_offset where SP is known statically */
+	uint64_t saved_mask;            /* bit r: register r saved at [CFA + saved_offset[r]] */
+	int32_t saved_offset[SW_MAX_REGS];
+} sw_swu_rule;
+
+typedef struct sw_swu_header {
+	uint32_t arch;                  /* an sw_arch */
+	uint32_t version;
+	uint32_t code_size;
+	uint32_t prolog_size;
+	uint32_t prolog_ops;
+	uint32_t epilogs;
+} sw_swu_header;
+
+/* sw_swu_decode_header - read the blob's header; SW_E_BADMETA or SW_E_TRUNCATED if bad. */
+SW_API sw_status sw_swu_decode_header(const void *blob, size_t size, sw_swu_header *out);
+
+/*
+ * sw_swu_decode - the rule at `offset` (0 <= offset <= code size).  Never
+ * reads outside [blob, blob + size).
+ */
+SW_API sw_status sw_swu_decode(const void *blob, size_t size, uint32_t offset, sw_swu_rule *out);
+
+/* sw_swu_validate - check the whole blob: every op, offset, register and limit. */
+SW_API sw_status sw_swu_validate(const void *blob, size_t size);
+
+/* sw_swu_dump - print the blob in readable form; stops with an error at the first bad byte. */
+SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_SWU_H */

@@ -1,0 +1,50 @@
+/*
+ * thread.h - sw_thread: what a walk needs to know about the walked thread.
+ */
+#ifndef STACKWALK_THREAD_H
+#define STACKWALK_THREAD_H
+
+#include <stdint.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/arch.h>
+#include <stackwalk/memory.h>
+#include <stackwalk/codemap.h>
+#include <stackwalk/frame.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sw_thread {
+	uint32_t arch;              /* an sw_arch */
+	uint32_t reserved;
+	const sw_codemap *codemap;  /* managed code */
+	const sw_memory *memory;    /* the target's memory */
+	/*
+	 * Target address of the slot holding the newest Frame's address (the
+	 * runtime's per-thread list head); 0 if the thread has no Frame list.
+	 */
+	uint64_t frame_head;
+	uint64_t stack_lo;          /* lowest address of the stack */
+	uint64_t stack_hi;          /* one past its highest address (its base) */
+} sw_thread;
+
+/* sw_thread_init - describe a thread of any target. */
+SW_API sw_status sw_thread_init(sw_thread *t, sw_arch arch, const sw_codemap *map,
+                                const sw_memory *mem, uint64_t frame_head,
+                                uint64_t stack_lo, uint64_t stack_hi);
+
+/*
+ * sw_thread_init_self - describe the calling thread: its stack bounds, and
+ * `mem` set up as local memory over that stack.  `head` is the runtime's
+ * per-thread Frame list head.  Not async-signal-safe (it asks the C
+ * library for the stack bounds): call it once per thread, ahead of time.
+ */
+SW_API sw_status sw_thread_init_self(sw_thread *t, const sw_codemap *map,
+                                     sw_memory *mem, sw_frame **head);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_THREAD_H */

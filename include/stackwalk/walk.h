@@ -1,0 +1,132 @@
+/*
+ * walk.h - the stack walk: sw_iter, sw_walk_frames and the crawl frame.
+ *
+ * A walk starts from a register context (or from a Frame), finds each IP in
+ * the code map, virtually unwinds managed frames with their SWU metadata,
+ * crosses unmanaged code through the thread's Frames, and reports each frame
+ * as the flags allow.  It takes no lock, allocates nothing and makes no
+ * system call (with the built-in memory accessors, SW_MEMORY_PROBE unset),
+ * so it may run in a signal handler.
+ */
+#ifndef STACKWALK_WALK_H
+#define STACKWALK_WALK_H
+
+#include <stdint.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/context.h>
+#include <stackwalk/codemap.h>
+#include <stackwalk/thread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Walk flags: the CLR's StackWalkFramesEx flags, same values and meanings. */
+enum {
+	SW_WALK_FUNCTIONSONLY        = 0x1,    /* report only frames with a method; no funclets */
+	SW_WALK_POPFRAMES            = 0x4,    /* unlink Frames from the thread's list as they are passed */
+	SW_WALK_QUICKUNWIND          = 0x8,    /* restore only IP, SP and the frame pointer */
+	SW_WALK_HANDLESKIPPEDFRAMES  = 0x10,   /* pass over skipped Frames silently */
+	SW_WALK_LIGHTUNWIND          = 0x20,   /* QUICKUNWIND, and assume every IP lies in a method body */
+	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
+	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000 /* report a native seed context */
+};
+#define SW_WALK_KNOWN_FLAGS 0x407dU
+
+/* Callback and walk results (the CLR's SWA_*). */
+typedef enum sw_walk_action {
+	SW_CONTINUE = 0,    /* go on; as a walk result: the walk reached the end */
+	SW_ABORT    = 1,    /* the callback stopped the walk */
+	SW_FAILED   = 2     /* the walk could not go on (see sw_walk_error) */
+} sw_walk_action;
+
+/* What kind of frame is being reported (the CLR's iterator states). */
+typedef enum sw_frame_state {
+	SW_STATE_FRAMELESS      = 1,    /* a managed method, unwound with its SWU */
+	SW_STATE_FRAME          = 2,    /* an explicit Frame */
+	SW_STATE_SKIPPED_FRAME  = 3,    /* a Frame inside the managed frame reported next */
+	SW_STATE_NATIVE_MARKER  = 4,    /* managed code was called from unmanaged code here */
+	SW_STATE_INITIAL_NATIVE = 5     /* the seed context is in unmanaged code */
+} sw_frame_state;
+
+/* Where and why a walk failed. */
+typedef struct sw_walk_error {
+	sw_status status;   /* the SW_E_* code; SW_OK if the walk did not fail */
+	uint32_t depth;     /* frames reported before the failure */
+	uint64_t ip;        /* IP and SP of the frame being unwound (0 if unknown) */
+	uint64_t sp;
+	uint64_t frame;     /* the Frame being processed, or 0 */
+} sw_walk_error;
+
+/* The crawl frame: what the callback sees for one frame (opaque). */
+typedef struct sw_crawl_frame sw_crawl_frame;
+
+SW_API sw_frame_state sw_crawl_frame_state(const sw_crawl_frame *cf);
+/* The method handle, or NULL (native marker, Frame without a method). */
+SW_API void *sw_crawl_frame_method(const sw_crawl_frame *cf);
+/* The Frame's target address, or 0 for a managed frame or a marker. */
+SW_API uint64_t sw_crawl_frame_frame(const sw_crawl_frame *cf);
+/* The Frame's type, or SW_FRAME_TYPE_NONE. */
+SW_API uint32_t sw_crawl_frame_frame_type(const sw_crawl_frame *cf);
+SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf);
+SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf);
+/* The active frame: the seed frame, or one resumed after a RESUMABLE Frame. */
+SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf);
+SW_API int sw_crawl_frame_is_interrupted(const sw_crawl_frame *cf);
+SW_API int sw_crawl_frame_has_faulted(const sw_crawl_frame *cf);
+SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf);
+/* IP's offset from its method's start (managed frames), else 0. */
+SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf);
+/* The code info of a managed frame, or NULL. */
+SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf);
+/* How many frames were reported before this one. */
+SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
+
+/* The iterator (the CLR's StackFrameIterator), in the caller's storage. */
+#define SW_ITER_WORDS 640
+typedef struct sw_iter {
+	uint64_t opaque[SW_ITER_WORDS];
+} sw_iter;
+
+/*
+ * sw_iter_init - prepare a walk of `t`.  With `start` it begins at that
+ * context; without, at the Frame `start_frame` (0: the thread's newest
+ * Frame).  It enters the code map's read section; sw_iter_end leaves it.
+ */
+SW_API sw_status sw_iter_init(sw_iter *it, const sw_thread *t, const sw_context *start,
+                              uint64_t start_frame, unsigned flags);
+
+/*
+ * sw_iter_next - move to the next frame to report.  Returns 1 when
+ * positioned on a frame, 0 when the walk is complete, or a negative SW_E_*
+ * when it cannot go on.
+ */
+SW_API int sw_iter_next(sw_iter *it);
+
+/* sw_iter_frame - the frame the iterator is positioned on. */
+SW_API const sw_crawl_frame *sw_iter_frame(const sw_iter *it);
+
+/* sw_iter_error - where and why the walk failed. */
+SW_API void sw_iter_error(const sw_iter *it, sw_walk_error *err);
+
+/* sw_iter_end - finish the walk (idempotent). */
+SW_API void sw_iter_end(sw_iter *it);
+
+typedef sw_walk_action (*sw_walk_callback)(const sw_crawl_frame *cf, void *data);
+
+/*
+ * sw_walk_frames - the CLR's StackWalkFramesEx.  Walks `t` from `start`
+ * (or from `start_frame`, as sw_iter_init) and calls `cb` for each frame.
+ * Returns SW_CONTINUE when the walk completed, SW_ABORT when the callback
+ * asked to stop, SW_FAILED when it could not go on; `err` (may be NULL)
+ * says where and why.
+ */
+SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start,
+                                     uint64_t start_frame, sw_walk_callback cb,
+                                     void *data, unsigned flags, sw_walk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_WALK_H */

@@ -1,0 +1,54 @@
+/* arch.c - the table of architecture backends and the public queries on it. */
+#include "internal.h"
+
+const struct swi_arch *swi_arch_get(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:
+		return &swi_arch_x64;
+	default:
+		return NULL;
+	}
+}
+
+SW_API const char *sw_arch_name(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return "x64";
+	case SW_ARCH_X86:   return "x86";
+	case SW_ARCH_ARM64: return "arm64";
+	default:            return NULL;
+	}
+}
+
+SW_API unsigned sw_arch_pointer_size(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return 8;
+	case SW_ARCH_X86:   return 4;
+	case SW_ARCH_ARM64: return 8;
+	default:            return 0;
+	}
+}
+
+SW_API const char *sw_arch_reg_name(sw_arch arch, unsigned reg)
+{
+	const struct swi_arch *a = swi_arch_get(arch);
+
+	if (!a || reg >= a->nregs)
+		return NULL;
+	return a->reg_names[reg];
+}
+
+SW_API sw_arch sw_arch_host(void)
+{
+#if defined(__x86_64__)
+	return SW_ARCH_X64;
+#elif defined(__i386__)
+	return SW_ARCH_X86;
+#elif defined(__aarch64__)
+	return SW_ARCH_ARM64;
+#else
+	return SW_ARCH_NONE;
+#endif
+}

@@ -1,0 +1,43 @@
+/*
+ * arch.h (internal) - an architecture backend is data plus a few ops.
+ *
+ * The walker and the SWU decoder ask these tables for what differs per
+ * architecture; they contain no per-architecture code of their own.
+ */
+#ifndef SW_LIB_ARCH_H
+#define SW_LIB_ARCH_H
+
+#include <stdint.h>
+#include <stackwalk/arch.h>
+#include <stackwalk/context.h>
+
+struct sw_thread;
+
+struct swi_arch {
+	sw_arch arch;
+	const char *name;
+	unsigned ptr_size;              /* bytes */
+	unsigned nregs;                 /* register numbers 0 .. nregs-1 are valid */
+	const char *const *reg_names;
+	unsigned ip_reg, sp_reg, fp_reg;
+	int lr_reg;                     /* link register, or -1 */
+	uint64_t callee_saved;          /* registers a callee must preserve (not SP, IP) */
+	uint64_t frame_regs;            /* registers a method may use as its frame register */
+	/* At a method's first instruction: the return address is at [CFA + entry_ra_offset]
+	 * (entry_ra_in_lr == 0) or in the link register; SP = CFA - entry_sp_offset. */
+	int entry_ra_in_lr;
+	int32_t entry_ra_offset;
+	int32_t entry_sp_offset;
+	unsigned stack_align;           /* SP alignment at a call site */
+	/* A TransitionFrame's block: callee-saved registers then the return address. */
+	unsigned transition_block_slots;
+	sw_status (*transition_block_restore)(const struct sw_thread *t, uint64_t block,
+	                                      sw_regdisplay *rd);
+};
+
+/* The backend of `arch`, or NULL when there is none. */
+const struct swi_arch *swi_arch_get(sw_arch arch);
+
+extern const struct swi_arch swi_arch_x64;
+
+#endif /* SW_LIB_ARCH_H */

@@ -1,0 +1,77 @@
+/*
+ * x64.c - the x86-64 backend (System V AMD64 ABI).
+ *
+ * Callee-saved: rbx, rbp, r12-r15.  A call pushes the return address, so at
+ * a method's first instruction the CFA is RSP + 8 and the return address is
+ * at CFA - 8.
+ */
+#include "internal.h"
+
+static const char *const x64_reg_names[SW_X64_NREGS] = {
+	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"
+};
+
+#define BIT(r) (1ULL << (r))
+#define X64_CALLEE_SAVED (BIT(SW_X64_RBX) | BIT(SW_X64_RBP) | BIT(SW_X64_R12) | \
+                          BIT(SW_X64_R13) | BIT(SW_X64_R14) | BIT(SW_X64_R15))
+
+/*
+ * The TransitionFrame block, as a stub builds it by pushing rbp, rbx, r12,
+ * r13, r14, r15 right after the call that entered it: the lowest slot is
+ * the last push.
+ */
+static const unsigned x64_block_regs[] = {
+	SW_X64_R15, SW_X64_R14, SW_X64_R13, SW_X64_R12, SW_X64_RBX, SW_X64_RBP
+};
+#define X64_BLOCK_NREGS (sizeof x64_block_regs / sizeof x64_block_regs[0])
+
+static sw_status x64_transition_block_restore(const sw_thread *t, uint64_t block,
+                                              sw_regdisplay *rd)
+{
+	uint64_t v[X64_BLOCK_NREGS + 1];
+	unsigned char raw[8 * (X64_BLOCK_NREGS + 1)];
+	sw_status st;
+
+	if (block > UINT64_MAX - sizeof raw)
+		return SW_E_BADFRAME;
+	st = swi_read(t->memory, block, raw, sizeof raw);
+	if (st != SW_OK)
+		return st;
+	for (unsigned i = 0; i <= X64_BLOCK_NREGS; i++)
+		v[i] = swi_load_le(raw + 8 * i, 8);
+
+	rd->cur.valid = 0;
+	for (unsigned i = 0; i < X64_BLOCK_NREGS; i++) {
+		unsigned r = x64_block_regs[i];
+		rd->cur.regs[r] = v[i];
+		rd->cur_loc[r] = block + 8 * i;
+		rd->cur.valid |= BIT(r);
+	}
+	rd->cur.regs[SW_X64_RIP] = v[X64_BLOCK_NREGS];
+	rd->cur_loc[SW_X64_RIP] = block + 8 * X64_BLOCK_NREGS;
+	rd->cur.regs[SW_X64_RSP] = block + sizeof raw;
+	rd->cur_loc[SW_X64_RSP] = 0;
+	rd->cur.valid |= BIT(SW_X64_RIP) | BIT(SW_X64_RSP);
+	return SW_OK;
+}
+
+const struct swi_arch swi_arch_x64 = {
+	.arch = SW_ARCH_X64,
+	.name = "x64",
+	.ptr_size = 8,
+	.nregs = SW_X64_NREGS,
+	.reg_names = x64_reg_names,
+	.ip_reg = SW_X64_RIP,
+	.sp_reg = SW_X64_RSP,
+	.fp_reg = SW_X64_RBP,
+	.lr_reg = -1,
+	.callee_saved = X64_CALLEE_SAVED,
+	.frame_regs = X64_CALLEE_SAVED,
+	.entry_ra_in_lr = 0,
+	.entry_ra_offset = -8,
+	.entry_sp_offset = 8,
+	.stack_align = 16,
+	.transition_block_slots = X64_BLOCK_NREGS + 1,
+	.transition_block_restore = x64_transition_block_restore,
+};

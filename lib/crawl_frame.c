@@ -1,0 +1,67 @@
+/* crawl_frame.c - what a walk callback may ask about the frame it is given. */
+#include "iter.h"
+
+SW_API sw_frame_state sw_crawl_frame_state(const sw_crawl_frame *cf)
+{
+	return cf ? cf->state : 0;
+}
+
+SW_API void *sw_crawl_frame_method(const sw_crawl_frame *cf)
+{
+	return cf ? cf->method : NULL;
+}
+
+SW_API uint64_t sw_crawl_frame_frame(const sw_crawl_frame *cf)
+{
+	return cf ? cf->frame : 0;
+}
+
+SW_API uint32_t sw_crawl_frame_frame_type(const sw_crawl_frame *cf)
+{
+	return cf ? cf->frame_type : SW_FRAME_TYPE_NONE;
+}
+
+SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf)
+{
+	return cf ? cf->rd : NULL;
+}
+
+SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf)
+{
+	return cf && cf->state == SW_STATE_FRAMELESS;
+}
+
+SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf)
+{
+	return cf && cf->is_first;
+}
+
+SW_API int sw_crawl_frame_is_interrupted(const sw_crawl_frame *cf)
+{
+	return cf && cf->is_interrupted;
+}
+
+SW_API int sw_crawl_frame_has_faulted(const sw_crawl_frame *cf)
+{
+	return cf && cf->has_faulted;
+}
+
+SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf)
+{
+	return cf && cf->state == SW_STATE_NATIVE_MARKER;
+}
+
+SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf)
+{
+	return cf ? cf->rel_offset : 0;
+}
+
+SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf)
+{
+	return cf ? cf->code : NULL;
+}
+
+SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf)
+{
+	return cf ? cf->depth : 0;
+}

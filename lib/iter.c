@@ -1,0 +1,441 @@
+/*
+ * iter.c - the stack frame iterator (the CLR's StackFrameIterator).
+ *
+ * The walk alternates between managed frames, unwound with their SWU
+ * metadata, and the thread's Frames, which carry it across unmanaged code.
+ * Which comes next is one address comparison: a Frame that lies below a
+ * managed frame's caller SP lives inside that frame (or a deeper one) and
+ * is handled before it.
+ *
+ * Every walk terminates: managed unwinds must raise SP, Frames must ascend
+ * the stack, and the number of steps is bounded.
+ */
+#include "iter.h"
+#include "frames_internal.h"
+
+_Static_assert(sizeof(struct swi_iter) <= sizeof(sw_iter), "sw_iter too small");
+_Static_assert(_Alignof(struct swi_iter) <= _Alignof(sw_iter), "sw_iter misaligned");
+
+#define BIT(r) (1ULL << (r))
+
+static struct swi_iter *iter_of(sw_iter *it)
+{
+	return (struct swi_iter *)(void *)it;
+}
+
+static const struct swi_iter *citer_of(const sw_iter *it)
+{
+	return (const struct swi_iter *)(const void *)it;
+}
+
+static void leave_read_section(struct swi_iter *it)
+{
+	if (it->in_read_section) {
+		sw_codemap_read_end(it->thread->codemap, it->map_token);
+		it->in_read_section = 0;
+	}
+}
+
+static int fail(struct swi_iter *it, sw_status st)
+{
+	const sw_context *cur = &it->rd.cur;
+
+	it->err.status = st;
+	it->err.depth = it->depth;
+	it->err.ip = (cur->valid & BIT(it->arch->ip_reg)) ? cur->regs[it->arch->ip_reg] : 0;
+	it->err.sp = (cur->valid & BIT(it->arch->sp_reg)) ? cur->regs[it->arch->sp_reg] : 0;
+	it->err.frame = it->frame;
+	it->step = SWI_STEP_FAILED;
+	leave_read_section(it);
+	return st;
+}
+
+static int done(struct swi_iter *it)
+{
+	it->step = SWI_STEP_DONE;
+	leave_read_section(it);
+	return 0;
+}
+
+static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
+{
+	return it->rd.cur.regs[r];
+}
+
+/* Fill the crawl frame and count it as reported. */
+static int report(struct swi_iter *it, sw_frame_state state, void *method)
+{
+	struct sw_crawl_frame *cf = &it->cf;
+
+	cf->state = state;
+	cf->method = method;
+	cf->rd = &it->rd;
+	cf->depth = it->depth++;
+	cf->is_first = it->is_first;
+	cf->is_interrupted = it->is_interrupted;
+	cf->has_faulted = it->has_faulted;
+	cf->code = NULL;
+	cf->rel_offset = 0;
+	cf->frame = 0;
+	cf->frame_type = SW_FRAME_TYPE_NONE;
+	if (state == SW_STATE_FRAMELESS) {
+		cf->code = it->code;
+		cf->rel_offset = (uint32_t)(cur_reg(it, it->arch->ip_reg) - it->code->start);
+	} else if (state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) {
+		cf->frame = it->view.addr;
+		cf->frame_type = it->view.type;
+	}
+	return 1;
+}
+
+/* Read the current Frame's header into it->view. */
+static sw_status load_frame(struct swi_iter *it)
+{
+	return swi_frame_read(it->thread, it->frame, &it->view, &it->ops);
+}
+
+/*
+ * Move past the current Frame (unlinking it with POPFRAMES).  Frames are
+ * pushed deeper as calls nest, so the list must ascend: anything else is a
+ * cycle or garbage.
+ */
+static sw_status advance_frame(struct swi_iter *it)
+{
+	uint64_t next = it->view.next;
+	sw_status st;
+
+	if (next != 0 && next <= it->frame)
+		return SW_E_FRAMECYCLE;
+	if (it->flags & SW_WALK_POPFRAMES) {
+		if (!it->thread->frame_head)
+			return SW_E_READONLY;
+		st = swi_write_ptr(it->thread->memory, it->arch->ptr_size,
+		                   it->thread->frame_head, next);
+		if (st != SW_OK)
+			return st;
+	}
+	if (it->kept_frame == it->frame)
+		it->kept_frame = 0;
+	it->frame = next;
+	return SW_OK;
+}
+
+static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int exact)
+{
+	/* A return address may lie just past a call that ends its method. */
+	if (!exact) {
+		if (ip == 0)
+			return NULL;
+		ip -= 1;
+	}
+	return swi_codemap_lookup(it->thread->codemap, ip);
+}
+
+static void *frame_method(const struct swi_iter *it)
+{
+	void *m = NULL;
+
+	if (it->ops->method && it->ops->method(&it->view, &m) != SW_OK)
+		m = NULL;
+	return m;
+}
+
+static int functions_only(const struct swi_iter *it)
+{
+	return (it->flags & SW_WALK_FUNCTIONSONLY) != 0;
+}
+
+/* A context must have its IP and SP, and SP must lie on the stack. */
+static sw_status check_context(const struct swi_iter *it, const sw_context *c)
+{
+	uint64_t need = BIT(it->arch->ip_reg) | BIT(it->arch->sp_reg);
+	uint64_t sp;
+
+	if ((c->valid & need) != need)
+		return SW_E_NOREG;
+	sp = c->regs[it->arch->sp_reg];
+	if (sp < it->thread->stack_lo || sp > it->thread->stack_hi)
+		return SW_E_BADSP;
+	return SW_OK;
+}
+
+SW_API sw_status sw_iter_init(sw_iter *pub, const sw_thread *t, const sw_context *start,
+                              uint64_t start_frame, unsigned flags)
+{
+	struct swi_iter *it = iter_of(pub);
+	const struct swi_arch *a;
+	sw_status st;
+
+	if (!pub || !t || !t->codemap || !t->memory)
+		return SW_E_INVAL;
+	if (flags & ~SW_WALK_KNOWN_FLAGS)
+		return SW_E_INVAL;
+	if (!(a = swi_arch_get(t->arch)))
+		return SW_E_UNSUPPORTED;
+	if (start && start->arch != t->arch)
+		return SW_E_INVAL;
+
+	memset(it, 0, offsetof(struct swi_iter, rd));
+	it->magic = SWI_ITER_MAGIC;
+	it->flags = flags;
+	it->thread = t;
+	it->arch = a;
+	it->rd.caller_valid = 0;
+	if (start) {
+		it->rd.cur = *start;
+		memset(it->rd.cur_loc, 0, sizeof it->rd.cur_loc);
+		it->have_start = 1;
+	} else {
+		sw_context_init(&it->rd.cur, t->arch);
+	}
+
+	if (start_frame) {
+		it->frame = start_frame;
+	} else if (t->frame_head) {
+		st = swi_read_ptr(t->memory, a->ptr_size, t->frame_head, &it->frame);
+		if (st != SW_OK)
+			return st;
+	}
+	if (start && (st = check_context(it, start)) != SW_OK)
+		return st;
+
+	it->map_token = sw_codemap_read_begin(t->codemap);
+	it->in_read_section = 1;
+	it->step = SWI_STEP_START;
+	return SW_OK;
+}
+
+/* The seed context: managed, or native (then the Frames take over). */
+static int step_start(struct swi_iter *it)
+{
+	if (!it->have_start) {
+		it->step = SWI_STEP_FRAMES;
+		return -1;
+	}
+	it->code = lookup(it, cur_reg(it, it->arch->ip_reg), 1);
+	if (it->code) {
+		it->is_first = 1;
+		it->active = 1;
+		it->step = SWI_STEP_UNWIND;
+		return -1;
+	}
+	it->step = SWI_STEP_FRAMES;
+	if (it->flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT)
+		return report(it, SW_STATE_INITIAL_NATIVE, NULL);
+	return -1;
+}
+
+/*
+ * Frames below the managed frame's caller SP live inside it (an inactive
+ * InlinedCallFrame) or in frames already gone: report them before the
+ * method, unless HANDLESKIPPEDFRAMES passes over them.  Returns 1 with a
+ * frame to report, -1 to go on, or an error.
+ */
+static int step_skipped(struct swi_iter *it)
+{
+	uint64_t caller_sp = it->rd.caller.regs[it->arch->sp_reg];
+	sw_status st;
+
+	while (it->frame != 0 && it->frame < caller_sp) {
+		int silent;
+
+		if ((st = load_frame(it)) != SW_OK)
+			return fail(it, st);
+		silent = it->frame == it->kept_frame ||
+		         (it->flags & SW_WALK_HANDLESKIPPEDFRAMES);
+		if (!silent) {
+			void *m = frame_method(it);
+
+			if (m || !functions_only(it)) {
+				/* Report it now; the next call passes it silently. */
+				it->kept_frame = it->frame;
+				return report(it, SW_STATE_SKIPPED_FRAME, m);
+			}
+		}
+		if ((st = advance_frame(it)) != SW_OK)
+			return fail(it, st);
+	}
+	it->step = SWI_STEP_AFTER_MANAGED;
+	if (functions_only(it) && (it->code->flags & SW_CODE_FUNCLET))
+		return -1;
+	return report(it, SW_STATE_FRAMELESS, it->code->method);
+}
+
+/* Become the caller: managed again, or a native marker and then Frames. */
+static int step_after_managed(struct swi_iter *it)
+{
+	sw_regdisplay *rd = &it->rd;
+	uint64_t ip;
+
+	rd->cur = rd->caller;
+	memcpy(rd->cur_loc, rd->caller_loc, sizeof rd->cur_loc);
+	rd->caller_valid = 0;
+	it->is_first = it->is_interrupted = it->has_faulted = 0;
+	it->active = 0;
+
+	ip = cur_reg(it, it->arch->ip_reg);
+	if (ip == 0)
+		return done(it);
+	it->code = lookup(it, ip, 0);
+	if (it->code) {
+		it->step = SWI_STEP_UNWIND;
+		return -1;
+	}
+	it->step = SWI_STEP_FRAMES;
+	if (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)
+		return report(it, SW_STATE_NATIVE_MARKER, NULL);
+	return -1;
+}
+
+static int step_frames(struct swi_iter *it)
+{
+	sw_status st;
+	void *m;
+
+	if (it->frame == 0)
+		return done(it);
+	if ((st = load_frame(it)) != SW_OK)
+		return fail(it, st);
+	it->step = SWI_STEP_AFTER_FRAME;
+	m = frame_method(it);
+	if (m || !functions_only(it))
+		return report(it, SW_STATE_FRAME, m);
+	return -1;
+}
+
+/* Resume where the Frame says, if that is managed code; else the next Frame. */
+static int step_after_frame(struct swi_iter *it)
+{
+	uint32_t attrs = it->view.attributes;
+	uint64_t ra = 0, old_sp = 0;
+	int old_sp_known;
+	sw_status st;
+
+	it->is_first = (attrs & SW_FRAME_ATTR_RESUMABLE) != 0;
+	it->is_interrupted = (attrs & SW_FRAME_ATTR_EXCEPTION) != 0;
+	it->has_faulted = it->is_interrupted && (attrs & SW_FRAME_ATTR_FAULTED) != 0;
+
+	if ((st = it->ops->return_address(&it->view, &ra)) != SW_OK)
+		return fail(it, st);
+	if (ra != 0) {
+		int exact = it->is_first || it->is_interrupted;
+		const sw_code_info *code = lookup(it, ra, exact);
+
+		if (code) {
+			old_sp_known = (it->rd.cur.valid & BIT(it->arch->sp_reg)) != 0;
+			old_sp = it->rd.cur.regs[it->arch->sp_reg];
+			if ((st = it->ops->update_regdisplay(&it->view, &it->rd)) != SW_OK)
+				return fail(it, st);
+			if ((st = check_context(it, &it->rd.cur)) != SW_OK)
+				return fail(it, st);
+			if (old_sp_known && it->rd.cur.regs[it->arch->sp_reg] < old_sp)
+				return fail(it, SW_E_BADSP);
+			if (it->rd.cur.regs[it->arch->ip_reg] != ra)
+				return fail(it, SW_E_BADFRAME);
+			it->code = code;
+			it->active = exact;
+			it->step = SWI_STEP_UNWIND;
+			if (it->ops->flags & SW_FRAME_OPS_IN_CALLER) {
+				/* It lies inside the method: pass it when that is unwound. */
+				it->kept_frame = it->frame;
+				return -1;
+			}
+			if ((st = advance_frame(it)) != SW_OK)
+				return fail(it, st);
+			return -1;
+		}
+	}
+	if ((st = advance_frame(it)) != SW_OK)
+		return fail(it, st);
+	it->step = SWI_STEP_FRAMES;
+	return -1;
+}
+
+SW_API int sw_iter_next(sw_iter *pub)
+{
+	struct swi_iter *it;
+	sw_status st;
+	int r;
+
+	if (!pub)
+		return SW_E_INVAL;
+	it = iter_of(pub);
+	if (it->magic != SWI_ITER_MAGIC)
+		return SW_E_STATE;
+
+	for (;;) {
+		if (++it->steps > SWI_MAX_STEPS)
+			return fail(it, SW_E_DEPTH);
+		switch (it->step) {
+		case SWI_STEP_START:
+			r = step_start(it);
+			break;
+		case SWI_STEP_UNWIND:
+			if ((st = swi_unwind_managed(it)) != SW_OK)
+				return fail(it, st);
+			it->step = SWI_STEP_SKIPPED;
+			r = -1;
+			break;
+		case SWI_STEP_SKIPPED:
+			r = step_skipped(it);
+			break;
+		case SWI_STEP_AFTER_MANAGED:
+			r = step_after_managed(it);
+			break;
+		case SWI_STEP_FRAMES:
+			r = step_frames(it);
+			break;
+		case SWI_STEP_AFTER_FRAME:
+			r = step_after_frame(it);
+			break;
+		case SWI_STEP_DONE:
+			return 0;
+		case SWI_STEP_FAILED:
+			return it->err.status;
+		default:
+			return fail(it, SW_E_STATE);
+		}
+		if (r >= 0)
+			return r;
+		if (it->step == SWI_STEP_FAILED)
+			return it->err.status;
+	}
+}
+
+SW_API const sw_crawl_frame *sw_iter_frame(const sw_iter *pub)
+{
+	const struct swi_iter *it = citer_of(pub);
+
+	if (!pub || it->magic != SWI_ITER_MAGIC || it->depth == 0 ||
+	    it->step == SWI_STEP_DONE || it->step == SWI_STEP_FAILED)
+		return NULL;
+	return &it->cf;
+}
+
+SW_API void sw_iter_error(const sw_iter *pub, sw_walk_error *err)
+{
+	const struct swi_iter *it = citer_of(pub);
+
+	if (!err)
+		return;
+	if (!pub || it->magic != SWI_ITER_MAGIC) {
+		memset(err, 0, sizeof *err);
+		err->status = SW_E_STATE;
+		return;
+	}
+	*err = it->err;
+}
+
+SW_API void sw_iter_end(sw_iter *pub)
+{
+	struct swi_iter *it;
+
+	if (!pub)
+		return;
+	it = iter_of(pub);
+	if (it->magic != SWI_ITER_MAGIC)
+		return;
+	leave_read_section(it);
+	if (it->step != SWI_STEP_FAILED)
+		it->step = SWI_STEP_DONE;
+}

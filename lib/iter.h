@@ -1,0 +1,65 @@
+/*
+ * iter.h (internal) - the iterator's state, which lives in the caller's
+ * sw_iter storage, and the crawl frame it reports.
+ */
+#ifndef SW_LIB_ITER_H
+#define SW_LIB_ITER_H
+
+#include "internal.h"
+
+struct sw_crawl_frame {
+	sw_frame_state state;
+	uint32_t frame_type;
+	void *method;
+	uint64_t frame;                 /* Frame address, or 0 */
+	const sw_code_info *code;       /* managed frames only */
+	const sw_regdisplay *rd;
+	uint32_t rel_offset;
+	uint32_t depth;
+	uint8_t is_first, is_interrupted, has_faulted, reserved;
+};
+
+/* Where the iterator resumes on the next sw_iter_next call. */
+enum swi_step {
+	SWI_STEP_START,
+	SWI_STEP_UNWIND,            /* rd.cur is a managed frame: unwind it */
+	SWI_STEP_SKIPPED,           /* report Frames inside it, then it */
+	SWI_STEP_AFTER_MANAGED,     /* move to its caller */
+	SWI_STEP_FRAMES,            /* process the current Frame */
+	SWI_STEP_AFTER_FRAME,       /* follow the Frame just reported */
+	SWI_STEP_DONE,
+	SWI_STEP_FAILED
+};
+
+struct swi_iter {
+	uint32_t magic;
+	uint32_t step;                  /* an swi_step */
+	unsigned flags;                 /* SW_WALK_* */
+	unsigned map_token;
+	int in_read_section;
+	int have_start;
+	const sw_thread *thread;
+	const struct swi_arch *arch;
+	uint64_t frame;                 /* the current Frame, 0 when none is left */
+	uint64_t kept_frame;            /* an IN_CALLER Frame already reported */
+	sw_frame_view view;             /* the current Frame's header */
+	const sw_frame_ops *ops;
+	const sw_code_info *code;       /* the managed frame in rd.cur */
+	int active;                     /* rd.cur's IP is exact, not a return address */
+	uint8_t is_first, is_interrupted, has_faulted, reserved;
+	uint32_t depth;                 /* frames reported so far */
+	uint32_t steps;                 /* loop iterations, bounded */
+	sw_walk_error err;
+	sw_regdisplay rd;
+	struct sw_crawl_frame cf;
+};
+
+#define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
+
+/* Hard bound on the work one walk may do, whatever the stack holds. */
+#define SWI_MAX_STEPS (1u << 21)
+
+/* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
+sw_status swi_unwind_managed(struct swi_iter *it);
+
+#endif /* SW_LIB_ITER_H */

@@ -1,0 +1,16 @@
+# The walker core: status, architectures, contexts, memory, threads, the walk.
+libstackwalk_core_la_SOURCES += \
+	lib/internal.h \
+	lib/status.c \
+	lib/arch.c \
+	lib/arch/arch.h \
+	lib/arch/x64.c \
+	lib/context.c \
+	lib/memory.c \
+	lib/thread.c \
+	lib/target/self.c \
+	lib/iter.h \
+	lib/iter.c \
+	lib/iter_unwind.c \
+	lib/crawl_frame.c \
+	lib/walk.c

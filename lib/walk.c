@@ -1,0 +1,43 @@
+/*
+ * walk.c - sw_walk_frames, the CLR's StackWalkFramesEx: the iterator driven
+ * to the end, one callback per frame.
+ */
+#include "iter.h"
+
+SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start,
+                                     uint64_t start_frame, sw_walk_callback cb,
+                                     void *data, unsigned flags, sw_walk_error *err)
+{
+	sw_iter it;
+	sw_status st;
+	int r;
+
+	if (err)
+		memset(err, 0, sizeof *err);
+	if (!cb) {
+		if (err)
+			err->status = SW_E_INVAL;
+		return SW_FAILED;
+	}
+	st = sw_iter_init(&it, t, start, start_frame, flags);
+	if (st != SW_OK) {
+		if (err)
+			err->status = st;
+		return SW_FAILED;
+	}
+	while ((r = sw_iter_next(&it)) > 0) {
+		/* Anything but SW_CONTINUE stops the walk, as in the CLR. */
+		if (cb(sw_iter_frame(&it), data) != SW_CONTINUE) {
+			sw_iter_end(&it);
+			return SW_ABORT;
+		}
+	}
+	if (r < 0) {
+		if (err)
+			sw_iter_error(&it, err);
+		sw_iter_end(&it);
+		return SW_FAILED;
+	}
+	sw_iter_end(&it);
+	return SW_CONTINUE;
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Build everything and run every test (make check), then the warning-free
+# build with clang, cppcheck, and make distcheck.  Installs the Debian
+# packages it needs when they are missing.
+set -eu
+cd "$(dirname "$0")"
+. ./scripts/deps.sh
+sw_install_deps
+sw_build
+make -j"$(nproc)" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
+sw_clang_build
+sw_cppcheck
+make -j"$(nproc)" distcheck
+echo "run-tests: all passed"

@@ -1,0 +1,42 @@
+# Shared set-up for run-demo.sh, run-tests.sh and .ci/run (sourced, POSIX sh).
+
+# Debian packages the build, the tests and the benchmarks need.
+SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
+libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind"
+
+sw_install_deps() {
+	missing=""
+	for p in $SW_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "installing Debian packages:$missing"
+	if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+}
+
+# Configure (warnings as errors under CI) and build everything.
+sw_build() {
+	[ -x configure ] || autoreconf -fi
+	if [ ! -f Makefile ]; then
+		if [ "${CI:-}" = true ]; then ./configure --enable-werror; else ./configure; fi
+	fi
+	make -j"$(nproc)"
+}
+
+# The same tree built with clang -Werror in a separate directory (compile only).
+sw_clang_build() {
+	rm -rf build-clang && mkdir build-clang
+	(cd build-clang && CC=clang ../configure --enable-werror -q &&
+		make -j"$(nproc)" && make -j"$(nproc)" check TESTS=)
+}
+
+# Static analysis; any finding fails the run.
+sw_cppcheck() {
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr --suppress=missingIncludeSystem \
+		-I include -I lib -I unwindinfo -I frames \
+		lib frames unwindinfo examples
+}

@@ -1,0 +1,135 @@
+/*
+ * check_hostile.c - the walker over garbage: random bytes as the Frame list
+ * and as the stack under real methods.  Every walk must end, with frames or
+ * with an SW_E_* error, and never read outside the target's memory (run it
+ * under valgrind or ASan to see that).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stack_builder.h"
+
+#define ITERATIONS 20000
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* splitmix64: reproducible from the seed printed on failure */
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
+{
+	(void)cf;
+	++*(unsigned *)data;
+	return SW_CONTINUE;
+}
+
+/* Fill the stack with random words, biased toward plausible values. */
+static void fill_garbage(sb_world *w, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t a = lo; a + 8 <= hi; a += 8) {
+		uint64_t v = rnd();
+
+		switch (v & 7) {
+		case 0: v = SB_STACK_BASE + (rnd() % SB_STACK_SIZE); break;          /* stack address */
+		case 1: v = SB_STACK_BASE + (rnd() % SB_STACK_SIZE) / 8 * 8; break;  /* aligned one */
+		case 2: v = 0x10001000ull + rnd() % 0x2000; break;                   /* code address */
+		case 3: v = (rnd() & 3) | ((rnd() % 4) << 32); break;               /* small type/attrs */
+		default: break;
+		}
+		sb_put(w, a, v);
+	}
+}
+
+START_TEST(random_frame_lists)
+{
+	sb_world w;
+	unsigned counts[8] = { 0 };
+
+	sb_init(&w);
+	sb_add_method_a(&w, 0x10001000ull, (void *)1);
+	sb_add_method_b(&w, 0x10002000ull, (void *)2);
+	for (unsigned i = 0; i < ITERATIONS; i++) {
+		sw_walk_error err;
+		unsigned n = 0;
+		sw_walk_action a;
+		unsigned flags = (unsigned)(rnd() & (SW_WALK_FUNCTIONSONLY | SW_WALK_HANDLESKIPPEDFRAMES |
+		                                     SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_POPFRAMES));
+
+		rng_state = 0x5eed0000ull + i;
+		fill_garbage(&w, SB_STACK_BASE, SB_STACK_HI - 16);
+		sb_put(&w, SB_HEAD_SLOT, SB_STACK_BASE + (rnd() % SB_STACK_SIZE) / 8 * 8);
+		a = sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, flags, &err);
+		/* Plain ifs: a passing ck_assert costs a pipe write in fork mode. */
+		if (!(a == SW_CONTINUE || (a == SW_FAILED && err.status < 0)))
+			ck_abort_msg("seed %u: result %d status %d", i, a, err.status);
+		counts[a == SW_CONTINUE ? 0 : (unsigned)(-err.status) % 8]++;
+	}
+	/* Garbage must mostly be caught as such. */
+	ck_assert_uint_gt(counts[(unsigned)-SW_E_BADFRAME % 8] + counts[(unsigned)-SW_E_FRAMECYCLE % 8], ITERATIONS / 2);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(random_stacks_under_real_methods)
+{
+	sb_world w;
+	unsigned completed = 0;
+
+	sb_init(&w);
+	sb_add_method_a(&w, 0x10001000ull, (void *)1);
+	sb_add_method_b(&w, 0x10002000ull, (void *)2);
+	for (unsigned i = 0; i < ITERATIONS; i++) {
+		sw_context seed;
+		sw_walk_error err;
+		unsigned n = 0;
+		sw_walk_action a;
+
+		rng_state = 0xbad0000ull + i;
+		fill_garbage(&w, SB_STACK_BASE, SB_STACK_HI - 16);
+		sb_put(&w, SB_HEAD_SLOT, (rnd() & 1) ? 0 : SB_STACK_BASE + (rnd() % SB_STACK_SIZE));
+		sw_context_init(&seed, SW_ARCH_X64);
+		sw_context_set(&seed, SW_X64_RIP, ((rnd() & 1) ? 0x10001000ull : 0x10002000ull) + rnd() % 48);
+		sw_context_set(&seed, SW_X64_RSP, SB_STACK_BASE + rnd() % (SB_STACK_SIZE - 16));
+		sw_context_set(&seed, SW_X64_RBP, (rnd() & 1) ? rnd() : SB_STACK_BASE + rnd() % SB_STACK_SIZE);
+		a = sw_walk_frames(&w.thread, &seed, 0, count_cb, &n,
+		                   (unsigned)(rnd() & (SW_WALK_QUICKUNWIND | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)), &err);
+		if (!(a == SW_CONTINUE || (a == SW_FAILED && err.status < 0)))
+			ck_abort_msg("seed %u: result %d status %d", i, a, err.status);
+		completed += a == SW_CONTINUE;
+		/* A walk's depth is bounded by the stack it climbs. */
+		if (n > SB_STACK_SIZE / 8 * 2)
+			ck_abort_msg("seed %u: %u frames from a %u-byte stack", i, n, SB_STACK_SIZE);
+	}
+	(void)completed;
+	sb_fini(&w);
+}
+END_TEST
+
+static Suite *hostile_suite(void)
+{
+	Suite *s = suite_create("hostile");
+	TCase *tc = tcase_create("garbage");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, random_frame_lists);
+	tcase_add_test(tc, random_stacks_under_real_methods);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(hostile_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

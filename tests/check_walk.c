@@ -1,0 +1,571 @@
+/*
+ * check_walk.c - the walk over hand-built x64 stacks whose every frame,
+ * register and location is worked out in the comments: managed frames,
+ * skipped and active InlinedCallFrames, TransitionFrames, native seeds,
+ * a runtime-defined Frame type, and each walk flag.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stack_builder.h"
+
+#define A_START 0x10001000ull
+#define B_START 0x10002000ull
+#define S0 (SB_STACK_HI - 0x400)        /* A's SP at entry; [S0] is its return address */
+#define CALLER_RBP 0x5000000000000001ull
+#define CALLER_RBX 0x5000000000000002ull
+#define CALLER_R12 0x5000000000000003ull
+#define R13 0x1313ull
+#define R14 0x1414ull
+#define R15 0x1515ull
+#define A_RBX 0xa1a1ull                  /* what A put in rbx */
+#define BIT(r) (1ULL << (r))
+
+static int method_a, method_b;           /* their addresses are the handles */
+
+typedef struct rec {
+	sw_frame_state state;
+	void *method;
+	uint64_t frame, ip, sp;
+	int first, interrupted, faulted;
+	sw_regdisplay rd;
+} rec;
+
+typedef struct recording {
+	rec f[32];
+	int n;
+	int abort_at;                       /* abort when n reaches this (0: never) */
+} recording;
+
+static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
+{
+	recording *r = data;
+	rec *x;
+
+	ck_assert_int_lt(r->n, 32);
+	x = &r->f[r->n++];
+	x->state = sw_crawl_frame_state(cf);
+	x->method = sw_crawl_frame_method(cf);
+	x->frame = sw_crawl_frame_frame(cf);
+	x->rd = *sw_crawl_frame_regdisplay(cf);
+	x->ip = sw_context_ip(&x->rd.cur);
+	x->sp = sw_context_sp(&x->rd.cur);
+	x->first = sw_crawl_frame_is_first(cf);
+	x->interrupted = sw_crawl_frame_is_interrupted(cf);
+	x->faulted = sw_crawl_frame_has_faulted(cf);
+	ck_assert_int_eq(sw_crawl_frame_is_frameless(cf), x->state == SW_STATE_FRAMELESS);
+	ck_assert_int_eq(sw_crawl_frame_is_native_marker(cf), x->state == SW_STATE_NATIVE_MARKER);
+	ck_assert_int_eq(sw_crawl_frame_depth(cf), (uint32_t)(r->n - 1));
+	if (x->state == SW_STATE_FRAMELESS) {
+		const sw_code_info *ci = sw_crawl_frame_code_info(cf);
+		ck_assert_ptr_nonnull(ci);
+		ck_assert_ptr_eq(ci->method, x->method);
+		ck_assert_uint_eq(sw_crawl_frame_relative_offset(cf), x->ip - ci->start);
+		ck_assert_int_eq(x->rd.caller_valid, 1);
+	} else {
+		ck_assert_ptr_null(sw_crawl_frame_code_info(cf));
+	}
+	if (r->abort_at && r->n == r->abort_at)
+		return SW_ABORT;
+	return SW_CONTINUE;
+}
+
+static void walk(sb_world *w, const sw_context *seed, unsigned flags, recording *r)
+{
+	sw_walk_error err;
+	sw_walk_action a;
+
+	memset(r, 0, sizeof *r);
+	a = sw_walk_frames(&w->thread, seed, 0, record_cb, r, flags, &err);
+	ck_assert_msg(a == SW_CONTINUE, "walk failed: %s at depth %u",
+	              sw_strerror(err.status), err.depth);
+}
+
+static void check_reg(const rec *x, unsigned reg, uint64_t value, uint64_t loc)
+{
+	ck_assert_msg(x->rd.cur.valid & BIT(reg), "%s not valid", sw_arch_reg_name(SW_ARCH_X64, reg));
+	ck_assert_msg(x->rd.cur.regs[reg] == value, "%s = %#llx, want %#llx",
+	              sw_arch_reg_name(SW_ARCH_X64, reg),
+	              (unsigned long long)x->rd.cur.regs[reg], (unsigned long long)value);
+	ck_assert_msg(x->rd.cur_loc[reg] == loc, "%s loc = %#llx, want %#llx",
+	              sw_arch_reg_name(SW_ARCH_X64, reg),
+	              (unsigned long long)x->rd.cur_loc[reg], (unsigned long long)loc);
+}
+
+/* A called from native code, with its saves, at entry SP S0. */
+static void lay_out_a(sb_world *w, sb_method *a)
+{
+	*a = sb_add_method_a(w, A_START, &method_a);
+	sb_put(w, S0, SB_NATIVE_IP);
+	sb_put(w, S0 - 8, CALLER_RBP);
+	sb_put(w, S0 - 16, CALLER_RBX);
+}
+
+/* Scenario 1: B (active, in its body) called by A at A+25. */
+static void lay_out_b_over_a(sb_world *w, sb_method *a, sb_method *b)
+{
+	lay_out_a(w, a);
+	*b = sb_add_method_b(w, B_START, &method_b);
+	sb_put(w, S0 - 96, A_START + 25);
+	sb_put(w, S0 - 104, CALLER_R12);
+	sb_put(w, S0 - 112, A_RBX);
+	sw_context_set(&w->seed, SW_X64_RIP, B_START + b->body);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 128);
+	sw_context_set(&w->seed, SW_X64_RBP, S0 - 8);
+	sw_context_set(&w->seed, SW_X64_RBX, 0xb1b1);
+	sw_context_set(&w->seed, SW_X64_R12, 0xb2b2);
+	sw_context_set(&w->seed, SW_X64_R13, R13);
+	sw_context_set(&w->seed, SW_X64_R14, R14);
+	sw_context_set(&w->seed, SW_X64_R15, R15);
+	sw_context_set(&w->seed, SW_X64_RAX, 0xaaaa);
+}
+
+START_TEST(managed_frames_and_marker)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 3);
+
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[0].method, &method_b);
+	ck_assert_uint_eq(r.f[0].ip, B_START + 20);
+	ck_assert_int_eq(r.f[0].first, 1);
+	check_reg(&r.f[0], SW_X64_RBX, 0xb1b1, 0);
+	check_reg(&r.f[0], SW_X64_RAX, 0xaaaa, 0);
+
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].first, 0);
+	check_reg(&r.f[1], SW_X64_RIP, A_START + 25, S0 - 96);
+	check_reg(&r.f[1], SW_X64_RSP, S0 - 88, 0);
+	check_reg(&r.f[1], SW_X64_RBX, A_RBX, S0 - 112);
+	check_reg(&r.f[1], SW_X64_R12, CALLER_R12, S0 - 104);
+	check_reg(&r.f[1], SW_X64_RBP, S0 - 8, 0);
+	check_reg(&r.f[1], SW_X64_R13, R13, 0);
+	/* Volatile registers do not survive a call. */
+	ck_assert(!(r.f[1].rd.cur.valid & BIT(SW_X64_RAX)));
+
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_ptr_null(r.f[2].method);
+	check_reg(&r.f[2], SW_X64_RIP, SB_NATIVE_IP, S0);
+	check_reg(&r.f[2], SW_X64_RSP, S0 + 8, 0);
+	check_reg(&r.f[2], SW_X64_RBX, CALLER_RBX, S0 - 16);
+	check_reg(&r.f[2], SW_X64_RBP, CALLER_RBP, S0 - 8);
+	check_reg(&r.f[2], SW_X64_R12, CALLER_R12, S0 - 104);
+
+	/* Without NOTIFY_ON_U2M_TRANSITIONS there is no marker. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(quick_and_light_unwind)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	unsigned flags[] = { SW_WALK_QUICKUNWIND, SW_WALK_LIGHTUNWIND };
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	for (unsigned i = 0; i < 2; i++) {
+		walk(&w, &w.seed, flags[i] | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+		ck_assert_int_eq(r.n, 3);
+		check_reg(&r.f[1], SW_X64_RIP, A_START + 25, S0 - 96);
+		check_reg(&r.f[1], SW_X64_RSP, S0 - 88, 0);
+		check_reg(&r.f[1], SW_X64_RBP, S0 - 8, 0);
+		ck_assert(!(r.f[1].rd.cur.valid & (BIT(SW_X64_RBX) | BIT(SW_X64_R12) | BIT(SW_X64_R13))));
+		check_reg(&r.f[2], SW_X64_RBP, CALLER_RBP, S0 - 8);
+		check_reg(&r.f[2], SW_X64_RSP, S0 + 8, 0);
+	}
+	sb_fini(&w);
+}
+END_TEST
+
+/* An inactive InlinedCallFrame inside A's frame, at S0-80. */
+static uint64_t put_inactive_icf(sb_world *w, uint64_t datum)
+{
+	uint64_t f[4] = { datum, 0, 0, 0 };
+	uint64_t addr = S0 - 80;
+
+	sb_frame(w, addr, 0, SW_FRAME_INLINED_CALL, 0, f, 4);
+	sb_put(w, SB_HEAD_SLOT, addr);
+	return addr;
+}
+
+START_TEST(skipped_frames)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	uint64_t icf;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	icf = put_inactive_icf(&w, 0);
+
+	/* Reported before the method whose frame holds it. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[0].method, &method_b);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_uint_eq(r.f[1].frame, icf);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+
+	/* HANDLESKIPPEDFRAMES passes over it; FUNCTIONSONLY drops it (no method). */
+	walk(&w, &w.seed, SW_WALK_HANDLESKIPPEDFRAMES, &r);
+	ck_assert_int_eq(r.n, 2);
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 2);
+
+	/* With a method, FUNCTIONSONLY keeps it. */
+	put_inactive_icf(&w, 0x1cf);
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[1].method, (void *)0x1cf);
+
+	/* POPFRAMES unlinks it once it has been reported. */
+	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_uint_eq(sb_get(&w, SB_HEAD_SLOT), 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/* Scenario 2: A called a stub at A+25 that saved a transition block and pushed a TransitionFrame. */
+static uint64_t lay_out_transition(sb_world *w, sb_method *a, uint32_t attrs)
+{
+	uint64_t block = S0 - 144, tf = S0 - 176;
+	uint64_t fields[2] = { 0x7f7f, block };
+
+	if (sw_codemap_count(w->map) == 0)
+		lay_out_a(w, a);
+	sb_put(w, S0 - 96, A_START + 25);
+	sb_put(w, S0 - 104, S0 - 8);        /* rbp */
+	sb_put(w, S0 - 112, A_RBX);         /* rbx */
+	sb_put(w, S0 - 120, CALLER_R12);    /* r12 */
+	sb_put(w, S0 - 128, R13);
+	sb_put(w, S0 - 136, R14);
+	sb_put(w, S0 - 144, R15);
+	sb_frame(w, tf, 0, SW_FRAME_TRANSITION, attrs, fields, 2);
+	sb_put(w, SB_HEAD_SLOT, tf);
+	sw_context_set(&w->seed, SW_X64_RIP, SB_NATIVE_IP + 0x100);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 300);
+	return tf;
+}
+
+START_TEST(transition_frame_from_native_seed)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+	uint64_t tf;
+
+	sb_init(&w);
+	tf = lay_out_transition(&w, &a, 0);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_INITIAL_NATIVE);
+	ck_assert_uint_eq(r.f[0].ip, SB_NATIVE_IP + 0x100);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[1].frame, tf);
+	ck_assert_ptr_eq(r.f[1].method, (void *)0x7f7f);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].first, 0);
+	check_reg(&r.f[2], SW_X64_RIP, A_START + 25, S0 - 96);
+	check_reg(&r.f[2], SW_X64_RSP, S0 - 88, 0);
+	check_reg(&r.f[2], SW_X64_RBP, S0 - 8, S0 - 104);
+	check_reg(&r.f[2], SW_X64_RBX, A_RBX, S0 - 112);
+	check_reg(&r.f[2], SW_X64_R15, R15, S0 - 144);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_MARKER);
+	check_reg(&r.f[3], SW_X64_RBX, CALLER_RBX, S0 - 16);
+
+	/* Without a seed context the walk starts at the newest Frame. */
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, record_cb, &r, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+
+	/* A native seed without NOTIFY_ON_INITIAL_NATIVE_CONTEXT is not reported. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(frame_attributes)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+
+	sb_init(&w);
+	/* A RESUMABLE Frame makes the next frame the active one: its IP is exact. */
+	lay_out_transition(&w, &a, SW_FRAME_ATTR_RESUMABLE);
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[1].first, 1);
+	ck_assert_int_eq(r.f[1].interrupted, 0);
+
+	lay_out_transition(&w, &a, SW_FRAME_ATTR_EXCEPTION | SW_FRAME_ATTR_FAULTED);
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[1].first, 0);
+	ck_assert_int_eq(r.f[1].interrupted, 1);
+	ck_assert_int_eq(r.f[1].faulted, 1);
+	sb_fini(&w);
+}
+END_TEST
+
+/* Scenario 3: A made a P/Invoke (active ICF); the native code called B. */
+START_TEST(active_inlined_call_frame)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	uint64_t icf = S0 - 80;
+	uint64_t fields[4] = { 0x1cf, S0 - 88, A_START + 25, S0 - 8 };
+
+	sb_init(&w);
+	lay_out_a(&w, &a);
+	b = sb_add_method_b(&w, B_START, &method_b);
+	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, icf);
+	sb_put(&w, S0 - 408, SB_NATIVE_IP + 0x40);  /* B's return address into native code */
+	sb_put(&w, S0 - 416, 0x12);
+	sb_put(&w, S0 - 424, 0x34);
+	sw_context_set(&w.seed, SW_X64_RIP, B_START + b.body);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 440);
+
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 5);
+	ck_assert_ptr_eq(r.f[0].method, &method_b);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
+	check_reg(&r.f[1], SW_X64_RIP, SB_NATIVE_IP + 0x40, S0 - 408);
+	check_reg(&r.f[1], SW_X64_RSP, S0 - 400, 0);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[2].frame, icf);
+	ck_assert_ptr_eq(r.f[2].method, (void *)0x1cf);
+	/* A resumes from the ICF: IP, SP and the frame pointer only. */
+	ck_assert_int_eq(r.f[3].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[3].method, &method_a);
+	check_reg(&r.f[3], SW_X64_RIP, A_START + 25, icf + 16 + 2 * 8);
+	check_reg(&r.f[3], SW_X64_RSP, S0 - 88, 0);
+	check_reg(&r.f[3], SW_X64_RBP, S0 - 8, icf + 16 + 3 * 8);
+	ck_assert(!(r.f[3].rd.cur.valid & BIT(SW_X64_RBX)));
+	ck_assert_int_eq(r.f[4].state, SW_STATE_NATIVE_MARKER);
+	check_reg(&r.f[4], SW_X64_RBX, CALLER_RBX, S0 - 16);
+
+	/* The ICF, reported once, is not reported again as a skipped Frame. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 3);
+	/* POPFRAMES leaves the list empty. */
+	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
+	ck_assert_uint_eq(sb_get(&w, SB_HEAD_SLOT), 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/* A runtime-defined Frame: a "resume record" holding IP, SP and RBP directly. */
+#define RESUME_FRAME_TYPE 200
+static sw_status resume_ra(const sw_frame_view *f, uint64_t *ra)
+{
+	return sw_frame_read_field(f, 0, ra);
+}
+static sw_status resume_update(const sw_frame_view *f, sw_regdisplay *rd)
+{
+	uint64_t ip, sp, fp;
+	sw_status st;
+
+	if ((st = sw_frame_read_field(f, 0, &ip)) || (st = sw_frame_read_field(f, 1, &sp)) ||
+	    (st = sw_frame_read_field(f, 2, &fp)))
+		return st;
+	rd->cur.valid = 0;
+	sw_context_set(&rd->cur, SW_X64_RIP, ip);
+	sw_context_set(&rd->cur, SW_X64_RSP, sp);
+	sw_context_set(&rd->cur, SW_X64_RBP, fp);
+	rd->cur_loc[SW_X64_RIP] = sw_frame_field_address(f, 0);
+	rd->cur_loc[SW_X64_RSP] = 0;
+	rd->cur_loc[SW_X64_RBP] = sw_frame_field_address(f, 2);
+	return SW_OK;
+}
+static const sw_frame_ops resume_ops = {
+	.type = RESUME_FRAME_TYPE, .name = "ResumeFrame",
+	.return_address = resume_ra, .update_regdisplay = resume_update,
+};
+
+START_TEST(runtime_defined_frame_type)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+	uint64_t fields[3] = { A_START + 25, S0 - 88, S0 - 8 };
+	static const sw_frame_ops bad = { .type = 3, .name = "bad" };
+
+	sb_init(&w);
+	ck_assert_int_eq(sw_frame_type_register(&bad), SW_E_INVAL);
+	if (!sw_frame_type_ops(RESUME_FRAME_TYPE))
+		ck_assert_int_eq(sw_frame_type_register(&resume_ops), SW_OK);
+	ck_assert_int_eq(sw_frame_type_register(&resume_ops), SW_E_EXISTS);
+	ck_assert_ptr_eq(sw_frame_type_ops(RESUME_FRAME_TYPE), &resume_ops);
+
+	lay_out_a(&w, &a);
+	sb_frame(&w, S0 - 200, 0, RESUME_FRAME_TYPE, 0, fields, 3);
+	sb_put(&w, SB_HEAD_SLOT, S0 - 200);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, record_cb, &r, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	check_reg(&r.f[1], SW_X64_RBP, S0 - 8, S0 - 200 + 16 + 16);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(callback_abort_and_iterator)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	sw_iter it;
+	int n = 0, rc;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	memset(&r, 0, sizeof r);
+	r.abort_at = 1;
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, record_cb, &r, 0, NULL), SW_ABORT);
+	ck_assert_int_eq(r.n, 1);
+
+	ck_assert_int_eq(sw_iter_init(&it, &w.thread, &w.seed, 0, 0), SW_OK);
+	ck_assert_ptr_null(sw_iter_frame(&it));
+	while ((rc = sw_iter_next(&it)) > 0) {
+		ck_assert_ptr_nonnull(sw_iter_frame(&it));
+		n++;
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(sw_iter_next(&it), 0);     /* stays done */
+	sw_iter_end(&it);
+	sw_iter_end(&it);                            /* idempotent */
+
+	/* Bad arguments. */
+	ck_assert_int_eq(sw_iter_init(&it, &w.thread, &w.seed, 0, 0x80000000u), SW_E_INVAL);
+	ck_assert_int_eq(sw_iter_init(NULL, &w.thread, &w.seed, 0, 0), SW_E_INVAL);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, NULL, NULL, 0, NULL), SW_FAILED);
+	sb_fini(&w);
+}
+END_TEST
+
+static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
+{
+	(void)cf;
+	++*(int *)data;
+	return SW_CONTINUE;
+}
+
+START_TEST(failures_say_where_and_why)
+{
+	sb_world w;
+	sb_method a, b;
+	sw_walk_error err;
+	int n = 0;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+
+	/* A's saved return address sends the walk below its own SP: not toward the base. */
+	sb_put(&w, S0 - 96, A_START + 25);
+	sb_put(&w, S0 - 8, S0 - 2000);        /* A's caller's rbp... harmless */
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 1000);   /* A's CFA would be below B's SP */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+	ck_assert_uint_eq(err.depth, 1);
+	ck_assert_uint_eq(err.ip, A_START + 25);
+
+	/* A seed SP off the stack. */
+	sw_context_set(&w.seed, SW_X64_RSP, 0x1000);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+
+	/* A seed without an SP. */
+	w.seed.valid &= ~BIT(SW_X64_RSP);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_NOREG);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(cyclic_and_bad_frame_lists)
+{
+	sb_world w;
+	sw_walk_error err;
+	uint64_t f1 = S0 - 304, f2 = S0 - 200, fields[4] = { 0, 0, 0, 0 };
+	int n = 0;
+
+	sb_init(&w);
+	/* f1 -> f2 -> f1: a cycle. */
+	sb_frame(&w, f1, f2, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	sb_frame(&w, f2, f1, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, f1);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+	ck_assert_uint_eq(err.frame, f2);
+
+	/* A Frame pointing to itself. */
+	sb_frame(&w, f1, f1, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+
+	/* Outside the stack, misaligned, unknown type. */
+	sb_put(&w, SB_HEAD_SLOT, 0x1000);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	sb_put(&w, SB_HEAD_SLOT, f1 + 3);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	sb_frame(&w, f1, 0, 77, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, f1);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	sb_fini(&w);
+}
+END_TEST
+
+static Suite *walk_suite(void)
+{
+	Suite *s = suite_create("walk");
+	TCase *tc = tcase_create("hand-built stacks");
+
+	tcase_add_test(tc, managed_frames_and_marker);
+	tcase_add_test(tc, quick_and_light_unwind);
+	tcase_add_test(tc, skipped_frames);
+	tcase_add_test(tc, transition_frame_from_native_seed);
+	tcase_add_test(tc, frame_attributes);
+	tcase_add_test(tc, active_inlined_call_frame);
+	tcase_add_test(tc, runtime_defined_frame_type);
+	tcase_add_test(tc, callback_abort_and_iterator);
+	tcase_add_test(tc, failures_say_where_and_why);
+	tcase_add_test(tc, cyclic_and_bad_frame_lists);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(walk_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
