@@ -1,0 +1,631 @@
+/*
+ * codemap.c - sw_codemap: from an instruction pointer to its method.
+ *
+ * The layout, and why:
+ *
+ *   - Key: the 4 KiB "page" of an address (ip >> CODEMAP_PAGE_SHIFT).  A
+ *     lookup hashes the page once, so its cost does not depend on how many
+ *     methods are registered.
+ *
+ *   - A page node lists, sorted by start, every method that overlaps its
+ *     page (a method spanning several pages is listed in each).  Next to
+ *     each method's entry pointer it keeps the method's start and end, so
+ *     the binary search reads one contiguous array and touches the entry
+ *     only to return it.  Page nodes are immutable once published: a writer
+ *     changes a page by building a new node and swapping it in with one
+ *     release store (copy-on-write), so a reader sees the old list or the
+ *     new one, never a half-edited one.
+ *
+ *   - The hash table is open-addressed with linear probing rather than
+ *     chained: page nodes carry no chain link, so a resize copies only the
+ *     slot array and reuses every node, and a lookup follows one pointer
+ *     fewer.  A page that loses its last method leaves a tombstone (a
+ *     static node whose page no address has) so that probes for pages
+ *     beyond it still run through; tombstones are cleared when the table
+ *     is rebuilt.  A table that has been replaced is never written again,
+ *     so a reader that still holds it sees a consistent (older) map.
+ *
+ *   - Writers serialize on a mutex; everything they unlink (nodes, tables,
+ *     removed entries) is retired to the epoch (epoch.h) and freed once no
+ *     read section can hold it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include "internal.h"
+#include "epoch.h"
+
+#define CODEMAP_PAGE_SHIFT 12
+#define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
+/* Nodes on the stack for the pages of one add or remove; more go to the heap. */
+#define CODEMAP_SMALL_SPAN 8
+
+/* A registered method.  Immutable once published; the map owns the blob. */
+struct codemap_entry {
+	struct swi_epoch_node retire;
+	sw_code_info info;              /* info.unwind points at blob[] */
+	uint8_t blob[];
+};
+
+struct codemap_item {
+	uint64_t start, end;            /* [start, end) of entry's code */
+	const struct codemap_entry *entry;
+};
+
+/* The methods overlapping one page, sorted by start.  Immutable once published. */
+struct codemap_page {
+	struct swi_epoch_node retire;
+	uint64_t page;
+	uint32_t n;
+	struct codemap_item item[];
+};
+
+/* Where a page had a node that is gone; no address has page UINT64_MAX. */
+static const struct codemap_page codemap_tombstone = { .page = UINT64_MAX, .n = 0 };
+
+struct codemap_table {
+	struct swi_epoch_node retire;
+	unsigned shift;                 /* 64 - log2(slots), for Fibonacci hashing */
+	size_t mask;                    /* slots - 1 */
+	size_t used;                    /* slots not empty: live nodes and tombstones (writer only) */
+	size_t live;                    /* slots holding a live node (writer only) */
+	_Atomic(const struct codemap_page *) slot[];
+};
+
+struct sw_codemap {
+	struct swi_epoch epoch;         /* first: it wants cache-line alignment */
+	_Atomic(struct codemap_table *) table;
+	atomic_size_t count;
+	pthread_mutex_t lock;           /* serializes writers */
+};
+
+static uint64_t page_of(uint64_t addr)
+{
+	return addr >> CODEMAP_PAGE_SHIFT;
+}
+
+static size_t page_hash(const struct codemap_table *t, uint64_t page)
+{
+	/* Fibonacci hashing: neighbouring pages spread over the table. */
+	return (size_t)((page * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
+}
+
+/* ---- freeing (epoch callbacks) ---- */
+
+static void free_entry(struct swi_epoch_node *n)
+{
+	free((struct codemap_entry *)n);
+}
+
+static void free_page(struct swi_epoch_node *n)
+{
+	free((struct codemap_page *)n);
+}
+
+static void free_table(struct swi_epoch_node *n)
+{
+	free((struct codemap_table *)n);
+}
+
+/* The callbacks above cast the link to its object: it must come first. */
+_Static_assert(offsetof(struct codemap_entry, retire) == 0, "retire link first");
+_Static_assert(offsetof(struct codemap_page, retire) == 0, "retire link first");
+_Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
+
+/* ---- the read side ---- */
+
+/*
+ * The node of `page` in `t`, or NULL.  A table always keeps empty slots
+ * (see table_wants_rebuild) and a replaced table is frozen, so the probe
+ * ends at one; the bound guards against our own bugs, not a case that
+ * happens.  Tombstones never match, so probes run through them.
+ */
+static const struct codemap_page *table_find(const struct codemap_table *t, uint64_t page)
+{
+	size_t i = page_hash(t, page);
+
+	for (size_t probes = 0; probes <= t->mask; probes++) {
+		const struct codemap_page *p =
+			atomic_load_explicit(&t->slot[i], memory_order_acquire);
+
+		if (!p || p->page == page)
+			return p;
+		i = (i + 1) & t->mask;
+	}
+	return NULL;
+}
+
+/* The index of the last item with start <= addr, or -1 if none. */
+static long page_search(const struct codemap_page *p, uint64_t addr)
+{
+	long lo = 0, hi = (long)p->n - 1, found = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (p->item[mid].start <= addr) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
+{
+	const struct codemap_table *t;
+	const struct codemap_page *p;
+	long i;
+
+	if (SWI_UNLIKELY(!map))
+		return NULL;
+	t = atomic_load_explicit(&map->table, memory_order_acquire);
+	p = table_find(t, page_of(ip));
+	if (!p)
+		return NULL;
+	i = page_search(p, ip);
+	if (i < 0 || ip >= p->item[i].end)
+		return NULL;
+	return &p->item[i].entry->info;
+}
+
+SW_API unsigned sw_codemap_read_begin(const sw_codemap *map)
+{
+	if (!map)
+		return 0;
+	/* The map is never const in memory; readers only touch the counters. */
+	return swi_epoch_read_begin(&((sw_codemap *)map)->epoch);
+}
+
+SW_API void sw_codemap_read_end(const sw_codemap *map, unsigned token)
+{
+	if (map)
+		swi_epoch_read_end(&((sw_codemap *)map)->epoch, token);
+}
+
+SW_API sw_status sw_codemap_find(const sw_codemap *map, uint64_t ip, sw_code_info *out)
+{
+	const sw_code_info *ci;
+	unsigned token;
+
+	if (!map || !out)
+		return SW_E_INVAL;
+	token = sw_codemap_read_begin(map);
+	ci = swi_codemap_lookup(map, ip);
+	if (ci)
+		*out = *ci;
+	sw_codemap_read_end(map, token);
+	return ci ? SW_OK : SW_E_NOTFOUND;
+}
+
+SW_API size_t sw_codemap_count(const sw_codemap *map)
+{
+	return map ? atomic_load_explicit(&map->count, memory_order_relaxed) : 0;
+}
+
+/* ---- tables ---- */
+
+static struct codemap_table *table_new(size_t slots)
+{
+	struct codemap_table *t;
+	unsigned log2 = 0;
+
+	while (((size_t)1 << log2) < slots)
+		log2++;
+	t = calloc(1, sizeof(*t) + sizeof(t->slot[0]) * slots);
+	if (!t)
+		return NULL;
+	t->shift = 64 - log2;
+	t->mask = slots - 1;
+	for (size_t i = 0; i < slots; i++)
+		atomic_init(&t->slot[i], NULL);
+	return t;
+}
+
+static size_t slots_for(size_t live)
+{
+	size_t slots = CODEMAP_MIN_SLOTS;
+
+	/* Aim for a load of at most 1/2 after a rebuild. */
+	while (slots / 2 < live && slots < SIZE_MAX / 4)
+		slots *= 2;
+	return slots;
+}
+
+/*
+ * Whether a table about to take `extra` more pages should be rebuilt first:
+ * more than 3/4 of its slots would be used (live or tombstone), or it has
+ * become eight times larger than its live pages need.
+ */
+static int table_wants_rebuild(const struct codemap_table *t, size_t extra)
+{
+	size_t slots = t->mask + 1;
+
+	if (t->used + extra > slots / 4 * 3)
+		return 1;
+	return slots > CODEMAP_MIN_SLOTS && t->live + extra < slots / 16;
+}
+
+/* Place a node in a table nobody reads yet. */
+static void table_place(struct codemap_table *t, const struct codemap_page *p)
+{
+	size_t i = page_hash(t, p->page);
+
+	while (atomic_load_explicit(&t->slot[i], memory_order_relaxed))
+		i = (i + 1) & t->mask;
+	atomic_store_explicit(&t->slot[i], p, memory_order_relaxed);
+	t->used++;
+	t->live++;
+}
+
+/* Rebuild the table for `extra` more pages and publish it.  Writer lock held. */
+static sw_status table_rebuild(sw_codemap *map, size_t extra)
+{
+	struct codemap_table *old = atomic_load_explicit(&map->table, memory_order_relaxed);
+	struct codemap_table *t;
+
+	if (extra > SIZE_MAX / 4 - old->live)
+		return SW_E_NOMEM;
+	t = table_new(slots_for(old->live + extra));
+	if (!t)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i <= old->mask; i++) {
+		const struct codemap_page *p =
+			atomic_load_explicit(&old->slot[i], memory_order_relaxed);
+
+		if (p && p != &codemap_tombstone)
+			table_place(t, p);
+	}
+	/* Release: readers that load the new table see its slots filled. */
+	atomic_store_explicit(&map->table, t, memory_order_release);
+	swi_epoch_retire(&map->epoch, &old->retire, free_table);
+	return SW_OK;
+}
+
+/* ---- page nodes (writer side) ---- */
+
+static struct codemap_page *page_new(uint64_t page, uint32_t n)
+{
+	struct codemap_page *p = malloc(sizeof(*p) + sizeof(p->item[0]) * n);
+
+	if (p) {
+		p->page = page;
+		p->n = n;
+	}
+	return p;
+}
+
+/* A copy of `old` (NULL: an empty page) with `e` inserted in order. */
+static struct codemap_page *page_with(const struct codemap_page *old, uint64_t page,
+                                      const struct codemap_entry *e)
+{
+	uint32_t n = old ? old->n : 0;
+	struct codemap_page *p = page_new(page, n + 1);
+	uint32_t at = 0;
+
+	if (!p)
+		return NULL;
+	while (at < n && old->item[at].start < e->info.start)
+		at++;
+	if (at)
+		memcpy(p->item, old->item, sizeof(p->item[0]) * at);
+	p->item[at].start = e->info.start;
+	p->item[at].end = e->info.start + e->info.size;
+	p->item[at].entry = e;
+	if (n > at)
+		memcpy(p->item + at + 1, old->item + at, sizeof(p->item[0]) * (n - at));
+	return p;
+}
+
+/* A copy of `old` without `e`, or the tombstone when `e` was all it held. */
+static const struct codemap_page *page_without(const struct codemap_page *old,
+                                               const struct codemap_entry *e)
+{
+	struct codemap_page *p;
+	uint32_t j = 0;
+
+	if (old->n == 1)
+		return &codemap_tombstone;
+	p = page_new(old->page, old->n - 1);
+	if (!p)
+		return NULL;
+	for (uint32_t i = 0; i < old->n; i++)
+		if (old->item[i].entry != e)
+			p->item[j++] = old->item[i];
+	return p;
+}
+
+/*
+ * Install `fresh` for its page in the current table: replace the old node
+ * (retiring it), fill a tombstone, or take the empty slot ending the probe.
+ * Writer lock held; the table has room (rebuilt beforehand if needed).
+ */
+static void table_install(sw_codemap *map, const struct codemap_page *fresh, uint64_t page)
+{
+	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	size_t i = page_hash(t, page), tomb = SIZE_MAX;
+	const struct codemap_page *old;
+
+	for (;;) {
+		old = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+		if (!old || old->page == page)
+			break;
+		if (old == &codemap_tombstone && tomb == SIZE_MAX)
+			tomb = i;
+		i = (i + 1) & t->mask;
+	}
+	if (old) {
+		/* Replace in place: the page keeps its slot. */
+		atomic_store_explicit(&t->slot[i], fresh, memory_order_release);
+		if (fresh == &codemap_tombstone)
+			t->live--;
+		swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&old->retire, free_page);
+		return;
+	}
+	/* A new page: reuse the first tombstone on its probe path if any.
+	 * Slots before it stay non-empty, so no probe is cut short. */
+	if (tomb != SIZE_MAX) {
+		i = tomb;
+	} else {
+		t->used++;
+	}
+	t->live++;
+	atomic_store_explicit(&t->slot[i], fresh, memory_order_release);
+}
+
+/* ---- adding ---- */
+
+static sw_status check_info(const sw_code_info *info)
+{
+	if (!info || !info->unwind || info->unwind_size == 0 || info->size == 0)
+		return SW_E_INVAL;
+	if (info->size > UINT64_MAX - info->start)
+		return SW_E_INVAL;      /* start + size would wrap */
+	if (info->flags & ~(uint32_t)(SW_CODE_FUNCLET | SW_CODE_FILTER))
+		return SW_E_INVAL;
+	/* No blob can describe more code than this; it also bounds the pages
+	 * (and so the memory) one method can occupy. */
+	if (info->size > SW_SWU_MAX_CODE_SIZE)
+		return SW_E_LIMIT;
+	/* The contract is one code for a bad blob, whatever the validator's
+	 * finer diagnosis (truncated, a limit exceeded, ...); sw_swu_validate
+	 * itself gives that to callers who want it. */
+	if (sw_swu_validate(info->unwind, info->unwind_size) != SW_OK)
+		return SW_E_BADMETA;
+	return SW_OK;
+}
+
+static struct codemap_entry *entry_new(const sw_code_info *info)
+{
+	struct codemap_entry *e = malloc(sizeof(*e) + info->unwind_size);
+
+	if (!e)
+		return NULL;
+	memcpy(e->blob, info->unwind, info->unwind_size);
+	e->info = *info;
+	e->info.unwind = e->blob;
+	return e;
+}
+
+/* Whether [start, end) overlaps a method listed in page node `p`. */
+static int page_overlaps(const struct codemap_page *p, uint64_t start, uint64_t end)
+{
+	/* Items do not overlap one another, so only the last one starting
+	 * before `end` can reach into [start, end). */
+	long i = page_search(p, end - 1);
+
+	return i >= 0 && p->item[i].end > start;
+}
+
+/* Allocate an array for `n` nodes: `small` if it fits. */
+static const struct codemap_page **span_array(const struct codemap_page **small, uint64_t n)
+{
+	if (n <= CODEMAP_SMALL_SPAN)
+		return small;
+	return calloc((size_t)n, sizeof(*small));
+}
+
+static void span_free(const struct codemap_page **span, const struct codemap_page **small,
+                      uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		if (span[k] && span[k] != &codemap_tombstone)
+			free((void *)span[k]);
+	if (span != small)
+		free(span);
+}
+
+/* Add `e` under the writer lock. */
+static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
+{
+	uint64_t start = e->info.start, end = start + e->info.size;
+	uint64_t first = page_of(start), pages = page_of(end - 1) - first + 1;
+	const struct codemap_page *small[CODEMAP_SMALL_SPAN], **fresh;
+	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	sw_status st;
+
+	for (uint64_t k = 0; k < pages; k++) {
+		const struct codemap_page *p = table_find(t, first + k);
+
+		if (p && page_overlaps(p, start, end))
+			return SW_E_EXISTS;
+	}
+	if (table_wants_rebuild(t, (size_t)pages)) {
+		st = table_rebuild(map, (size_t)pages);
+		if (st != SW_OK)
+			return st;
+		t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	}
+	/* Build every new node before publishing any, so that running out of
+	 * memory leaves the map as it was. */
+	fresh = span_array(small, pages);
+	if (!fresh)
+		return SW_E_NOMEM;
+	for (uint64_t k = 0; k < pages; k++) {
+		fresh[k] = page_with(table_find(t, first + k), first + k, e);
+		if (!fresh[k]) {
+			span_free(fresh, small, pages);
+			return SW_E_NOMEM;
+		}
+	}
+	for (uint64_t k = 0; k < pages; k++)
+		table_install(map, fresh[k], first + k);
+	if (fresh != small)
+		free(fresh);
+	atomic_fetch_add_explicit(&map->count, 1, memory_order_relaxed);
+	return SW_OK;
+}
+
+SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
+{
+	struct codemap_entry *e;
+	sw_status st;
+
+	if (!map)
+		return SW_E_INVAL;
+	st = check_info(info);
+	if (st != SW_OK)
+		return st;
+	e = entry_new(info);
+	if (!e)
+		return SW_E_NOMEM;
+	pthread_mutex_lock(&map->lock);
+	st = add_locked(map, e);
+	pthread_mutex_unlock(&map->lock);
+	if (st != SW_OK)
+		free(e);        /* never published */
+	/* Opportunistic reclamation of earlier removals; never waits. */
+	swi_epoch_poll(&map->epoch);
+	return st;
+}
+
+/* ---- removing ---- */
+
+static sw_status remove_locked(sw_codemap *map, uint64_t start)
+{
+	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	const struct codemap_page *p, *small[CODEMAP_SMALL_SPAN], **fresh;
+	const struct codemap_entry *e;
+	uint64_t first, pages;
+	long i;
+
+	p = table_find(t, page_of(start));
+	if (!p)
+		return SW_E_NOTFOUND;
+	i = page_search(p, start);
+	if (i < 0 || p->item[i].start != start)
+		return SW_E_NOTFOUND;
+	e = p->item[i].entry;
+	first = page_of(start);
+	pages = page_of(p->item[i].end - 1) - first + 1;
+
+	fresh = span_array(small, pages);
+	if (!fresh)
+		return SW_E_NOMEM;
+	for (uint64_t k = 0; k < pages; k++) {
+		fresh[k] = page_without(table_find(t, first + k), e);
+		if (!fresh[k]) {
+			span_free(fresh, small, pages);
+			return SW_E_NOMEM;
+		}
+	}
+	for (uint64_t k = 0; k < pages; k++)
+		table_install(map, fresh[k], first + k);
+	if (fresh != small)
+		free(fresh);
+	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
+	atomic_fetch_sub_explicit(&map->count, 1, memory_order_relaxed);
+
+	/* Clear tombstones, or shrink after mass removal.  Failing to is
+	 * harmless: the current table stays correct. */
+	if (table_wants_rebuild(t, 0))
+		(void)table_rebuild(map, 0);
+	return SW_OK;
+}
+
+SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
+{
+	sw_status st;
+
+	if (!map)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = remove_locked(map, start);
+	pthread_mutex_unlock(&map->lock);
+	swi_epoch_poll(&map->epoch);
+	return st;
+}
+
+SW_API void sw_codemap_synchronize(sw_codemap *map)
+{
+	if (map)
+		swi_epoch_synchronize(&map->epoch);
+}
+
+/* ---- life cycle ---- */
+
+SW_API sw_status sw_codemap_create(sw_codemap **out)
+{
+	sw_codemap *map;
+	struct codemap_table *t;
+
+	if (!out)
+		return SW_E_INVAL;
+	*out = NULL;
+	/* The epoch's counters want their own cache lines. */
+	map = aligned_alloc(_Alignof(sw_codemap), sizeof(*map));
+	if (!map)
+		return SW_E_NOMEM;
+	t = table_new(CODEMAP_MIN_SLOTS);
+	if (!t) {
+		free(map);
+		return SW_E_NOMEM;
+	}
+	if (swi_epoch_init(&map->epoch) != 0) {
+		free(t);
+		free(map);
+		return SW_E_NOMEM;
+	}
+	if (pthread_mutex_init(&map->lock, NULL) != 0) {
+		swi_epoch_destroy(&map->epoch);
+		free(t);
+		free(map);
+		return SW_E_NOMEM;
+	}
+	atomic_init(&map->table, t);
+	atomic_init(&map->count, 0);
+	*out = map;
+	return SW_OK;
+}
+
+SW_API void sw_codemap_destroy(sw_codemap *map)
+{
+	struct codemap_table *t;
+
+	if (!map)
+		return;
+	/* What was retired: old tables, old page nodes and removed entries.
+	 * Freeing a node does not touch the entries it lists, so order does
+	 * not matter; live entries are freed below, from the current table. */
+	swi_epoch_destroy(&map->epoch);
+	t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	for (size_t i = 0; i <= t->mask; i++) {
+		const struct codemap_page *p =
+			atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+
+		if (!p || p == &codemap_tombstone)
+			continue;
+		/* Each entry is listed in every page it spans: free it from
+		 * the page where it starts. */
+		for (uint32_t k = 0; k < p->n; k++)
+			if (page_of(p->item[k].start) == p->page)
+				free((void *)p->item[k].entry);
+		free((void *)p);
+	}
+	free(t);
+	pthread_mutex_destroy(&map->lock);
+	free(map);
+}

@@ -1,0 +1,765 @@
+/*
+ * check_codemap.c - the code map: registration, lookups at every boundary,
+ * hostile arguments, a million methods, a reference model, and readers
+ * (threads and a signal handler) racing writers.
+ *
+ * No test asserts on time; the concurrent ones are bounded by iterations.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <stackwalk.h>
+#include "internal.h"
+
+/* ---- helpers ---- */
+
+static uint8_t blob[256];       /* one valid SWU blob, built once per test */
+static size_t blob_len;
+
+static void build_blob(void)
+{
+	sw_swu_builder *b;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	/* push rbp; mov rbp, rsp */
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_set_frame(b, 4, SW_X64_RBP, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 4), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, 64, blob, sizeof(blob), &blob_len), SW_OK);
+	sw_swu_builder_destroy(b);
+	ck_assert_uint_gt(blob_len, 0);
+	ck_assert_int_eq(sw_swu_validate(blob, blob_len), SW_OK);
+}
+
+/* The method handle and parent encode start and size so any found entry
+ * can be checked against what was registered. */
+static sw_code_info method(uint64_t start, uint64_t size)
+{
+	sw_code_info ci = {
+		.method = (void *)(uintptr_t)(start ^ 0x5a5a5a5a),
+		.start = start,
+		.size = size,
+		.unwind = blob,
+		.unwind_size = (uint32_t)blob_len,
+		.flags = 0,
+		.parent = (void *)(uintptr_t)size,
+	};
+	return ci;
+}
+
+/* Whether `ci` is exactly the entry registered by method(start, size). */
+static int entry_ok(const sw_code_info *ci, uint64_t start, uint64_t size)
+{
+	return ci->start == start && ci->size == size &&
+	       ci->method == (void *)(uintptr_t)(start ^ 0x5a5a5a5a) &&
+	       ci->parent == (void *)(uintptr_t)size &&
+	       ci->unwind_size == blob_len && ci->unwind != blob;
+}
+
+/* Whether the map-owned blob matches ours (a plain loop: signal-safe). */
+static int blob_ok(const sw_code_info *ci)
+{
+	for (size_t i = 0; i < blob_len; i++)
+		if (ci->unwind[i] != blob[i])
+			return 0;
+	return 1;
+}
+
+static sw_codemap *new_map(void)
+{
+	sw_codemap *map = NULL;
+
+	build_blob();
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_ptr_nonnull(map);
+	return map;
+}
+
+static int add(sw_codemap *map, uint64_t start, uint64_t size)
+{
+	sw_code_info ci = method(start, size);
+
+	return sw_codemap_add(map, &ci);
+}
+
+static void expect_found(sw_codemap *map, uint64_t ip, uint64_t start, uint64_t size)
+{
+	sw_code_info out;
+
+	ck_assert_int_eq(sw_codemap_find(map, ip, &out), SW_OK);
+	ck_assert_msg(entry_ok(&out, start, size), "ip %#llx: found [%#llx, +%#llx)",
+	              (unsigned long long)ip, (unsigned long long)out.start,
+	              (unsigned long long)out.size);
+}
+
+static void expect_missing(sw_codemap *map, uint64_t ip)
+{
+	sw_code_info out;
+
+	ck_assert_msg(sw_codemap_find(map, ip, &out) == SW_E_NOTFOUND,
+	              "ip %#llx should not be found", (unsigned long long)ip);
+}
+
+/* xorshift64*: small, deterministic, per thread. */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+/* ---- basics ---- */
+
+START_TEST(test_add_find_remove)
+{
+	sw_codemap *map = new_map();
+	uint8_t mine[sizeof(blob)];
+	sw_code_info ci, out;
+
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	expect_missing(map, 0x1000);
+
+	/* The map copies the blob: the caller may scribble on its own. */
+	memcpy(mine, blob, blob_len);
+	ci = method(0x401000, 0x80);
+	ci.unwind = mine;
+	ci.flags = SW_CODE_FUNCLET | SW_CODE_FILTER;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_OK);
+	memset(mine, 0xee, sizeof(mine));
+	ck_assert_uint_eq(sw_codemap_count(map), 1);
+
+	ck_assert_int_eq(sw_codemap_find(map, 0x401000, &out), SW_OK);
+	ck_assert_uint_eq(out.start, 0x401000);
+	ck_assert_uint_eq(out.size, 0x80);
+	ck_assert_uint_eq(out.flags, SW_CODE_FUNCLET | SW_CODE_FILTER);
+	ck_assert_ptr_eq(out.method, ci.method);
+	ck_assert_ptr_eq(out.parent, ci.parent);
+	ck_assert_ptr_ne(out.unwind, mine);
+	ck_assert(blob_ok(&out));
+
+	/* Boundaries: first byte, last byte, one past, one before. */
+	expect_found(map, 0x401040, 0x401000, 0x80);
+	ck_assert_int_eq(sw_codemap_find(map, 0x40107f, &out), SW_OK);
+	expect_missing(map, 0x401080);
+	expect_missing(map, 0x400fff);
+
+	/* The internal lookup returns the map's own entry. */
+	{
+		unsigned token = sw_codemap_read_begin(map);
+		const sw_code_info *p = swi_codemap_lookup(map, 0x401001);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(p->start, 0x401000);
+		ck_assert_ptr_eq(swi_codemap_lookup(map, 0x401080), NULL);
+		sw_codemap_read_end(map, token);
+	}
+
+	ck_assert_int_eq(sw_codemap_remove(map, 0x401001), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_codemap_remove(map, 0x401000), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	expect_missing(map, 0x401000);
+	ck_assert_int_eq(sw_codemap_remove(map, 0x401000), SW_E_NOTFOUND);
+	sw_codemap_synchronize(map);
+
+	/* Re-adding after removal works. */
+	ck_assert_int_eq(add(map, 0x401000, 0x80), SW_OK);
+	expect_found(map, 0x40107f, 0x401000, 0x80);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_neighbours_in_one_page)
+{
+	sw_codemap *map = new_map();
+
+	/* Back to back, one byte each and larger, all inside one page. */
+	for (uint64_t a = 0x7000; a < 0x7100; a++)
+		ck_assert_int_eq(add(map, a, 1), SW_OK);
+	ck_assert_int_eq(add(map, 0x7100, 0xf00), SW_OK);
+	for (uint64_t a = 0x7000; a < 0x7100; a++)
+		expect_found(map, a, a, 1);
+	expect_found(map, 0x7fff, 0x7100, 0xf00);
+	expect_missing(map, 0x6fff);
+	expect_missing(map, 0x8000);
+	ck_assert_uint_eq(sw_codemap_count(map), 0x101);
+	for (uint64_t a = 0x7001; a < 0x7100; a += 2)
+		ck_assert_int_eq(sw_codemap_remove(map, a), SW_OK);
+	for (uint64_t a = 0x7000; a < 0x7100; a++) {
+		if (a & 1)
+			expect_missing(map, a);
+		else
+			expect_found(map, a, a, 1);
+	}
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_overlap)
+{
+	sw_codemap *map = new_map();
+
+	ck_assert_int_eq(add(map, 0x10000, 0x100), SW_OK);
+	ck_assert_int_eq(add(map, 0x10000, 0x100), SW_E_EXISTS);   /* same */
+	ck_assert_int_eq(add(map, 0x10000, 1), SW_E_EXISTS);       /* same start */
+	ck_assert_int_eq(add(map, 0x100ff, 1), SW_E_EXISTS);       /* last byte */
+	ck_assert_int_eq(add(map, 0x10080, 0x10), SW_E_EXISTS);    /* inside */
+	ck_assert_int_eq(add(map, 0xff00, 0x101), SW_E_EXISTS);    /* reaches first byte */
+	ck_assert_int_eq(add(map, 0x0, 0x100000), SW_E_EXISTS);    /* engulfs, many pages */
+	ck_assert_int_eq(add(map, 0x100ff, 0x1000), SW_E_EXISTS);  /* from last byte on */
+	ck_assert_uint_eq(sw_codemap_count(map), 1);
+	ck_assert_int_eq(add(map, 0xff00, 0x100), SW_OK);          /* ends where it starts */
+	ck_assert_int_eq(add(map, 0x10100, 0x1000), SW_OK);        /* starts where it ends */
+	ck_assert_uint_eq(sw_codemap_count(map), 3);
+	expect_found(map, 0xffff, 0xff00, 0x100);
+	expect_found(map, 0x10000, 0x10000, 0x100);
+	expect_found(map, 0x10100, 0x10100, 0x1000);
+	/* A multi-page method overlapping one that starts pages later. */
+	ck_assert_int_eq(add(map, 0x1000, 0xef01), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, 0x1000, 0xef00), SW_OK);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_bad_args)
+{
+	sw_codemap *map = new_map();
+	sw_code_info ci, out;
+	uint8_t junk[32];
+
+	ci = method(0x1000, 0x10);
+	ck_assert_int_eq(sw_codemap_create(NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_codemap_add(NULL, &ci), SW_E_INVAL);
+	ck_assert_int_eq(sw_codemap_add(map, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_codemap_remove(NULL, 0), SW_E_INVAL);
+	ck_assert_int_eq(sw_codemap_find(NULL, 0, &out), SW_E_INVAL);
+	ck_assert_int_eq(sw_codemap_find(map, 0, NULL), SW_E_INVAL);
+	ck_assert_uint_eq(sw_codemap_count(NULL), 0);
+	sw_codemap_destroy(NULL);
+	sw_codemap_synchronize(NULL);
+	sw_codemap_read_end(NULL, sw_codemap_read_begin(NULL));
+
+	ci = method(0x1000, 0);
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* size 0 */
+	ci = method(UINT64_MAX - 0x10, 0x20);
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* wraps */
+	ci = method(1, UINT64_MAX);
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* wraps */
+	ci = method(0x1000, 0x10);
+	ci.unwind = NULL;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);
+	ci = method(0x1000, 0x10);
+	ci.unwind_size = 0;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);
+	ci = method(0x1000, 0x10);
+	ci.flags = 0x80;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* unknown flag */
+	ci = method(0x1000, (uint64_t)SW_SWU_MAX_CODE_SIZE + 1);
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_LIMIT);
+	memset(junk, 0xff, sizeof(junk));
+	ci = method(0x1000, 0x10);
+	ci.unwind = junk;
+	ci.unwind_size = sizeof(junk);
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_BADMETA);        /* bad blob */
+	ci.unwind = blob;
+	ci.unwind_size = 1;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_BADMETA);        /* truncated */
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	expect_missing(map, 0x1000);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_hostile_ips)
+{
+	static const uint64_t ips[] = {
+		0, 1, 0xfff, 0x1000, UINT64_MAX, UINT64_MAX - 1, UINT64_MAX >> 1,
+		UINT64_C(1) << 63, UINT64_C(0xfffffffffffff000), 0x7fffffffffff,
+	};
+	sw_codemap *map = new_map();
+
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
+		expect_missing(map, ips[i]);
+	/* Methods at the very bottom and the very top of the address space. */
+	ck_assert_int_eq(add(map, 0, 0x10), SW_OK);
+	ck_assert_int_eq(add(map, UINT64_MAX - 0x2000, 0x2000), SW_OK);
+	expect_found(map, 0, 0, 0x10);
+	expect_found(map, 0xf, 0, 0x10);
+	expect_missing(map, 0x10);
+	expect_found(map, UINT64_MAX - 1, UINT64_MAX - 0x2000, 0x2000);
+	expect_found(map, UINT64_MAX - 0x2000, UINT64_MAX - 0x2000, 0x2000);
+	expect_missing(map, UINT64_MAX);
+	expect_missing(map, UINT64_MAX - 0x2001);
+	expect_missing(map, 0x1000);
+	expect_missing(map, UINT64_MAX >> 1);
+	expect_missing(map, UINT64_C(1) << 63);
+	ck_assert_int_eq(sw_codemap_remove(map, UINT64_MAX), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_codemap_remove(map, UINT64_MAX - 0x2000), SW_OK);
+	expect_missing(map, UINT64_MAX - 1);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_many_pages)
+{
+	const uint64_t start = 0x10000123, size = (UINT64_C(1) << 20) + 0x321;
+	sw_codemap *map = new_map();
+
+	ck_assert_int_eq(add(map, start, size), SW_OK);
+	/* Every page boundary inside, and its neighbours. */
+	for (uint64_t a = (start + 0xfff) & ~UINT64_C(0xfff); a < start + size; a += 0x1000) {
+		expect_found(map, a, start, size);
+		expect_found(map, a - 1, start, size);
+	}
+	expect_found(map, start, start, size);
+	expect_found(map, start + size - 1, start, size);
+	expect_missing(map, start - 1);
+	expect_missing(map, start + size);
+	/* Nothing fits inside; neighbours sharing its first and last page do. */
+	ck_assert_int_eq(add(map, start + 0x5000, 1), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, start - 0x100, 0x100), SW_OK);
+	ck_assert_int_eq(add(map, start + size, 0x10), SW_OK);
+	expect_found(map, start - 1, start - 0x100, 0x100);
+	expect_found(map, start + size, start + size, 0x10);
+	ck_assert_int_eq(sw_codemap_remove(map, start), SW_OK);
+	for (uint64_t a = start; a < start + size; a += 0x777)
+		expect_missing(map, a);
+	expect_found(map, start - 1, start - 0x100, 0x100);
+	expect_found(map, start + size, start + size, 0x10);
+	/* And the space is free again. */
+	ck_assert_int_eq(add(map, start + 0x5000, 1), SW_OK);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+/* ---- a million methods ---- */
+
+#define MILLION 1000000u
+#define M_BASE  UINT64_C(0x7f0000000000)
+#define M_STEP  48u
+
+static uint64_t m_size(uint64_t k)
+{
+	return 16 + k % 29;     /* at most 44 < M_STEP: gaps between methods */
+}
+
+START_TEST(test_million)
+{
+	sw_codemap *map = new_map();
+
+	for (uint64_t k = 0; k < MILLION; k++)
+		ck_assert_int_eq(add(map, M_BASE + k * M_STEP, m_size(k)), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), MILLION);
+	for (uint64_t k = 0; k < MILLION; k++) {
+		uint64_t s = M_BASE + k * M_STEP, z = m_size(k);
+		sw_code_info out;
+
+		/* Unrolled ck_asserts would dominate the run time here. */
+		if (sw_codemap_find(map, s, &out) != SW_OK || !entry_ok(&out, s, z) ||
+		    sw_codemap_find(map, s + z - 1, &out) != SW_OK || !entry_ok(&out, s, z) ||
+		    sw_codemap_find(map, s + z, &out) != SW_E_NOTFOUND)
+			ck_abort_msg("method %llu looked up wrong", (unsigned long long)k);
+	}
+	/* Remove every other one; the rest stay found. */
+	for (uint64_t k = 0; k < MILLION; k += 2)
+		ck_assert_int_eq(sw_codemap_remove(map, M_BASE + k * M_STEP), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), MILLION / 2);
+	for (uint64_t k = 0; k < MILLION; k++) {
+		uint64_t s = M_BASE + k * M_STEP, z = m_size(k);
+		sw_code_info out;
+		sw_status st = sw_codemap_find(map, s + z / 2, &out);
+
+		if ((k & 1) ? st != SW_OK || !entry_ok(&out, s, z) : st != SW_E_NOTFOUND)
+			ck_abort_msg("after removal, method %llu looked up wrong", (unsigned long long)k);
+	}
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+/* ---- random operations against a reference model ---- */
+
+#define MODEL_MAX  2048
+#define MODEL_SPAN 0x40000u     /* 256 KiB: 64 pages */
+
+struct model {
+	uint64_t start[MODEL_MAX], size[MODEL_MAX];
+	unsigned n;
+};
+
+static int model_find(const struct model *m, uint64_t ip)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (ip - m->start[i] < m->size[i])
+			return (int)i;
+	return -1;
+}
+
+static int model_overlaps(const struct model *m, uint64_t start, uint64_t size)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (start < m->start[i] + m->size[i] && m->start[i] < start + size)
+			return 1;
+	return 0;
+}
+
+START_TEST(test_random_model)
+{
+	static struct model m;
+	sw_codemap *map = new_map();
+	uint64_t seed = 0x9e3779b97f4a7c15, base = 0x55550000;
+
+	m.n = 0;
+	for (unsigned op = 0; op < 40000; op++) {
+		uint64_t r = rnd(&seed);
+
+		if (r % 8 < 4 && m.n < MODEL_MAX) {
+			/* Mostly short methods, some spanning several pages. */
+			uint64_t start = base + rnd(&seed) % MODEL_SPAN;
+			uint64_t size = (r >> 8) % 16 ? 1 + rnd(&seed) % 256 : 1 + rnd(&seed) % 0x5000;
+			sw_status want = model_overlaps(&m, start, size) ? SW_E_EXISTS : SW_OK;
+
+			ck_assert_int_eq(add(map, start, size), want);
+			if (want == SW_OK) {
+				m.start[m.n] = start;
+				m.size[m.n++] = size;
+			}
+		} else if (r % 8 < 7) {
+			/* Remove a registered method, or try an address that may not start one. */
+			uint64_t start = m.n && (r >> 8) % 4 ? m.start[rnd(&seed) % m.n]
+			                                     : base + rnd(&seed) % MODEL_SPAN;
+			int i = model_find(&m, start);
+
+			if (i >= 0 && m.start[i] == start) {
+				ck_assert_int_eq(sw_codemap_remove(map, start), SW_OK);
+				m.start[i] = m.start[m.n - 1];
+				m.size[i] = m.size[--m.n];
+			} else {
+				ck_assert_int_eq(sw_codemap_remove(map, start), SW_E_NOTFOUND);
+			}
+		} else {
+			for (int j = 0; j < 32; j++) {
+				uint64_t ip = base - 0x100 + rnd(&seed) % (MODEL_SPAN + 0x6000);
+				int i = model_find(&m, ip);
+
+				if (i >= 0)
+					expect_found(map, ip, m.start[i], m.size[i]);
+				else
+					expect_missing(map, ip);
+			}
+		}
+		ck_assert_uint_eq(sw_codemap_count(map), m.n);
+		if (op % 5000 == 0)
+			sw_codemap_synchronize(map);
+	}
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+/* ---- concurrency: reader threads against writer threads ---- */
+
+/*
+ * A fixed universe of slots, each with its own range: slot k is the method
+ * [C_BASE + k * C_STRIDE, + c_size(k)).  Writers toggle their own slots;
+ * pinned slots are registered before the race and never touched, so
+ * readers must always find them.  Sizes up to C_STRIDE - 1 make many
+ * methods cross page boundaries.
+ */
+#define C_SLOTS   2048u
+#define C_STRIDE  6000u
+#define C_BASE    UINT64_C(0x200000000)
+#define C_PINNED(k) ((k) % 16 == 0)
+#define C_WRITERS 2
+#define C_READERS 2
+#define C_WRITER_OPS 60000u
+/* Writer 0 also grows and shrinks the table with bursts out here. */
+#define C_BURST_BASE UINT64_C(0x900000000)
+#define C_BURST 3000u
+
+static uint64_t c_size(uint64_t k)
+{
+	return 1 + (k * 2654435761u) % (C_STRIDE - 1);
+}
+
+struct race {
+	sw_codemap *map;
+	atomic_int writers_done;
+	atomic_ulong failures;
+	atomic_ulong lookups, hits;
+};
+
+/* Check one lookup result for `ip`; returns 0 when it is wrong. */
+static int race_check(const sw_code_info *ci, uint64_t ip, int deep)
+{
+	uint64_t size;
+
+	if (!ci)
+		return 1;
+	if (ip - ci->start >= ci->size)
+		return 0;
+	if (ci->start >= C_BURST_BASE) {
+		if ((ci->start - C_BURST_BASE) % 4096)
+			return 0;
+		size = 32;
+	} else {
+		uint64_t k = (ci->start - C_BASE) / C_STRIDE;
+
+		if (ci->start < C_BASE || (ci->start - C_BASE) % C_STRIDE || k >= C_SLOTS)
+			return 0;
+		size = c_size(k);
+	}
+	if (!entry_ok(ci, ci->start, size))
+		return 0;
+	return !deep || blob_ok(ci);
+}
+
+static void *race_reader(void *arg)
+{
+	struct race *r = arg;
+	uint64_t seed = (uintptr_t)&seed | 1;
+	unsigned long lookups = 0, hits = 0;
+
+	while (!atomic_load(&r->writers_done) && lookups < 20000000ul) {
+		uint64_t k = rnd(&seed) % C_SLOTS;
+		uint64_t ip = C_BASE + k * C_STRIDE + rnd(&seed) % C_STRIDE;
+
+		if (lookups % 2) {
+			/* The walker's way: a section, the map's own entry, the blob. */
+			unsigned token = sw_codemap_read_begin(r->map);
+			const sw_code_info *ci = swi_codemap_lookup(r->map, ip);
+
+			if (!race_check(ci, ip, 1))
+				atomic_fetch_add(&r->failures, 1);
+			if (C_PINNED(k) && ip - (C_BASE + k * C_STRIDE) < c_size(k) && !ci)
+				atomic_fetch_add(&r->failures, 1);
+			hits += ci != NULL;
+			sw_codemap_read_end(r->map, token);
+		} else {
+			sw_code_info out;
+			sw_status st = sw_codemap_find(r->map, ip, &out);
+
+			if (st != SW_OK && st != SW_E_NOTFOUND)
+				atomic_fetch_add(&r->failures, 1);
+			if (st == SW_OK && !race_check(&out, ip, 0))
+				atomic_fetch_add(&r->failures, 1);
+			if (C_PINNED(k) && ip - (C_BASE + k * C_STRIDE) < c_size(k) && st != SW_OK)
+				atomic_fetch_add(&r->failures, 1);
+			hits += st == SW_OK;
+		}
+		lookups++;
+	}
+	atomic_fetch_add(&r->lookups, lookups);
+	atomic_fetch_add(&r->hits, hits);
+	return NULL;
+}
+
+struct writer_arg {
+	struct race *race;
+	unsigned id;
+};
+
+static void *race_writer(void *arg)
+{
+	struct writer_arg *w = arg;
+	sw_codemap *map = w->race->map;
+	unsigned char present[C_SLOTS] = { 0 };
+	uint64_t seed = 0x1234567 + w->id;
+
+	for (unsigned op = 0; op < C_WRITER_OPS; op++) {
+		uint64_t k = rnd(&seed) % C_SLOTS;
+		sw_status st;
+
+		if (C_PINNED(k) || k % C_WRITERS != w->id)
+			continue;
+		if (present[k])
+			st = sw_codemap_remove(map, C_BASE + k * C_STRIDE);
+		else
+			st = add(map, C_BASE + k * C_STRIDE, c_size(k));
+		if (st != SW_OK)
+			atomic_fetch_add(&w->race->failures, 1);
+		present[k] ^= 1;
+		if (op % 4096 == 0)
+			sw_codemap_synchronize(map);
+		if (w->id == 0 && op % 20000 == 10000) {
+			/* Force resizes: many new pages, then none. */
+			for (uint64_t b = 0; b < C_BURST; b++)
+				if (add(map, C_BURST_BASE + b * 4096, 32) != SW_OK)
+					atomic_fetch_add(&w->race->failures, 1);
+			for (uint64_t b = 0; b < C_BURST; b++)
+				if (sw_codemap_remove(map, C_BURST_BASE + b * 4096) != SW_OK)
+					atomic_fetch_add(&w->race->failures, 1);
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent)
+{
+	struct race r = { .map = new_map() };
+	pthread_t readers[C_READERS], writers[C_WRITERS];
+	struct writer_arg wa[C_WRITERS];
+
+	for (uint64_t k = 0; k < C_SLOTS; k += 16)
+		ck_assert_int_eq(add(r.map, C_BASE + k * C_STRIDE, c_size(k)), SW_OK);
+	for (int i = 0; i < C_READERS; i++)
+		ck_assert_int_eq(pthread_create(&readers[i], NULL, race_reader, &r), 0);
+	for (unsigned i = 0; i < C_WRITERS; i++) {
+		wa[i].race = &r;
+		wa[i].id = i;
+		ck_assert_int_eq(pthread_create(&writers[i], NULL, race_writer, &wa[i]), 0);
+	}
+	for (int i = 0; i < C_WRITERS; i++)
+		pthread_join(writers[i], NULL);
+	atomic_store(&r.writers_done, 1);
+	for (int i = 0; i < C_READERS; i++)
+		pthread_join(readers[i], NULL);
+
+	if (getenv("SW_TEST_VERBOSE"))
+		fprintf(stderr, "concurrent: %lu lookups, %lu hits\n",
+		        atomic_load(&r.lookups), atomic_load(&r.hits));
+	ck_assert_uint_eq(atomic_load(&r.failures), 0);
+	ck_assert_uint_gt(atomic_load(&r.lookups), 0);
+	ck_assert_uint_gt(atomic_load(&r.hits), 0);
+	sw_codemap_synchronize(r.map);
+	sw_codemap_destroy(r.map);
+}
+END_TEST
+
+/* ---- a reader in a signal handler, interrupting the writer ---- */
+
+#define S_OPS_MIN   50000u
+#define S_OPS_MAX   2000000u
+#define S_SIGNALS   500ul
+
+static sw_codemap *sig_map;
+static atomic_ulong sig_runs, sig_failures;
+static atomic_int sig_stop;
+static uint64_t sig_seed = 42;  /* only the handler uses it */
+
+static void sig_reader(int signo)
+{
+	/* A nested section, as when a signal interrupts a walk. */
+	unsigned outer = sw_codemap_read_begin(sig_map);
+	unsigned inner = sw_codemap_read_begin(sig_map);
+
+	(void)signo;
+	for (int i = 0; i < 64; i++) {
+		uint64_t k = rnd(&sig_seed) % C_SLOTS;
+		uint64_t ip = C_BASE + k * C_STRIDE + rnd(&sig_seed) % C_STRIDE;
+		const sw_code_info *ci = swi_codemap_lookup(sig_map, ip);
+
+		if (!race_check(ci, ip, 1))
+			atomic_fetch_add(&sig_failures, 1);
+		if (C_PINNED(k) && ip - (C_BASE + k * C_STRIDE) < c_size(k) && !ci)
+			atomic_fetch_add(&sig_failures, 1);
+	}
+	sw_codemap_read_end(sig_map, inner);
+	sw_codemap_read_end(sig_map, outer);
+	atomic_fetch_add(&sig_runs, 1);
+}
+
+static void *sig_sender(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	/* Often enough to land inside adds and removes, not so often that
+	 * the handler starves the writer. */
+	struct timespec pause = { 0, 20000 };
+
+	while (!atomic_load(&sig_stop)) {
+		pthread_kill(target, SIGUSR1);
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_signal_reader)
+{
+	struct sigaction sa;
+	pthread_t self = pthread_self(), sender;
+	unsigned char present[C_SLOTS] = { 0 };
+	uint64_t seed = 7;
+	unsigned op;
+
+	sig_map = new_map();
+	for (uint64_t k = 0; k < C_SLOTS; k += 16)
+		ck_assert_int_eq(add(sig_map, C_BASE + k * C_STRIDE, c_size(k)), SW_OK);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_reader;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(pthread_create(&sender, NULL, sig_sender, &self), 0);
+
+	for (op = 0; op < S_OPS_MAX && (op < S_OPS_MIN || atomic_load(&sig_runs) < S_SIGNALS); op++) {
+		uint64_t k = rnd(&seed) % C_SLOTS;
+		sw_status st;
+
+		if (C_PINNED(k))
+			continue;
+		st = present[k] ? sw_codemap_remove(sig_map, C_BASE + k * C_STRIDE)
+		                : add(sig_map, C_BASE + k * C_STRIDE, c_size(k));
+		ck_assert_int_eq(st, SW_OK);
+		present[k] ^= 1;
+		if (op % 8192 == 0)
+			sw_codemap_synchronize(sig_map);
+	}
+	atomic_store(&sig_stop, 1);
+	pthread_join(sender, NULL);
+	signal(SIGUSR1, SIG_IGN);
+
+	if (getenv("SW_TEST_VERBOSE"))
+		fprintf(stderr, "signal reader: %u writer ops, %lu handler runs\n",
+		        op, atomic_load(&sig_runs));
+	ck_assert_uint_eq(atomic_load(&sig_failures), 0);
+	ck_assert_uint_gt(atomic_load(&sig_runs), 0);
+	sw_codemap_synchronize(sig_map);
+	sw_codemap_destroy(sig_map);
+}
+END_TEST
+
+static Suite *codemap_suite(void)
+{
+	Suite *s = suite_create("codemap");
+	TCase *tc = tcase_create("basic");
+	TCase *big = tcase_create("big");
+	TCase *race = tcase_create("race");
+
+	tcase_add_test(tc, test_add_find_remove);
+	tcase_add_test(tc, test_neighbours_in_one_page);
+	tcase_add_test(tc, test_overlap);
+	tcase_add_test(tc, test_bad_args);
+	tcase_add_test(tc, test_hostile_ips);
+	tcase_add_test(tc, test_many_pages);
+	suite_add_tcase(s, tc);
+
+	/* Generous limits: sanitizer and valgrind runs are many times slower;
+	 * nothing here measures time. */
+	tcase_set_timeout(big, 300);
+	tcase_add_test(big, test_million);
+	tcase_add_test(big, test_random_model);
+	suite_add_tcase(s, big);
+
+	tcase_set_timeout(race, 300);
+	tcase_add_test(race, test_concurrent);
+	tcase_add_test(race, test_signal_reader);
+	suite_add_tcase(s, race);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(codemap_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
