@@ -1,0 +1,478 @@
+/*
+ * check_toyjit.c - live walks of real machine code.
+ *
+ * The toy JIT emits methods of five prolog shapes and keeps a shadow stack
+ * of what each frame really holds (method, SP, callee-saved registers).  From
+ * inside the stub it calls, these tests walk the thread with several flag
+ * sets and check that the walk is the shadow stack reversed, that Frames and
+ * native markers sit where the scenario puts them, and that the registers
+ * the walker reports are the ones the code had.  Also: the x64 encoder's
+ * bytes, the emitted SWU blobs, the iterator and an aborted walk.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "toyjit.h"
+#include "toyjit_check.h"
+#include "x64_emit.h"
+
+#define BIT(r) (1ull << (r))
+#define MAX_WALKS 8
+
+static __thread sw_frame *frame_head;
+
+/* What the helper does on each call: one recorded walk per flag set. */
+static struct {
+	sw_thread thread;
+	sw_memory memory;
+	unsigned flags[MAX_WALKS];
+	unsigned nflags;
+	toyjit_walk *walks[MAX_WALKS];
+	sw_status status[MAX_WALKS];
+	char msg[MAX_WALKS][512];
+	int calls;
+	sw_transition_frame *tf;
+	/* for the iterator and abort tests */
+	int iter_frames, iter_status;
+	sw_walk_action abort_result;
+	int abort_seen;
+} g;
+
+static sw_codemap *map;
+
+static void helper(toyjit *jit, sw_transition_frame *tf)
+{
+	g.calls++;
+	g.tf = tf;
+	for (unsigned i = 0; i < g.nflags; i++) {
+		toyjit_walk_record(&g.thread, g.flags[i], g.walks[i]);
+		g.status[i] = toyjit_walk_check(jit, g.walks[i], g.msg[i], sizeof(g.msg[i]), NULL);
+	}
+}
+
+static void setup(void)
+{
+	memset(&g, 0, sizeof(g));
+	for (unsigned i = 0; i < MAX_WALKS; i++) {
+		g.walks[i] = malloc(sizeof(*g.walks[i]));
+		ck_assert_ptr_nonnull(g.walks[i]);
+	}
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_thread_init_self(&g.thread, map, &g.memory, &frame_head), SW_OK);
+}
+
+static void teardown(void)
+{
+	for (unsigned i = 0; i < MAX_WALKS; i++)
+		free(g.walks[i]);
+	sw_codemap_destroy(map);
+	map = NULL;
+}
+
+static toyjit *make_jit(const toyjit_shape *shapes, unsigned n, toyjit_helper_fn fn)
+{
+	toyjit *jit = NULL;
+
+	ck_assert_int_eq(toyjit_create(&jit, map, &frame_head, shapes, n, fn, NULL), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), n);
+	return jit;
+}
+
+static const unsigned all_flags[] = {
+	0,
+	SW_WALK_FUNCTIONSONLY,
+	SW_WALK_QUICKUNWIND,
+	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	SW_WALK_QUICKUNWIND | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	SW_WALK_LIGHTUNWIND,
+	SW_WALK_HANDLESKIPPEDFRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+};
+
+static void use_all_flags(void)
+{
+	g.nflags = sizeof(all_flags) / sizeof(all_flags[0]);
+	memcpy(g.flags, all_flags, sizeof(all_flags));
+}
+
+/* Run one scenario and require every walk to match. */
+static void run_and_check(toyjit *jit, unsigned depth, int pinvoke_at, const char *what)
+{
+	int calls = g.calls;
+
+	ck_assert_int_eq(toyjit_run(jit, depth, pinvoke_at), SW_OK);
+	ck_assert_msg(g.calls == calls + 1, "%s: the helper ran %d times", what, g.calls - calls);
+	ck_assert_ptr_null(frame_head);
+	for (unsigned i = 0; i < g.nflags; i++)
+		ck_assert_msg(g.status[i] == SW_OK, "%s, depth %u, P/Invoke at %d, flags %#x: %s",
+		              what, depth, pinvoke_at, g.flags[i], g.msg[i]);
+}
+
+static const toyjit_shape five[] = {
+	TOYJIT_RBP_FRAME, TOYJIT_NO_FP, TOYJIT_BIG_FRAME, TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP
+};
+
+START_TEST(test_depths)
+{
+	static const unsigned depths[] = { 1, 2, 3, 5, 10, 12, 17, 20, 64 };
+	toyjit *jit = make_jit(five, 5, helper);
+
+	use_all_flags();
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		unsigned d = depths[i];
+
+		run_and_check(jit, d, -1, "no P/Invoke");
+		if (d >= 2) {
+			run_and_check(jit, d, 0, "P/Invoke outermost");
+			run_and_check(jit, d, (int)(d - 2), "P/Invoke innermost");
+			run_and_check(jit, d, (int)(d - 1) / 2, "P/Invoke midway");
+		}
+	}
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* Every shape at every position: orders, repeats, a single shape. */
+START_TEST(test_orders)
+{
+	static const toyjit_shape orders[][5] = {
+		{ TOYJIT_OFFSET_FP, TOYJIT_MOV_SAVES, TOYJIT_BIG_FRAME, TOYJIT_NO_FP, TOYJIT_RBP_FRAME },
+		{ TOYJIT_NO_FP, TOYJIT_NO_FP, TOYJIT_MOV_SAVES, TOYJIT_MOV_SAVES, TOYJIT_BIG_FRAME },
+		{ TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP, TOYJIT_RBP_FRAME, TOYJIT_BIG_FRAME, TOYJIT_NO_FP },
+	};
+	char what[64];
+
+	use_all_flags();
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		toyjit *jit = make_jit(orders[o], 5, helper);
+
+		snprintf(what, sizeof(what), "order %zu", o);
+		for (unsigned d = 1; d <= 15; d += 7) {
+			run_and_check(jit, d, -1, what);
+			for (int p = 0; p + 1 < (int)d; p += 3)
+				run_and_check(jit, d, p, what);
+		}
+		toyjit_destroy(jit);
+	}
+	for (int s = 0; s < TOYJIT_NSHAPES; s++) {
+		toyjit_shape one = (toyjit_shape)s;
+		toyjit *jit = make_jit(&one, 1, helper);
+
+		snprintf(what, sizeof(what), "only %s", toyjit_shape_name(one));
+		run_and_check(jit, 6, -1, what);
+		run_and_check(jit, 6, 2, what);
+		toyjit_destroy(jit);
+	}
+}
+END_TEST
+
+static size_t count_state(const toyjit_walk *w, uint32_t state)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < w->n; k++)
+		n += w->frames[k].state == state;
+	return n;
+}
+
+/* The shape of the walk spelled out, independently of toyjit_walk_check. */
+START_TEST(test_markers_and_frames)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+	const toyjit_walk *w;
+	sw_code_info ci;
+	uint64_t tf, icf;
+
+	g.nflags = 3;
+	g.flags[0] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
+	g.flags[1] = 0;
+	g.flags[2] = SW_WALK_FUNCTIONSONLY;
+
+	/* 10 frames, P/Invoke at frame 3: TF, M9..M4, marker, ICF, M3..M0, marker. */
+	ck_assert_int_eq(toyjit_run(jit, 10, 3), SW_OK);
+	w = g.walks[0];
+	tf = (uint64_t)(uintptr_t)g.tf;
+	ck_assert_int_eq(w->result, SW_CONTINUE);
+	ck_assert_uint_eq(w->n, 1 + 6 + 1 + 1 + 4 + 1);
+	ck_assert_uint_eq(w->frames[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(w->frames[0].frame_type, SW_FRAME_TRANSITION);
+	ck_assert_uint_eq(w->frames[0].frame, tf);
+	ck_assert_ptr_null(w->frames[0].method);
+	for (int k = 1; k <= 6; k++) {
+		ck_assert_uint_eq(w->frames[k].state, SW_STATE_FRAMELESS);
+		ck_assert_ptr_eq(w->frames[k].method, toyjit_frame_method(jit, (unsigned)(10 - k)));
+	}
+	/* The innermost method resumes at the stub's return address, SP just above the block. */
+	ck_assert_uint_eq(w->frames[1].ip, ((uint64_t *)(uintptr_t)g.tf->transition_block)[6]);
+	ck_assert_uint_eq(w->frames[1].sp, g.tf->transition_block + 56);
+	ck_assert_uint_eq(w->frames[7].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_int_eq(sw_codemap_find(map, w->frames[7].ip, &ci), SW_E_NOTFOUND);
+	ck_assert_uint_eq(w->frames[8].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(w->frames[8].frame_type, SW_FRAME_INLINED_CALL);
+	icf = w->frames[8].frame;
+	/* The InlinedCallFrame lives in the P/Invoking method's locals: between its SP and its caller's. */
+	ck_assert_uint_ge(icf, w->frames[9].sp);
+	ck_assert_uint_lt(icf, w->frames[10].sp);
+	ck_assert_ptr_eq(w->frames[8].method, &jit->native_target);
+	for (int k = 9; k <= 12; k++) {
+		ck_assert_uint_eq(w->frames[k].state, SW_STATE_FRAMELESS);
+		ck_assert_ptr_eq(w->frames[k].method, toyjit_frame_method(jit, (unsigned)(12 - k)));
+	}
+	ck_assert_uint_eq(w->frames[13].state, SW_STATE_NATIVE_MARKER);
+	ck_assert(toyjit_is_native(jit, w->frames[13].ip));
+
+	/* Without NOTIFY_ON_U2M_TRANSITIONS: the same minus the markers. */
+	w = g.walks[1];
+	ck_assert_uint_eq(w->n, 12);
+	ck_assert_uint_eq(count_state(w, SW_STATE_NATIVE_MARKER), 0);
+	ck_assert_uint_eq(count_state(w, SW_STATE_FRAME), 2);
+	ck_assert_uint_eq(count_state(w, SW_STATE_FRAMELESS), 10);
+
+	/* FUNCTIONSONLY: the method-less TransitionFrame goes, the ICF (with a datum) stays. */
+	w = g.walks[2];
+	ck_assert_uint_eq(w->n, 11);
+	ck_assert_uint_eq(w->frames[0].state, SW_STATE_FRAMELESS);
+	ck_assert_uint_eq(count_state(w, SW_STATE_FRAME), 1);
+	ck_assert_uint_eq(w->frames[6].frame_type, SW_FRAME_INLINED_CALL);
+
+	/* No P/Invoke: one marker, at the end, in the entry thunk. */
+	ck_assert_int_eq(toyjit_run(jit, 7, -1), SW_OK);
+	w = g.walks[0];
+	ck_assert_uint_eq(w->n, 1 + 7 + 1);
+	ck_assert_uint_eq(count_state(w, SW_STATE_NATIVE_MARKER), 1);
+	ck_assert_uint_eq(w->frames[8].state, SW_STATE_NATIVE_MARKER);
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* The C caller's callee-saved registers come back out of a full unwind. */
+START_TEST(test_caller_registers)
+{
+	static const unsigned regs[] = {
+		SW_X64_RBX, SW_X64_RBP, SW_X64_R12, SW_X64_R13, SW_X64_R14, SW_X64_R15
+	};
+	toyjit *jit = make_jit(five, 5, helper);
+	const toyjit_walked *last;
+
+	g.nflags = 2;
+	g.flags[0] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
+	g.flags[1] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_QUICKUNWIND;
+	ck_assert_int_eq(toyjit_run(jit, 9, -1), SW_OK);
+	last = &g.walks[0]->frames[g.walks[0]->n - 1];
+	ck_assert_uint_eq(last->state, SW_STATE_NATIVE_MARKER);
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		unsigned r = regs[i];
+
+		ck_assert_msg(last->valid & BIT(r), "%s unknown", sw_arch_reg_name(SW_ARCH_X64, r));
+		ck_assert_uint_eq(last->regs[r], jit->entry_regs[r]);
+		/* Each frame's values: what the method itself had (the shadow stack). */
+		for (size_t k = 1; k + 1 < g.walks[0]->n; k++) {
+			const toyjit_walked *f = &g.walks[0]->frames[k];
+			const toyjit_shadow_entry *s = &jit->shadow[g.walks[0]->n - 2 - k];
+
+			ck_assert_uint_eq(f->state, SW_STATE_FRAMELESS);
+			ck_assert_msg(f->valid & BIT(r), "frame %zu: %s unknown", k, sw_arch_reg_name(SW_ARCH_X64, r));
+			ck_assert_uint_eq(f->regs[r], toyjit_shadow_reg(s, r));
+		}
+	}
+	/* QUICKUNWIND restores only IP, SP and the frame pointer. */
+	last = &g.walks[1]->frames[g.walks[1]->n - 1];
+	ck_assert(last->valid & BIT(SW_X64_RBP));
+	ck_assert_uint_eq(last->regs[SW_X64_RBP], jit->entry_regs[SW_X64_RBP]);
+	ck_assert_uint_eq(g.status[0], SW_OK);
+	ck_assert_uint_eq(g.status[1], SW_OK);
+	toyjit_destroy(jit);
+}
+END_TEST
+
+static sw_walk_action abort_at_third(const sw_crawl_frame *cf, void *data)
+{
+	(void)data;
+	g.abort_seen++;
+	return sw_crawl_frame_depth(cf) == 2 ? SW_ABORT : SW_CONTINUE;
+}
+
+/* The same walk through sw_iter, and one the callback stops. */
+static void iter_helper(toyjit *jit, sw_transition_frame *tf)
+{
+	sw_iter it;
+	int r;
+
+	(void)jit;
+	(void)tf;
+	g.calls++;
+	ck_assert_int_eq(sw_iter_init(&it, &g.thread, NULL, 0, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS), SW_OK);
+	while ((r = sw_iter_next(&it)) > 0) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+
+		ck_assert_ptr_nonnull(cf);
+		ck_assert_uint_eq(sw_crawl_frame_depth(cf), (uint32_t)g.iter_frames);
+		g.iter_frames++;
+	}
+	g.iter_status = r;
+	sw_iter_end(&it);
+	g.abort_result = sw_walk_frames(&g.thread, NULL, 0, abort_at_third, NULL, 0, NULL);
+}
+
+START_TEST(test_iterator_and_abort)
+{
+	toyjit *jit = make_jit(five, 5, iter_helper);
+
+	ck_assert_int_eq(toyjit_run(jit, 8, 2), SW_OK);
+	ck_assert_int_eq(g.calls, 1);
+	ck_assert_int_eq(g.iter_status, 0);
+	ck_assert_int_eq(g.iter_frames, 1 + 5 + 1 + 1 + 3 + 1);
+	ck_assert_int_eq(g.abort_result, SW_ABORT);
+	ck_assert_int_eq(g.abort_seen, 3);
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* The emitted metadata is valid and says what the code does at the body's start. */
+START_TEST(test_swu_blobs)
+{
+	/* CFA - SP in the body, per shape (entry: 8 for the return address). */
+	static const int32_t body_frame[TOYJIT_NSHAPES] = {
+		[TOYJIT_RBP_FRAME] = 8 + 16 + 56,
+		[TOYJIT_NO_FP] = 8 + 40 + 48,
+		[TOYJIT_BIG_FRAME] = 8 + 8 + 3 * 4096,
+		[TOYJIT_MOV_SAVES] = 8 + 88,
+		[TOYJIT_OFFSET_FP] = 8 + 16 + 72,
+	};
+	toyjit *jit = make_jit(five, 5, helper);
+
+	for (unsigned k = 0; k < jit->nmethods; k++) {
+		const toyjit_method *m = &jit->methods[k];
+		sw_swu_header h;
+		sw_swu_rule rule, entry;
+
+		ck_assert_int_eq(sw_swu_validate(m->swu, m->swu_size), SW_OK);
+		ck_assert_int_eq(sw_swu_decode_header(m->swu, m->swu_size, &h), SW_OK);
+		ck_assert_uint_eq(h.code_size, m->size);
+		ck_assert_uint_eq(h.prolog_size, m->prolog_size);
+		ck_assert_uint_eq(h.epilogs, 1);
+		ck_assert_int_eq(sw_swu_decode(m->swu, m->swu_size, 0, &entry), SW_OK);
+		ck_assert_uint_eq(entry.cfa_reg, SW_X64_RSP);
+		ck_assert_int_eq(entry.cfa_offset, 8);
+		ck_assert_int_eq(sw_swu_decode(m->swu, m->swu_size, m->prolog_size, &rule), SW_OK);
+		ck_assert_uint_eq(rule.region, SW_SWU_BODY);
+		ck_assert_msg(rule.sp_offset == body_frame[m->shape], "%s: sp_offset %d, want %d",
+		              m->name, rule.sp_offset, body_frame[m->shape]);
+		ck_assert_uint_eq(rule.saved_mask & m->saved_regs, m->saved_regs);
+		/* Every frame-pointer shape unwinds from rbp in its body. */
+		if (m->shape == TOYJIT_RBP_FRAME || m->shape == TOYJIT_BIG_FRAME || m->shape == TOYJIT_OFFSET_FP)
+			ck_assert_uint_eq(rule.cfa_reg, SW_X64_RBP);
+		else
+			ck_assert_uint_eq(rule.cfa_reg, SW_X64_RSP);
+	}
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* The encoder's bytes for the awkward operands (SIB for rsp/r12, disp8 0 for rbp/r13). */
+START_TEST(test_encoder)
+{
+	static const struct {
+		const char *what;
+		uint8_t bytes[16];
+		size_t len;
+	} want[] = {
+		{ "push r12", { 0x41, 0x54 }, 2 },
+		{ "pop rbx", { 0x5b }, 1 },
+		{ "mov [rsp+16], rbx", { 0x48, 0x89, 0x5c, 0x24, 0x10 }, 5 },
+		{ "mov r12, [rsp+24]", { 0x4c, 0x8b, 0x64, 0x24, 0x18 }, 5 },
+		{ "lea rbp, [rsp+32]", { 0x48, 0x8d, 0x6c, 0x24, 0x20 }, 5 },
+		{ "lea rsp, [rbp-8]", { 0x48, 0x8d, 0x65, 0xf8 }, 4 },
+		{ "mov rbx, [r13]", { 0x49, 0x8b, 0x5d, 0x00 }, 4 },
+		{ "mov [r12], rax", { 0x49, 0x89, 0x04, 0x24 }, 4 },
+		{ "sub rsp, 0x3000", { 0x48, 0x81, 0xec, 0x00, 0x30, 0x00, 0x00 }, 7 },
+		{ "test [rsp-0x1000], eax", { 0x85, 0x84, 0x24, 0x00, 0xf0, 0xff, 0xff }, 7 },
+		{ "mov rbp, rsp", { 0x48, 0x89, 0xe5 }, 3 },
+		{ "call [rax]", { 0xff, 0x10 }, 2 },
+		{ "mov r15, imm64", { 0x49, 0xbf, 1, 2, 3, 4, 5, 6, 7, 8 }, 10 },
+	};
+	uint8_t mem[256];
+	x64_buf b;
+	size_t at = 0;
+
+	x64_buf_init(&b, mem, sizeof(mem));
+	x64_push(&b, X64_R12);
+	x64_pop(&b, X64_RBX);
+	x64_mov_mr(&b, X64_RSP, 16, X64_RBX);
+	x64_mov_rm(&b, X64_R12, X64_RSP, 24);
+	x64_lea(&b, X64_RBP, X64_RSP, 32);
+	x64_lea(&b, X64_RSP, X64_RBP, -8);
+	x64_mov_rm(&b, X64_RBX, X64_R13, 0);
+	x64_mov_mr(&b, X64_R12, 0, X64_RAX);
+	x64_sub_ri(&b, X64_RSP, 0x3000);
+	x64_test_m32_r32(&b, X64_RSP, -0x1000, X64_RAX);
+	x64_mov_rr(&b, X64_RBP, X64_RSP);
+	x64_call_m(&b, X64_RAX, 0);
+	x64_mov_ri64(&b, X64_R15, 0x0807060504030201ull);
+	ck_assert(!b.overflow);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(at + want[i].len <= b.len && memcmp(mem + at, want[i].bytes, want[i].len) == 0,
+		              "%s: wrong encoding", want[i].what);
+		at += want[i].len;
+	}
+	ck_assert_uint_eq(at, b.len);
+	ck_assert_uint_eq(x64_dwarf_reg(X64_RSP), SW_X64_RSP);
+	ck_assert_uint_eq(x64_dwarf_reg(X64_RDX), SW_X64_RDX);
+	ck_assert_uint_eq(x64_dwarf_reg(X64_RSI), SW_X64_RSI);
+
+	/* A full buffer stops writing and says so. */
+	x64_buf_init(&b, mem, 3);
+	x64_mov_ri64(&b, X64_RAX, 1);
+	x64_ret(&b);
+	ck_assert(b.overflow);
+	ck_assert_uint_le(b.len, 3);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+	toyjit_shape bad = TOYJIT_NSHAPES;
+	toyjit *other = NULL;
+
+	ck_assert_int_eq(toyjit_run(jit, 0, -1), SW_E_INVAL);
+	ck_assert_int_eq(toyjit_run(jit, 3, 2), SW_E_INVAL);
+	ck_assert_int_eq(toyjit_run(jit, TOYJIT_MAX_DEPTH + 1, -1), SW_E_INVAL);
+	ck_assert_int_eq(toyjit_create(&other, map, &frame_head, &bad, 1, helper, NULL), SW_E_INVAL);
+	ck_assert_int_eq(toyjit_create(&other, map, &frame_head, five, 0, helper, NULL), SW_E_INVAL);
+	ck_assert_int_eq(g.calls, 0);
+	toyjit_destroy(jit);
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+}
+END_TEST
+
+static Suite *toyjit_suite(void)
+{
+	Suite *s = suite_create("toyjit");
+	TCase *tc = tcase_create("live");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_encoder);
+	tcase_add_test(tc, test_swu_blobs);
+	tcase_add_test(tc, test_bad_arguments);
+	tcase_add_test(tc, test_depths);
+	tcase_add_test(tc, test_orders);
+	tcase_add_test(tc, test_markers_and_frames);
+	tcase_add_test(tc, test_caller_registers);
+	tcase_add_test(tc, test_iterator_and_abort);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(toyjit_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
