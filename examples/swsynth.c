@@ -1,0 +1,218 @@
+/*
+ * swsynth - generate synthetic stacks, print the frames a correct walk
+ * reports, walk them and say whether the walk agreed.
+ *
+ *   swsynth [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]
+ *
+ * Used to reproduce a failing seed from the test suite.  Uses only the
+ * public API.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stackwalk.h>
+
+static const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case SW_STATE_FRAMELESS:      return "FRAMELESS";
+	case SW_STATE_FRAME:          return "FRAME";
+	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
+	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
+	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
+	default:                      return "?";
+	}
+}
+
+static const char *frame_type_name(uint32_t type)
+{
+	const sw_frame_ops *ops = sw_frame_type_ops(type);
+
+	return ops && ops->name ? ops->name : "?";
+}
+
+static void print_frame(size_t i, const sw_synth_frame *f)
+{
+	static const unsigned regs[] = {
+		SW_X64_RBX, SW_X64_RBP, SW_X64_R12, SW_X64_R13, SW_X64_R14, SW_X64_R15
+	};
+
+	printf("#%-3zu %-14s", i, state_name(f->state));
+	switch (f->state) {
+	case SW_STATE_FRAMELESS:
+		printf(" method=%p ip=%#" PRIx64 " sp=%#" PRIx64, f->method, f->ip, f->sp);
+		if (f->is_first)
+			printf(" first");
+		if (f->is_interrupted)
+			printf(" interrupted");
+		if (f->has_faulted)
+			printf(" faulted");
+		for (unsigned k = 0; k < sizeof regs / sizeof regs[0]; k++) {
+			unsigned r = regs[k];
+
+			if (!((f->valid >> r) & 1))
+				continue;
+			printf(" %s=%#" PRIx64, sw_arch_reg_name(SW_ARCH_X64, r), f->regs[r]);
+			if (f->locs[r])
+				printf("@%#" PRIx64, f->locs[r]);
+		}
+		if (f->locs[SW_X64_RIP])
+			printf(" ra@%#" PRIx64, f->locs[SW_X64_RIP]);
+		break;
+	case SW_STATE_FRAME:
+	case SW_STATE_SKIPPED_FRAME:
+		printf(" frame=%#" PRIx64 " type=%u (%s) method=%p", f->frame, f->frame_type,
+		       frame_type_name(f->frame_type), f->method);
+		break;
+	default:
+		printf(" ip=%#" PRIx64 " sp=%#" PRIx64, f->ip, f->sp);
+		break;
+	}
+	putchar('\n');
+}
+
+/* The SWU of each managed frame's method, once per method. */
+static void dump_methods(const sw_synth *s, const sw_synth_frame *f, size_t n)
+{
+	const sw_thread *t = sw_synth_thread(s);
+
+	for (size_t i = 0; i < n; i++) {
+		sw_code_info ci;
+		int seen = 0;
+
+		if (f[i].state != SW_STATE_FRAMELESS)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			seen |= f[j].state == SW_STATE_FRAMELESS && f[j].method == f[i].method;
+		if (seen || sw_codemap_find(t->codemap, f[i].ip - (f[i].is_first ? 0 : 1), &ci) != SW_OK)
+			continue;
+		printf("method %p: code [%#" PRIx64 ", %#" PRIx64 ")\n", ci.method, ci.start,
+		       ci.start + ci.size);
+		sw_swu_dump(stdout, ci.unwind, ci.unwind_size);
+	}
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: swsynth [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]\n"
+	        "  -s seed      first seed (default 1)\n"
+	        "  -f flags     walk flags, SW_WALK_* values (default 0)\n"
+	        "  -n count     how many consecutive seeds (default 1)\n"
+	        "  -F features  SW_SYNTH_* features (default 0x1f, all)\n"
+	        "  -m min       fewest managed frames (default 1)\n"
+	        "  -M max       most managed frames (default 24)\n"
+	        "  -q           print only failures and the summary\n"
+	        "  -d           also dump the SWU of each method on the stack\n");
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = 1, flags = 0, count = 1, v;
+	sw_synth_params p;
+	int quiet = 0, dump = 0, opt;
+	unsigned failures = 0;
+
+	sw_synth_params_default(&p);
+	while ((opt = getopt(argc, argv, "s:f:n:F:m:M:qdh")) != -1) {
+		switch (opt) {
+		case 's':
+			if (!parse_u64(optarg, &seed))
+				goto bad;
+			break;
+		case 'f':
+			if (!parse_u64(optarg, &flags) || flags > UINT32_MAX)
+				goto bad;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, &count))
+				goto bad;
+			break;
+		case 'F':
+			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			p.features = (unsigned)v;
+			break;
+		case 'm':
+			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			p.min_frames = (unsigned)v;
+			break;
+		case 'M':
+			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			p.max_frames = (unsigned)v;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'd':
+			dump = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc)
+		goto bad;
+
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t sd = seed + i;
+		sw_synth *s;
+		sw_synth_frame *f;
+		size_t n;
+		char msg[512];
+		sw_status st = sw_synth_create(&s, SW_ARCH_X64, sd, &p);
+
+		if (st != SW_OK) {
+			fprintf(stderr, "swsynth: seed %#" PRIx64 ": %s\n", sd, sw_strerror(st));
+			return 1;
+		}
+		n = sw_synth_expected(s, (unsigned)flags, NULL, 0);
+		f = calloc(n + 1, sizeof *f);
+		if (!f) {
+			fprintf(stderr, "swsynth: out of memory\n");
+			return 1;
+		}
+		sw_synth_expected(s, (unsigned)flags, f, n);
+		st = sw_synth_check(s, (unsigned)flags, msg, sizeof msg);
+		if (!quiet || st != SW_OK) {
+			printf("seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames\n",
+			       sd, flags, p.features, n);
+			for (size_t k = 0; k < n; k++)
+				print_frame(k, &f[k]);
+			if (dump)
+				dump_methods(s, f, n);
+			if (st == SW_OK)
+				printf("OK\n");
+			else
+				printf("%s: %s\n", st == SW_E_MISMATCH ? "MISMATCH" : "WALK FAILED", msg);
+		}
+		failures += st != SW_OK;
+		free(f);
+		sw_synth_destroy(s);
+	}
+	if (count > 1)
+		printf("%" PRIu64 " stacks, %u failed\n", count, failures);
+	return failures ? 1 : 0;
+
+bad:
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,104 @@
+/*
+ * synth.c - sw_synth: synthetic stacks with a known right answer.
+ *
+ * The public face: parameters, create and destroy, the thread and seed
+ * context to walk, and the expected frames.  Generation is in synth_gen.c,
+ * the expectation in synth_expect.c, the checked walk in synth_check.c.
+ */
+#include <stdlib.h>
+#include "synth_internal.h"
+
+SW_API void sw_synth_params_default(sw_synth_params *p)
+{
+	if (!p)
+		return;
+	p->min_frames = 1;
+	p->max_frames = 24;
+	p->features = SW_SYNTH_ALL;
+}
+
+static sw_status check_params(const sw_synth_params *p)
+{
+	if (p->min_frames > p->max_frames || (p->features & ~(unsigned)SW_SYNTH_ALL))
+		return SW_E_INVAL;
+	if (p->max_frames > SWI_SYNTH_MAX_FRAMES)
+		return SW_E_LIMIT;
+	return SW_OK;
+}
+
+SW_API sw_status sw_synth_create(sw_synth **out, sw_arch arch, uint64_t seed,
+                                 const sw_synth_params *p)
+{
+	sw_synth *s;
+	sw_status st;
+	int consistent = 0;
+
+	if (!out)
+		return SW_E_INVAL;
+	*out = NULL;
+	if (arch == SW_ARCH_X86 || arch == SW_ARCH_ARM64)
+		return SW_E_UNSUPPORTED;        /* only x64 stacks are generated so far */
+	if (arch != SW_ARCH_X64)
+		return SW_E_INVAL;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return SW_E_NOMEM;
+	s->arch = arch;
+	s->seed = seed;
+	if (p)
+		s->params = *p;
+	else
+		sw_synth_params_default(&s->params);
+	st = check_params(&s->params);
+	if (st == SW_OK)
+		st = sw_codemap_create(&s->map);
+	if (st == SW_OK)
+		st = swi_synth_generate(s);
+	if (st == SW_OK) {
+		/*
+		 * The records must tell one story: every frame reached, every
+		 * pass-through register unchanged.  If not, the generator is wrong.
+		 */
+		swi_synth_expect(s, 0, NULL, 0, &consistent);
+		if (!consistent)
+			st = SW_E_STATE;
+	}
+	if (st != SW_OK) {
+		sw_synth_destroy(s);
+		return st;
+	}
+	*out = s;
+	return SW_OK;
+}
+
+SW_API void sw_synth_destroy(sw_synth *s)
+{
+	if (!s)
+		return;
+	if (s->map)
+		sw_codemap_destroy(s->map);
+	free(s->methods);
+	free(s->insts);
+	free(s->frames);
+	free(s->image);
+	free(s);
+}
+
+SW_API const sw_thread *sw_synth_thread(const sw_synth *s)
+{
+	return s ? &s->thread : NULL;
+}
+
+SW_API const sw_context *sw_synth_context(const sw_synth *s)
+{
+	return s ? &s->ctx : NULL;
+}
+
+SW_API size_t sw_synth_expected(const sw_synth *s, unsigned flags, sw_synth_frame *out, size_t cap)
+{
+	if (!s)
+		return 0;
+	if (!out)
+		cap = 0;
+	return swi_synth_expect(s, flags, out, cap, NULL);
+}

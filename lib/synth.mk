@@ -1,0 +1,31 @@
+# Synthetic stacks (sw_synth): the generator, the expectation and the checked
+# walk; their Check suite, the swsynth tool and the manual pages.
+libstackwalk_core_la_SOURCES += \
+	lib/synth_internal.h \
+	lib/synth.c \
+	lib/synth_gen.h \
+	lib/synth_gen.c \
+	lib/synth_method.c \
+	lib/synth_expect.c \
+	lib/synth_check.c
+
+check_PROGRAMS += tests/check_synth
+TESTS += tests/check_synth
+tests_check_synth_SOURCES = tests/check_synth.c
+tests_check_synth_CFLAGS = $(TEST_CFLAGS)
+tests_check_synth_LDADD = $(TEST_LIBS)
+
+noinst_PROGRAMS += examples/swsynth
+examples_swsynth_SOURCES = examples/swsynth.c
+examples_swsynth_LDADD = libstackwalk.la
+
+dist_man_MANS += \
+	man/sw_synth.3 \
+	man/sw_synth_params_default.3 \
+	man/sw_synth_create.3 \
+	man/sw_synth_destroy.3 \
+	man/sw_synth_thread.3 \
+	man/sw_synth_context.3 \
+	man/sw_synth_expected.3 \
+	man/sw_synth_check.3 \
+	man/swsynth.1

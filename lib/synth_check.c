@@ -1,0 +1,214 @@
+/*
+ * synth_check.c - walk a synthetic stack and compare with the expectation.
+ *
+ * The walk goes through the public iterator and crawl-frame accessors only,
+ * as any user's walk would.  The first difference ends the check with a
+ * message naming the seed, flags, frame index and field, so that
+ * `swsynth -s SEED -f FLAGS` reproduces it.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "synth_internal.h"
+
+static const char *const synth_reg_names[SWI_SYNTH_NREGS] = {
+	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"
+};
+
+struct check {
+	const sw_synth *s;
+	unsigned flags;
+	char *msg;
+	size_t msg_size;
+};
+
+static sw_status report(const struct check *c, sw_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Write "seed S flags F: <text>" into the caller's buffer; return st. */
+static sw_status report(const struct check *c, sw_status st, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!c->msg || !c->msg_size)
+		return st;
+	n = snprintf(c->msg, c->msg_size, "seed %#" PRIx64 " flags %#x: ", c->s->seed, c->flags);
+	if (n >= 0 && (size_t)n < c->msg_size) {
+		va_start(ap, fmt);
+		vsnprintf(c->msg + n, c->msg_size - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
+static sw_status differ(const struct check *c, size_t i, const sw_synth_frame *e,
+                        const char *field, uint64_t want, uint64_t got)
+{
+	return report(c, SW_E_MISMATCH, "frame %zu (%s): %s: expected %#" PRIx64 ", got %#" PRIx64,
+	              i, swi_synth_state_name(e->state), field, want, got);
+}
+
+static sw_status compare_regs(const struct check *c, size_t i, const sw_synth_frame *e,
+                              const sw_regdisplay *rd)
+{
+	uint64_t got_valid = rd->cur.valid & SWI_SYNTH_COMPARED;
+	char field[32];
+
+	if (got_valid != e->valid)
+		return differ(c, i, e, "valid register mask", e->valid, got_valid);
+	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+		if (!(e->valid & SWI_BIT(r)))
+			continue;
+		if (rd->cur.regs[r] != e->regs[r]) {
+			snprintf(field, sizeof field, "%s", synth_reg_names[r]);
+			return differ(c, i, e, field, e->regs[r], rd->cur.regs[r]);
+		}
+		if (rd->cur_loc[r] != e->locs[r]) {
+			snprintf(field, sizeof field, "location of %s", synth_reg_names[r]);
+			return differ(c, i, e, field, e->locs[r], rd->cur_loc[r]);
+		}
+	}
+	return SW_OK;
+}
+
+static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *e,
+                         const sw_crawl_frame *cf)
+{
+	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+	uint32_t state = (uint32_t)sw_crawl_frame_state(cf);
+	uint64_t ip = rd ? rd->cur.regs[SW_X64_RIP] : 0;
+	uint64_t sp = rd ? rd->cur.regs[SW_X64_RSP] : 0;
+
+	if (state != e->state)
+		return report(c, SW_E_MISMATCH, "frame %zu: state: expected %s, got %s (%u)", i,
+		              swi_synth_state_name(e->state), swi_synth_state_name(state), state);
+	switch (e->state) {
+	case SW_STATE_FRAMELESS:
+		if ((uintptr_t)sw_crawl_frame_method(cf) != (uintptr_t)e->method)
+			return differ(c, i, e, "method", (uintptr_t)e->method,
+			              (uintptr_t)sw_crawl_frame_method(cf));
+		if (!rd)
+			return report(c, SW_E_MISMATCH, "frame %zu (FRAMELESS): no register display", i);
+		if (ip != e->ip)
+			return differ(c, i, e, "ip", e->ip, ip);
+		if (sp != e->sp)
+			return differ(c, i, e, "sp", e->sp, sp);
+		if ((uint32_t)!!sw_crawl_frame_is_first(cf) != e->is_first)
+			return differ(c, i, e, "is_first", e->is_first, !!sw_crawl_frame_is_first(cf));
+		if ((uint32_t)!!sw_crawl_frame_is_interrupted(cf) != e->is_interrupted)
+			return differ(c, i, e, "is_interrupted", e->is_interrupted,
+			              !!sw_crawl_frame_is_interrupted(cf));
+		if ((uint32_t)!!sw_crawl_frame_has_faulted(cf) != e->has_faulted)
+			return differ(c, i, e, "has_faulted", e->has_faulted,
+			              !!sw_crawl_frame_has_faulted(cf));
+		return compare_regs(c, i, e, rd);
+	case SW_STATE_FRAME:
+	case SW_STATE_SKIPPED_FRAME:
+		if (sw_crawl_frame_frame(cf) != e->frame)
+			return differ(c, i, e, "frame address", e->frame, sw_crawl_frame_frame(cf));
+		if (sw_crawl_frame_frame_type(cf) != e->frame_type)
+			return differ(c, i, e, "frame type", e->frame_type, sw_crawl_frame_frame_type(cf));
+		if ((uintptr_t)sw_crawl_frame_method(cf) != (uintptr_t)e->method)
+			return differ(c, i, e, "method", (uintptr_t)e->method,
+			              (uintptr_t)sw_crawl_frame_method(cf));
+		return SW_OK;
+	default:
+		if (ip != e->ip)
+			return differ(c, i, e, "ip", e->ip, ip);
+		if (sp != e->sp)
+			return differ(c, i, e, "sp", e->sp, sp);
+		return SW_OK;
+	}
+}
+
+/* Describe an expected frame briefly, for "missing frame" messages. */
+static void describe(const sw_synth_frame *e, char *buf, size_t size)
+{
+	if (e->state == SW_STATE_FRAME || e->state == SW_STATE_SKIPPED_FRAME)
+		snprintf(buf, size, "%s at %#" PRIx64 " type %u", swi_synth_state_name(e->state),
+		         e->frame, e->frame_type);
+	else
+		snprintf(buf, size, "%s ip %#" PRIx64 " sp %#" PRIx64, swi_synth_state_name(e->state),
+		         e->ip, e->sp);
+}
+
+static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *exp, size_t n)
+{
+	const sw_synth *s = c->s;
+	sw_iter it;
+	sw_walk_error err;
+	sw_status st;
+	size_t i = 0;
+	int r;
+	char what[96];
+
+	st = sw_iter_init(&it, &s->thread, &s->ctx, 0, c->flags);
+	if (st != SW_OK)
+		return report(c, st, "sw_iter_init failed: %s", sw_strerror(st));
+	while ((r = sw_iter_next(&it)) > 0) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+
+		if (i >= n) {
+			const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+
+			st = report(c, SW_E_MISMATCH,
+			            "frame %zu: extra frame %s ip %#" PRIx64 " frame %#" PRIx64
+			            " (expected %zu frames)", i,
+			            swi_synth_state_name((uint32_t)sw_crawl_frame_state(cf)),
+			            rd ? rd->cur.regs[SW_X64_RIP] : 0, sw_crawl_frame_frame(cf), n);
+			break;
+		}
+		st = compare(c, i, &exp[i], cf);
+		if (st != SW_OK)
+			break;
+		i++;
+	}
+	if (st == SW_OK && r < 0) {
+		sw_iter_error(&it, &err);
+		st = r;
+		report(c, st, "walk failed after %zu frames (expected %zu): %s at depth %" PRIu32
+		       ", ip %#" PRIx64 " sp %#" PRIx64 " frame %#" PRIx64, i, n,
+		       sw_strerror(err.status ? err.status : r), err.depth, err.ip, err.sp, err.frame);
+	} else if (st == SW_OK && i < n) {
+		describe(&exp[i], what, sizeof what);
+		st = report(c, SW_E_MISMATCH, "walk ended after %zu frames, expected %zu; frame %zu: %s",
+		            i, n, i, what);
+	}
+	sw_iter_end(&it);
+	return st;
+}
+
+SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size)
+{
+	struct check c = { s, flags, msg, msg_size };
+	sw_synth_frame *exp;
+	unsigned char *head;
+	size_t n;
+	sw_status st;
+
+	if (msg && msg_size)
+		msg[0] = '\0';
+	if (!s)
+		return SW_E_INVAL;
+	n = swi_synth_expect(s, flags, NULL, 0, NULL);
+	exp = malloc((n ? n : 1) * sizeof *exp);
+	if (!exp)
+		return report(&c, SW_E_NOMEM, "out of memory");
+	swi_synth_expect(s, flags, exp, n, NULL);
+	st = walk_and_compare(&c, exp, n);
+	free(exp);
+
+	if (flags & SW_WALK_POPFRAMES) {
+		/* Every Frame was passed, so every Frame was popped; then undo it. */
+		head = s->image + (s->head_slot - s->image_lo);
+		if (st == SW_OK && swi_load_le(head, 8) != 0)
+			st = report(&c, SW_E_MISMATCH,
+			            "POPFRAMES: head slot %#" PRIx64 " holds %#" PRIx64
+			            " after the walk, expected 0", s->head_slot, swi_load_le(head, 8));
+		swi_store_le(head, 8, s->head);
+	}
+	return st;
+}

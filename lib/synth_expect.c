@@ -1,0 +1,252 @@
+/*
+ * synth_expect.c - the frames a correct walk of a synthetic stack reports.
+ *
+ * This replays the CLR's walk rules (managed frame, skipped Frames, native
+ * marker, Frame processing) over what the generator's model machine
+ * recorded.  Register values come from the machine's records, never from
+ * the stack image or an SWU blob.
+ */
+#include "synth_internal.h"
+
+/* A register context with the target address each value came from. */
+struct expect_regs {
+	uint64_t valid;
+	uint64_t regs[SWI_SYNTH_NREGS];
+	uint64_t locs[SWI_SYNTH_NREGS];
+};
+
+struct expect {
+	const sw_synth *s;
+	unsigned flags;
+	sw_synth_frame *out;
+	size_t cap, n;
+	int consistent;
+};
+
+const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t addr)
+{
+	unsigned lo = 0, hi = s->nmethods;
+
+	/* Methods are generated at ascending addresses. */
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const struct swi_synth_method *m = &s->methods[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr - m->start >= m->size)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+const char *swi_synth_state_name(uint32_t state)
+{
+	switch (state) {
+	case SW_STATE_FRAMELESS:      return "FRAMELESS";
+	case SW_STATE_FRAME:          return "FRAME";
+	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
+	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
+	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
+	default:                      return "?";
+	}
+}
+
+/* A return address is managed when the call instruction before it is. */
+static int managed_return(const sw_synth *s, uint64_t ra)
+{
+	return ra != 0 && swi_synth_method_at(s, ra - 1) != NULL;
+}
+
+static sw_synth_frame *emit(struct expect *e, uint32_t state)
+{
+	sw_synth_frame *f = e->n < e->cap ? &e->out[e->n] : NULL;
+
+	e->n++;
+	if (f) {
+		memset(f, 0, sizeof *f);
+		f->state = state;
+	}
+	return f;
+}
+
+static void emit_frame(struct expect *e, const struct swi_synth_fr *fr, uint32_t state)
+{
+	sw_synth_frame *f;
+
+	if ((e->flags & SW_WALK_FUNCTIONSONLY) && !fr->method)
+		return;
+	f = emit(e, state);
+	if (f) {
+		f->frame_type = fr->type;
+		f->method = (void *)(uintptr_t)fr->method;
+		f->frame = fr->addr;
+	}
+}
+
+static void emit_native(struct expect *e, uint32_t state, const struct expect_regs *cur)
+{
+	sw_synth_frame *f = emit(e, state);
+
+	if (f) {
+		f->ip = cur->regs[SW_X64_RIP];
+		f->sp = cur->regs[SW_X64_RSP];
+	}
+}
+
+static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
+                         const struct expect_regs *cur, const unsigned marks[3])
+{
+	sw_synth_frame *f = emit(e, SW_STATE_FRAMELESS);
+
+	if (!f)
+		return;
+	f->method = e->s->methods[in->method].handle;
+	f->ip = cur->regs[SW_X64_RIP];
+	f->sp = cur->regs[SW_X64_RSP];
+	f->is_first = marks[0];
+	f->is_interrupted = marks[1];
+	f->has_faulted = marks[2];
+	f->valid = cur->valid & SWI_SYNTH_COMPARED;
+	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+		if (f->valid & SWI_BIT(r)) {
+			f->regs[r] = cur->regs[r];
+			f->locs[r] = cur->locs[r];
+		}
+	}
+}
+
+/*
+ * Unwind one managed frame: the caller's IP and SP from the return-address
+ * slot, each callee-saved register the method still has in a slot from
+ * there, every other one passed through (or, quick, dropped but RBP).
+ */
+static void unwind(struct expect *e, const struct swi_synth_inst *in,
+                   const struct expect_regs *cur, struct expect_regs *caller)
+{
+	int quick = (e->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
+
+	memset(caller, 0, sizeof *caller);
+	caller->valid = SWI_BIT(SW_X64_RIP) | SWI_BIT(SW_X64_RSP);
+	caller->regs[SW_X64_RIP] = in->ra;
+	caller->locs[SW_X64_RIP] = in->ra_slot;
+	caller->regs[SW_X64_RSP] = in->ra_slot + 8;
+	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+		uint64_t bit = SWI_BIT(r);
+
+		if (!(SWI_SYNTH_CALLEE_SAVED & bit) || (quick && r != SW_X64_RBP))
+			continue;
+		if (in->saved_at[r]) {
+			caller->regs[r] = in->caller_regs[r];
+			caller->locs[r] = in->saved_at[r];
+			caller->valid |= bit;
+			continue;
+		}
+		/* Not saved: still the caller's value in the register. */
+		if (in->regs[r] != in->caller_regs[r])
+			e->consistent = 0;
+		if (cur->valid & bit) {
+			if (cur->regs[r] != in->regs[r])
+				e->consistent = 0;
+			caller->regs[r] = cur->regs[r];
+			caller->locs[r] = cur->locs[r];
+			caller->valid |= bit;
+		}
+	}
+}
+
+static void context_from_frame(const struct swi_synth_fr *fr, struct expect_regs *cur)
+{
+	memset(cur, 0, sizeof *cur);
+	cur->valid = fr->valid;
+	memcpy(cur->regs, fr->regs, sizeof cur->regs);
+	memcpy(cur->locs, fr->locs, sizeof cur->locs);
+}
+
+size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
+                        size_t cap, int *consistent)
+{
+	struct expect e = { s, flags, out, cap, 0, 1 };
+	struct expect_regs cur, caller;
+	unsigned fi = 0, ii = 0;
+	unsigned marks[3] = { 0, 0, 0 };   /* is_first, is_interrupted, has_faulted */
+	long came_through = -1;             /* the ICF that led to the next managed frame */
+	int managed;
+
+	memset(&cur, 0, sizeof cur);
+	cur.valid = s->ctx.valid;
+	memcpy(cur.regs, s->ctx.regs, sizeof cur.regs);
+
+	managed = !s->native_seed;
+	if (swi_synth_method_at(s, cur.regs[SW_X64_RIP]) == NULL) {
+		if (managed)
+			e.consistent = 0;
+		if (flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT)
+			emit_native(&e, SW_STATE_INITIAL_NATIVE, &cur);
+	} else {
+		marks[0] = 1;
+	}
+
+	for (;;) {
+		if (managed) {
+			const struct swi_synth_inst *in;
+			uint64_t caller_sp;
+
+			if (ii >= s->ninsts || s->insts[ii].ip != cur.regs[SW_X64_RIP] ||
+			    s->insts[ii].sp != cur.regs[SW_X64_RSP]) {
+				e.consistent = 0;
+				break;
+			}
+			in = &s->insts[ii++];
+			caller_sp = in->ra_slot + 8;
+			/* Frames inside this method's frame: skipped Frames. */
+			for (; fi < s->nframes && s->frames[fi].addr < caller_sp; fi++) {
+				if ((long)fi == came_through || (flags & SW_WALK_HANDLESKIPPEDFRAMES))
+					continue;
+				emit_frame(&e, &s->frames[fi], SW_STATE_SKIPPED_FRAME);
+			}
+			came_through = -1;
+			emit_managed(&e, in, &cur, marks);
+			marks[0] = marks[1] = marks[2] = 0;
+			unwind(&e, in, &cur, &caller);
+			cur = caller;
+			if (cur.regs[SW_X64_RIP] == 0)
+				break;
+			if (managed_return(s, cur.regs[SW_X64_RIP]))
+				continue;
+			if (flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)
+				emit_native(&e, SW_STATE_NATIVE_MARKER, &cur);
+			managed = 0;
+			continue;
+		}
+		/* Frames: the next one holds the state where managed code resumes. */
+		if (fi >= s->nframes)
+			break;
+		{
+			const struct swi_synth_fr *fr = &s->frames[fi];
+
+			emit_frame(&e, fr, SW_STATE_FRAME);
+			marks[0] = (fr->attributes & SW_FRAME_ATTR_RESUMABLE) != 0;
+			marks[1] = (fr->attributes & SW_FRAME_ATTR_EXCEPTION) != 0;
+			marks[2] = (fr->attributes & SW_FRAME_ATTR_FAULTED) != 0;
+			if (managed_return(s, fr->ra)) {
+				context_from_frame(fr, &cur);
+				if (fr->type == SW_FRAME_INLINED_CALL)
+					came_through = (long)fi;    /* stays current until its method */
+				else
+					fi++;
+				managed = 1;
+			} else {
+				fi++;
+			}
+		}
+	}
+	/* A complete walk passes every managed frame and every Frame. */
+	if (ii != s->ninsts || fi != s->nframes)
+		e.consistent = 0;
+	if (consistent)
+		*consistent = e.consistent;
+	return e.n;
+}
