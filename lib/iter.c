@@ -267,8 +267,13 @@ static int step_after_managed(struct swi_iter *it)
 	sw_regdisplay *rd = &it->rd;
 	uint64_t ip;
 
-	rd->cur = rd->caller;
-	memcpy(rd->cur_loc, rd->caller_loc, sizeof rd->cur_loc);
+	/* Copy only the known registers: the arrays are mostly stale slots. */
+	rd->cur.valid = rd->caller.valid;
+	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+		rd->cur.regs[r] = rd->caller.regs[r];
+		rd->cur_loc[r] = rd->caller_loc[r];
+	}
 	rd->caller_valid = 0;
 	it->is_first = it->is_interrupted = it->has_faulted = 0;
 	it->active = 0;
