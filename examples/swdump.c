@@ -1,0 +1,182 @@
+/*
+ * swdump - print SWU unwind metadata in readable form.
+ *
+ *   swdump [-r] [FILE...]
+ *
+ * Reads each blob (standard input when no FILE or FILE is "-"), prints its
+ * header and ops with sw_swu_dump(), and with -r the rule that
+ * sw_swu_decode() gives at every code offset.  Uses only the public API.
+ * See swdump(1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stackwalk.h>
+
+/* No blob is this large; stop reading garbage early. */
+#define MAX_BLOB (64u << 20)
+
+static const char *progname = "swdump";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s [-r] [FILE...]\n"
+	        "Print SWU unwind metadata (standard input when no FILE or FILE is -).\n"
+	        "  -r, --rules   also print the decoded rule at every code offset\n"
+	        "  -h, --help    print this help\n", progname);
+}
+
+/* Read all of `f` into a malloc'd buffer; NULL (errno set) on failure. */
+static unsigned char *read_all(FILE *f, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	unsigned char *buf = malloc(cap);
+
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		unsigned char *p;
+
+		n += got;
+		if (n < cap) {
+			if (ferror(f)) {
+				free(buf);
+				return NULL;
+			}
+			*len = n;
+			return buf;
+		}
+		if (cap >= MAX_BLOB) {
+			free(buf);
+			errno = EFBIG;
+			return NULL;
+		}
+		p = realloc(buf, cap * 2);
+		if (!p)
+			free(buf);
+		buf = p;
+		cap *= 2;
+	}
+	return NULL;
+}
+
+static const char *reg(sw_arch arch, unsigned r, char *buf, size_t len)
+{
+	const char *name = sw_arch_reg_name(arch, r);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "r%u", r);
+	return buf;
+}
+
+static void print_rule(sw_arch arch, uint32_t offset, const sw_swu_rule *r)
+{
+	static const char *const regions[] = { "prolog", "body", "epilog" };
+	char b[16];
+
+	printf("  %8" PRIu32 "  %-6s  cfa = %s + %" PRId32, offset,
+	       r->region < 3 ? regions[r->region] : "?",
+	       reg(arch, r->cfa_reg, b, sizeof b), r->cfa_offset);
+	if (r->ra_in_reg)
+		printf(", ra = %s", reg(arch, r->ra_reg, b, sizeof b));
+	else
+		printf(", ra = [cfa %c %d]", r->ra_offset < 0 ? '-' : '+', abs(r->ra_offset));
+	printf(", sp = cfa - %" PRId32, r->sp_offset);
+	for (unsigned i = 0; i < SW_MAX_REGS && i < 64; i++) {
+		int32_t off = r->saved_offset[i];
+
+		if (r->saved_mask & (1ULL << i))
+			printf(", %s = [cfa %c %ld]", reg(arch, i, b, sizeof b),
+			       off < 0 ? '-' : '+', labs((long)off));
+	}
+	putchar('\n');
+}
+
+/* Dump one blob; 0 if it is valid, 1 if not. */
+static int dump_blob(const unsigned char *blob, size_t len, int rules)
+{
+	sw_swu_header h;
+	sw_swu_rule r;
+	sw_status st;
+
+	st = sw_swu_dump(stdout, blob, len);
+	if (st != SW_OK)
+		return 1;
+	if (!rules)
+		return 0;
+	if (sw_swu_decode_header(blob, len, &h) != SW_OK)
+		return 1;
+	printf("rules:\n");
+	for (uint32_t off = 0; off <= h.code_size; off++) {
+		st = sw_swu_decode(blob, len, off, &r);
+		if (st != SW_OK) {
+			printf("  %8" PRIu32 "  error: %s\n", off, sw_strerror(st));
+			return 1;
+		}
+		print_rule((sw_arch)h.arch, off, &r);
+		if (off == UINT32_MAX)
+			break;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rules = 0, nfiles = 0, status = 0, i;
+
+	if (argc > 0 && argv[0] && argv[0][0])
+		progname = argv[0];
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-r") || !strcmp(argv[i], "--rules")) {
+			rules = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "%s: unknown option %s\n", progname, argv[i]);
+			usage(stderr);
+			return 2;
+		} else {
+			break;
+		}
+	}
+	nfiles = argc - i;
+
+	for (int n = 0; n == 0 || i < argc; n++, i++) {
+		const char *name = i < argc ? argv[i] : "-";
+		int is_stdin = !strcmp(name, "-");
+		FILE *f = is_stdin ? stdin : fopen(name, "rb");
+		unsigned char *blob;
+		size_t len = 0;
+
+		if (!f) {
+			fprintf(stderr, "%s: %s: %s\n", progname, name, strerror(errno));
+			status = 2;
+			if (nfiles == 0)
+				break;
+			continue;
+		}
+		blob = read_all(f, &len);
+		if (!blob)
+			fprintf(stderr, "%s: %s: %s\n", progname, name, strerror(errno));
+		if (!is_stdin)
+			fclose(f);
+		if (!blob) {
+			status = 2;
+		} else {
+			if (nfiles > 1)
+				printf("%s%s:\n", n ? "\n" : "", name);
+			if (dump_blob(blob, len, rules) && status == 0)
+				status = 1;
+			free(blob);
+		}
+		if (nfiles == 0)
+			break;
+	}
+	return status;
+}

@@ -1,0 +1,110 @@
+/*
+ * dump.c - print an SWU blob for people.
+ *
+ * The dump is the validator with a printing visitor: it prints each item
+ * once it has been checked, so output stops at the first bad byte, which
+ * the last line names.  Offsets printed are absolute code offsets; after
+ * each op comes the CFA rule and SP depth that hold from its offset on.
+ */
+#include <inttypes.h>
+#include "internal.h"
+#include "swu_format.h"
+#include "swu_state.h"
+
+struct dump_ctx {
+	FILE *out;
+	size_t size;
+	sw_arch arch;
+};
+
+static const char *reg_name(const struct dump_ctx *d, uint32_t reg, char *buf, size_t len)
+{
+	const char *name = sw_arch_reg_name(d->arch, reg);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "r%" PRIu32, reg);
+	return buf;
+}
+
+static void dump_header(void *ctx, const sw_swu_header *h)
+{
+	struct dump_ctx *d = ctx;
+	const char *arch = sw_arch_name((sw_arch)h->arch);
+
+	d->arch = (sw_arch)h->arch;
+	fprintf(d->out, "SWU version %" PRIu32 ", %s, %zu bytes\n",
+	        h->version, arch ? arch : "?", d->size);
+	fprintf(d->out, "code size %" PRIu32 ", prolog size %" PRIu32
+	        ", %" PRIu32 " prolog op%s, %" PRIu32 " epilog%s\n",
+	        h->code_size, h->prolog_size, h->prolog_ops, h->prolog_ops == 1 ? "" : "s",
+	        h->epilogs, h->epilogs == 1 ? "" : "s");
+	fprintf(d->out, "prolog [0, %" PRIu32 "):\n", h->prolog_size);
+}
+
+static void dump_epilog(void *ctx, unsigned index, const struct swu_epilog *e)
+{
+	struct dump_ctx *d = ctx;
+
+	fprintf(d->out, "epilog %u [%" PRIu32 ", %" PRIu32 "): %" PRIu32 " op%s\n",
+	        index, e->start, e->end, e->nops, e->nops == 1 ? "" : "s");
+}
+
+static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
+                    const struct swu_state *s)
+{
+	struct dump_ctx *d = ctx;
+	const struct swi_arch *a = s->arch;
+	char b1[24], b2[24], text[128];
+	const char *r = reg_name(d, op->reg, b1, sizeof b1);
+	const char *sp = reg_name(d, a->sp_reg, b2, sizeof b2);
+	char rel[24] = "";
+	int64_t arg = op->arg;
+
+	switch (op->code) {
+	case SWU_OP_PUSH:
+	case SWU_OP_POP:
+	case SWU_OP_RESTORE_REG:
+		snprintf(text, sizeof text, "%s %s", swu_op_name(op->code), r);
+		break;
+	case SWU_OP_ALLOC:
+	case SWU_OP_FREE:
+		snprintf(text, sizeof text, "%s %" PRId64, swu_op_name(op->code), arg);
+		break;
+	case SWU_OP_SET_FRAME:
+		snprintf(text, sizeof text, "set_frame %s = %s + %" PRId64, r, sp, arg);
+		break;
+	case SWU_OP_SAVE_REG:
+		snprintf(text, sizeof text, "save_reg %s at [%s + %" PRId64 "]", r, sp, arg);
+		break;
+	case SWU_OP_RESTORE_SP:
+		snprintf(text, sizeof text, "restore_sp %s = %s %c %" PRId64, sp,
+		         reg_name(d, s->fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
+		         arg < 0 ? -arg : arg);
+		break;
+	default:
+		snprintf(text, sizeof text, "op 0x%02" PRIx32, op->code);
+		break;
+	}
+	if (e)
+		snprintf(rel, sizeof rel, " (+%" PRIu32 ")", op->end - e->start);
+	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s + %" PRId32 ", sp = cfa - %" PRId32 "\n",
+	        op->end, rel, text,
+	        reg_name(d, s->cfa_on_fp ? s->fp_reg : a->sp_reg, b2, sizeof b2),
+	        s->cfa_on_fp ? s->fp_depth : s->sp_depth, s->sp_depth);
+}
+
+SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)
+{
+	static const struct swu_visitor printer = { dump_header, dump_op, dump_epilog };
+	struct dump_ctx d = { out, size, SW_ARCH_NONE };
+	size_t where = 0;
+	sw_status st;
+
+	if (!out || !blob)
+		return SW_E_INVAL;
+	st = swu_walk(blob, size, &printer, &d, &where);
+	if (st != SW_OK)
+		fprintf(out, "error at byte %zu: %s\n", where, sw_strerror(st));
+	return st;
+}

@@ -1,0 +1,49 @@
+# SWU: the per-method unwind metadata (encoder, decoder, validator, dumper),
+# the swdump tool, its tests and its manual pages.
+
+libstackwalk_core_la_SOURCES += \
+	unwindinfo/swu_format.h \
+	unwindinfo/swu_format.c \
+	unwindinfo/swu_state.h \
+	unwindinfo/swu_state.c \
+	unwindinfo/builder.c \
+	unwindinfo/decoder.c \
+	unwindinfo/dump.c
+
+bin_PROGRAMS += examples/swdump
+examples_swdump_SOURCES = examples/swdump.c
+examples_swdump_LDADD = libstackwalk.la
+
+check_PROGRAMS += tests/check_swu
+TESTS += tests/check_swu
+tests_check_swu_SOURCES = tests/check_swu.c
+tests_check_swu_CFLAGS = $(TEST_CFLAGS)
+tests_check_swu_LDADD = $(TEST_LIBS)
+
+# swdump's output on a known blob (runs ./examples/swdump from the build dir).
+TESTS += tests/swdump.test
+EXTRA_DIST += tests/swdump.test
+
+dist_man_MANS += \
+	man/swu.5 \
+	man/swdump.1 \
+	man/sw_swu_builder.3 \
+	man/sw_swu_decode.3 \
+	man/sw_swu_builder_create.3 \
+	man/sw_swu_builder_destroy.3 \
+	man/sw_swu_builder_reset.3 \
+	man/sw_swu_push_reg.3 \
+	man/sw_swu_alloc_stack.3 \
+	man/sw_swu_set_frame.3 \
+	man/sw_swu_save_reg.3 \
+	man/sw_swu_end_prolog.3 \
+	man/sw_swu_epilog_begin.3 \
+	man/sw_swu_free_stack.3 \
+	man/sw_swu_restore_sp_from_frame.3 \
+	man/sw_swu_pop_reg.3 \
+	man/sw_swu_restore_reg.3 \
+	man/sw_swu_epilog_end.3 \
+	man/sw_swu_finish.3 \
+	man/sw_swu_decode_header.3 \
+	man/sw_swu_validate.3 \
+	man/sw_swu_dump.3

@@ -1,0 +1,197 @@
+/*
+ * swu_format.h (internal) - the SWU byte format, and what its readers share.
+ *
+ * A blob is a header and two tables, every number a ULEB128 varint unless
+ * said otherwise (swu(5) documents each byte):
+ *
+ *   magic (1 byte, SWU_MAGIC)
+ *   version << 4 | arch (1 byte)
+ *   flags              must be 0 in version 1; room for optional sections
+ *   code size          bytes of code the blob describes
+ *   prolog size        the body starts at this offset
+ *   prolog op count
+ *   epilog count
+ *   prolog ops         end delta, opcode byte, operands
+ *   epilogs            start delta, length, op count, op bytes, ops
+ *
+ * Offsets are deltas, so that a typical prolog op is three bytes: an op's
+ * end is relative to the previous op's end (the first: to 0 in the prolog,
+ * to the epilog's start in an epilog), an epilog's start relative to the
+ * previous epilog's end (the first: to the prolog size).  An epilog records
+ * the byte size of its ops so that a decoder looking for the body can skip
+ * it without parsing it.
+ */
+#ifndef SW_UNWINDINFO_SWU_FORMAT_H
+#define SW_UNWINDINFO_SWU_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stackwalk/swu.h>
+#include "arch/arch.h"
+
+#define SWU_MAGIC    0xE5
+#define SWU_VERSION  1
+
+/*
+ * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
+ * not listed are reserved: 0x09-0x1f for more architecture-neutral ops,
+ * 0x20-0x3f for arm64 (register pairs, pointer authentication), 0x40-0x5f
+ * for x86.  A version 1 decoder rejects them as corrupt.
+ */
+enum swu_opcode {
+	SWU_OP_PUSH         = 0x01,   /* reg */
+	SWU_OP_ALLOC        = 0x02,   /* size */
+	SWU_OP_SET_FRAME    = 0x03,   /* reg, SP offset */
+	SWU_OP_SAVE_REG     = 0x04,   /* reg, SP offset */
+	SWU_OP_FREE         = 0x05,   /* size */
+	SWU_OP_RESTORE_SP   = 0x06,   /* frame offset (SLEB128) */
+	SWU_OP_POP          = 0x07,   /* reg */
+	SWU_OP_RESTORE_REG  = 0x08,   /* reg */
+	SWU_OP_LAST         = SWU_OP_RESTORE_REG
+};
+
+/* Prolog opcodes are below SWU_OP_FREE; the rest belong to epilogs. */
+static inline bool swu_op_is_prolog(unsigned code)
+{
+	return code >= SWU_OP_PUSH && code <= SWU_OP_SAVE_REG;
+}
+
+static inline bool swu_op_is_epilog(unsigned code)
+{
+	return code >= SWU_OP_FREE && code <= SWU_OP_RESTORE_REG;
+}
+
+/* One decoded unwind operation; `end` is absolute within the method. */
+struct swu_op {
+	uint32_t end;
+	uint32_t code;          /* enum swu_opcode */
+	uint32_t reg;           /* PUSH, SET_FRAME, SAVE_REG, POP, RESTORE_REG */
+	int64_t arg;            /* size or offset */
+};
+
+/* The mnemonic of an opcode ("push", ...), or NULL. */
+const char *swu_op_name(unsigned code);
+
+/* ---- Reading: every read is bounded by `end`. ---- */
+
+struct swu_reader {
+	const uint8_t *p;
+	const uint8_t *end;
+};
+
+/* An unsigned 32-bit ULEB128: at most 5 bytes, no bits beyond bit 31. */
+static inline sw_status swu_read_uleb(struct swu_reader *r, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		unsigned b;
+
+		if (r->p >= r->end)
+			return SW_E_TRUNCATED;
+		b = *r->p++;
+		/* The fifth byte holds bits 28-31 only. */
+		if (shift == 28 && b > 0x0f)
+			return SW_E_BADMETA;
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return SW_OK;
+		}
+	}
+	return SW_E_BADMETA;
+}
+
+/* A signed 32-bit SLEB128: at most 5 bytes, value within int32_t. */
+static inline sw_status swu_read_sleb(struct swu_reader *r, int32_t *out)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	unsigned b;
+
+	do {
+		if (shift >= 35)
+			return SW_E_BADMETA;
+		if (r->p >= r->end)
+			return SW_E_TRUNCATED;
+		b = *r->p++;
+		v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (b & 0x40)
+		v -= (int64_t)1 << shift;
+	if (v < INT32_MIN || v > INT32_MAX)
+		return SW_E_BADMETA;
+	*out = (int32_t)v;
+	return SW_OK;
+}
+
+/*
+ * Read one op whose end is at least `prev_end` + `min_delta`; the end delta
+ * is added to `prev_end`.  Opcode and operand syntax are checked here, the
+ * meaning by swu_state_apply().
+ */
+sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
+                      struct swu_op *op);
+
+/* The fixed part of a header, checked against the limits. */
+sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
+                          sw_swu_header *h, const struct swi_arch **arch);
+
+/* One epilog's table entry; `start` and `end` absolute. */
+struct swu_epilog {
+	uint32_t start, end;
+	uint32_t nops;
+	struct swu_reader ops;          /* exactly its op bytes */
+};
+
+/* Read the entry of the epilog that follows `prev_end` (bounds-checked). */
+sw_status swu_read_epilog(struct swu_reader *r, const sw_swu_header *h,
+                          uint32_t prev_end, struct swu_epilog *e);
+
+/* ---- Writing: counts every byte, stores those that fit. ---- */
+
+struct swu_writer {
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+};
+
+static inline void swu_put_byte(struct swu_writer *w, unsigned b)
+{
+	if (w->len < w->cap)
+		w->buf[w->len] = (uint8_t)b;
+	w->len++;
+}
+
+static inline void swu_put_uleb(struct swu_writer *w, uint32_t v)
+{
+	do {
+		unsigned b = v & 0x7f;
+
+		v >>= 7;
+		swu_put_byte(w, v ? b | 0x80 : b);
+	} while (v);
+}
+
+static inline void swu_put_sleb(struct swu_writer *w, int32_t v)
+{
+	int64_t x = v;
+
+	for (;;) {
+		unsigned b = (unsigned)(x & 0x7f);
+
+		x >>= 7;        /* arithmetic: gcc and clang define it */
+		if ((x == 0 && !(b & 0x40)) || (x == -1 && (b & 0x40))) {
+			swu_put_byte(w, b);
+			return;
+		}
+		swu_put_byte(w, b | 0x80);
+	}
+}
+
+/* Encode one op after `prev_end` (the caller has checked it). */
+void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op);
+
+#endif /* SW_UNWINDINFO_SWU_FORMAT_H */

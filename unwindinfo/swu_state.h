@@ -1,0 +1,67 @@
+/*
+ * swu_state.h (internal) - the frame state that unwind operations change.
+ *
+ * The builder, the validator, the decoder and the dumper all replay ops
+ * through swu_state_apply(), so a blob the builder accepts is exactly a
+ * blob the validator accepts, and the decoder cannot be led by a hostile
+ * blob into a state the builder would have refused.
+ *
+ * Depths are measured down from the CFA: sp_depth = CFA - SP.  A saved
+ * register's slot is CFA-relative (negative: below the CFA).
+ */
+#ifndef SW_UNWINDINFO_SWU_STATE_H
+#define SW_UNWINDINFO_SWU_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stackwalk/swu.h>
+#include "arch/arch.h"
+#include "swu_format.h"
+
+struct swu_state {
+	const struct swi_arch *arch;
+	int32_t sp_depth;               /* CFA - SP */
+	int32_t fp_depth;               /* CFA - frame register, while fp_live */
+	uint32_t fp_reg;
+	bool fp_live;                   /* fp_reg holds this frame's frame pointer */
+	bool cfa_on_fp;                 /* the CFA is computed from fp_reg */
+	uint64_t saved_mask;            /* bit r: r's caller value is at [CFA + saved[r]] */
+	int32_t saved[SW_MAX_REGS];
+};
+
+/* The state at a method's first instruction. */
+void swu_state_init(struct swu_state *s, const struct swi_arch *arch);
+
+/*
+ * Apply one op.  SW_E_INVAL when it makes no sense in this state (a
+ * register that is not callee-saved, a pop of the wrong slot, SP above the
+ * return address...), SW_E_LIMIT when the frame would exceed
+ * SW_SWU_MAX_FRAME.  On error the state is unchanged.  Whether the op may
+ * appear in a prolog or an epilog is the caller's business.
+ */
+sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op);
+
+/* True when the frame is fully torn down: only the return address is left. */
+bool swu_state_is_entry(const struct swu_state *s);
+
+/* Describe the state as a rule. */
+void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule *out);
+
+/*
+ * swu_walk - parse and check a whole blob, replaying every op: what
+ * sw_swu_validate does.  The visitor (optional, as is each of its hooks)
+ * sees each item once it has been checked; *where (optional) receives the
+ * byte offset of the item that failed.
+ */
+struct swu_visitor {
+	void (*header)(void *ctx, const sw_swu_header *h);
+	/* e is NULL for a prolog op; s is the state just after the op. */
+	void (*op)(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
+	           const struct swu_state *s);
+	void (*epilog)(void *ctx, unsigned index, const struct swu_epilog *e);
+};
+
+sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
+                   void *ctx, size_t *where);
+
+#endif /* SW_UNWINDINFO_SWU_STATE_H */
