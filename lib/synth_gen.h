@@ -16,11 +16,6 @@
 #define SYNTH_NATIVE_BASE 0x7f0000000000ULL          /* unmanaged code addresses */
 #define SYNTH_MAX_IMAGE   (64u << 20)                /* a stack image never exceeds this */
 
-/* Frame methods may free with "add rsp" before popping RBP (see invent_method). */
-#ifndef SYNTH_FREE_IN_FRAME_EPILOGS
-#define SYNTH_FREE_IN_FRAME_EPILOGS 0
-#endif
-
 /* rbx, rbp, r12-r15 (defined in synth_method.c). */
 extern const uint8_t swi_synth_callee_saved[6];
 

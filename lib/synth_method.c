@@ -228,12 +228,11 @@ static void invent_method(struct swi_synth_gen *g, struct swi_synth_method *m, i
 		for (unsigned i = 0; i < nsave; i++)
 			epilog_op(g, e, &pc, SWI_OP_RESTORE, order[i], 0);
 		/*
-		 * With a frame, "add rsp, n" then "pop rbp" is real code too, but
-		 * the SWU builder refuses to pop the frame register while the CFA
-		 * is still on it (it moves the CFA to SP only at a
-		 * restore_sp_from_frame), so frame methods always use "lea rsp".
+		 * A frame method resets SP from RBP ("lea rsp") or, half the
+		 * time, frees its locals with "add rsp, n" (or nothing) before
+		 * popping RBP: both are real JIT epilogs.
 		 */
-		if (m->has_frame && (!SYNTH_FREE_IN_FRAME_EPILOGS || rnd(g, 2)))
+		if (m->has_frame && rnd(g, 2))
 			epilog_op(g, e, &pc, SWI_OP_SP_FROM_FRAME, SW_X64_RBP, sp_pushed - fp_rel);
 		else if (m->alloc)
 			epilog_op(g, e, &pc, SWI_OP_FREE, 0, m->alloc);

@@ -552,15 +552,31 @@ START_TEST(builder_misuse)
 	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20));
 	       OK(sw_swu_restore_sp_from_frame(b, 23, 0)), sw_swu_epilog_end(b, 24));
 	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_epilog_end(b, 24));
-	/* Pops undo pushes in reverse; the frame register only once SP is restored. */
+	/* Pops undo pushes in reverse. */
 	MISUSE(SW_E_INVAL, OK(sw_swu_push_reg(b, 1, RBX)); OK(sw_swu_push_reg(b, 3, R12));
 	       OK(sw_swu_end_prolog(b, 3)); OK(sw_swu_epilog_begin(b, 9)),
 	       sw_swu_pop_reg(b, 10, RBX));
 	MISUSE(SW_E_INVAL, OK(sw_swu_push_reg(b, 1, RBX)); OK(sw_swu_end_prolog(b, 3));
 	       OK(sw_swu_epilog_begin(b, 9)), sw_swu_pop_reg(b, 10, R12));
-	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)); OK(sw_swu_free_stack(b, 24, 16)),
-	       sw_swu_pop_reg(b, 25, RBP));
-	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_restore_reg(b, 25, RBP));
+	/* "add rsp, n; pop rbp" is a real epilog: SP's depth is static, so the CFA moves to SP. */
+	{
+		sw_swu_builder *b = new_builder();
+		unsigned char blob[64];
+		size_t n = 0;
+		sw_swu_rule r;
+
+		FRAME;
+		OK(sw_swu_epilog_begin(b, 20));
+		OK(sw_swu_free_stack(b, 24, 16));
+		OK(sw_swu_pop_reg(b, 25, RBP));
+		OK(sw_swu_epilog_end(b, 26));
+		OK(sw_swu_finish(b, 26, blob, sizeof blob, &n));
+		OK(sw_swu_decode(blob, n, 25, &r));
+		ck_assert_uint_eq(r.cfa_reg, SW_X64_RSP);
+		ck_assert_int_eq(r.cfa_offset, 8);
+		ck_assert_uint_eq(r.saved_mask, 0);
+		sw_swu_builder_destroy(b);
+	}
 	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_restore_reg(b, 25, RBX));
 	/* SP: not above the return address, not above a live slot, from a frame that exists. */
 	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_free_stack(b, 24, 32));

@@ -158,9 +158,14 @@ static sw_status reload(struct swu_state *s, uint32_t reg)
 	if (!reg_in(s->arch, reg, s->saved_mask))
 		return SW_E_INVAL;
 	if (s->fp_live && reg == s->fp_reg) {
-		/* The CFA cannot stay on a register that no longer holds the frame. */
-		if (s->cfa_on_fp)
-			return SW_E_INVAL;
+		/*
+		 * The CFA cannot stay on a register that no longer holds the
+		 * frame.  SP's depth is known statically (SWU has no dynamic
+		 * allocation; a method with one must reset SP from the frame
+		 * register first), so the CFA moves to SP: "add rsp, n; pop rbp"
+		 * and "pop rbp" alone are what JITs emit without localloc.
+		 */
+		s->cfa_on_fp = false;
 		s->fp_live = false;
 	}
 	s->saved_mask &= ~BIT(reg);
