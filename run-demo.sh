@@ -6,4 +6,4 @@ cd "$(dirname "$0")"
 . ./scripts/deps.sh
 sw_install_deps
 sw_build
-./examples/toyjit-demo
+./build/examples/toyjit-demo

@@ -7,8 +7,8 @@ cd "$(dirname "$0")"
 . ./scripts/deps.sh
 sw_install_deps
 sw_build
-make -j"$(nproc)" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
+(cd build && make -j"$(nproc)" check) || { tail -n 100 build/test-suite.log 2>/dev/null; exit 1; }
 sw_clang_build
 sw_cppcheck
-make -j"$(nproc)" distcheck
+(cd build && make -j"$(nproc)" distcheck)
 echo "run-tests: all passed"

@@ -17,14 +17,7 @@
 
 static const char *state_name(uint32_t state)
 {
-	switch (state) {
-	case SW_STATE_FRAMELESS:      return "FRAMELESS";
-	case SW_STATE_FRAME:          return "FRAME";
-	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
-	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
-	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
-	default:                      return "?";
-	}
+	return sw_frame_state_name((sw_frame_state)state);
 }
 
 static const char *frame_type_name(uint32_t type)

@@ -1,6 +1,18 @@
 /* crawl_frame.c - what a walk callback may ask about the frame it is given. */
 #include "iter.h"
 
+SW_API const char *sw_frame_state_name(sw_frame_state state)
+{
+	switch (state) {
+	case SW_STATE_FRAMELESS:      return "FRAMELESS";
+	case SW_STATE_FRAME:          return "FRAME";
+	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
+	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
+	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
+	default:                      return "?";
+	}
+}
+
 SW_API sw_frame_state sw_crawl_frame_state(const sw_crawl_frame *cf)
 {
 	return cf ? cf->state : 0;

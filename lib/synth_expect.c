@@ -44,14 +44,7 @@ const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t a
 
 const char *swi_synth_state_name(uint32_t state)
 {
-	switch (state) {
-	case SW_STATE_FRAMELESS:      return "FRAMELESS";
-	case SW_STATE_FRAME:          return "FRAME";
-	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
-	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
-	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
-	default:                      return "?";
-	}
+	return sw_frame_state_name((sw_frame_state)state);
 }
 
 /* A return address is managed when the call instruction before it is. */

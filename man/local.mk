@@ -32,6 +32,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame_regdisplay.3 \
 	man/sw_crawl_frame_relative_offset.3 \
 	man/sw_crawl_frame_state.3 \
+	man/sw_frame_state_name.3 \
 	man/sw_frame_field_address.3 \
 	man/sw_frame_pop.3 \
 	man/sw_frame_push.3 \

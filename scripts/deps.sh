@@ -1,4 +1,6 @@
 # Shared set-up for run-demo.sh, run-tests.sh and .ci/run (sourced, POSIX sh).
+# Builds happen out of tree, in build/ (gcc) and build-clang/, so the
+# source tree stays clean and both can be configured at once.
 
 # Debian packages the build, the tests and the benchmarks need.
 SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
@@ -17,19 +19,22 @@ sw_install_deps() {
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 }
 
-# Configure (warnings as errors under CI) and build everything.
-sw_build() {
-	[ -x configure ] || autoreconf -fi
-	if [ ! -f Makefile ]; then
-		if [ "${CI:-}" = true ]; then ./configure --enable-werror; else ./configure; fi
-	fi
-	make -j"$(nproc)"
+sw_configure_flags() {
+	if [ "${CI:-}" = true ]; then echo --enable-werror; fi
 }
 
-# The same tree built with clang -Werror in a separate directory (compile only).
+# Configure (warnings as errors under CI) and build everything in build/.
+sw_build() {
+	[ -x configure ] || autoreconf -fi
+	mkdir -p build
+	(cd build && { [ -f Makefile ] || ../configure -q $(sw_configure_flags); } &&
+		make -j"$(nproc)")
+}
+
+# The same tree built with clang -Werror (library, tools and tests; not run).
 sw_clang_build() {
 	rm -rf build-clang && mkdir build-clang
-	(cd build-clang && CC=clang ../configure --enable-werror -q &&
+	(cd build-clang && CC=clang ../configure -q --enable-werror &&
 		make -j"$(nproc)" && make -j"$(nproc)" check TESTS=)
 }
 

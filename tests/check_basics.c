@@ -21,6 +21,15 @@ START_TEST(status_names)
 }
 END_TEST
 
+START_TEST(state_names)
+{
+	ck_assert_str_eq(sw_frame_state_name(SW_STATE_FRAMELESS), "FRAMELESS");
+	ck_assert_str_eq(sw_frame_state_name(SW_STATE_SKIPPED_FRAME), "SKIPPED_FRAME");
+	ck_assert_str_eq(sw_frame_state_name(SW_STATE_INITIAL_NATIVE), "INITIAL_NATIVE");
+	ck_assert_str_eq(sw_frame_state_name((sw_frame_state)0), "?");
+}
+END_TEST
+
 START_TEST(architectures)
 {
 	ck_assert_str_eq(sw_arch_name(SW_ARCH_X64), "x64");
@@ -158,6 +167,7 @@ static Suite *basics_suite(void)
 	TCase *tc = tcase_create("basics");
 
 	tcase_add_test(tc, status_names);
+	tcase_add_test(tc, state_names);
 	tcase_add_test(tc, architectures);
 	tcase_add_test(tc, contexts);
 	tcase_add_test(tc, buffer_memory);

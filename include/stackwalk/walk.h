@@ -50,6 +50,9 @@ typedef enum sw_frame_state {
 	SW_STATE_INITIAL_NATIVE = 5     /* the seed context is in unmanaged code */
 } sw_frame_state;
 
+/* sw_frame_state_name - "FRAMELESS", "FRAME", ...; "?" for an unknown value. */
+SW_API const char *sw_frame_state_name(sw_frame_state state);
+
 /* Where and why a walk failed. */
 typedef struct sw_walk_error {
 	sw_status status;   /* the SW_E_* code; SW_OK if the walk did not fail */
