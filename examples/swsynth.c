@@ -186,8 +186,11 @@ int main(int argc, char **argv)
 		sw_synth_expected(s, (unsigned)flags, f, n);
 		st = sw_synth_check(s, (unsigned)flags, msg, sizeof msg);
 		if (!quiet || st != SW_OK) {
-			printf("seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames\n",
-			       sd, flags, p.features, n);
+			const sw_context *c = sw_synth_context(s);
+
+			printf("seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames"
+			       " from ip %#" PRIx64 " sp %#" PRIx64 "\n",
+			       sd, flags, p.features, n, sw_context_ip(c), sw_context_sp(c));
 			for (size_t k = 0; k < n; k++)
 				print_frame(k, &f[k]);
 			if (dump)

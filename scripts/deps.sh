@@ -25,7 +25,7 @@ sw_configure_flags() {
 
 # Configure (warnings as errors under CI) and build everything in build/.
 sw_build() {
-	[ -x configure ] || autoreconf -fi
+	[ -x configure ] || { mkdir -p m4 && autoreconf -fi; }
 	mkdir -p build
 	(cd build && { [ -f Makefile ] || ../configure -q $(sw_configure_flags); } &&
 		make -j"$(nproc)")

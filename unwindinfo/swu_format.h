@@ -182,7 +182,8 @@ static inline void swu_put_sleb(struct swu_writer *w, int32_t v)
 	for (;;) {
 		unsigned b = (unsigned)(x & 0x7f);
 
-		x >>= 7;        /* arithmetic: gcc and clang define it */
+		/* An arithmetic shift, spelled without shifting a negative value. */
+		x = x < 0 ? ~(~x >> 7) : x >> 7;
 		if ((x == 0 && !(b & 0x40)) || (x == -1 && (b & 0x40))) {
 			swu_put_byte(w, b);
 			return;

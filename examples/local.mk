@@ -1,0 +1,7 @@
+# Examples that use only the public API (the toy JIT, swdump and swsynth
+# have their own fragments).
+noinst_PROGRAMS += examples/frames-demo
+examples_frames_demo_SOURCES = examples/frames_demo.c
+examples_frames_demo_LDADD = libstackwalk.la
+TESTS += examples/frames-demo
+dist_man_MANS += man/frames-demo.1
