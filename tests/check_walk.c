@@ -165,6 +165,37 @@ START_TEST(managed_frames_and_marker)
 }
 END_TEST
 
+/* FUNCTIONSONLY also skips funclets (their parent is reported in its own right). */
+START_TEST(functions_only_skips_funclets)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	sw_code_info ci;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	/* Re-register B as a funclet of A, with the same code and metadata. */
+	ck_assert_int_eq(sw_codemap_find(w.map, B_START, &ci), SW_OK);
+	{
+		unsigned char blob[256];
+		memcpy(blob, ci.unwind, ci.unwind_size);
+		ck_assert_int_eq(sw_codemap_remove(w.map, B_START), SW_OK);
+		ci.unwind = blob;
+		ci.flags = SW_CODE_FUNCLET;
+		ci.parent = &method_a;
+		ck_assert_int_eq(sw_codemap_add(w.map, &ci), SW_OK);
+	}
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_ptr_eq(r.f[0].method, &method_a);
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[0].method, &method_b);
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(quick_and_light_unwind)
 {
 	sb_world w;
@@ -546,6 +577,7 @@ static Suite *walk_suite(void)
 	TCase *tc = tcase_create("hand-built stacks");
 
 	tcase_add_test(tc, managed_frames_and_marker);
+	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);
