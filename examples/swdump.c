@@ -5,7 +5,9 @@
  *
  * Reads each blob (standard input when no FILE or FILE is "-"), prints its
  * header and ops with sw_swu_dump(), and with -r the rule that
- * sw_swu_decode() gives at every code offset.  Uses only the public API.
+ * sw_swu_decode() gives at every code offset, followed, where it differs,
+ * by the rule for a return address (sw_swu_decode_return_address(): a
+ * callee-pops call still in progress).  Uses only the public API.
  * See swdump(1).
  */
 #include <errno.h>
@@ -71,18 +73,20 @@ static const char *reg(sw_arch arch, unsigned r, char *buf, size_t len)
 	return buf;
 }
 
-static void print_rule(sw_arch arch, uint32_t offset, const sw_swu_rule *r)
+static void print_rule(sw_arch arch, const char *where, const sw_swu_rule *r)
 {
 	static const char *const regions[] = { "prolog", "body", "epilog" };
 	char b[16];
 
-	printf("  %8" PRIu32 "  %-6s  cfa = %s + %" PRId32, offset,
+	printf("  %8s  %-6s  cfa = %s + %" PRId32, where,
 	       r->region < 3 ? regions[r->region] : "?",
 	       reg(arch, r->cfa_reg, b, sizeof b), r->cfa_offset);
 	if (r->ra_in_reg)
 		printf(", ra = %s", reg(arch, r->ra_reg, b, sizeof b));
 	else
 		printf(", ra = [cfa %c %d]", r->ra_offset < 0 ? '-' : '+', abs(r->ra_offset));
+	if (r->ra_signed)
+		printf(" (signed)");
 	printf(", sp = cfa - %" PRId32, r->sp_offset);
 	for (unsigned i = 0; i < SW_MAX_REGS && i < 64; i++) {
 		int32_t off = r->saved_offset[i];
@@ -98,8 +102,9 @@ static void print_rule(sw_arch arch, uint32_t offset, const sw_swu_rule *r)
 static int dump_blob(const unsigned char *blob, size_t len, int rules)
 {
 	sw_swu_header h;
-	sw_swu_rule r;
+	sw_swu_rule r, ra;
 	sw_status st;
+	char where[16];
 
 	st = sw_swu_dump(stdout, blob, len);
 	if (st != SW_OK)
@@ -115,7 +120,16 @@ static int dump_blob(const unsigned char *blob, size_t len, int rules)
 			printf("  %8" PRIu32 "  error: %s\n", off, sw_strerror(st));
 			return 1;
 		}
-		print_rule((sw_arch)h.arch, off, &r);
+		snprintf(where, sizeof where, "%" PRIu32, off);
+		print_rule((sw_arch)h.arch, where, &r);
+		/* At a return address a callee-pops call has not popped its arguments yet. */
+		st = sw_swu_decode_return_address(blob, len, off, &ra);
+		if (st != SW_OK) {
+			printf("  %8" PRIu32 "  error: %s\n", off, sw_strerror(st));
+			return 1;
+		}
+		if (memcmp(&r, &ra, sizeof r) != 0)
+			print_rule((sw_arch)h.arch, "as ra", &ra);
 		if (off == UINT32_MAX)
 			break;
 	}

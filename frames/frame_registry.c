@@ -8,6 +8,16 @@
 static const sw_frame_ops *frame_types[SW_FRAME_TYPE_MAX + 1] = {
 	[SW_FRAME_INLINED_CALL] = &swi_inlined_call_frame_ops,
 	[SW_FRAME_TRANSITION] = &swi_transition_frame_ops,
+	[SW_FRAME_FAULTING_EXCEPTION] = &swi_faulting_exception_frame_ops,
+	[SW_FRAME_RESUMABLE] = &swi_resumable_frame_ops,
+	[SW_FRAME_REDIRECTED_THREAD] = &swi_redirected_thread_frame_ops,
+	[SW_FRAME_SOFTWARE_EXCEPTION] = &swi_software_exception_frame_ops,
+	[SW_FRAME_HELPER_METHOD] = &swi_helper_method_frame_ops,
+	[SW_FRAME_UNMANAGED_TO_MANAGED] = &swi_unmanaged_to_managed_frame_ops,
+	[SW_FRAME_FUNC_EVAL] = &swi_func_eval_frame_ops,
+	[SW_FRAME_DEBUGGER_CLASS_INIT] = &swi_debugger_class_init_frame_ops,
+	[SW_FRAME_DEBUGGER_EXIT] = &swi_debugger_exit_frame_ops,
+	[SW_FRAME_DEBUGGER_U2M_CATCH] = &swi_debugger_u2m_catch_frame_ops,
 };
 
 SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops)

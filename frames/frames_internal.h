@@ -20,7 +20,24 @@ static inline uint64_t swi_frame_fields_offset(unsigned ptr_size)
 sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
                          const sw_frame_ops **ops);
 
+/*
+ * A context record (sw_context's layout in target memory): restore it
+ * into rd->cur, or read just its IP (0 when it has none yet).
+ */
+sw_status swi_context_record_restore(const sw_thread *t, uint64_t record, sw_regdisplay *rd);
+sw_status swi_context_record_ip(const sw_thread *t, uint64_t record, uint64_t *ip);
+
 extern const sw_frame_ops swi_inlined_call_frame_ops;
 extern const sw_frame_ops swi_transition_frame_ops;
+extern const sw_frame_ops swi_faulting_exception_frame_ops;
+extern const sw_frame_ops swi_resumable_frame_ops;
+extern const sw_frame_ops swi_redirected_thread_frame_ops;
+extern const sw_frame_ops swi_software_exception_frame_ops;
+extern const sw_frame_ops swi_func_eval_frame_ops;
+extern const sw_frame_ops swi_helper_method_frame_ops;
+extern const sw_frame_ops swi_unmanaged_to_managed_frame_ops;
+extern const sw_frame_ops swi_debugger_class_init_frame_ops;
+extern const sw_frame_ops swi_debugger_exit_frame_ops;
+extern const sw_frame_ops swi_debugger_u2m_catch_frame_ops;
 
 #endif /* SW_FRAMES_INTERNAL_H */

@@ -4,4 +4,7 @@ libstackwalk_core_la_SOURCES += \
 	frames/frame_registry.c \
 	frames/inlined_call_frame.c \
 	frames/transition_frame.c \
+	frames/context_frame.c \
+	frames/helper_method_frame.c \
+	frames/marker_frames.c \
 	frames/frames_internal.h

@@ -16,5 +16,6 @@
 #include <stackwalk/thread.h>
 #include <stackwalk/walk.h>
 #include <stackwalk/synth.h>
+#include <stackwalk/target.h>
 
 #endif /* STACKWALK_H */

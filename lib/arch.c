@@ -6,6 +6,10 @@ const struct swi_arch *swi_arch_get(sw_arch arch)
 	switch (arch) {
 	case SW_ARCH_X64:
 		return &swi_arch_x64;
+	case SW_ARCH_X86:
+		return &swi_arch_x86;
+	case SW_ARCH_ARM64:
+		return &swi_arch_arm64;
 	default:
 		return NULL;
 	}

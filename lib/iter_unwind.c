@@ -26,7 +26,12 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 
 	if (ip < code->start || ip - code->start > code->size)
 		return SW_E_BADIP;
-	st = sw_swu_decode(code->unwind, code->unwind_size, (uint32_t)(ip - code->start), &rule);
+	/* Every frame but the active one stopped at a return address. */
+	if (it->active)
+		st = sw_swu_decode(code->unwind, code->unwind_size, (uint32_t)(ip - code->start), &rule);
+	else
+		st = sw_swu_decode_return_address(code->unwind, code->unwind_size,
+		                                  (uint32_t)(ip - code->start), &rule);
 	if (st != SW_OK)
 		return st;
 	if (rule.arch != t->arch || rule.cfa_reg >= a->nregs)
@@ -35,8 +40,13 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 		return SW_E_NOREG;
 	cfa = cur->regs[rule.cfa_reg] + (uint64_t)(int64_t)rule.cfa_offset;
 
-	/* Prevent a loop on bad metadata: the caller's SP lies above ours, on the stack. */
-	if (cfa <= sp || cfa > t->stack_hi)
+	/*
+	 * Prevent a loop on bad metadata: the caller's SP lies above ours, on
+	 * the stack.  Only an active leaf that has not touched the stack (its
+	 * return address still in the link register) may leave SP unchanged:
+	 * its caller, reached by return address, made a call and so has a frame.
+	 */
+	if (cfa > t->stack_hi || cfa < sp || (cfa == sp && !(rule.ra_in_reg && it->active)))
 		return SW_E_BADSP;
 
 	/* Callee-saved registers the method did not touch keep their values. */
@@ -75,6 +85,8 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 			return st;
 	}
 
+	if (rule.ra_signed)
+		ra &= ~t->ptrauth_mask;
 	caller->regs[a->ip_reg] = ra;
 	rd->caller_loc[a->ip_reg] = ra_loc;
 	caller->regs[a->sp_reg] = cfa;

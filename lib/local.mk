@@ -5,10 +5,13 @@ libstackwalk_core_la_SOURCES += \
 	lib/arch.c \
 	lib/arch/arch.h \
 	lib/arch/x64.c \
+	lib/arch/x86.c \
+	lib/arch/arm64.c \
 	lib/context.c \
 	lib/memory.c \
 	lib/thread.c \
 	lib/target/self.c \
+	lib/target/ucontext.c \
 	lib/iter.h \
 	lib/iter.c \
 	lib/iter_unwind.c \

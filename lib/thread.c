@@ -16,5 +16,6 @@ SW_API sw_status sw_thread_init(sw_thread *t, sw_arch arch, const sw_codemap *ma
 	t->frame_head = frame_head;
 	t->stack_lo = stack_lo;
 	t->stack_hi = stack_hi;
+	t->ptrauth_mask = arch == SW_ARCH_ARM64 ? SW_ARM64_PTRAUTH_MASK : 0;
 	return SW_OK;
 }

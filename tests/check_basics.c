@@ -3,6 +3,7 @@
  * Frame push and pop.
  */
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
@@ -161,6 +162,39 @@ START_TEST(self_thread)
 }
 END_TEST
 
+static sw_context signal_ctx;
+static sw_status signal_status = SW_E_STATE;
+
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig; (void)si;
+	signal_status = sw_context_from_ucontext(&signal_ctx, uc);
+}
+
+START_TEST(context_from_signal)
+{
+	struct sigaction sa;
+	int local;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	raise(SIGUSR1);
+	ck_assert_int_eq(sw_context_from_ucontext(NULL, &sa), SW_E_INVAL);
+	if (sw_arch_host() == SW_ARCH_NONE) {
+		ck_assert_int_eq(signal_status, SW_E_UNSUPPORTED);
+		return;
+	}
+	ck_assert_int_eq(signal_status, SW_OK);
+	ck_assert_int_eq(signal_ctx.arch, sw_arch_host());
+	/* Interrupted inside raise(), on this thread's stack, below our frame. */
+	ck_assert_uint_ne(sw_context_ip(&signal_ctx), 0);
+	ck_assert_uint_lt(sw_context_sp(&signal_ctx), (uintptr_t)&local);
+	ck_assert_uint_gt(sw_context_sp(&signal_ctx), (uintptr_t)&local - (1u << 20));
+}
+END_TEST
+
 static Suite *basics_suite(void)
 {
 	Suite *s = suite_create("basics");
@@ -174,6 +208,7 @@ static Suite *basics_suite(void)
 	tcase_add_test(tc, local_memory);
 	tcase_add_test(tc, frame_push_pop);
 	tcase_add_test(tc, self_thread);
+	tcase_add_test(tc, context_from_signal);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -40,10 +40,10 @@ struct blob {
 	size_t len;
 };
 
-static unsigned reg_by_name(const char *name, size_t len)
+static unsigned reg_by_name(sw_arch arch, const char *name, size_t len)
 {
-	for (unsigned r = 0; r < SW_X64_NREGS; r++) {
-		const char *n = sw_arch_reg_name(SW_ARCH_X64, r);
+	for (unsigned r = 0; r < SW_MAX_REGS; r++) {
+		const char *n = sw_arch_reg_name(arch, r);
 
 		if (n && strlen(n) == len && !strncmp(n, name, len))
 			return r;
@@ -53,7 +53,7 @@ static unsigned reg_by_name(const char *name, size_t len)
 }
 
 /* Parse "rbp:-16 rbx:-24" into a mask and offsets. */
-static uint64_t parse_saved(const char *s, int32_t off[SW_MAX_REGS])
+static uint64_t parse_saved(sw_arch arch, const char *s, int32_t off[SW_MAX_REGS])
 {
 	uint64_t mask = 0;
 
@@ -64,7 +64,7 @@ static uint64_t parse_saved(const char *s, int32_t off[SW_MAX_REGS])
 		unsigned r;
 
 		ck_assert_ptr_nonnull(colon);
-		r = reg_by_name(s, (size_t)(colon - s));
+		r = reg_by_name(arch, s, (size_t)(colon - s));
 		off[r] = (int32_t)strtol(colon + 1, &end, 10);
 		mask |= 1ULL << r;
 		s = end;
@@ -89,44 +89,110 @@ static struct blob finish(sw_swu_builder *b, uint32_t code_size)
 	return bl;
 }
 
-/* The rule at every offset 0..code_size must match the table. */
-static void check_rules(const struct blob *bl, uint32_t code_size,
-                        const struct row *rows, size_t nrows)
+/* One row of a table for any architecture; `ra` says where the return address is. */
+struct arow {
+	uint32_t from;
+	sw_swu_region region;
+	unsigned cfa_reg;
+	int32_t cfa_offset;
+	int32_t sp_offset;
+	const char *ra;         /* "lr" or "-8" (at CFA - 8); a trailing '!': signed */
+	const char *saved;
+};
+
+/* Where decode_return_address differs: at `at`, `extra` more bytes of arguments. */
+struct ra_diff {
+	uint32_t at;
+	int32_t extra;
+};
+
+static void check_row(const struct blob *bl, sw_arch arch, uint32_t off, const struct arow *e)
+{
+	int32_t want[SW_MAX_REGS];
+	uint64_t mask = parse_saved(arch, e->saved, want);
+	const char *ra = e->ra;
+	int in_lr = !strncmp(ra, "lr", 2);
+	int32_t ra_off = in_lr ? 0 : (int32_t)strtol(ra, NULL, 10);
+	int sign = strchr(ra, '!') != NULL;
+	sw_swu_rule r;
+
+	memset(&r, 0x5a, sizeof r);
+	ck_assert_msg(sw_swu_decode(bl->p, bl->len, off, &r) == SW_OK, "decode at %u", off);
+	ck_assert_msg(r.arch == (uint32_t)arch, "arch at %u", off);
+	ck_assert_msg(r.region == e->region, "region at %u: %u, want %u", off, r.region, e->region);
+	ck_assert_msg(r.cfa_reg == e->cfa_reg && r.cfa_offset == e->cfa_offset,
+	              "cfa at %u: r%u+%d, want r%u+%d", off, r.cfa_reg, r.cfa_offset,
+	              e->cfa_reg, e->cfa_offset);
+	ck_assert_msg(r.sp_offset == e->sp_offset, "sp at %u: %d, want %d", off,
+	              r.sp_offset, e->sp_offset);
+	if (in_lr)
+		ck_assert_msg(r.ra_in_reg == 1 && r.ra_reg == SW_ARM64_LR && r.ra_offset == 0,
+		              "ra at %u: want lr", off);
+	else
+		ck_assert_msg(r.ra_in_reg == 0 && r.ra_reg == 0 && r.ra_offset == ra_off,
+		              "ra at %u: in reg %u, [cfa %+d], want [cfa %+d]", off, r.ra_in_reg,
+		              r.ra_offset, ra_off);
+	ck_assert_msg(r.ra_signed == (uint32_t)sign, "ra signed at %u: %u", off, r.ra_signed);
+	ck_assert_msg(r.reserved == 0, "reserved at %u", off);
+	ck_assert_msg(r.saved_mask == mask, "saved mask at %u: %#llx, want %#llx", off,
+	              (unsigned long long)r.saved_mask, (unsigned long long)mask);
+	for (unsigned reg = 0; reg < SW_MAX_REGS; reg++)
+		ck_assert_msg(r.saved_offset[reg] == want[reg], "saved %s at %u: %d, want %d",
+		              sw_arch_reg_name(arch, reg), off, r.saved_offset[reg], want[reg]);
+}
+
+/*
+ * The rule at every offset 0..code_size must match the table, and the rule
+ * for a return address must be the same except at the listed offsets,
+ * where exactly `extra` more bytes are on the stack.
+ */
+static void check_arch_rules(const struct blob *bl, sw_arch arch, uint32_t code_size,
+                             const struct arow *rows, size_t nrows,
+                             const struct ra_diff *diffs, size_t ndiffs)
 {
 	size_t i = 0;
 
 	ck_assert_uint_eq(rows[0].from, 0);
 	for (uint32_t off = 0; off <= code_size; off++) {
-		const struct row *e;
-		int32_t want[SW_MAX_REGS];
-		uint64_t mask;
-		sw_swu_rule r;
+		sw_swu_rule r, ra;
+		int32_t extra = 0;
 
 		while (i + 1 < nrows && rows[i + 1].from <= off)
 			i++;
-		e = &rows[i];
-		mask = parse_saved(e->saved, want);
-		memset(&r, 0x5a, sizeof r);
-		ck_assert_msg(sw_swu_decode(bl->p, bl->len, off, &r) == SW_OK, "decode at %u", off);
-		ck_assert_msg(r.arch == SW_ARCH_X64, "arch at %u", off);
-		ck_assert_msg(r.region == e->region, "region at %u: %u, want %u", off,
-		              r.region, e->region);
-		ck_assert_msg(r.cfa_reg == e->cfa_reg && r.cfa_offset == e->cfa_offset,
-		              "cfa at %u: r%u+%d, want r%u+%d", off, r.cfa_reg, r.cfa_offset,
-		              e->cfa_reg, e->cfa_offset);
-		ck_assert_msg(r.sp_offset == e->sp_offset, "sp at %u: %d, want %d", off,
-		              r.sp_offset, e->sp_offset);
-		ck_assert_msg(!r.ra_in_reg && r.ra_offset == -8, "ra at %u", off);
-		ck_assert_msg(r.saved_mask == mask, "saved mask at %u: %#llx, want %#llx", off,
-		              (unsigned long long)r.saved_mask, (unsigned long long)mask);
-		for (unsigned reg = 0; reg < SW_MAX_REGS; reg++)
-			ck_assert_msg(r.saved_offset[reg] == want[reg],
-			              "saved %s at %u: %d, want %d",
-			              sw_arch_reg_name(SW_ARCH_X64, reg), off,
-			              r.saved_offset[reg], want[reg]);
+		check_row(bl, arch, off, &rows[i]);
+		for (size_t d = 0; d < ndiffs; d++)
+			if (diffs[d].at == off)
+				extra = diffs[d].extra;
+		memset(&r, 0, sizeof r);
+		memset(&ra, 0x5a, sizeof ra);
+		ck_assert_int_eq(sw_swu_decode(bl->p, bl->len, off, &r), SW_OK);
+		ck_assert_int_eq(sw_swu_decode_return_address(bl->p, bl->len, off, &ra), SW_OK);
+		r.sp_offset += extra;
+		if (r.cfa_reg == (arch == SW_ARCH_X86 ? SW_X86_ESP : arch == SW_ARCH_ARM64 ?
+		                  SW_ARM64_SP : SW_X64_RSP))
+			r.cfa_offset += extra;
+		ck_assert_msg(!memcmp(&r, &ra, sizeof r),
+		              "return-address rule at %u: sp %d cfa %d, want sp %d cfa %d",
+		              off, ra.sp_offset, ra.cfa_offset, r.sp_offset, r.cfa_offset);
 	}
 	ck_assert_int_eq(sw_swu_decode(bl->p, bl->len, code_size + 1, &(sw_swu_rule){ 0 }),
 	                 SW_E_BADIP);
+	ck_assert_int_eq(sw_swu_decode_return_address(bl->p, bl->len, code_size + 1,
+	                                              &(sw_swu_rule){ 0 }), SW_E_BADIP);
+}
+
+/* x64 tables: the return address is always at CFA - 8. */
+static void check_rules(const struct blob *bl, uint32_t code_size,
+                        const struct row *rows, size_t nrows)
+{
+	struct arow *a = calloc(nrows, sizeof *a);
+
+	ck_assert_ptr_nonnull(a);
+	for (size_t i = 0; i < nrows; i++)
+		a[i] = (struct arow){ rows[i].from, rows[i].region, rows[i].cfa_reg,
+		                      rows[i].cfa_offset, rows[i].sp_offset, "-8", rows[i].saved };
+	check_arch_rules(bl, SW_ARCH_X64, code_size, a, nrows, NULL, 0);
+	free(a);
 }
 
 static sw_swu_builder *new_builder(void)
@@ -464,6 +530,393 @@ START_TEST(reset_and_repeat)
 }
 END_TEST
 
+/* ---- arm64 and x86 shapes ---- */
+
+#define FP  SW_ARM64_FP
+#define LR  SW_ARM64_LR
+#define SP  SW_ARM64_SP
+#define X19 SW_ARM64_X19
+#define X20 SW_ARM64_X20
+#define X21 SW_ARM64_X21
+#define X22 SW_ARM64_X22
+#define X27 SW_ARM64_X27
+#define X28 SW_ARM64_X28
+#define D8  SW_ARM64_D8
+#define D9  SW_ARM64_D9
+#define D14 SW_ARM64_D14
+#define D15 SW_ARM64_D15
+#define ESP SW_X86_ESP
+#define EBP SW_X86_EBP
+#define EBX SW_X86_EBX
+#define ESI SW_X86_ESI
+#define EDI SW_X86_EDI
+
+static sw_swu_builder *new_builder_for(sw_arch arch)
+{
+	sw_swu_builder *b = NULL;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, arch), SW_OK);
+	ck_assert_ptr_nonnull(b);
+	return b;
+}
+
+/*
+ *   0: stp fp, lr, [sp, #-96]!     16: stp x27, x28, [sp, #48]
+ *   4: mov fp, sp                  20: stp d8, d9, [sp, #64]
+ *   8: stp x19, x20, [sp, #16]     24: stp d14, d15, [sp, #80]
+ *  12: stp x21, x22, [sp, #32]     28: mov x16, #0x12340; sub sp, sp, x16
+ * Epilog 1 at 100: mov sp, fp; ldp (five pairs, in reverse); ldp fp, lr, [sp], #96; ret.
+ * Epilog 2 at 140: add sp, sp, #0x12, lsl 12; add sp, sp, #0x340; ldp (forward); ldp fp, lr; ret.
+ */
+static struct blob shape_arm64_frame(void)
+{
+	static const unsigned pairs[5][2] = { { X19, X20 }, { X21, X22 }, { X27, X28 },
+	                                      { D8, D9 }, { D14, D15 } };
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+	struct blob bl;
+
+	OK(sw_swu_push_reg_pair(b, 4, FP, LR, 96));
+	OK(sw_swu_set_frame(b, 8, FP, 0));
+	for (uint32_t i = 0; i < 5; i++)
+		OK(sw_swu_save_reg_pair(b, 12 + 4 * i, pairs[i][0], pairs[i][1], 16 + 16 * i));
+	OK(sw_swu_alloc_stack(b, 36, 0x12340));
+	OK(sw_swu_end_prolog(b, 36));
+
+	OK(sw_swu_epilog_begin(b, 100));
+	OK(sw_swu_restore_sp_from_frame(b, 104, 0));
+	for (uint32_t i = 0; i < 5; i++)
+		OK(sw_swu_restore_reg_pair(b, 108 + 4 * i, pairs[4 - i][0], pairs[4 - i][1]));
+	OK(sw_swu_pop_reg_pair(b, 128, FP, LR, 96));
+	OK(sw_swu_epilog_end(b, 132));
+
+	OK(sw_swu_epilog_begin(b, 140));
+	OK(sw_swu_free_stack(b, 144, 0x12000));
+	OK(sw_swu_free_stack(b, 148, 0x340));
+	for (uint32_t i = 0; i < 5; i++)
+		OK(sw_swu_restore_reg_pair(b, 152 + 4 * i, pairs[i][0], pairs[i][1]));
+	OK(sw_swu_pop_reg_pair(b, 172, FP, LR, 96));
+	OK(sw_swu_epilog_end(b, 176));
+	bl = finish(b, 180);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+#define A_ALL "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56 x27:-48 x28:-40 d8:-32 d9:-24 d14:-16 d15:-8"
+
+START_TEST(arm64_frame)
+{
+	static const struct arow rows[] = {
+		{   0, SW_SWU_PROLOG, SP,  0,  0, "lr",  "" },
+		{   4, SW_SWU_PROLOG, SP, 96, 96, "-88", "fp:-96 lr:-88" },
+		{   8, SW_SWU_PROLOG, FP, 96, 96, "-88", "fp:-96 lr:-88" },
+		{  12, SW_SWU_PROLOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72" },
+		{  16, SW_SWU_PROLOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56" },
+		{  20, SW_SWU_PROLOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56 "
+		                                         "x27:-48 x28:-40" },
+		{  24, SW_SWU_PROLOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56 "
+		                                         "x27:-48 x28:-40 d8:-32 d9:-24" },
+		{  28, SW_SWU_PROLOG, FP, 96, 96, "-88", A_ALL },
+		{  36, SW_SWU_BODY,   FP, 96, 96 + 0x12340, "-88", A_ALL },
+		{ 100, SW_SWU_EPILOG, FP, 96, 96 + 0x12340, "-88", A_ALL },
+		{ 104, SW_SWU_EPILOG, SP, 96, 96, "-88", A_ALL },
+		{ 108, SW_SWU_EPILOG, SP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56 "
+		                                         "x27:-48 x28:-40 d8:-32 d9:-24" },
+		{ 112, SW_SWU_EPILOG, SP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56 "
+		                                         "x27:-48 x28:-40" },
+		{ 116, SW_SWU_EPILOG, SP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72 x21:-64 x22:-56" },
+		{ 120, SW_SWU_EPILOG, SP, 96, 96, "-88", "fp:-96 lr:-88 x19:-80 x20:-72" },
+		{ 124, SW_SWU_EPILOG, SP, 96, 96, "-88", "fp:-96 lr:-88" },
+		{ 128, SW_SWU_EPILOG, SP,  0,  0, "lr",  "" },
+		{ 132, SW_SWU_BODY,   FP, 96, 96 + 0x12340, "-88", A_ALL },
+		{ 140, SW_SWU_EPILOG, FP, 96, 96 + 0x12340, "-88", A_ALL },
+		{ 144, SW_SWU_EPILOG, FP, 96, 96 + 0x340, "-88", A_ALL },
+		{ 148, SW_SWU_EPILOG, FP, 96, 96, "-88", A_ALL },
+		{ 152, SW_SWU_EPILOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x21:-64 x22:-56 x27:-48 x28:-40 "
+		                                         "d8:-32 d9:-24 d14:-16 d15:-8" },
+		{ 156, SW_SWU_EPILOG, FP, 96, 96, "-88", "fp:-96 lr:-88 x27:-48 x28:-40 d8:-32 d9:-24 "
+		                                         "d14:-16 d15:-8" },
+		{ 160, SW_SWU_EPILOG, FP, 96, 96, "-88", "fp:-96 lr:-88 d8:-32 d9:-24 d14:-16 d15:-8" },
+		{ 164, SW_SWU_EPILOG, FP, 96, 96, "-88", "fp:-96 lr:-88 d14:-16 d15:-8" },
+		{ 168, SW_SWU_EPILOG, FP, 96, 96, "-88", "fp:-96 lr:-88" },
+		{ 172, SW_SWU_EPILOG, SP,  0,  0, "lr",  "" },
+		{ 176, SW_SWU_BODY,   FP, 96, 96 + 0x12340, "-88", A_ALL },
+	};
+	struct blob bl = shape_arm64_frame();
+	sw_swu_header h;
+
+	check_arch_rules(&bl, SW_ARCH_ARM64, 180, rows, NROWS(rows), NULL, 0);
+	OK(sw_swu_decode_header(bl.p, bl.len, &h));
+	ck_assert_uint_eq(h.arch, SW_ARCH_ARM64);
+	ck_assert_uint_eq(h.prolog_ops, 8);
+	ck_assert_uint_eq(h.epilogs, 2);
+	ck_assert_uint_eq(h.body_ops, 0);
+	/* No body ops: no optional section, flags 0. */
+	ck_assert_uint_eq(bl.p[2], 0);
+	free(bl.p);
+}
+END_TEST
+
+/* A leaf that never saves lr: sub sp, sp, #32; str x19, [sp, #8] / ldr x19; add sp; ret. */
+static struct blob shape_arm64_leaf(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+	struct blob bl;
+
+	OK(sw_swu_alloc_stack(b, 4, 32));
+	OK(sw_swu_save_reg(b, 8, X19, 8));
+	OK(sw_swu_end_prolog(b, 8));
+	OK(sw_swu_epilog_begin(b, 20));
+	OK(sw_swu_restore_reg(b, 24, X19));
+	OK(sw_swu_free_stack(b, 28, 32));
+	OK(sw_swu_epilog_end(b, 32));
+	bl = finish(b, 32);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(arm64_leaf)
+{
+	static const struct arow rows[] = {
+		{  0, SW_SWU_PROLOG, SP,  0,  0, "lr", "" },
+		{  4, SW_SWU_PROLOG, SP, 32, 32, "lr", "" },
+		{  8, SW_SWU_BODY,   SP, 32, 32, "lr", "x19:-24" },
+		{ 20, SW_SWU_EPILOG, SP, 32, 32, "lr", "x19:-24" },
+		{ 24, SW_SWU_EPILOG, SP, 32, 32, "lr", "" },
+		{ 28, SW_SWU_EPILOG, SP,  0,  0, "lr", "" },
+		{ 32, SW_SWU_BODY,   SP, 32, 32, "lr", "x19:-24" },
+	};
+	static const struct arow bare_rows[] = {
+		{  0, SW_SWU_BODY,   SP,  0,  0, "lr", "" },
+	};
+	struct blob bl = shape_arm64_leaf();
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+	struct blob bare;
+
+	check_arch_rules(&bl, SW_ARCH_ARM64, 32, rows, NROWS(rows), NULL, 0);
+	/* No stack at all: CFA = SP, the return address in lr throughout. */
+	bare = finish(b, 12);
+	check_arch_rules(&bare, SW_ARCH_ARM64, 12, bare_rows, 1, NULL, 0);
+	sw_swu_builder_destroy(b);
+	free(bl.p);
+	free(bare.p);
+}
+END_TEST
+
+/*
+ *  0: paciasp; stp fp, lr, [sp, #-16]!; mov fp, sp; str x19, [sp, #-16]!
+ * Epilog A at 40: ldr x19, [sp], #16; ldp fp, lr, [sp], #16; autiasp; ret.
+ * Epilog B at 60: ldr x19, [sp], #16; ldp fp, lr, [sp], #16; retaa.
+ */
+static struct blob shape_arm64_pac(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+	struct blob bl;
+
+	OK(sw_swu_sign_return_address(b, 4));
+	OK(sw_swu_push_reg_pair(b, 8, FP, LR, 16));
+	OK(sw_swu_set_frame(b, 12, FP, 0));
+	OK(sw_swu_push_reg_sized(b, 16, X19, 16));
+	OK(sw_swu_end_prolog(b, 16));
+	OK(sw_swu_epilog_begin(b, 40));
+	OK(sw_swu_pop_reg_sized(b, 44, X19, 16));
+	OK(sw_swu_pop_reg_pair(b, 48, FP, LR, 16));
+	OK(sw_swu_auth_return_address(b, 52));
+	OK(sw_swu_epilog_end(b, 56));
+	OK(sw_swu_epilog_begin(b, 60));
+	OK(sw_swu_pop_reg_sized(b, 64, X19, 16));
+	OK(sw_swu_pop_reg_pair(b, 68, FP, LR, 16));
+	OK(sw_swu_epilog_end(b, 72));
+	bl = finish(b, 80);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(arm64_pac)
+{
+	static const struct arow rows[] = {
+		{  0, SW_SWU_PROLOG, SP,  0,  0, "lr",  "" },
+		{  4, SW_SWU_PROLOG, SP,  0,  0, "lr!", "" },
+		{  8, SW_SWU_PROLOG, SP, 16, 16, "-8!", "fp:-16 lr:-8" },
+		{ 12, SW_SWU_PROLOG, FP, 16, 16, "-8!", "fp:-16 lr:-8" },
+		{ 16, SW_SWU_BODY,   FP, 16, 32, "-8!", "fp:-16 lr:-8 x19:-32" },
+		{ 40, SW_SWU_EPILOG, FP, 16, 32, "-8!", "fp:-16 lr:-8 x19:-32" },
+		{ 44, SW_SWU_EPILOG, FP, 16, 16, "-8!", "fp:-16 lr:-8" },
+		{ 48, SW_SWU_EPILOG, SP,  0,  0, "lr!", "" },
+		{ 52, SW_SWU_EPILOG, SP,  0,  0, "lr",  "" },
+		{ 56, SW_SWU_BODY,   FP, 16, 32, "-8!", "fp:-16 lr:-8 x19:-32" },
+		{ 60, SW_SWU_EPILOG, FP, 16, 32, "-8!", "fp:-16 lr:-8 x19:-32" },
+		{ 64, SW_SWU_EPILOG, FP, 16, 16, "-8!", "fp:-16 lr:-8" },
+		{ 68, SW_SWU_EPILOG, SP,  0,  0, "lr!", "" },
+		{ 72, SW_SWU_BODY,   FP, 16, 32, "-8!", "fp:-16 lr:-8 x19:-32" },
+	};
+	struct blob bl = shape_arm64_pac();
+
+	check_arch_rules(&bl, SW_ARCH_ARM64, 80, rows, NROWS(rows), NULL, 0);
+	free(bl.p);
+}
+END_TEST
+
+/*
+ * x86 EBP frame: push ebp; mov ebp, esp; push esi; push edi; sub esp, 20 /
+ * push eax; push 5; call f; add esp, 8 (cdecl: the caller pops) /
+ * lea esp, [ebp - 8]; pop edi; pop esi; pop ebp; ret.
+ */
+static struct blob shape_x86_ebp(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl;
+
+	OK(sw_swu_push_reg(b, 1, EBP));
+	OK(sw_swu_set_frame(b, 3, EBP, 0));
+	OK(sw_swu_push_reg(b, 4, ESI));
+	OK(sw_swu_push_reg(b, 5, EDI));
+	OK(sw_swu_alloc_stack(b, 8, 20));
+	OK(sw_swu_end_prolog(b, 8));
+	OK(sw_swu_push_args(b, 21, 4));
+	OK(sw_swu_push_args(b, 23, 4));
+	OK(sw_swu_pop_args(b, 31, 8));          /* call f at 23..28 */
+	OK(sw_swu_epilog_begin(b, 40));
+	OK(sw_swu_restore_sp_from_frame(b, 43, -8));
+	OK(sw_swu_pop_reg(b, 44, EDI));
+	OK(sw_swu_pop_reg(b, 45, ESI));
+	OK(sw_swu_pop_reg(b, 46, EBP));
+	OK(sw_swu_epilog_end(b, 47));
+	bl = finish(b, 50);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(x86_ebp_frame)
+{
+	static const struct arow rows[] = {
+		{  0, SW_SWU_PROLOG, ESP,  4,  4, "-4", "" },
+		{  1, SW_SWU_PROLOG, ESP,  8,  8, "-4", "ebp:-8" },
+		{  3, SW_SWU_PROLOG, EBP,  8,  8, "-4", "ebp:-8" },
+		{  4, SW_SWU_PROLOG, EBP,  8, 12, "-4", "ebp:-8 esi:-12" },
+		{  5, SW_SWU_PROLOG, EBP,  8, 16, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{  8, SW_SWU_BODY,   EBP,  8, 36, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 21, SW_SWU_BODY,   EBP,  8, 40, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 23, SW_SWU_BODY,   EBP,  8, 44, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 31, SW_SWU_BODY,   EBP,  8, 36, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 40, SW_SWU_EPILOG, EBP,  8, 36, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 43, SW_SWU_EPILOG, ESP, 16, 16, "-4", "ebp:-8 esi:-12 edi:-16" },
+		{ 44, SW_SWU_EPILOG, ESP, 12, 12, "-4", "ebp:-8 esi:-12" },
+		{ 45, SW_SWU_EPILOG, ESP,  8,  8, "-4", "ebp:-8" },
+		{ 46, SW_SWU_EPILOG, ESP,  4,  4, "-4", "" },
+		{ 47, SW_SWU_BODY,   EBP,  8, 36, "-4", "ebp:-8 esi:-12 edi:-16" },
+	};
+	struct blob bl = shape_x86_ebp();
+	sw_swu_header h;
+
+	/* A cdecl call: at its return address the arguments are pushed either way. */
+	check_arch_rules(&bl, SW_ARCH_X86, 50, rows, NROWS(rows), NULL, 0);
+	OK(sw_swu_decode_header(bl.p, bl.len, &h));
+	ck_assert_uint_eq(h.body_ops, 3);
+	ck_assert_uint_eq(bl.p[2], 1);          /* the body op section's flag */
+	free(bl.p);
+}
+END_TEST
+
+/*
+ * x86 ESP frame: push ebx; push esi; push edi; push ebp; sub esp, 12 /
+ * push eax; push ecx; call cdecl_f (12..17); add esp, 8 /
+ * push 1; push 2; call stdcall_g (24..29, pops 8) /
+ * sub esp, 16; call stdcall_h (33..38, pops 16), and the epilog right after:
+ * add esp, 12; pop ebp; pop edi; pop esi; pop ebx; ret /
+ * push eax; call stdcall_k (49..54, pops 4).
+ */
+static struct blob shape_x86_esp(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl;
+
+	OK(sw_swu_push_reg(b, 1, EBX));
+	OK(sw_swu_push_reg(b, 2, ESI));
+	OK(sw_swu_push_reg(b, 3, EDI));
+	OK(sw_swu_push_reg(b, 4, EBP));
+	OK(sw_swu_alloc_stack(b, 7, 12));
+	OK(sw_swu_end_prolog(b, 7));
+	OK(sw_swu_push_args(b, 11, 4));
+	OK(sw_swu_push_args(b, 12, 4));
+	OK(sw_swu_pop_args(b, 20, 8));
+	OK(sw_swu_push_args(b, 22, 4));
+	OK(sw_swu_push_args(b, 24, 4));
+	OK(sw_swu_call_pops_args(b, 29, 8));
+	OK(sw_swu_push_args(b, 33, 16));
+	OK(sw_swu_call_pops_args(b, 38, 16));
+	OK(sw_swu_epilog_begin(b, 38));
+	OK(sw_swu_free_stack(b, 41, 12));
+	OK(sw_swu_pop_reg(b, 42, EBP));
+	OK(sw_swu_pop_reg(b, 43, EDI));
+	OK(sw_swu_pop_reg(b, 44, ESI));
+	OK(sw_swu_pop_reg(b, 45, EBX));
+	OK(sw_swu_epilog_end(b, 46));
+	OK(sw_swu_push_args(b, 49, 4));
+	OK(sw_swu_call_pops_args(b, 54, 4));
+	bl = finish(b, 60);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+#define X_ALL "ebx:-8 esi:-12 edi:-16 ebp:-20"
+
+START_TEST(x86_esp_frame)
+{
+	static const struct arow rows[] = {
+		{  0, SW_SWU_PROLOG, ESP,  4,  4, "-4", "" },
+		{  1, SW_SWU_PROLOG, ESP,  8,  8, "-4", "ebx:-8" },
+		{  2, SW_SWU_PROLOG, ESP, 12, 12, "-4", "ebx:-8 esi:-12" },
+		{  3, SW_SWU_PROLOG, ESP, 16, 16, "-4", "ebx:-8 esi:-12 edi:-16" },
+		{  4, SW_SWU_PROLOG, ESP, 20, 20, "-4", X_ALL },
+		{  7, SW_SWU_BODY,   ESP, 32, 32, "-4", X_ALL },
+		{ 11, SW_SWU_BODY,   ESP, 36, 36, "-4", X_ALL },
+		{ 12, SW_SWU_BODY,   ESP, 40, 40, "-4", X_ALL },
+		{ 20, SW_SWU_BODY,   ESP, 32, 32, "-4", X_ALL },
+		{ 22, SW_SWU_BODY,   ESP, 36, 36, "-4", X_ALL },
+		{ 24, SW_SWU_BODY,   ESP, 40, 40, "-4", X_ALL },
+		{ 29, SW_SWU_BODY,   ESP, 32, 32, "-4", X_ALL },
+		{ 33, SW_SWU_BODY,   ESP, 48, 48, "-4", X_ALL },
+		{ 38, SW_SWU_EPILOG, ESP, 32, 32, "-4", X_ALL },
+		{ 41, SW_SWU_EPILOG, ESP, 20, 20, "-4", X_ALL },
+		{ 42, SW_SWU_EPILOG, ESP, 16, 16, "-4", "ebx:-8 esi:-12 edi:-16" },
+		{ 43, SW_SWU_EPILOG, ESP, 12, 12, "-4", "ebx:-8 esi:-12" },
+		{ 44, SW_SWU_EPILOG, ESP,  8,  8, "-4", "ebx:-8" },
+		{ 45, SW_SWU_EPILOG, ESP,  4,  4, "-4", "" },
+		{ 46, SW_SWU_BODY,   ESP, 32, 32, "-4", X_ALL },
+		{ 49, SW_SWU_BODY,   ESP, 36, 36, "-4", X_ALL },
+		{ 54, SW_SWU_BODY,   ESP, 32, 32, "-4", X_ALL },
+	};
+	/* At each callee-pops call's return address the call is still in progress. */
+	static const struct ra_diff diffs[] = { { 29, 8 }, { 38, 16 }, { 54, 4 } };
+	struct blob bl = shape_x86_esp();
+	sw_swu_rule r;
+
+	check_arch_rules(&bl, SW_ARCH_X86, 60, rows, NROWS(rows), diffs, NROWS(diffs));
+	/* The call before the epilog: still an epilog offset, with the arguments pushed. */
+	OK(sw_swu_decode_return_address(bl.p, bl.len, 38, &r));
+	ck_assert_uint_eq(r.region, SW_SWU_EPILOG);
+	ck_assert_int_eq(r.cfa_offset, 48);
+	free(bl.p);
+}
+END_TEST
+
+/* Where the transition blocks' return address lies, as the generic Frame code reads it. */
+START_TEST(arch_tables)
+{
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_X86, SW_X86_EBP), "ebp");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_X86, SW_X86_EIP), "eip");
+	ck_assert_ptr_null(sw_arch_reg_name(SW_ARCH_X86, SW_X86_NREGS));
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, SW_ARM64_X19), "x19");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, FP), "fp");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, LR), "lr");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, SP), "sp");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, SW_ARM64_PC), "pc");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, D8), "d8");
+	ck_assert_str_eq(sw_arch_reg_name(SW_ARCH_ARM64, D15), "d15");
+	ck_assert_ptr_null(sw_arch_reg_name(SW_ARCH_ARM64, SW_ARM64_NREGS));
+}
+END_TEST
+
 /* ---- Builder misuse ---- */
 
 /* Run `call` on a fresh builder prepared by `setup`; expect `want`. */
@@ -693,10 +1146,13 @@ START_TEST(bad_headers)
 	PATCH(0, 0x00, SW_E_BADMETA);                   /* magic */
 	PATCH(1, 0x21, SW_E_UNSUPPORTED);               /* version 2 */
 	PATCH(1, 0x01, SW_E_UNSUPPORTED);               /* version 0 */
-	PATCH(1, 0x12, SW_E_UNSUPPORTED);               /* x86: no backend yet */
+	PATCH(1, 0x12, SW_OK);                          /* x86: push esi */
+	PATCH(1, 0x13, SW_E_BADMETA);                   /* arm64: push x6, not callee-saved */
+	PATCH(1, 0x14, SW_E_UNSUPPORTED);               /* no arch 4 */
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
-	PATCH(2, 0x01, SW_E_UNSUPPORTED);               /* unknown flag */
+	PATCH(2, 0x02, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
 	PATCH(4, 17, SW_E_BADMETA);                     /* prolog beyond code */
 	PATCH(5, 2, SW_E_BADMETA);                      /* more ops than prolog bytes */
@@ -773,11 +1229,287 @@ START_TEST(bad_headers)
 }
 END_TEST
 
+/* Run `call` on a fresh builder of `arch` prepared by `setup`; expect `want`. */
+#define MISUSE_ON(arch, want, setup, call) do { \
+	sw_swu_builder *b = new_builder_for(arch); \
+	setup; \
+	ck_assert_int_eq((call), (want)); \
+	sw_swu_builder_destroy(b); \
+} while (0)
+#define MISUSE_A(want, setup, call) MISUSE_ON(SW_ARCH_ARM64, want, setup, call)
+#define MISUSE_X(want, setup, call) MISUSE_ON(SW_ARCH_X86, want, setup, call)
+
+/* stp fp, lr, [sp, #-32]!; mov fp, sp; stp x19, x20, [sp, #16] */
+#define A_FRAME OK(sw_swu_push_reg_pair(b, 4, FP, LR, 32)); OK(sw_swu_set_frame(b, 8, FP, 0)); \
+                OK(sw_swu_save_reg_pair(b, 12, X19, X20, 16)); OK(sw_swu_end_prolog(b, 12))
+/* push ebx; sub esp, 8 */
+#define X_FRAME OK(sw_swu_push_reg(b, 1, EBX)); OK(sw_swu_alloc_stack(b, 4, 8)); \
+                OK(sw_swu_end_prolog(b, 4))
+
+START_TEST(builder_misuse_arch)
+{
+	sw_swu_builder *nb = NULL;
+	size_t len;
+
+	/* Every architecture has a builder now. */
+	OK(sw_swu_builder_create(&nb, SW_ARCH_X86));
+	sw_swu_builder_destroy(nb);
+	OK(sw_swu_builder_create(&nb, SW_ARCH_ARM64));
+	sw_swu_builder_destroy(nb);
+	ck_assert_int_eq(sw_swu_push_reg_pair(NULL, 4, FP, LR, 16), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_sign_return_address(NULL, 4), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_pop_reg_pair(NULL, 4, FP, LR, 16), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_auth_return_address(NULL, 4), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_push_args(NULL, 4, 4), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_call_pops_args(NULL, 4, 4), SW_E_INVAL);
+
+	/* Wrong architecture: pairs and pointer authentication are arm64's. */
+	MISUSE(SW_E_INVAL, , sw_swu_push_reg_pair(b, 1, RBX, RBP, 16));
+	MISUSE(SW_E_INVAL, , sw_swu_push_reg_sized(b, 1, RBX, 16));
+	MISUSE(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)), sw_swu_save_reg_pair(b, 8, RBX, RBP, 0));
+	MISUSE(SW_E_INVAL, , sw_swu_sign_return_address(b, 1));
+	MISUSE(SW_E_INVAL, FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_auth_return_address(b, 21));
+	MISUSE(SW_E_INVAL, OK(sw_swu_push_reg(b, 1, RBX)); OK(sw_swu_push_reg(b, 2, RBP));
+	       OK(sw_swu_end_prolog(b, 2)); OK(sw_swu_epilog_begin(b, 10)),
+	       sw_swu_pop_reg_pair(b, 11, RBP, RBX, 16));
+	MISUSE_X(SW_E_INVAL, , sw_swu_push_reg_pair(b, 1, EBX, ESI, 8));
+	MISUSE_X(SW_E_INVAL, , sw_swu_sign_return_address(b, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_push_reg(b, 1, SW_X86_EAX));
+	MISUSE_X(SW_E_INVAL, , sw_swu_push_reg(b, 1, ESP));
+	MISUSE_X(SW_E_INVAL, , sw_swu_push_reg(b, 1, SW_X86_NREGS));
+	/* x86's only frame register is ebp. */
+	MISUSE_X(SW_E_INVAL, OK(sw_swu_push_reg(b, 1, EBX)), sw_swu_set_frame(b, 3, EBX, 0));
+
+	/* arm64 registers: callee-saved (and lr), distinct, not saved yet. */
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, SW_ARM64_X0, LR, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, FP, SP, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, FP, SW_ARM64_PC, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, X19, X19, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, X19, 1000, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, X19, UINT32_MAX, 16));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_sized(b, 4, SW_ARM64_X0 + 18, 16));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_push_reg_pair(b, 4, FP, LR, 16)),
+	         sw_swu_push_reg_pair(b, 8, X19, LR, 16));
+	/* arm64 SP moves in multiples of 16, and a pair needs 16 bytes. */
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg(b, 4, X19));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, FP, LR, 8));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, FP, LR, 24));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_pair(b, 4, FP, LR, 0));
+	MISUSE_A(SW_E_INVAL, , sw_swu_push_reg_sized(b, 4, X19, 8));
+	MISUSE_A(SW_E_INVAL, , sw_swu_alloc_stack(b, 4, 8));
+	MISUSE_A(SW_E_INVAL, , sw_swu_alloc_stack(b, 4, 40));
+	MISUSE_A(SW_E_LIMIT, , sw_swu_push_reg_pair(b, 4, FP, LR, SW_SWU_MAX_FRAME + 16));
+	MISUSE_A(SW_E_LIMIT, , sw_swu_alloc_stack(b, 4, SW_SWU_MAX_FRAME + 16));
+	/* Slots: 8-aligned, inside the frame, clear of each other. */
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)), sw_swu_save_reg_pair(b, 8, X19, X20, 4));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)), sw_swu_save_reg(b, 8, X19, 12));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)), sw_swu_save_reg_pair(b, 8, X19, X20, 24));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)); OK(sw_swu_save_reg(b, 8, X21, 8)),
+	         sw_swu_save_reg_pair(b, 12, X19, X20, 0));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_alloc_stack(b, 4, 32)), sw_swu_save_reg_pair(b, 8, X19, X19, 0));
+	/* A failed pair saves neither register. */
+	MISUSE_A(SW_OK, OK(sw_swu_alloc_stack(b, 4, 32));
+	         ck_assert_int_eq(sw_swu_save_reg_pair(b, 8, X19, X20, 24), SW_E_INVAL);
+	         sw_swu_builder_reset(b); OK(sw_swu_alloc_stack(b, 4, 32)),
+	         sw_swu_save_reg_pair(b, 8, X19, X20, 16));
+	/* The frame register must be fp, saved first; SP from it stays aligned. */
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_push_reg_pair(b, 4, X19, LR, 16)), sw_swu_set_frame(b, 8, X19, 0));
+	MISUSE_A(SW_E_INVAL, , sw_swu_set_frame(b, 4, FP, 0));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)),
+	         sw_swu_restore_sp_from_frame(b, 24, -8));
+	/* Pointer authentication: sign lr before saving it, once; authenticate it once reloaded. */
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_push_reg_pair(b, 4, FP, LR, 16)), sw_swu_sign_return_address(b, 8));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_sign_return_address(b, 4)), sw_swu_sign_return_address(b, 8));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_auth_return_address(b, 24));
+	MISUSE_A(SW_E_INVAL, OK(sw_swu_sign_return_address(b, 2)); A_FRAME; OK(sw_swu_epilog_begin(b, 20)),
+	         sw_swu_auth_return_address(b, 24));
+	MISUSE_A(SW_E_STATE, OK(sw_swu_end_prolog(b, 0)), sw_swu_sign_return_address(b, 4));
+	MISUSE_A(SW_E_STATE, , sw_swu_auth_return_address(b, 4));
+	/* Pops: top slots, in order, sizes as pushed, aligned; restores: adjacent pairs. */
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_pop_reg_pair(b, 24, FP, LR, 32));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)), sw_swu_pop_reg_pair(b, 28, LR, FP, 32));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)), sw_swu_pop_reg_pair(b, 28, FP, LR, 48));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)), sw_swu_pop_reg_pair(b, 28, FP, LR, 24));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)), sw_swu_pop_reg_pair(b, 28, FP, LR, 8));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)), sw_swu_pop_reg_sized(b, 28, FP, 16));
+	/* The pair's other slots are still live above SP: not popped past them. */
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_pop_reg_pair(b, 24, FP, LR, 32));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_restore_reg_pair(b, 24, X20, X19));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_restore_reg_pair(b, 24, FP, X19));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_restore_reg_pair(b, 24, X19, X21));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_free_stack(b, 24, 8));
+	MISUSE_A(SW_E_STATE, A_FRAME, sw_swu_pop_reg_pair(b, 24, FP, LR, 32));
+	MISUSE_A(SW_E_STATE, A_FRAME, sw_swu_restore_reg_pair(b, 24, X19, X20));
+	MISUSE_A(SW_E_STATE, A_FRAME; OK(sw_swu_epilog_begin(b, 20)), sw_swu_push_reg_pair(b, 24, X21, X22, 16));
+	/* An epilog may return with retaa: lr still signed at its end. */
+	MISUSE_A(SW_OK, OK(sw_swu_sign_return_address(b, 4)); OK(sw_swu_push_reg_pair(b, 8, FP, LR, 16));
+	         OK(sw_swu_end_prolog(b, 8)); OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_pop_reg_pair(b, 24, FP, LR, 16)), sw_swu_epilog_end(b, 28));
+	/* But lr may not be left saved, nor SP moved above its slot. */
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)); OK(sw_swu_restore_reg(b, 28, FP)),
+	         sw_swu_free_stack(b, 32, 32));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)); OK(sw_swu_restore_reg(b, 28, FP));
+	         OK(sw_swu_restore_reg(b, 32, LR)), sw_swu_epilog_end(b, 36));
+	MISUSE_A(SW_E_INVAL, A_FRAME; OK(sw_swu_epilog_begin(b, 20));
+	         OK(sw_swu_restore_reg_pair(b, 24, X19, X20)); OK(sw_swu_restore_reg(b, 28, FP)),
+	         sw_swu_epilog_end(b, 36));
+
+	/* Body ops: after the prolog, outside epilogs, ascending, whole slots, never below the body. */
+	MISUSE_X(SW_E_STATE, , sw_swu_push_args(b, 1, 4));
+	MISUSE_X(SW_E_STATE, OK(sw_swu_push_reg(b, 1, EBX)), sw_swu_push_args(b, 2, 4));
+	MISUSE_X(SW_E_STATE, X_FRAME; OK(sw_swu_epilog_begin(b, 10)), sw_swu_push_args(b, 11, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_push_args(b, 4, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)), sw_swu_pop_args(b, 6, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_epilog_begin(b, 10)); OK(sw_swu_free_stack(b, 13, 8));
+	         OK(sw_swu_pop_reg(b, 14, EBX)); OK(sw_swu_epilog_end(b, 15)), sw_swu_push_args(b, 15, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_push_args(b, 6, 0));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_push_args(b, 6, 2));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_push_args(b, 6, 6));
+	MISUSE_X(SW_E_LIMIT, X_FRAME, sw_swu_push_args(b, 6, SW_SWU_MAX_FRAME));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_pop_args(b, 6, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME, sw_swu_call_pops_args(b, 6, 4));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)), sw_swu_pop_args(b, 8, 8));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)), sw_swu_call_pops_args(b, 8, 8));
+	MISUSE_X(SW_E_LIMIT, X_FRAME, sw_swu_push_args(b, SW_SWU_MAX_CODE_SIZE + 1, 4));
+	MISUSE_A(SW_E_INVAL, A_FRAME, sw_swu_push_args(b, 16, 8));
+	MISUSE_A(SW_OK, A_FRAME, sw_swu_push_args(b, 16, 16));
+	MISUSE(SW_E_INVAL, FRAME, sw_swu_push_args(b, 12, 4));
+	MISUSE(SW_OK, FRAME, sw_swu_push_args(b, 12, 8));
+	/* Each epilog starts, and the method ends, with its arguments popped. */
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)), sw_swu_epilog_begin(b, 10));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)), sw_swu_finish(b, 20, NULL, 0, &len));
+	MISUSE_X(SW_E_INVAL, X_FRAME; OK(sw_swu_push_args(b, 6, 4)); OK(sw_swu_pop_args(b, 9, 4)),
+	         sw_swu_finish(b, 8, NULL, 0, &len));
+	/* ...which does not stick: pop them and finish. */
+	MISUSE_X(SW_E_LIMIT, X_FRAME; OK(sw_swu_push_args(b, 6, 4));
+	         ck_assert_int_eq(sw_swu_finish(b, 20, NULL, 0, &len), SW_E_INVAL);
+	         OK(sw_swu_call_pops_args(b, 11, 4)), sw_swu_finish(b, 20, NULL, 0, &len));
+	/* Errors stick for the new ops too. */
+	MISUSE_A(SW_E_INVAL, ck_assert_int_eq(sw_swu_push_reg_pair(b, 4, FP, LR, 8), SW_E_INVAL),
+	         sw_swu_push_reg_pair(b, 4, FP, LR, 16));
+}
+END_TEST
+
+/* Hand-made x86 blobs with a body op section, and what the validator says. */
+START_TEST(bad_body_ops)
+{
+	/*
+	 * v1 x86, flags 1, code 20, prolog 1, 1 op, 1 epilog, 2 body ops;
+	 * end 1: push ebx; epilog at 10, 3 bytes, 1 op in 3 bytes: pop ebx at +1;
+	 * body: end 4: push_args 4, end 8: call_pops_args 4.
+	 */
+	static const unsigned char good[] = { 0xe5, 0x12, 1, 20, 1, 1, 1, 2, 1, 0x01, 3,
+	                                      9, 3, 1, 3, 1, 0x07, 3,
+	                                      3, 0x40, 4, 4, 0x42, 4 };
+	unsigned char b[sizeof good + 4];
+	sw_swu_rule r;
+
+	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
+	OK(sw_swu_decode(good, sizeof good, 8, &r));
+	ck_assert_int_eq(r.sp_offset, 8);
+	OK(sw_swu_decode_return_address(good, sizeof good, 8, &r));
+	ck_assert_int_eq(r.sp_offset, 12);
+	OK(sw_swu_decode_return_address(good, sizeof good, 7, &r));
+	ck_assert_int_eq(r.sp_offset, 12);
+	OK(sw_swu_decode_return_address(good, sizeof good, 9, &r));
+	ck_assert_int_eq(r.sp_offset, 8);
+
+#define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
+	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
+	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
+	PATCH(2, 3, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
+	PATCH(7, 1, SW_E_BADMETA);              /* one op: trailing bytes, args left pushed */
+	PATCH(7, 20, SW_E_BADMETA);             /* more ops than body bytes */
+	PATCH(18, 0, SW_E_BADMETA);             /* ends at the prolog's end */
+	PATCH(18, 10, SW_E_BADMETA);            /* ends inside the epilog */
+	PATCH(18, 12, SW_E_BADMETA);            /* ends at the epilog's return */
+	PATCH(18, 9, SW_E_BADMETA);             /* pushed at the epilog's start */
+	PATCH(21, 6, SW_OK);                    /* the call ends where the epilog starts */
+	PATCH(21, 7, SW_E_BADMETA);             /* ends inside the epilog */
+	PATCH(21, 9, SW_E_BADMETA);             /* ends at the epilog's end */
+	PATCH(21, 12, SW_E_BADMETA);            /* after the epilog: pushed across it */
+	PATCH(19, 0x01, SW_E_BADMETA);          /* a prolog op in the body */
+	PATCH(19, 0x05, SW_E_BADMETA);          /* an epilog op in the body */
+	PATCH(19, 0x20, SW_E_BADMETA);          /* push_pair in the body */
+	PATCH(19, 0x43, SW_E_BADMETA);          /* a reserved x86 opcode */
+	PATCH(20, 2, SW_E_BADMETA);             /* not a whole slot */
+	PATCH(20, 0, SW_E_BADMETA);             /* nothing */
+	PATCH(20, 8, SW_E_BADMETA);             /* 4 bytes left pushed at the end */
+	PATCH(23, 8, SW_E_BADMETA);             /* pops more than pushed */
+	PATCH(22, 0x41, SW_OK);                 /* pop_args: fine too */
+	PATCH(21, 17, SW_E_BADMETA);            /* beyond the code size */
+	/* A body op in an epilog's op list, and an arm64 op in an x86 prolog. */
+	PATCH(16, 0x41, SW_E_BADMETA);
+	PATCH(9, 0x21, SW_E_BADMETA);
+#undef PATCH
+
+	/* Both after the epilog, the second at the code size. */
+	memcpy(b, good, sizeof good);
+	b[18] = 13;
+	b[21] = 6;
+	ck_assert_int_eq(validate_bytes(b, sizeof good), SW_OK);
+	OK(sw_swu_decode_return_address(b, sizeof good, 20, &r));
+	ck_assert_int_eq(r.sp_offset, 12);
+	OK(sw_swu_decode(b, sizeof good, 20, &r));
+	ck_assert_int_eq(r.sp_offset, 8);
+	b[21] = 7;
+	ck_assert_int_eq(validate_bytes(b, sizeof good), SW_E_BADMETA);
+	/* The call ending at the epilog's start: a return address there has the arguments. */
+	memcpy(b, good, sizeof good);
+	b[21] = 6;
+	OK(sw_swu_decode_return_address(b, sizeof good, 10, &r));
+	ck_assert_int_eq(r.region, SW_SWU_EPILOG);
+	ck_assert_int_eq(r.sp_offset, 12);
+	OK(sw_swu_decode(b, sizeof good, 10, &r));
+	ck_assert_int_eq(r.region, SW_SWU_EPILOG);
+	ck_assert_int_eq(r.sp_offset, 8);
+	OK(sw_swu_decode_return_address(b, sizeof good, 11, &r));
+	ck_assert_int_eq(r.sp_offset, 4);
+
+	/* Trailing bytes after the body ops. */
+	memcpy(b, good, sizeof good);
+	b[sizeof good] = 0;
+	ck_assert_int_eq(validate_bytes(b, sizeof good + 1), SW_E_BADMETA);
+	/* Flag set, no body ops: nothing to read, still valid. */
+	{
+		static const unsigned char none[] = { 0xe5, 0x12, 1, 20, 1, 1, 0, 0, 1, 0x01, 3 };
+		sw_swu_header h;
+
+		ck_assert_int_eq(validate_bytes(none, sizeof none), SW_OK);
+		OK(sw_swu_decode_header(none, sizeof none, &h));
+		ck_assert_uint_eq(h.body_ops, 0);
+	}
+	/* arm64 ops that x64 has no use for. */
+	{
+		/* v1 x64, code 16, prolog 4, 1 op: sign_ra at 4 */
+		static const unsigned char sign[] = { 0xe5, 0x11, 0, 16, 4, 1, 0, 4, 0x23 };
+		static const unsigned char asign[] = { 0xe5, 0x13, 0, 16, 4, 1, 0, 4, 0x23 };
+
+		ck_assert_int_eq(validate_bytes(sign, sizeof sign), SW_E_BADMETA);
+		ck_assert_int_eq(validate_bytes(asign, sizeof asign), SW_OK);
+		OK(sw_swu_decode(asign, sizeof asign, 4, &r));
+		ck_assert_uint_eq(r.ra_signed, 1);
+		ck_assert_uint_eq(r.ra_in_reg, 1);
+		OK(sw_swu_decode(asign, sizeof asign, 3, &r));
+		ck_assert_uint_eq(r.ra_signed, 0);
+	}
+}
+END_TEST
+
 /* ---- Truncation ---- */
 
 typedef struct blob (*shape_fn)(void);
 static const shape_fn shapes[] = {
-	shape_rbp_frame, shape_pushes, shape_lea_rbp, shape_large_save, shape_epilogs, shape_leaf
+	shape_rbp_frame, shape_pushes, shape_lea_rbp, shape_large_save, shape_epilogs, shape_leaf,
+	shape_arm64_frame, shape_arm64_leaf, shape_arm64_pac, shape_x86_ebp, shape_x86_esp
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -812,6 +1544,8 @@ START_TEST(truncated)
 			ck_assert(st == SW_OK || st == SW_E_TRUNCATED);
 			for (uint32_t off = 0; off <= full.code_size; off++) {
 				st = sw_swu_decode(p, len, off, &r);
+				ck_assert(st == SW_OK || st == SW_E_TRUNCATED);
+				st = sw_swu_decode_return_address(p, len, off, &r);
 				ck_assert(st == SW_OK || st == SW_E_TRUNCATED);
 				if (off > 200)
 					off += 997;     /* the large shape: sample */
@@ -849,12 +1583,44 @@ static uint32_t rnd(void)
 
 static unsigned long fuzz_valid;
 
+/* The depth at entry: CFA - SP before the first instruction. */
+static int32_t entry_depth(uint32_t arch)
+{
+	return arch == SW_ARCH_ARM64 ? 0 : arch == SW_ARCH_X86 ? 4 : 8;
+}
+
+/* A decoded rule must be in range for its architecture. */
+static int rule_sane(const sw_swu_header *h, const sw_swu_rule *r)
+{
+	return r->arch == h->arch && r->region <= SW_SWU_EPILOG &&
+	       sw_arch_reg_name((sw_arch)h->arch, r->cfa_reg) != NULL &&
+	       r->sp_offset >= entry_depth(h->arch) && r->sp_offset <= (int32_t)SW_SWU_MAX_FRAME &&
+	       r->ra_signed <= (h->arch == SW_ARCH_ARM64) &&
+	       (r->ra_in_reg ? h->arch == SW_ARCH_ARM64 && r->ra_reg == SW_ARM64_LR : r->ra_offset < 0) &&
+	       r->reserved == 0;
+}
+
+/* The return-address rule differs at most by arguments still pushed. */
+static int ra_rule_consistent(const sw_swu_rule *r, const sw_swu_rule *ra)
+{
+	sw_swu_rule a = *r, b = *ra;
+	int32_t extra = ra->sp_offset - r->sp_offset;
+
+	if (extra < 0)
+		return 0;
+	if (extra && a.cfa_reg == (uint32_t)(a.arch == SW_ARCH_X86 ? SW_X86_ESP :
+	                                     a.arch == SW_ARCH_ARM64 ? SW_ARM64_SP : SW_X64_RSP))
+		a.cfa_offset += extra;
+	a.sp_offset = b.sp_offset;
+	return !memcmp(&a, &b, sizeof a);
+}
+
 static void fuzz_one(const unsigned char *bytes, size_t len, FILE *null)
 {
 	unsigned char *p = malloc(len ? len : 1);
 	sw_swu_header h;
-	sw_swu_rule r;
-	sw_status v, st;
+	sw_swu_rule r, ra;
+	sw_status v, st, st2;
 	uint32_t off_now = 0;
 
 	memcpy(p, bytes, len);
@@ -869,16 +1635,19 @@ static void fuzz_one(const unsigned char *bytes, size_t len, FILE *null)
 		for (uint32_t off = 0; off <= h.code_size; off += step) {
 			off_now = off;
 			st = sw_swu_decode(p, len, off, &r);
-			if (v == SW_OK)
+			st2 = sw_swu_decode_return_address(p, len, off, &ra);
+			if (v == SW_OK) {
 				REQUIRE(st == SW_OK);
-			else
+				REQUIRE(st2 == SW_OK);
+				REQUIRE(ra_rule_consistent(&r, &ra));
+			} else {
 				REQUIRE(st == SW_OK || st == SW_E_BADMETA || st == SW_E_TRUNCATED);
-			if (st == SW_OK) {
-				REQUIRE(r.region <= SW_SWU_EPILOG);
-				REQUIRE(r.cfa_reg < SW_X64_NREGS);
-				REQUIRE(r.sp_offset >= 8);
-				REQUIRE(r.sp_offset <= (int32_t)SW_SWU_MAX_FRAME);
+				REQUIRE(st2 == SW_OK || st2 == SW_E_BADMETA || st2 == SW_E_TRUNCATED);
 			}
+			if (st == SW_OK)
+				REQUIRE(rule_sane(&h, &r));
+			if (st2 == SW_OK)
+				REQUIRE(rule_sane(&h, &ra));
 			if (off + step < off)
 				break;
 		}
@@ -889,34 +1658,67 @@ static void fuzz_one(const unsigned char *bytes, size_t len, FILE *null)
 	free(p);
 }
 
+/* A byte that is often meaningful in an op: an opcode, a small delta or register, a size. */
+static unsigned char op_byte(void)
+{
+	static const unsigned char opcodes[] = {
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x20, 0x21, 0x22, 0x23,
+		0x28, 0x29, 0x2a, 0x2b, 0x40, 0x41, 0x42
+	};
+
+	switch (rnd() % 8) {
+	case 0:  return opcodes[rnd() % sizeof opcodes];
+	case 1:  return (unsigned char)(16 * (rnd() % 4));
+	case 2:  return (unsigned char)(19 + rnd() % 12);      /* arm64 x19-lr */
+	default: return (unsigned char)(rnd() % 16);
+	}
+}
+
 START_TEST(random_blobs)
 {
 	FILE *null = devnull();
 	unsigned char buf[80];
+	unsigned long valid[4] = { 0 };
 
-	fuzz_valid = 0;
 	rng_state = 0x9e3779b97f4a7c15ULL;
 	for (int i = 0; i < 100000; i++) {
 		size_t len = rnd() % sizeof buf;
+		unsigned arch = 1 + rnd() % 3;
 
 		for (size_t j = 0; j < len; j++)
 			buf[j] = (unsigned char)rnd();
 		/* Mostly a plausible header, so the fuzz reaches the ops. */
-		if (len >= 7 && rnd() % 8) {
+		if (len >= 8 && rnd() % 8) {
+			size_t j = 3;
+			int body = rnd() % 3 == 0;
+
 			buf[0] = 0xe5;
-			buf[1] = 0x11;
-			buf[2] = 0;
-			buf[3] = (unsigned char)(rnd() % 100 + 1);
-			buf[4] = (unsigned char)(rnd() % (buf[3] + 1));
-			buf[5] = (unsigned char)(rnd() % 6);
-			buf[6] = (unsigned char)(rnd() % 3);
-			for (size_t j = 7; j < len; j++)
+			buf[1] = (unsigned char)(0x10 | arch);
+			buf[2] = (unsigned char)body;
+			buf[j++] = (unsigned char)(rnd() % 100 + 1);
+			buf[j] = (unsigned char)(rnd() % (buf[3] + 1u));
+			j++;
+			buf[j++] = (unsigned char)(rnd() % 6);
+			buf[j++] = (unsigned char)(rnd() % 3);
+			if (body)
+				buf[j++] = (unsigned char)(rnd() % 4);
+			for (; j < len; j++)
 				if (rnd() % 2)
-					buf[j] = (unsigned char)(rnd() % 16);
+					buf[j] = op_byte();
 		}
+		fuzz_valid = 0;
 		fuzz_one(buf, len, null);
+		/* A valid blob must end exactly after its last op: try the prefix that does. */
+		for (size_t cut = 8; cut < len && buf[0] == 0xe5; cut++) {
+			if (sw_swu_validate(buf, cut) == SW_OK) {
+				fuzz_one(buf, cut, null);
+				break;
+			}
+		}
+		valid[len >= 2 && buf[0] == 0xe5 ? (buf[1] & 3) : 0] += fuzz_valid;
 	}
-	fprintf(stderr, "random_blobs: %lu of 100000 valid\n", fuzz_valid);
+	fprintf(stderr, "random_blobs: of 100000, valid x64 %lu, x86 %lu, arm64 %lu\n",
+	        valid[1], valid[2], valid[3]);
 	fclose(null);
 }
 END_TEST
@@ -1169,6 +1971,145 @@ START_TEST(random_builds)
 }
 END_TEST
 
+/*
+ * Random x86 ESP frames: argument pushes, pops and callee-pops calls in the
+ * body, epilogs between them, against a model of ESP's depth at every body
+ * offset and at every epilog's start, both as the active frame and at a
+ * return address.
+ */
+struct body_event {
+	uint32_t end;
+	int32_t delta;          /* bytes pushed (negative: popped) */
+	int call;               /* a callee-pops call */
+};
+
+struct x86_model {
+	uint32_t prolog_size;
+	int32_t body;
+	struct body_event ev[64];
+	unsigned nev;
+	uint32_t ep_start[16], ep_end[16];
+	unsigned nep;
+};
+
+/* Depth at `off`, or -1 inside an epilog past its start (checked elsewhere). */
+static int32_t x86_model_depth(const struct x86_model *m, uint32_t off, int at_return,
+                               sw_swu_region *region)
+{
+	int32_t d = m->body;
+
+	*region = SW_SWU_BODY;
+	for (unsigned e = 0; e < m->nep; e++) {
+		if (off >= m->ep_start[e] && off < m->ep_end[e]) {
+			*region = SW_SWU_EPILOG;
+			if (off > m->ep_start[e])
+				return -1;
+		}
+	}
+	for (unsigned i = 0; i < m->nev && m->ev[i].end <= off; i++)
+		if (!(at_return && m->ev[i].call && m->ev[i].end == off))
+			d += m->ev[i].delta;
+	return d;
+}
+
+START_TEST(random_x86_body)
+{
+	static const unsigned callee[] = { EBX, ESI, EDI, EBP };
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	unsigned long checked = 0;
+
+	rng_state = 0x5bd1e9955bd1e995ULL;
+	for (int iter = 0; iter < 4000; iter++) {
+		struct x86_model m;
+		unsigned npush = rnd() % 5;
+		int32_t args = 0;
+		uint32_t pos = 0, code_size;
+		struct blob bl;
+		uint32_t off_now = 0;
+
+		memset(&m, 0, sizeof m);
+		sw_swu_builder_reset(b);
+		for (unsigned i = 0; i < npush; i++)
+			OK(sw_swu_push_reg(b, ++pos, callee[i]));
+		m.body = 4 + 4 * (int32_t)npush;
+		if (rnd() % 2) {
+			int32_t a = 4 * (int32_t)(1 + rnd() % 8);
+
+			OK(sw_swu_alloc_stack(b, pos += 3, (uint32_t)a));
+			m.body += a;
+		}
+		OK(sw_swu_end_prolog(b, pos));
+		m.prolog_size = pos;
+		while (m.nev < 60 && m.nep < 16) {
+			unsigned what = rnd() % 6;
+			struct body_event ev = { 0, 0, 0 };
+
+			if (what == 5)
+				break;
+			if (what == 4) {
+				if (args)
+					continue;
+				/* An epilog, maybe right after the last body op. */
+				pos += rnd() % 3;
+				m.ep_start[m.nep] = pos;
+				OK(sw_swu_epilog_begin(b, pos));
+				if (m.body > 4 + 4 * (int32_t)npush)
+					OK(sw_swu_free_stack(b, pos += 3,
+					                     (uint32_t)(m.body - 4 - 4 * (int32_t)npush)));
+				for (unsigned i = npush; i-- > 0;)
+					OK(sw_swu_pop_reg(b, ++pos, callee[i]));
+				OK(sw_swu_epilog_end(b, ++pos));
+				m.ep_end[m.nep++] = pos;
+				continue;
+			}
+			ev.end = pos += 1 + rnd() % 5;
+			if (what <= 1 || args == 0) {
+				ev.delta = 4 * (int32_t)(1 + rnd() % 3);
+				OK(sw_swu_push_args(b, pos, (uint32_t)ev.delta));
+			} else {
+				ev.delta = -4 * (int32_t)(1 + rnd() % (uint32_t)(args / 4));
+				ev.call = what == 3;
+				if (ev.call)
+					OK(sw_swu_call_pops_args(b, pos, (uint32_t)-ev.delta));
+				else
+					OK(sw_swu_pop_args(b, pos, (uint32_t)-ev.delta));
+			}
+			args += ev.delta;
+			m.ev[m.nev++] = ev;
+		}
+		if (args) {
+			struct body_event ev = { pos += 2, -args, 1 };
+
+			OK(sw_swu_call_pops_args(b, pos, (uint32_t)args));
+			m.ev[m.nev++] = ev;
+		}
+		code_size = pos + rnd() % 4;
+		if (code_size == 0)
+			code_size = 1;
+		bl = finish(b, code_size);
+		for (uint32_t off = m.prolog_size; off <= code_size; off++) {
+			sw_swu_region region, ra_region;
+			int32_t want = x86_model_depth(&m, off, 0, &region);
+			int32_t ra_want = x86_model_depth(&m, off, 1, &ra_region);
+			sw_swu_rule r, ra;
+
+			off_now = off;
+			REQUIRE(sw_swu_decode(bl.p, bl.len, off, &r) == SW_OK);
+			REQUIRE(sw_swu_decode_return_address(bl.p, bl.len, off, &ra) == SW_OK);
+			REQUIRE(r.region == region && ra.region == ra_region);
+			if (want < 0)
+				continue;
+			REQUIRE(r.cfa_reg == ESP && r.cfa_offset == want && r.sp_offset == want);
+			REQUIRE(ra.cfa_reg == ESP && ra.cfa_offset == ra_want && ra.sp_offset == ra_want);
+			checked++;
+		}
+		free(bl.p);
+	}
+	fprintf(stderr, "random_x86_body: %lu offsets checked\n", checked);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
 /* ---- The dump ---- */
 
 static char *dump_to_string(const struct blob *bl, sw_status *st)
@@ -1222,6 +2163,70 @@ START_TEST(dump_text)
 }
 END_TEST
 
+/* The new ops, the body section and where the return address is, in the dump. */
+START_TEST(dump_text_arch)
+{
+	static const char *const arm64[] = {
+		"SWU version 1, arm64, ",
+		"         4         sign_ra                          ; cfa = sp + 0, sp = cfa - 0, ra = lr (signed)\n",
+		"         8         push_pair fp, lr, 16             ; cfa = sp + 16, sp = cfa - 16, ra = [cfa - 8] (signed)\n",
+		"        16         push_sized x19, 16               ; cfa = fp + 16, sp = cfa - 32, ra = [cfa - 8] (signed)\n",
+		"        44 (+4)    pop_sized x19, 16                ; cfa = fp + 16, sp = cfa - 16, ra = [cfa - 8] (signed)\n",
+		"        48 (+8)    pop_pair fp, lr, 16              ; cfa = sp + 0, sp = cfa - 0, ra = lr (signed)\n",
+		"        52 (+12)   auth_ra                          ; cfa = sp + 0, sp = cfa - 0, ra = lr\n",
+	};
+	static const char *const frame_lines[] = {
+		"        12         save_pair x19, x20 at [sp + 16]  ; cfa = fp + 96, sp = cfa - 96, ra = [cfa - 88]\n",
+		"       108 (+8)    restore_pair d14, d15            ; cfa = sp + 96, sp = cfa - 96, ra = [cfa - 88]\n",
+	};
+	static const char *const x86[] = {
+		"SWU version 1, x86, ",
+		"code size 60, prolog size 7, 5 prolog ops, 1 epilog, 10 body ops\n",
+		"         1         push ebx                         ; cfa = esp + 8, sp = cfa - 8\n",
+		"body ops (after the prolog, outside the epilogs):\n",
+		"        11         push_args 4                      ; cfa = esp + 36, sp = cfa - 36\n",
+		"        20         pop_args 8                       ; cfa = esp + 32, sp = cfa - 32\n",
+		"        38         call_pops_args 16                ; cfa = esp + 32, sp = cfa - 32\n",
+	};
+	struct blob bl = shape_arm64_pac();
+	sw_status st;
+	char *text = dump_to_string(&bl, &st);
+
+	OK(st);
+	for (size_t i = 0; i < NROWS(arm64); i++)
+		ck_assert_msg(strstr(text, arm64[i]) != NULL, "missing: %s\nin:\n%s", arm64[i], text);
+	free(text);
+	free(bl.p);
+
+	bl = shape_arm64_frame();
+	text = dump_to_string(&bl, &st);
+	OK(st);
+	for (size_t i = 0; i < NROWS(frame_lines); i++)
+		ck_assert_msg(strstr(text, frame_lines[i]) != NULL, "missing: %s\nin:\n%s",
+		              frame_lines[i], text);
+	free(text);
+	free(bl.p);
+
+	bl = shape_x86_esp();
+	text = dump_to_string(&bl, &st);
+	OK(st);
+	for (size_t i = 0; i < NROWS(x86); i++)
+		ck_assert_msg(strstr(text, x86[i]) != NULL, "missing: %s\nin:\n%s", x86[i], text);
+	/* The body ops come after the epilog. */
+	ck_assert_ptr_nonnull(strstr(strstr(text, "epilog 0 [38, 46)"), "body ops"));
+	free(text);
+	/* Cut in the body section: the dump stops there. */
+	bl.len -= 1;
+	text = dump_to_string(&bl, &st);
+	ck_assert_int_eq(st, SW_E_TRUNCATED);
+	ck_assert_ptr_nonnull(strstr(text, "        49         push_args 4"));
+	ck_assert_ptr_null(strstr(text, "        54 "));
+	ck_assert_ptr_nonnull(strstr(text, "error at byte"));
+	free(text);
+	free(bl.p);
+}
+END_TEST
+
 static Suite *swu_suite(void)
 {
 	Suite *s = suite_create("swu");
@@ -1235,16 +2240,26 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, several_epilogs);
 	tcase_add_test(tc, leaf);
 	tcase_add_test(tc, reset_and_repeat);
+	tcase_add_test(tc, arm64_frame);
+	tcase_add_test(tc, arm64_leaf);
+	tcase_add_test(tc, arm64_pac);
+	tcase_add_test(tc, x86_ebp_frame);
+	tcase_add_test(tc, x86_esp_frame);
+	tcase_add_test(tc, arch_tables);
 	tcase_add_test(tc, builder_misuse);
 	tcase_add_test(tc, builder_limits);
+	tcase_add_test(tc, builder_misuse_arch);
 	tcase_add_test(tc, dump_text);
+	tcase_add_test(tc, dump_text_arch);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(fz, bad_headers);
+	tcase_add_test(fz, bad_body_ops);
 	tcase_add_test(fz, truncated);
 	tcase_add_test(fz, random_blobs);
 	tcase_add_test(fz, mutated_blobs);
 	tcase_add_test(fz, random_builds);
+	tcase_add_test(fz, random_x86_body);
 	tcase_set_timeout(fz, 600);
 	suite_add_tcase(s, fz);
 	return s;

@@ -1,7 +1,7 @@
 # The walker's own tests: basics, hand-built stacks and flags, hostile input,
 # and the exported-symbol check.
-check_PROGRAMS += tests/check_basics tests/check_walk tests/check_hostile
-TESTS += tests/check_basics tests/check_walk tests/check_hostile tests/check_abi.sh
+check_PROGRAMS += tests/check_basics tests/check_walk tests/check_frames tests/check_hostile
+TESTS += tests/check_basics tests/check_walk tests/check_frames tests/check_hostile tests/check_abi.sh
 
 tests_check_basics_SOURCES = tests/check_basics.c
 tests_check_basics_CFLAGS = $(TEST_CFLAGS)
@@ -10,6 +10,10 @@ tests_check_basics_LDADD = $(TEST_LIBS)
 tests_check_walk_SOURCES = tests/check_walk.c tests/stack_builder.c tests/stack_builder.h
 tests_check_walk_CFLAGS = $(TEST_CFLAGS)
 tests_check_walk_LDADD = $(TEST_LIBS)
+
+tests_check_frames_SOURCES = tests/check_frames.c tests/stack_builder.c tests/stack_builder.h
+tests_check_frames_CFLAGS = $(TEST_CFLAGS)
+tests_check_frames_LDADD = $(TEST_LIBS)
 
 tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h
 tests_check_hostile_CFLAGS = $(TEST_CFLAGS)

@@ -38,6 +38,9 @@ struct sw_swu_builder {
 	uint32_t nepilogs, epilogs_cap;
 	struct swu_op *eops;            /* every epilog's ops, in order */
 	uint32_t neops, eops_cap;
+	struct swu_state args;          /* the body state with the body ops so far */
+	struct swu_op *bops;            /* body ops (argument pushes and pops) */
+	uint32_t nbops, bops_cap;
 };
 
 SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
@@ -50,7 +53,7 @@ SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
 	*out = NULL;
 	a = swi_arch_get(arch);
 	if (!a)
-		return arch == SW_ARCH_X86 || arch == SW_ARCH_ARM64 ? SW_E_UNSUPPORTED : SW_E_INVAL;
+		return SW_E_INVAL;
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return SW_E_NOMEM;
@@ -66,6 +69,7 @@ SW_API void sw_swu_builder_destroy(sw_swu_builder *b)
 		return;
 	free(b->epilogs);
 	free(b->eops);
+	free(b->bops);
 	free(b);
 }
 
@@ -80,7 +84,9 @@ SW_API void sw_swu_builder_reset(sw_swu_builder *b)
 	b->nprolog = 0;
 	b->nepilogs = 0;
 	b->neops = 0;
+	b->nbops = 0;
 	swu_state_init(&b->body, b->arch);
+	b->args = b->body;
 }
 
 /* Remember the first error: later calls return it. */
@@ -109,9 +115,9 @@ static sw_status reserve(void **arr, uint32_t *cap, uint32_t n, size_t size)
 }
 
 static sw_status prolog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
-                           uint32_t reg, int64_t arg)
+                           uint32_t reg, uint32_t reg2, int64_t arg)
 {
-	struct swu_op op = { end, code, reg, arg };
+	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
 	struct swu_state s;
 	sw_status st;
 
@@ -138,9 +144,9 @@ static sw_status prolog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
 }
 
 static sw_status epilog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
-                           uint32_t reg, int64_t arg)
+                           uint32_t reg, uint32_t reg2, int64_t arg)
 {
-	struct swu_op op = { end, code, reg, arg };
+	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
 	struct builder_epilog *e;
 	struct swu_state s;
 	sw_status st;
@@ -174,22 +180,44 @@ static sw_status epilog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
 
 SW_API sw_status sw_swu_push_reg(sw_swu_builder *b, uint32_t end, unsigned reg)
 {
-	return prolog_op(b, SWU_OP_PUSH, end, reg, 0);
+	return prolog_op(b, SWU_OP_PUSH, end, reg, 0, 0);
 }
 
 SW_API sw_status sw_swu_alloc_stack(sw_swu_builder *b, uint32_t end, uint32_t size)
 {
-	return prolog_op(b, SWU_OP_ALLOC, end, 0, size);
+	return prolog_op(b, SWU_OP_ALLOC, end, 0, 0, size);
 }
 
 SW_API sw_status sw_swu_set_frame(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset)
 {
-	return prolog_op(b, SWU_OP_SET_FRAME, end, reg, sp_offset);
+	return prolog_op(b, SWU_OP_SET_FRAME, end, reg, 0, sp_offset);
 }
 
 SW_API sw_status sw_swu_save_reg(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset)
 {
-	return prolog_op(b, SWU_OP_SAVE_REG, end, reg, sp_offset);
+	return prolog_op(b, SWU_OP_SAVE_REG, end, reg, 0, sp_offset);
+}
+
+SW_API sw_status sw_swu_push_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                      unsigned reg2, uint32_t size)
+{
+	return prolog_op(b, SWU_OP_PUSH_PAIR, end, reg1, reg2, size);
+}
+
+SW_API sw_status sw_swu_push_reg_sized(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t size)
+{
+	return prolog_op(b, SWU_OP_PUSH_SIZED, end, reg, 0, size);
+}
+
+SW_API sw_status sw_swu_save_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                      unsigned reg2, uint32_t sp_offset)
+{
+	return prolog_op(b, SWU_OP_SAVE_PAIR, end, reg1, reg2, sp_offset);
+}
+
+SW_API sw_status sw_swu_sign_return_address(sw_swu_builder *b, uint32_t end)
+{
+	return prolog_op(b, SWU_OP_SIGN_RA, end, 0, 0, 0);
 }
 
 SW_API sw_status sw_swu_end_prolog(sw_swu_builder *b, uint32_t end)
@@ -206,6 +234,7 @@ SW_API sw_status sw_swu_end_prolog(sw_swu_builder *b, uint32_t end)
 		return fail(b, SW_E_INVAL);
 	b->prolog_size = end;
 	b->last_end = end;
+	b->args = b->body;
 	b->phase = IN_BODY;
 	return SW_OK;
 }
@@ -226,6 +255,9 @@ SW_API sw_status sw_swu_epilog_begin(sw_swu_builder *b, uint32_t start)
 	/* After the prolog and after the previous epilog's end. */
 	if (start < b->last_end)
 		return fail(b, SW_E_INVAL);
+	/* The epilog starts from the body state: its arguments are popped. */
+	if (b->args.args != 0)
+		return fail(b, SW_E_INVAL);
 	if (b->nepilogs >= SW_SWU_MAX_EPILOGS)
 		return fail(b, SW_E_LIMIT);
 	st = reserve((void **)&b->epilogs, &b->epilogs_cap, b->nepilogs, sizeof *b->epilogs);
@@ -244,22 +276,43 @@ SW_API sw_status sw_swu_epilog_begin(sw_swu_builder *b, uint32_t start)
 
 SW_API sw_status sw_swu_free_stack(sw_swu_builder *b, uint32_t end, uint32_t size)
 {
-	return epilog_op(b, SWU_OP_FREE, end, 0, size);
+	return epilog_op(b, SWU_OP_FREE, end, 0, 0, size);
 }
 
 SW_API sw_status sw_swu_restore_sp_from_frame(sw_swu_builder *b, uint32_t end, int32_t frame_offset)
 {
-	return epilog_op(b, SWU_OP_RESTORE_SP, end, 0, frame_offset);
+	return epilog_op(b, SWU_OP_RESTORE_SP, end, 0, 0, frame_offset);
 }
 
 SW_API sw_status sw_swu_pop_reg(sw_swu_builder *b, uint32_t end, unsigned reg)
 {
-	return epilog_op(b, SWU_OP_POP, end, reg, 0);
+	return epilog_op(b, SWU_OP_POP, end, reg, 0, 0);
 }
 
 SW_API sw_status sw_swu_restore_reg(sw_swu_builder *b, uint32_t end, unsigned reg)
 {
-	return epilog_op(b, SWU_OP_RESTORE_REG, end, reg, 0);
+	return epilog_op(b, SWU_OP_RESTORE_REG, end, reg, 0, 0);
+}
+
+SW_API sw_status sw_swu_pop_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                     unsigned reg2, uint32_t size)
+{
+	return epilog_op(b, SWU_OP_POP_PAIR, end, reg1, reg2, size);
+}
+
+SW_API sw_status sw_swu_pop_reg_sized(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t size)
+{
+	return epilog_op(b, SWU_OP_POP_SIZED, end, reg, 0, size);
+}
+
+SW_API sw_status sw_swu_restore_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1, unsigned reg2)
+{
+	return epilog_op(b, SWU_OP_RESTORE_PAIR, end, reg1, reg2, 0);
+}
+
+SW_API sw_status sw_swu_auth_return_address(sw_swu_builder *b, uint32_t end)
+{
+	return epilog_op(b, SWU_OP_AUTH_RA, end, 0, 0, 0);
 }
 
 SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end)
@@ -288,6 +341,49 @@ SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end)
 	return SW_OK;
 }
 
+/* A body op: after the prolog, between epilogs, each past the last. */
+static sw_status body_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t size)
+{
+	struct swu_op op = { .end = end, .code = code, .arg = size };
+	struct swu_state s;
+	sw_status st;
+
+	if (!b)
+		return SW_E_INVAL;
+	if (b->error != SW_OK)
+		return b->error;
+	if (b->phase != IN_BODY)
+		return fail(b, SW_E_STATE);
+	if (end > SW_SWU_MAX_CODE_SIZE)
+		return fail(b, SW_E_LIMIT);
+	if (end <= b->last_end)
+		return fail(b, SW_E_INVAL);
+	s = b->args;
+	if ((st = swu_state_apply(&s, &op)) != SW_OK)
+		return fail(b, st);
+	if ((st = reserve((void **)&b->bops, &b->bops_cap, b->nbops, sizeof *b->bops)) != SW_OK)
+		return fail(b, st);
+	b->args = s;
+	b->bops[b->nbops++] = op;
+	b->last_end = end;
+	return SW_OK;
+}
+
+SW_API sw_status sw_swu_push_args(sw_swu_builder *b, uint32_t end, uint32_t size)
+{
+	return body_op(b, SWU_OP_PUSH_ARGS, end, size);
+}
+
+SW_API sw_status sw_swu_pop_args(sw_swu_builder *b, uint32_t end, uint32_t size)
+{
+	return body_op(b, SWU_OP_POP_ARGS, end, size);
+}
+
+SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t size)
+{
+	return body_op(b, SWU_OP_CALL_POPS, end, size);
+}
+
 /* Encode everything; the writer counts the bytes even past its capacity. */
 static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_writer *w)
 {
@@ -295,11 +391,13 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 
 	swu_put_byte(w, SWU_MAGIC);
 	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
-	swu_put_uleb(w, 0);     /* flags */
+	swu_put_uleb(w, b->nbops ? SWU_FLAG_BODY_OPS : 0);
 	swu_put_uleb(w, code_size);
 	swu_put_uleb(w, b->prolog_size);
 	swu_put_uleb(w, b->nprolog);
 	swu_put_uleb(w, b->nepilogs);
+	if (b->nbops)
+		swu_put_uleb(w, b->nbops);
 	for (uint32_t i = 0; i < b->nprolog; i++) {
 		swu_put_op(w, prev, &b->prolog[i]);
 		prev = b->prolog[i].end;
@@ -327,6 +425,11 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 		}
 		prev = e->end;
 	}
+	prev = b->prolog_size;
+	for (uint32_t i = 0; i < b->nbops; i++) {
+		swu_put_op(w, prev, &b->bops[i]);
+		prev = b->bops[i].end;
+	}
 }
 
 SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
@@ -348,7 +451,11 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 		return SW_E_LIMIT;
 	prolog_size = b->phase == IN_PROLOG ? 0 : b->prolog_size;
 	if (code_size == 0 || code_size < prolog_size ||
-	    (b->nepilogs && code_size < b->epilogs[b->nepilogs - 1].end))
+	    (b->nepilogs && code_size < b->epilogs[b->nepilogs - 1].end) ||
+	    (b->nbops && code_size < b->bops[b->nbops - 1].end))
+		return SW_E_INVAL;
+	/* The method ends with its outgoing arguments popped. */
+	if (b->args.args != 0)
 		return SW_E_INVAL;
 	/* finish leaves the builder as it was, so it may be called again. */
 	encode(b, code_size, &w);

@@ -36,9 +36,12 @@ static void dump_header(void *ctx, const sw_swu_header *h)
 	fprintf(d->out, "SWU version %" PRIu32 ", %s, %zu bytes\n",
 	        h->version, arch ? arch : "?", d->size);
 	fprintf(d->out, "code size %" PRIu32 ", prolog size %" PRIu32
-	        ", %" PRIu32 " prolog op%s, %" PRIu32 " epilog%s\n",
+	        ", %" PRIu32 " prolog op%s, %" PRIu32 " epilog%s",
 	        h->code_size, h->prolog_size, h->prolog_ops, h->prolog_ops == 1 ? "" : "s",
 	        h->epilogs, h->epilogs == 1 ? "" : "s");
+	if (h->body_ops)
+		fprintf(d->out, ", %" PRIu32 " body op%s", h->body_ops, h->body_ops == 1 ? "" : "s");
+	fputc('\n', d->out);
 	fprintf(d->out, "prolog [0, %" PRIu32 "):\n", h->prolog_size);
 }
 
@@ -50,13 +53,37 @@ static void dump_epilog(void *ctx, unsigned index, const struct swu_epilog *e)
 	        index, e->start, e->end, e->nops, e->nops == 1 ? "" : "s");
 }
 
+static void dump_body(void *ctx, const sw_swu_header *h)
+{
+	struct dump_ctx *d = ctx;
+
+	fprintf(d->out, "body ops (after the prolog, outside the epilogs):\n");
+	SWI_UNUSED(h);
+}
+
+/* Where the return address is, on architectures where it moves (arm64). */
+static void ra_text(const struct dump_ctx *d, const struct swu_state *s, char *buf, size_t len)
+{
+	sw_swu_rule r;
+	char b1[24];
+
+	swu_state_rule(s, SW_SWU_BODY, &r);
+	if (r.ra_in_reg)
+		snprintf(buf, len, ", ra = %s%s", reg_name(d, r.ra_reg, b1, sizeof b1),
+		         r.ra_signed ? " (signed)" : "");
+	else
+		snprintf(buf, len, ", ra = [cfa - %ld]%s", -(long)r.ra_offset,
+		         r.ra_signed ? " (signed)" : "");
+}
+
 static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
                     const struct swu_state *s)
 {
 	struct dump_ctx *d = ctx;
 	const struct swi_arch *a = s->arch;
-	char b1[24], b2[24], text[128];
+	char b1[24], b2[24], b3[24], text[128], ra[64] = "";
 	const char *r = reg_name(d, op->reg, b1, sizeof b1);
+	const char *r2 = reg_name(d, op->reg2, b3, sizeof b3);
 	const char *sp = reg_name(d, a->sp_reg, b2, sizeof b2);
 	char rel[24] = "";
 	int64_t arg = op->arg;
@@ -69,7 +96,28 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 		break;
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
+	case SWU_OP_PUSH_ARGS:
+	case SWU_OP_POP_ARGS:
+	case SWU_OP_CALL_POPS:
 		snprintf(text, sizeof text, "%s %" PRId64, swu_op_name(op->code), arg);
+		break;
+	case SWU_OP_SIGN_RA:
+	case SWU_OP_AUTH_RA:
+		snprintf(text, sizeof text, "%s", swu_op_name(op->code));
+		break;
+	case SWU_OP_PUSH_PAIR:
+	case SWU_OP_POP_PAIR:
+		snprintf(text, sizeof text, "%s %s, %s, %" PRId64, swu_op_name(op->code), r, r2, arg);
+		break;
+	case SWU_OP_PUSH_SIZED:
+	case SWU_OP_POP_SIZED:
+		snprintf(text, sizeof text, "%s %s, %" PRId64, swu_op_name(op->code), r, arg);
+		break;
+	case SWU_OP_SAVE_PAIR:
+		snprintf(text, sizeof text, "save_pair %s, %s at [%s + %" PRId64 "]", r, r2, sp, arg);
+		break;
+	case SWU_OP_RESTORE_PAIR:
+		snprintf(text, sizeof text, "restore_pair %s, %s", r, r2);
 		break;
 	case SWU_OP_SET_FRAME:
 		snprintf(text, sizeof text, "set_frame %s = %s + %" PRId64, r, sp, arg);
@@ -88,15 +136,18 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 	}
 	if (e)
 		snprintf(rel, sizeof rel, " (+%" PRIu32 ")", op->end - e->start);
-	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s + %" PRId32 ", sp = cfa - %" PRId32 "\n",
+	/* The return address moves only where it arrives in a link register. */
+	if (a->entry_ra_in_lr || s->ra_signed)
+		ra_text(d, s, ra, sizeof ra);
+	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s + %" PRId32 ", sp = cfa - %" PRId32 "%s\n",
 	        op->end, rel, text,
 	        reg_name(d, s->cfa_on_fp ? s->fp_reg : a->sp_reg, b2, sizeof b2),
-	        s->cfa_on_fp ? s->fp_depth : s->sp_depth, s->sp_depth);
+	        s->cfa_on_fp ? s->fp_depth : s->sp_depth, s->sp_depth, ra);
 }
 
 SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)
 {
-	static const struct swu_visitor printer = { dump_header, dump_op, dump_epilog };
+	static const struct swu_visitor printer = { dump_header, dump_op, dump_epilog, dump_body };
 	struct dump_ctx d = { out, size, SW_ARCH_NONE };
 	size_t where = 0;
 	sw_status st;

@@ -46,4 +46,16 @@ dist_man_MANS += \
 	man/sw_swu_finish.3 \
 	man/sw_swu_decode_header.3 \
 	man/sw_swu_validate.3 \
-	man/sw_swu_dump.3
+	man/sw_swu_dump.3 \
+	man/sw_swu_push_reg_pair.3 \
+	man/sw_swu_push_reg_sized.3 \
+	man/sw_swu_save_reg_pair.3 \
+	man/sw_swu_sign_return_address.3 \
+	man/sw_swu_pop_reg_pair.3 \
+	man/sw_swu_pop_reg_sized.3 \
+	man/sw_swu_restore_reg_pair.3 \
+	man/sw_swu_auth_return_address.3 \
+	man/sw_swu_push_args.3 \
+	man/sw_swu_pop_args.3 \
+	man/sw_swu_call_pops_args.3 \
+	man/sw_swu_decode_return_address.3

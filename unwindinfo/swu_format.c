@@ -18,14 +18,35 @@ const char *swu_op_name(unsigned code)
 	case SWU_OP_RESTORE_SP:  return "restore_sp";
 	case SWU_OP_POP:         return "pop";
 	case SWU_OP_RESTORE_REG: return "restore_reg";
+	case SWU_OP_PUSH_PAIR:   return "push_pair";
+	case SWU_OP_PUSH_SIZED:  return "push_sized";
+	case SWU_OP_SAVE_PAIR:   return "save_pair";
+	case SWU_OP_SIGN_RA:     return "sign_ra";
+	case SWU_OP_POP_PAIR:    return "pop_pair";
+	case SWU_OP_POP_SIZED:   return "pop_sized";
+	case SWU_OP_RESTORE_PAIR: return "restore_pair";
+	case SWU_OP_AUTH_RA:     return "auth_ra";
+	case SWU_OP_PUSH_ARGS:   return "push_args";
+	case SWU_OP_POP_ARGS:    return "pop_args";
+	case SWU_OP_CALL_POPS:   return "call_pops_args";
 	default:                 return NULL;
 	}
+}
+
+/* One unsigned operand into op->arg. */
+static sw_status read_arg(struct swu_reader *r, struct swu_op *op)
+{
+	uint32_t u = 0;
+	sw_status st = swu_read_uleb(r, &u);
+
+	op->arg = u;
+	return st;
 }
 
 sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
                       struct swu_op *op)
 {
-	uint32_t delta, u = 0;
+	uint32_t delta;
 	int32_t s = 0;
 	sw_status st;
 
@@ -38,31 +59,47 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 		return SW_E_TRUNCATED;
 	op->code = *r->p++;
 	op->reg = 0;
+	op->reg2 = 0;
 	op->arg = 0;
 
 	switch (op->code) {
+	case SWU_OP_SIGN_RA:
+	case SWU_OP_AUTH_RA:
+		return SW_OK;
 	case SWU_OP_PUSH:
 	case SWU_OP_POP:
 	case SWU_OP_RESTORE_REG:
 		return swu_read_uleb(r, &op->reg);
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
-		st = swu_read_uleb(r, &u);
-		op->arg = u;
-		return st;
+	case SWU_OP_PUSH_ARGS:
+	case SWU_OP_POP_ARGS:
+	case SWU_OP_CALL_POPS:
+		return read_arg(r, op);
 	case SWU_OP_SET_FRAME:
 	case SWU_OP_SAVE_REG:
+	case SWU_OP_PUSH_SIZED:
+	case SWU_OP_POP_SIZED:
 		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
 			return st;
-		st = swu_read_uleb(r, &u);
-		op->arg = u;
-		return st;
+		return read_arg(r, op);
+	case SWU_OP_RESTORE_PAIR:
+		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
+			return st;
+		return swu_read_uleb(r, &op->reg2);
+	case SWU_OP_PUSH_PAIR:
+	case SWU_OP_SAVE_PAIR:
+	case SWU_OP_POP_PAIR:
+		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK ||
+		    (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
+			return st;
+		return read_arg(r, op);
 	case SWU_OP_RESTORE_SP:
 		st = swu_read_sleb(r, &s);
 		op->arg = s;
 		return st;
 	default:
-		/* Reserved for later versions: this decoder cannot know its length. */
+		/* Reserved: this decoder cannot know its length. */
 		return SW_E_BADMETA;
 	}
 }
@@ -93,12 +130,16 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 		return SW_E_UNSUPPORTED;
 	if ((st = swu_read_uleb(r, &flags)) != SW_OK)
 		return st;
-	if (flags != 0)         /* optional sections this version does not know */
+	if (flags & ~SWU_FLAGS_KNOWN)   /* optional sections this decoder does not know */
 		return SW_E_UNSUPPORTED;
 	if ((st = swu_read_uleb(r, &h->code_size)) != SW_OK ||
 	    (st = swu_read_uleb(r, &h->prolog_size)) != SW_OK ||
 	    (st = swu_read_uleb(r, &h->prolog_ops)) != SW_OK ||
 	    (st = swu_read_uleb(r, &h->epilogs)) != SW_OK)
+		return st;
+	h->body_ops = 0;
+	h->reserved = 0;
+	if ((flags & SWU_FLAG_BODY_OPS) && (st = swu_read_uleb(r, &h->body_ops)) != SW_OK)
 		return st;
 	if (h->code_size == 0 || h->code_size > SW_SWU_MAX_CODE_SIZE ||
 	    h->prolog_size > h->code_size)
@@ -107,11 +148,14 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 	if (h->prolog_ops > SW_SWU_MAX_OPS || h->prolog_ops > h->prolog_size ||
 	    h->epilogs > SW_SWU_MAX_EPILOGS || h->epilogs > h->code_size - h->prolog_size)
 		return SW_E_BADMETA;
+	/* Body op ends strictly increase beyond the prolog, up to the code size. */
+	if (h->body_ops > h->code_size - h->prolog_size)
+		return SW_E_BADMETA;
 	return SW_OK;
 }
 
-/* The smallest op: end delta, opcode, one operand byte. */
-#define SWU_MIN_OP_BYTES 3
+/* The smallest op: end delta and opcode (sign_ra, auth_ra have no operand). */
+#define SWU_MIN_OP_BYTES 2
 
 sw_status swu_read_epilog(struct swu_reader *r, const sw_swu_header *h,
                           uint32_t prev_end, struct swu_epilog *e)
@@ -153,11 +197,27 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 		break;
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
+	case SWU_OP_PUSH_ARGS:
+	case SWU_OP_POP_ARGS:
+	case SWU_OP_CALL_POPS:
 		swu_put_uleb(w, (uint32_t)op->arg);
 		break;
 	case SWU_OP_SET_FRAME:
 	case SWU_OP_SAVE_REG:
+	case SWU_OP_PUSH_SIZED:
+	case SWU_OP_POP_SIZED:
 		swu_put_uleb(w, op->reg);
+		swu_put_uleb(w, (uint32_t)op->arg);
+		break;
+	case SWU_OP_RESTORE_PAIR:
+		swu_put_uleb(w, op->reg);
+		swu_put_uleb(w, op->reg2);
+		break;
+	case SWU_OP_PUSH_PAIR:
+	case SWU_OP_SAVE_PAIR:
+	case SWU_OP_POP_PAIR:
+		swu_put_uleb(w, op->reg);
+		swu_put_uleb(w, op->reg2);
 		swu_put_uleb(w, (uint32_t)op->arg);
 		break;
 	case SWU_OP_RESTORE_SP:

@@ -1,25 +1,29 @@
 /*
  * swu_format.h (internal) - the SWU byte format, and what its readers share.
  *
- * A blob is a header and two tables, every number a ULEB128 varint unless
- * said otherwise (swu(5) documents each byte):
+ * A blob is a header and up to three tables, every number a ULEB128 varint
+ * unless said otherwise (swu(5) documents each byte):
  *
  *   magic (1 byte, SWU_MAGIC)
  *   version << 4 | arch (1 byte)
- *   flags              must be 0 in version 1; room for optional sections
+ *   flags              SWU_FLAG_*: which optional sections are present
  *   code size          bytes of code the blob describes
  *   prolog size        the body starts at this offset
  *   prolog op count
  *   epilog count
+ *   body op count      only with SWU_FLAG_BODY_OPS
  *   prolog ops         end delta, opcode byte, operands
  *   epilogs            start delta, length, op count, op bytes, ops
+ *   body ops           only with SWU_FLAG_BODY_OPS: end delta, opcode, size
  *
  * Offsets are deltas, so that a typical prolog op is three bytes: an op's
  * end is relative to the previous op's end (the first: to 0 in the prolog,
- * to the epilog's start in an epilog), an epilog's start relative to the
- * previous epilog's end (the first: to the prolog size).  An epilog records
- * the byte size of its ops so that a decoder looking for the body can skip
- * it without parsing it.
+ * to the epilog's start in an epilog, to the prolog size in the body), an
+ * epilog's start relative to the previous epilog's end (the first: to the
+ * prolog size).  An epilog records the byte size of its ops so that a
+ * decoder looking for the body can skip it without parsing it.  Body ops
+ * come last because only an offset in the body needs them: a decoder whose
+ * offset lies in the prolog or an epilog stops before them.
  */
 #ifndef SW_UNWINDINFO_SWU_FORMAT_H
 #define SW_UNWINDINFO_SWU_FORMAT_H
@@ -33,11 +37,16 @@
 #define SWU_MAGIC    0xE5
 #define SWU_VERSION  1
 
+/* Header flags: the optional sections present. */
+#define SWU_FLAG_BODY_OPS  0x01u        /* body op count in the header, body ops at the end */
+#define SWU_FLAGS_KNOWN    SWU_FLAG_BODY_OPS
+
 /*
  * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
  * not listed are reserved: 0x09-0x1f for more architecture-neutral ops,
- * 0x20-0x3f for arm64 (register pairs, pointer authentication), 0x40-0x5f
- * for x86.  A version 1 decoder rejects them as corrupt.
+ * 0x24-0x27 and 0x2c-0x3f for arm64, 0x43-0x5f for x86.  A decoder rejects
+ * them as corrupt.  The arm64 ops need an architecture with register pairs
+ * (or pointer authentication); body ops may describe any architecture.
  */
 enum swu_opcode {
 	SWU_OP_PUSH         = 0x01,   /* reg */
@@ -48,25 +57,47 @@ enum swu_opcode {
 	SWU_OP_RESTORE_SP   = 0x06,   /* frame offset (SLEB128) */
 	SWU_OP_POP          = 0x07,   /* reg */
 	SWU_OP_RESTORE_REG  = 0x08,   /* reg */
-	SWU_OP_LAST         = SWU_OP_RESTORE_REG
+
+	/* arm64 prolog */
+	SWU_OP_PUSH_PAIR    = 0x20,   /* reg1, reg2, size: stp reg1, reg2, [sp, #-size]! */
+	SWU_OP_PUSH_SIZED   = 0x21,   /* reg, size: str reg, [sp, #-size]! */
+	SWU_OP_SAVE_PAIR    = 0x22,   /* reg1, reg2, SP offset: stp reg1, reg2, [sp, #off] */
+	SWU_OP_SIGN_RA      = 0x23,   /* (none): paciasp */
+	/* arm64 epilog */
+	SWU_OP_POP_PAIR     = 0x28,   /* reg1, reg2, size: ldp reg1, reg2, [sp], #size */
+	SWU_OP_POP_SIZED    = 0x29,   /* reg, size: ldr reg, [sp], #size */
+	SWU_OP_RESTORE_PAIR = 0x2a,   /* reg1, reg2: ldp reg1, reg2, [sp, #off] */
+	SWU_OP_AUTH_RA      = 0x2b,   /* (none): autiasp */
+
+	/* body (x86 ESP frames) */
+	SWU_OP_PUSH_ARGS    = 0x40,   /* size */
+	SWU_OP_POP_ARGS     = 0x41,   /* size */
+	SWU_OP_CALL_POPS    = 0x42,   /* size: the call ending here pops its arguments */
 };
 
-/* Prolog opcodes are below SWU_OP_FREE; the rest belong to epilogs. */
 static inline bool swu_op_is_prolog(unsigned code)
 {
-	return code >= SWU_OP_PUSH && code <= SWU_OP_SAVE_REG;
+	return (code >= SWU_OP_PUSH && code <= SWU_OP_SAVE_REG) ||
+	       (code >= SWU_OP_PUSH_PAIR && code <= SWU_OP_SIGN_RA);
 }
 
 static inline bool swu_op_is_epilog(unsigned code)
 {
-	return code >= SWU_OP_FREE && code <= SWU_OP_RESTORE_REG;
+	return (code >= SWU_OP_FREE && code <= SWU_OP_RESTORE_REG) ||
+	       (code >= SWU_OP_POP_PAIR && code <= SWU_OP_AUTH_RA);
+}
+
+static inline bool swu_op_is_body(unsigned code)
+{
+	return code >= SWU_OP_PUSH_ARGS && code <= SWU_OP_CALL_POPS;
 }
 
 /* One decoded unwind operation; `end` is absolute within the method. */
 struct swu_op {
 	uint32_t end;
 	uint32_t code;          /* enum swu_opcode */
-	uint32_t reg;           /* PUSH, SET_FRAME, SAVE_REG, POP, RESTORE_REG */
+	uint32_t reg;           /* the register (the first of a pair) */
+	uint32_t reg2;          /* the second register of a pair */
 	int64_t arg;            /* size or offset */
 };
 

@@ -18,6 +18,8 @@ void swu_state_init(struct swu_state *s, const struct swi_arch *arch)
 	s->fp_reg = 0;
 	s->fp_live = false;
 	s->cfa_on_fp = false;
+	s->ra_signed = false;
+	s->args = 0;
 	s->saved_mask = 0;
 }
 
@@ -73,23 +75,65 @@ static bool sp_depth_ok(const struct swu_state *s, int64_t d)
 	return d >= s->arch->entry_sp_offset && d <= (int64_t)SW_SWU_MAX_FRAME;
 }
 
-static sw_status push(struct swu_state *s, uint32_t reg)
+/* arm64 keeps SP 16-byte aligned: every move, and every depth, is a multiple of 16. */
+static bool sp_aligned(const struct swu_state *s, int64_t n)
 {
-	int64_t d = (int64_t)s->sp_depth + s->arch->ptr_size;
+	return s->arch->sp_move_align == 0 || n % s->arch->sp_move_align == 0;
+}
 
-	if (!reg_in(s->arch, reg, savable_regs(s->arch)) || (s->saved_mask & BIT(reg)))
+/* A slot (CFA-relative) at the alignment the architecture's stores need. */
+static bool slot_aligned(const struct swu_state *s, int64_t slot)
+{
+	return s->arch->slot_align == 0 || slot % s->arch->slot_align == 0;
+}
+
+static bool can_save(const struct swu_state *s, uint32_t reg)
+{
+	return reg_in(s->arch, reg, savable_regs(s->arch)) && !(s->saved_mask & BIT(reg));
+}
+
+static bool lr_saved(const struct swu_state *s)
+{
+	int lr = s->arch->lr_reg;
+
+	return lr >= 0 && lr < 64 && (s->saved_mask & BIT(lr));
+}
+
+/*
+ * SP -= size, then reg1 (and reg2, one pointer above, unless it is
+ * SWU_NO_REG) saved at the new SP: push, str pre-index, stp pre-index.
+ */
+#define SWU_NO_REG UINT32_MAX
+
+static sw_status push_slots(struct swu_state *s, uint32_t reg1, uint32_t reg2, int64_t size)
+{
+	int64_t ptr = s->arch->ptr_size;
+	int64_t d = (int64_t)s->sp_depth + size;
+
+	if (!can_save(s, reg1) || (reg2 != SWU_NO_REG && (reg2 == reg1 || !can_save(s, reg2))))
+		return SW_E_INVAL;
+	if (size < (reg2 != SWU_NO_REG ? 2 * ptr : ptr) || !sp_aligned(s, size))
 		return SW_E_INVAL;
 	if (d > (int64_t)SW_SWU_MAX_FRAME)
 		return SW_E_LIMIT;
 	s->sp_depth = (int32_t)d;
-	s->saved[reg] = (int32_t)-d;
-	s->saved_mask |= BIT(reg);
+	s->saved[reg1] = (int32_t)-d;
+	s->saved_mask |= BIT(reg1);
+	if (reg2 != SWU_NO_REG) {
+		s->saved[reg2] = (int32_t)(-d + ptr);
+		s->saved_mask |= BIT(reg2);
+	}
 	return SW_OK;
+}
+
+static sw_status push(struct swu_state *s, uint32_t reg)
+{
+	return push_slots(s, reg, SWU_NO_REG, s->arch->ptr_size);
 }
 
 static sw_status alloc(struct swu_state *s, int64_t size)
 {
-	if (size <= 0)
+	if (size <= 0 || !sp_aligned(s, size))
 		return SW_E_INVAL;
 	if (size > (int64_t)SW_SWU_MAX_FRAME - s->sp_depth)
 		return SW_E_LIMIT;
@@ -119,14 +163,36 @@ static sw_status save_reg(struct swu_state *s, uint32_t reg, int64_t off)
 {
 	int64_t slot = off - s->sp_depth;
 
-	if (!reg_in(s->arch, reg, savable_regs(s->arch)) || (s->saved_mask & BIT(reg)))
+	if (!can_save(s, reg))
 		return SW_E_INVAL;
 	if (off < 0 || slot + s->arch->ptr_size > -(int64_t)s->arch->entry_sp_offset)
 		return SW_E_INVAL;
-	if (slot_taken(s, slot))
+	if (!slot_aligned(s, slot) || slot_taken(s, slot))
 		return SW_E_INVAL;
 	s->saved[reg] = (int32_t)slot;
 	s->saved_mask |= BIT(reg);
+	return SW_OK;
+}
+
+/* stp reg1, reg2, [sp, #off]: two save_regs, both or neither. */
+static sw_status save_pair(struct swu_state *s, uint32_t reg1, uint32_t reg2, int64_t off)
+{
+	struct swu_state t = *s;
+	sw_status st;
+
+	if ((st = save_reg(&t, reg1, off)) != SW_OK ||
+	    (st = save_reg(&t, reg2, off + s->arch->ptr_size)) != SW_OK)
+		return st;
+	*s = t;
+	return SW_OK;
+}
+
+/* paciasp signs lr in place: before lr is saved, and once. */
+static sw_status sign_ra(struct swu_state *s)
+{
+	if (!s->arch->has_ptrauth || s->ra_signed || lr_saved(s))
+		return SW_E_INVAL;
+	s->ra_signed = true;
 	return SW_OK;
 }
 
@@ -134,7 +200,7 @@ static sw_status free_stack(struct swu_state *s, int64_t size)
 {
 	int64_t d = (int64_t)s->sp_depth - size;
 
-	if (size <= 0 || !sp_depth_ok(s, d) || !slots_live(s, d))
+	if (size <= 0 || !sp_aligned(s, size) || !sp_depth_ok(s, d) || !slots_live(s, d))
 		return SW_E_INVAL;
 	s->sp_depth = (int32_t)d;
 	return SW_OK;
@@ -145,7 +211,7 @@ static sw_status restore_sp(struct swu_state *s, int64_t off)
 {
 	int64_t d = (int64_t)s->fp_depth - off;
 
-	if (!s->fp_live || !sp_depth_ok(s, d) || !slots_live(s, d))
+	if (!s->fp_live || !sp_aligned(s, d) || !sp_depth_ok(s, d) || !slots_live(s, d))
 		return SW_E_INVAL;
 	s->sp_depth = (int32_t)d;
 	s->cfa_on_fp = false;
@@ -172,20 +238,97 @@ static sw_status reload(struct swu_state *s, uint32_t reg)
 	return SW_OK;
 }
 
-static sw_status pop(struct swu_state *s, uint32_t reg)
+/*
+ * reg1 (and reg2 one pointer above it, unless SWU_NO_REG) reloaded from the
+ * top of the stack, then SP += size: pop, ldr post-index, ldp post-index.
+ * Pops undo the pushes in reverse: the top slots must be theirs.
+ */
+static sw_status pop_slots(struct swu_state *s, uint32_t reg1, uint32_t reg2, int64_t size)
 {
-	int64_t d = (int64_t)s->sp_depth - s->arch->ptr_size;
+	int64_t ptr = s->arch->ptr_size;
+	int64_t d = (int64_t)s->sp_depth - size;
+	struct swu_state t = *s;
 	sw_status st;
 
-	/* Pops must undo the pushes in reverse: the top slot must be reg's. */
-	if (!reg_in(s->arch, reg, s->saved_mask) || s->saved[reg] != -s->sp_depth)
+	if (!reg_in(s->arch, reg1, s->saved_mask) || s->saved[reg1] != -s->sp_depth)
 		return SW_E_INVAL;
-	if (!sp_depth_ok(s, d))
+	if (reg2 != SWU_NO_REG &&
+	    (!reg_in(s->arch, reg2, s->saved_mask) || s->saved[reg2] != -s->sp_depth + ptr))
 		return SW_E_INVAL;
-	st = reload(s, reg);
-	if (st == SW_OK)
-		s->sp_depth = (int32_t)d;
-	return st;
+	if (size < (reg2 != SWU_NO_REG ? 2 * ptr : ptr) || !sp_aligned(s, size) || !sp_depth_ok(s, d))
+		return SW_E_INVAL;
+	if ((st = reload(&t, reg1)) != SW_OK ||
+	    (reg2 != SWU_NO_REG && (st = reload(&t, reg2)) != SW_OK))
+		return st;
+	if (!slots_live(&t, d))
+		return SW_E_INVAL;
+	t.sp_depth = (int32_t)d;
+	*s = t;
+	return SW_OK;
+}
+
+static sw_status pop(struct swu_state *s, uint32_t reg)
+{
+	return pop_slots(s, reg, SWU_NO_REG, s->arch->ptr_size);
+}
+
+/* ldp reg1, reg2, [sp, #n]: two adjacent slots, reg1 below. */
+static sw_status restore_pair(struct swu_state *s, uint32_t reg1, uint32_t reg2)
+{
+	struct swu_state t = *s;
+	sw_status st;
+
+	if (!s->arch->has_reg_pairs || !reg_in(s->arch, reg1, s->saved_mask) ||
+	    !reg_in(s->arch, reg2, s->saved_mask) ||
+	    (int64_t)s->saved[reg2] != (int64_t)s->saved[reg1] + s->arch->ptr_size)
+		return SW_E_INVAL;
+	if ((st = reload(&t, reg1)) != SW_OK || (st = reload(&t, reg2)) != SW_OK)
+		return st;
+	*s = t;
+	return SW_OK;
+}
+
+/* autiasp authenticates lr in place: it must be back in lr. */
+static sw_status auth_ra(struct swu_state *s)
+{
+	if (!s->arch->has_ptrauth || !s->ra_signed || lr_saved(s))
+		return SW_E_INVAL;
+	s->ra_signed = false;
+	return SW_OK;
+}
+
+/* Outgoing arguments move SP by whole stack slots (arm64: 16 bytes). */
+static bool args_size_ok(const struct swu_state *s, int64_t size)
+{
+	unsigned unit = s->arch->sp_move_align ? s->arch->sp_move_align : s->arch->ptr_size;
+
+	return size > 0 && size % unit == 0;
+}
+
+static sw_status push_args(struct swu_state *s, int64_t size)
+{
+	if (!args_size_ok(s, size))
+		return SW_E_INVAL;
+	if (size > (int64_t)SW_SWU_MAX_FRAME - s->sp_depth)
+		return SW_E_LIMIT;
+	s->sp_depth += (int32_t)size;
+	s->args += (int32_t)size;
+	return SW_OK;
+}
+
+/* pop_args, and call_pops_args once the call has returned: never more than was pushed. */
+static sw_status pop_args(struct swu_state *s, int64_t size)
+{
+	if (!args_size_ok(s, size) || size > s->args)
+		return SW_E_INVAL;
+	s->sp_depth -= (int32_t)size;
+	s->args -= (int32_t)size;
+	return SW_OK;
+}
+
+static bool has_pairs(const struct swu_state *s)
+{
+	return s->arch->has_reg_pairs;
 }
 
 sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
@@ -199,6 +342,24 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 	case SWU_OP_RESTORE_SP:  return restore_sp(s, op->arg);
 	case SWU_OP_POP:         return pop(s, op->reg);
 	case SWU_OP_RESTORE_REG: return reload(s, op->reg);
+	case SWU_OP_PUSH_PAIR:
+		return has_pairs(s) && op->reg2 != SWU_NO_REG ?
+		       push_slots(s, op->reg, op->reg2, op->arg) : SW_E_INVAL;
+	case SWU_OP_PUSH_SIZED:
+		return has_pairs(s) ? push_slots(s, op->reg, SWU_NO_REG, op->arg) : SW_E_INVAL;
+	case SWU_OP_SAVE_PAIR:
+		return has_pairs(s) ? save_pair(s, op->reg, op->reg2, op->arg) : SW_E_INVAL;
+	case SWU_OP_SIGN_RA:     return sign_ra(s);
+	case SWU_OP_POP_PAIR:
+		return has_pairs(s) && op->reg2 != SWU_NO_REG ?
+		       pop_slots(s, op->reg, op->reg2, op->arg) : SW_E_INVAL;
+	case SWU_OP_POP_SIZED:
+		return has_pairs(s) ? pop_slots(s, op->reg, SWU_NO_REG, op->arg) : SW_E_INVAL;
+	case SWU_OP_RESTORE_PAIR: return restore_pair(s, op->reg, op->reg2);
+	case SWU_OP_AUTH_RA:     return auth_ra(s);
+	case SWU_OP_PUSH_ARGS:   return push_args(s, op->arg);
+	case SWU_OP_POP_ARGS:
+	case SWU_OP_CALL_POPS:   return pop_args(s, op->arg);
 	default:                 return SW_E_INVAL;
 	}
 }
@@ -206,7 +367,7 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 bool swu_state_is_entry(const struct swu_state *s)
 {
 	return s->sp_depth == s->arch->entry_sp_offset && s->saved_mask == 0 &&
-	       !s->cfa_on_fp && !s->fp_live;
+	       !s->cfa_on_fp && !s->fp_live && s->args == 0;
 }
 
 void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule *out)
@@ -235,6 +396,8 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 			out->ra_offset = 0;
 		}
 	}
+	out->ra_signed = s->ra_signed;
+	out->reserved = 0;
 	out->sp_offset = s->sp_depth;
 	out->saved_mask = s->saved_mask;
 	for (unsigned r = 0; r < SW_MAX_REGS; r++)

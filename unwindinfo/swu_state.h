@@ -7,7 +7,9 @@
  * blob into a state the builder would have refused.
  *
  * Depths are measured down from the CFA: sp_depth = CFA - SP.  A saved
- * register's slot is CFA-relative (negative: below the CFA).
+ * register's slot is CFA-relative (negative: below the CFA).  Body ops
+ * (argument pushes) move SP too; `args` counts what they pushed so that
+ * nothing pops more than was pushed.
  */
 #ifndef SW_UNWINDINFO_SWU_STATE_H
 #define SW_UNWINDINFO_SWU_STATE_H
@@ -25,6 +27,8 @@ struct swu_state {
 	uint32_t fp_reg;
 	bool fp_live;                   /* fp_reg holds this frame's frame pointer */
 	bool cfa_on_fp;                 /* the CFA is computed from fp_reg */
+	bool ra_signed;                 /* the return address carries an authentication code */
+	int32_t args;                   /* bytes of outgoing arguments pushed in the body */
 	uint64_t saved_mask;            /* bit r: r's caller value is at [CFA + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
 };
@@ -41,7 +45,10 @@ void swu_state_init(struct swu_state *s, const struct swi_arch *arch);
  */
 sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op);
 
-/* True when the frame is fully torn down: only the return address is left. */
+/*
+ * True when the frame is fully torn down: only the return address is left
+ * (possibly still signed: retaa authenticates as it returns).
+ */
 bool swu_state_is_entry(const struct swu_state *s);
 
 /* Describe the state as a rule. */
@@ -55,10 +62,12 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
  */
 struct swu_visitor {
 	void (*header)(void *ctx, const sw_swu_header *h);
-	/* e is NULL for a prolog op; s is the state just after the op. */
+	/* e is NULL for a prolog or body op; s is the state just after the op. */
 	void (*op)(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
 	           const struct swu_state *s);
 	void (*epilog)(void *ctx, unsigned index, const struct swu_epilog *e);
+	/* The body op section begins (only when the blob has one). */
+	void (*body)(void *ctx, const sw_swu_header *h);
 };
 
 sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,

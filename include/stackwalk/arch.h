@@ -35,6 +35,29 @@ enum {
 	SW_X64_NREGS = 17
 };
 
+/* 32-bit x86 registers (DWARF numbers).  Callee-saved: ebx, ebp, esi, edi. */
+enum {
+	SW_X86_EAX = 0, SW_X86_ECX = 1, SW_X86_EDX = 2, SW_X86_EBX = 3,
+	SW_X86_ESP = 4, SW_X86_EBP = 5, SW_X86_ESI = 6, SW_X86_EDI = 7,
+	SW_X86_EIP = 8,
+	SW_X86_NREGS = 9
+};
+
+/*
+ * AArch64 registers.  x0-x30 and sp use their DWARF numbers; pc and the
+ * low halves of the callee-saved d8-d15 follow (DWARF puts v8-v15 at
+ * 72-79, beyond SW_MAX_REGS).  Callee-saved: x19-x28, fp (x29), d8-d15.
+ */
+enum {
+	SW_ARM64_X0 = 0, SW_ARM64_X19 = 19, SW_ARM64_X20, SW_ARM64_X21, SW_ARM64_X22,
+	SW_ARM64_X23, SW_ARM64_X24, SW_ARM64_X25, SW_ARM64_X26, SW_ARM64_X27,
+	SW_ARM64_X28, SW_ARM64_FP = 29, SW_ARM64_LR = 30, SW_ARM64_SP = 31,
+	SW_ARM64_PC = 32,
+	SW_ARM64_D8 = 33, SW_ARM64_D9, SW_ARM64_D10, SW_ARM64_D11, SW_ARM64_D12,
+	SW_ARM64_D13, SW_ARM64_D14, SW_ARM64_D15,
+	SW_ARM64_NREGS = 41
+};
+
 /* sw_arch_name - "x64", "x86", "arm64", or NULL for an unknown value. */
 SW_API const char *sw_arch_name(sw_arch arch);
 

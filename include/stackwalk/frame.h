@@ -35,13 +35,23 @@ typedef struct sw_frame {
 	uint32_t attributes;
 } sw_frame;
 
-/* Frame types.  Runtimes register their own from SW_FRAME_TYPE_USER up. */
+/* Frame types (the CLR's Frame kinds).  Runtimes register their own from SW_FRAME_TYPE_USER up. */
 enum {
-	SW_FRAME_TYPE_NONE        = 0,
-	SW_FRAME_INLINED_CALL     = 1,    /* P/Invoke from managed code */
-	SW_FRAME_TRANSITION       = 2,    /* stub calling into the runtime */
-	SW_FRAME_TYPE_USER        = 64,   /* first type a runtime may register */
-	SW_FRAME_TYPE_MAX         = 255
+	SW_FRAME_TYPE_NONE              = 0,
+	SW_FRAME_INLINED_CALL           = 1,    /* P/Invoke from managed code */
+	SW_FRAME_TRANSITION             = 2,    /* stub calling into the runtime (subtypes below) */
+	SW_FRAME_FAULTING_EXCEPTION     = 3,    /* hardware fault: full context; EXCEPTION | FAULTED */
+	SW_FRAME_RESUMABLE              = 4,    /* full context; RESUMABLE: the next frame is active */
+	SW_FRAME_REDIRECTED_THREAD      = 5,    /* a thread redirected for suspension; RESUMABLE */
+	SW_FRAME_SOFTWARE_EXCEPTION     = 6,    /* a managed throw: the thrower's context; EXCEPTION */
+	SW_FRAME_HELPER_METHOD          = 7,    /* a runtime helper; machine state captured lazily */
+	SW_FRAME_UNMANAGED_TO_MANAGED   = 8,    /* reverse P/Invoke entry: a native block ends here */
+	SW_FRAME_FUNC_EVAL              = 9,    /* a debugger's function evaluation: full context */
+	SW_FRAME_DEBUGGER_CLASS_INIT    = 10,   /* debugger marker: class initializer running */
+	SW_FRAME_DEBUGGER_EXIT          = 11,   /* debugger marker: left managed code */
+	SW_FRAME_DEBUGGER_U2M_CATCH     = 12,   /* debugger marker: unmanaged-to-managed catch handler */
+	SW_FRAME_TYPE_USER              = 64,   /* first type a runtime may register */
+	SW_FRAME_TYPE_MAX               = 255
 };
 
 /* Frame attributes (the CLR's values). */
@@ -75,12 +85,70 @@ typedef struct sw_inlined_call_frame {
  * the caller's callee-saved registers followed by the return address; its
  * layout is per architecture (see sw_frame(3)).
  */
-enum { SW_TF_METHOD = 0, SW_TF_TRANSITION_BLOCK = 1, SW_TF_FIELDS = 2 };
+enum { SW_TF_METHOD = 0, SW_TF_TRANSITION_BLOCK = 1, SW_TF_SUBTYPE = 2, SW_TF_FIELDS = 3 };
+/* What kind of stub pushed a TransitionFrame (the CLR's FramedMethodFrame family). */
+enum {
+	SW_TF_GENERIC = 0,          /* any stub calling into the runtime */
+	SW_TF_PRESTUB = 1,          /* PrestubMethodFrame: first call, before the method is compiled */
+	SW_TF_STUB_DISPATCH = 2,    /* StubDispatchFrame: interface or virtual dispatch */
+	SW_TF_EXTERNAL_METHOD = 3,  /* ExternalMethodFrame: a call through an import cell */
+	SW_TF_DYNAMIC_HELPER = 4    /* DynamicHelperFrame: a generated helper */
+};
 typedef struct sw_transition_frame {
 	sw_frame base;
 	uintptr_t method;           /* the method being called, or 0 */
 	uintptr_t transition_block;
+	uintptr_t subtype;          /* SW_TF_* */
 } sw_transition_frame;
+
+/*
+ * Frames that hold a whole register context point to a context record in
+ * target memory with sw_context's layout, whatever the target's pointer
+ * width: arch (4 bytes), reserved (4), valid mask (8), then SW_MAX_REGS
+ * 8-byte register values, little-endian.  On the host an sw_context is one.
+ *
+ * FaultingExceptionFrame, ResumableFrame, RedirectedThreadFrame,
+ * SoftwareExceptionFrame and FuncEvalFrame: field 0 is the context record;
+ * the walk resumes at its IP with every register it marks valid.
+ */
+enum { SW_CTXF_CONTEXT = 0, SW_CTXF_METHOD = 1, SW_CTXF_FIELDS = 2 };
+typedef struct sw_context_frame {
+	sw_frame base;
+	uintptr_t context;          /* address of an sw_context record */
+	uintptr_t method;           /* FuncEvalFrame: the function evaluated; else 0 */
+} sw_context_frame;
+
+/*
+ * HelperMethodFrame: pushed by a runtime helper that managed code called.
+ * Its machine state (a context record of the managed caller at the call:
+ * IP = return address, SP, callee-saved registers) may be captured lazily:
+ * while its valid mask is 0 the Frame is reported but not followed.  The
+ * object-protecting variants list the stack slots holding the references
+ * the helper protects.
+ */
+enum {
+	SW_HMF_METHOD = 0, SW_HMF_MACHINE_STATE = 1, SW_HMF_PROTECTED = 2,
+	SW_HMF_PROTECTED_COUNT = 3, SW_HMF_FIELDS = 4
+};
+typedef struct sw_helper_method_frame {
+	sw_frame base;
+	uintptr_t method;           /* the helper's method handle, or 0 */
+	uintptr_t machine_state;    /* address of an sw_context record */
+	uintptr_t protected_refs;   /* address of an array of object-reference slots, or 0 */
+	uintptr_t protected_count;
+} sw_helper_method_frame;
+
+/*
+ * The unmanaged-to-managed entry Frame (UMEntryFrame): pushed where
+ * unmanaged code calls into managed code (reverse P/Invoke, callbacks); it
+ * returns to unmanaged code, so the walk goes on to the next Frame.
+ * Debugger marker Frames have no fields and never resume managed code.
+ */
+enum { SW_U2MF_METHOD = 0, SW_U2MF_FIELDS = 1 };
+typedef struct sw_unmanaged_to_managed_frame {
+	sw_frame base;
+	uintptr_t method;           /* the managed entry point's method handle */
+} sw_unmanaged_to_managed_frame;
 
 /*
  * sw_frame_push - link `f` (type and attributes set here) as the newest

@@ -48,6 +48,21 @@ SW_API sw_status sw_swu_alloc_stack(sw_swu_builder *b, uint32_t end, uint32_t si
 SW_API sw_status sw_swu_set_frame(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset);
 /* Save reg without moving SP: [SP + sp_offset] = reg. */
 SW_API sw_status sw_swu_save_reg(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t sp_offset);
+/*
+ * arm64 prolog operations.  Registers may be x19-x28, fp, lr and d8-d15
+ * (8-byte slots).  Pairs store reg1 at the lower address, reg2 8 bytes above.
+ */
+/* stp reg1, reg2, [sp, #-size]! : SP -= size; [SP] = reg1; [SP + 8] = reg2. */
+SW_API sw_status sw_swu_push_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                      unsigned reg2, uint32_t size);
+/* str reg, [sp, #-size]! : SP -= size; [SP] = reg. */
+SW_API sw_status sw_swu_push_reg_sized(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t size);
+/* stp reg1, reg2, [sp, #sp_offset] : no SP change. */
+SW_API sw_status sw_swu_save_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                      unsigned reg2, uint32_t sp_offset);
+/* paciasp: the return address in lr is signed from here on (until autiasp). */
+SW_API sw_status sw_swu_sign_return_address(sw_swu_builder *b, uint32_t end);
+
 /* The prolog ends at `end`; the body begins there. */
 SW_API sw_status sw_swu_end_prolog(sw_swu_builder *b, uint32_t end);
 
@@ -62,8 +77,37 @@ SW_API sw_status sw_swu_restore_sp_from_frame(sw_swu_builder *b, uint32_t end, i
 SW_API sw_status sw_swu_pop_reg(sw_swu_builder *b, uint32_t end, unsigned reg);
 /* Reload a register saved with sw_swu_save_reg: its value is live again. */
 SW_API sw_status sw_swu_restore_reg(sw_swu_builder *b, uint32_t end, unsigned reg);
+/* arm64 epilog operations, the inverses of the prolog's. */
+/* ldp reg1, reg2, [sp], #size : both live again; SP += size. */
+SW_API sw_status sw_swu_pop_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1,
+                                     unsigned reg2, uint32_t size);
+/* ldr reg, [sp], #size. */
+SW_API sw_status sw_swu_pop_reg_sized(sw_swu_builder *b, uint32_t end, unsigned reg, uint32_t size);
+/* ldp reg1, reg2, [sp, #n] : both live again. */
+SW_API sw_status sw_swu_restore_reg_pair(sw_swu_builder *b, uint32_t end, unsigned reg1, unsigned reg2);
+/* autiasp: the return address in lr is authenticated (plain) again. */
+SW_API sw_status sw_swu_auth_return_address(sw_swu_builder *b, uint32_t end);
+
 /* The epilog ends at `end`, just past its return instruction. */
 SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end);
+
+/*
+ * Body operations (x86 ESP frames): outgoing arguments pushed and popped in
+ * the body move SP, so its depth is described at every instruction.  Any
+ * number, in ascending order, outside the prolog and the epilogs; at each
+ * epilog and at the end of the method the depth is back to the body's.
+ */
+/* push arg (or sub esp, n before a call): SP -= size. */
+SW_API sw_status sw_swu_push_args(sw_swu_builder *b, uint32_t end, uint32_t size);
+/* add esp, n after a call: SP += size. */
+SW_API sw_status sw_swu_pop_args(sw_swu_builder *b, uint32_t end, uint32_t size);
+/*
+ * The call instruction ending at `end` calls a function that pops `size`
+ * bytes of arguments itself (stdcall): SP += size once it has returned.
+ * A frame whose IP is that return address with the call still in
+ * progress (see sw_swu_decode_return_address) has them still pushed.
+ */
+SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t size);
 
 /*
  * sw_swu_finish - check the description against a method of `code_size`
@@ -96,6 +140,8 @@ typedef struct sw_swu_rule {
 	int32_t sp_offset;              /* SP = CFA - sp_offset where SP is known statically */
 	uint64_t saved_mask;            /* bit r: register r saved at [CFA + saved_offset[r]] */
 	int32_t saved_offset[SW_MAX_REGS];
+	uint32_t ra_signed;             /* 1: the return address carries a pointer-authentication code */
+	uint32_t reserved;
 } sw_swu_rule;
 
 typedef struct sw_swu_header {
@@ -105,6 +151,8 @@ typedef struct sw_swu_header {
 	uint32_t prolog_size;
 	uint32_t prolog_ops;
 	uint32_t epilogs;
+	uint32_t body_ops;              /* x86 argument pushes and pops */
+	uint32_t reserved;
 } sw_swu_header;
 
 /* sw_swu_decode_header - read the blob's header; SW_E_BADMETA or SW_E_TRUNCATED if bad. */
@@ -115,6 +163,15 @@ SW_API sw_status sw_swu_decode_header(const void *blob, size_t size, sw_swu_head
  * reads outside [blob, blob + size).
  */
 SW_API sw_status sw_swu_decode(const void *blob, size_t size, uint32_t offset, sw_swu_rule *out);
+
+/*
+ * sw_swu_decode_return_address - the rule for a frame whose IP, at
+ * `offset`, is the return address of a call still in progress (every frame
+ * but the active one): identical to sw_swu_decode except that arguments the
+ * callee pops on return (sw_swu_call_pops_args) are still on the stack.
+ */
+SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uint32_t offset,
+                                              sw_swu_rule *out);
 
 /* sw_swu_validate - check the whole blob: every op, offset, register and limit. */
 SW_API sw_status sw_swu_validate(const void *blob, size_t size);

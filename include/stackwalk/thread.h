@@ -28,7 +28,16 @@ typedef struct sw_thread {
 	uint64_t frame_head;
 	uint64_t stack_lo;          /* lowest address of the stack */
 	uint64_t stack_hi;          /* one past its highest address (its base) */
+	/*
+	 * arm64 pointer authentication: bits cleared from a return address
+	 * the metadata says was signed (paciasp).  sw_thread_init sets the
+	 * user-space default, SW_ARM64_PTRAUTH_MASK; set it for other layouts.
+	 */
+	uint64_t ptrauth_mask;
 } sw_thread;
+
+/* Bits 48-63 hold the authentication code of a 48-bit user-space address. */
+#define SW_ARM64_PTRAUTH_MASK 0xffff000000000000ull
 
 /* sw_thread_init - describe a thread of any target. */
 SW_API sw_status sw_thread_init(sw_thread *t, sw_arch arch, const sw_codemap *map,

@@ -33,11 +33,18 @@ struct swi_arch {
 	unsigned transition_block_slots;
 	sw_status (*transition_block_restore)(const struct sw_thread *t, uint64_t block,
 	                                      sw_regdisplay *rd);
+	/* SWU: SP moves and save slots come in multiples of these (0: any size). */
+	unsigned sp_move_align;
+	unsigned slot_align;
+	int has_reg_pairs;              /* stp/ldp: pairs, pre-indexed pushes, post-indexed pops */
+	int has_ptrauth;                /* the return address in lr may be signed (paciasp) */
 };
 
 /* The backend of `arch`, or NULL when there is none. */
 const struct swi_arch *swi_arch_get(sw_arch arch);
 
 extern const struct swi_arch swi_arch_x64;
+extern const struct swi_arch swi_arch_x86;
+extern const struct swi_arch swi_arch_arm64;
 
 #endif /* SW_LIB_ARCH_H */

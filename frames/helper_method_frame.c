@@ -1,0 +1,61 @@
+/*
+ * helper_method_frame.c - HelperMethodFrame: a runtime helper called from
+ * managed code.  Its machine state, a context record of the managed caller
+ * at the call, may be captured lazily (the CLR's LazyMachState): until the
+ * helper fills it, its valid mask is 0 and the Frame has nothing to resume.
+ */
+#include "frames_internal.h"
+
+static sw_status hmf_state(const sw_frame_view *f, uint64_t *record)
+{
+	return sw_frame_read_field(f, SW_HMF_MACHINE_STATE, record);
+}
+
+static sw_status hmf_return_address(const sw_frame_view *f, uint64_t *ra)
+{
+	uint64_t record;
+	sw_status st = hmf_state(f, &record);
+
+	if (st != SW_OK)
+		return st;
+	if (record == 0) {
+		*ra = 0;
+		return SW_OK;
+	}
+	return swi_context_record_ip(f->thread, record, ra);
+}
+
+static sw_status hmf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
+{
+	uint64_t record;
+	sw_status st = hmf_state(f, &record);
+
+	if (st != SW_OK)
+		return st;
+	return swi_context_record_restore(f->thread, record, rd);
+}
+
+static sw_status hmf_method(const sw_frame_view *f, void **method)
+{
+	uint64_t m;
+	sw_status st = sw_frame_read_field(f, SW_HMF_METHOD, &m);
+
+	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
+	return st;
+}
+
+static sw_transition hmf_transition(const sw_frame_view *f)
+{
+	SWI_UNUSED(f);
+	return SW_TRANSITION_INTERNAL_CALL;
+}
+
+const sw_frame_ops swi_helper_method_frame_ops = {
+	.type = SW_FRAME_HELPER_METHOD,
+	.flags = 0,
+	.name = "HelperMethodFrame",
+	.return_address = hmf_return_address,
+	.update_regdisplay = hmf_update_regdisplay,
+	.method = hmf_method,
+	.transition = hmf_transition,
+};

@@ -1,0 +1,92 @@
+/*
+ * arm64.c - the AArch64 backend (AAPCS64).
+ *
+ * Callee-saved: x19-x28, fp (x29) and the low 64 bits of v8-v15 (d8-d15).
+ * A call (bl) leaves the return address in lr (x30) and does not touch the
+ * stack: at a method's first instruction the CFA is SP itself.  A method
+ * that calls saves lr, usually with fp as a pair; until then the return
+ * address is in lr.  SP stays 16-byte aligned, so every SP move is a
+ * multiple of 16; slots are 8-byte registers at 8-aligned addresses.
+ */
+#include "internal.h"
+
+static const char *const arm64_reg_names[SW_ARM64_NREGS] = {
+	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
+	"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+	"x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+	"x24", "x25", "x26", "x27", "x28", "fp", "lr", "sp",
+	"pc", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15"
+};
+
+#define BIT(r) (1ULL << (r))
+#define RANGE(lo, hi) ((BIT((hi) - (lo) + 1) - 1) << (lo))
+#define ARM64_CALLEE_SAVED (RANGE(SW_ARM64_X19, SW_ARM64_FP) | RANGE(SW_ARM64_D8, SW_ARM64_D15))
+
+/*
+ * The TransitionFrame block, as a stub builds it right after the bl that
+ * entered it:
+ *
+ *   stp x19, x20, [sp, #-96]!
+ *   stp x21, x22, [sp, #16]
+ *   stp x23, x24, [sp, #32]
+ *   stp x25, x26, [sp, #48]
+ *   stp x27, x28, [sp, #64]
+ *   stp fp, lr, [sp, #80]
+ *
+ * so that at ascending addresses it holds x19-x28, fp, then lr, the return
+ * address into the caller (last, where every TransitionFrame reads it).
+ */
+#define ARM64_BLOCK_NREGS 11            /* x19-x28, fp */
+#define ARM64_BLOCK_SIZE (8 * (ARM64_BLOCK_NREGS + 1))
+
+static sw_status arm64_transition_block_restore(const sw_thread *t, uint64_t block,
+                                                sw_regdisplay *rd)
+{
+	unsigned char raw[ARM64_BLOCK_SIZE];
+	sw_status st;
+
+	if (block > UINT64_MAX - sizeof raw)
+		return SW_E_BADFRAME;
+	st = swi_read(t->memory, block, raw, sizeof raw);
+	if (st != SW_OK)
+		return st;
+
+	rd->cur.valid = 0;
+	for (unsigned i = 0; i < ARM64_BLOCK_NREGS; i++) {
+		unsigned r = SW_ARM64_X19 + i;
+
+		rd->cur.regs[r] = swi_load_le(raw + 8 * i, 8);
+		rd->cur_loc[r] = block + 8 * i;
+		rd->cur.valid |= BIT(r);
+	}
+	rd->cur.regs[SW_ARM64_PC] = swi_load_le(raw + 8 * ARM64_BLOCK_NREGS, 8);
+	rd->cur_loc[SW_ARM64_PC] = block + 8 * ARM64_BLOCK_NREGS;
+	rd->cur.regs[SW_ARM64_SP] = block + sizeof raw;
+	rd->cur_loc[SW_ARM64_SP] = 0;
+	rd->cur.valid |= BIT(SW_ARM64_PC) | BIT(SW_ARM64_SP);
+	return SW_OK;
+}
+
+const struct swi_arch swi_arch_arm64 = {
+	.arch = SW_ARCH_ARM64,
+	.name = "arm64",
+	.ptr_size = 8,
+	.nregs = SW_ARM64_NREGS,
+	.reg_names = arm64_reg_names,
+	.ip_reg = SW_ARM64_PC,
+	.sp_reg = SW_ARM64_SP,
+	.fp_reg = SW_ARM64_FP,
+	.lr_reg = SW_ARM64_LR,
+	.callee_saved = ARM64_CALLEE_SAVED,
+	.frame_regs = BIT(SW_ARM64_FP),
+	.entry_ra_in_lr = 1,
+	.entry_ra_offset = 0,
+	.entry_sp_offset = 0,
+	.stack_align = 16,
+	.transition_block_slots = ARM64_BLOCK_NREGS + 1,
+	.transition_block_restore = arm64_transition_block_restore,
+	.sp_move_align = 16,
+	.slot_align = 8,
+	.has_reg_pairs = 1,
+	.has_ptrauth = 1,
+};

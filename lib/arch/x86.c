@@ -1,0 +1,78 @@
+/*
+ * x86.c - the 32-bit x86 backend (i386 System V ABI, as the CLR uses it).
+ *
+ * Callee-saved: ebx, ebp, esi, edi.  A call pushes a 4-byte return address,
+ * so at a method's first instruction the CFA is ESP + 4 and the return
+ * address is at CFA - 4.  Only EBP serves as a frame register; a method
+ * without one (an "ESP frame") moves ESP in its body when it pushes
+ * outgoing arguments, which SWU describes with body operations.
+ */
+#include "internal.h"
+
+static const char *const x86_reg_names[SW_X86_NREGS] = {
+	"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi", "eip"
+};
+
+#define BIT(r) (1ULL << (r))
+#define X86_CALLEE_SAVED (BIT(SW_X86_EBX) | BIT(SW_X86_EBP) | BIT(SW_X86_ESI) | BIT(SW_X86_EDI))
+
+/*
+ * The TransitionFrame block, as a stub builds it by pushing ebp, ebx, esi,
+ * edi right after the call that entered it: at ascending addresses edi,
+ * esi, ebx, ebp, then the return address.
+ */
+static const unsigned x86_block_regs[] = { SW_X86_EDI, SW_X86_ESI, SW_X86_EBX, SW_X86_EBP };
+#define X86_BLOCK_NREGS (sizeof x86_block_regs / sizeof x86_block_regs[0])
+
+static sw_status x86_transition_block_restore(const sw_thread *t, uint64_t block,
+                                              sw_regdisplay *rd)
+{
+	unsigned char raw[4 * (X86_BLOCK_NREGS + 1)];
+	sw_status st;
+
+	/* The block is a 32-bit address, and so is everything in it. */
+	if (block > UINT32_MAX - sizeof raw)
+		return SW_E_BADFRAME;
+	st = swi_read(t->memory, block, raw, sizeof raw);
+	if (st != SW_OK)
+		return st;
+
+	rd->cur.valid = 0;
+	for (unsigned i = 0; i < X86_BLOCK_NREGS; i++) {
+		unsigned r = x86_block_regs[i];
+
+		rd->cur.regs[r] = swi_load_le(raw + 4 * i, 4);
+		rd->cur_loc[r] = block + 4 * i;
+		rd->cur.valid |= BIT(r);
+	}
+	rd->cur.regs[SW_X86_EIP] = swi_load_le(raw + 4 * X86_BLOCK_NREGS, 4);
+	rd->cur_loc[SW_X86_EIP] = block + 4 * X86_BLOCK_NREGS;
+	rd->cur.regs[SW_X86_ESP] = block + sizeof raw;
+	rd->cur_loc[SW_X86_ESP] = 0;
+	rd->cur.valid |= BIT(SW_X86_EIP) | BIT(SW_X86_ESP);
+	return SW_OK;
+}
+
+const struct swi_arch swi_arch_x86 = {
+	.arch = SW_ARCH_X86,
+	.name = "x86",
+	.ptr_size = 4,
+	.nregs = SW_X86_NREGS,
+	.reg_names = x86_reg_names,
+	.ip_reg = SW_X86_EIP,
+	.sp_reg = SW_X86_ESP,
+	.fp_reg = SW_X86_EBP,
+	.lr_reg = -1,
+	.callee_saved = X86_CALLEE_SAVED,
+	.frame_regs = BIT(SW_X86_EBP),
+	.entry_ra_in_lr = 0,
+	.entry_ra_offset = -4,
+	.entry_sp_offset = 4,
+	.stack_align = 16,
+	.transition_block_slots = X86_BLOCK_NREGS + 1,
+	.transition_block_restore = x86_transition_block_restore,
+	.sp_move_align = 0,
+	.slot_align = 0,
+	.has_reg_pairs = 0,
+	.has_ptrauth = 0,
+};

@@ -1,0 +1,282 @@
+/*
+ * check_frames.c - every built-in Frame kind on hand-built x64 stacks: what
+ * it reports, where it resumes the walk, with which registers and flags,
+ * and how it fails on garbage.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stack_builder.h"
+
+#define A_START 0x10001000ull
+#define S0 (SB_STACK_HI - 0x400)        /* A's SP at entry; [S0] is its return address */
+#define RECORD (SB_STACK_BASE + 0x1000) /* a context record, deep in the buffer */
+#define FRAME_AT (SB_STACK_BASE + 0x2000)
+#define BIT(r) (1ULL << (r))
+
+static int method_a;
+
+typedef struct rec {
+	sw_frame_state state;
+	void *method;
+	uint64_t frame;
+	uint32_t type;
+	int first, interrupted, faulted;
+	sw_regdisplay rd;
+} rec;
+
+typedef struct recording {
+	rec f[16];
+	int n;
+} recording;
+
+static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
+{
+	recording *r = data;
+	rec *x = &r->f[r->n++];
+
+	x->state = sw_crawl_frame_state(cf);
+	x->method = sw_crawl_frame_method(cf);
+	x->frame = sw_crawl_frame_frame(cf);
+	x->type = sw_crawl_frame_frame_type(cf);
+	x->first = sw_crawl_frame_is_first(cf);
+	x->interrupted = sw_crawl_frame_is_interrupted(cf);
+	x->faulted = sw_crawl_frame_has_faulted(cf);
+	x->rd = *sw_crawl_frame_regdisplay(cf);
+	return r->n < 16 ? SW_CONTINUE : SW_ABORT;
+}
+
+static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
+{
+	(void)cf;
+	++*(int *)data;
+	return SW_CONTINUE;
+}
+
+/* Write an sw_context record (its documented target layout) into the stack buffer. */
+static void put_record(sb_world *w, uint64_t addr, const sw_context *c)
+{
+	sb_put(w, addr, (uint64_t)c->arch | ((uint64_t)c->reserved << 32));
+	sb_put(w, addr + 8, c->valid);
+	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+		sb_put(w, addr + 16 + 8 * r, c->regs[r]);
+}
+
+/* A, called from native code, stopped in its body at A+30 with rbx = 0xa1. */
+static void lay_out_a(sb_world *w, sw_context *at)
+{
+	sb_add_method_a(w, A_START, &method_a);
+	sb_put(w, S0, SB_NATIVE_IP);
+	sb_put(w, S0 - 8, 0x5000);          /* caller's rbp */
+	sb_put(w, S0 - 16, 0x5001);         /* caller's rbx */
+	sw_context_init(at, SW_ARCH_X64);
+	sw_context_set(at, SW_X64_RIP, A_START + 30);
+	sw_context_set(at, SW_X64_RSP, S0 - 88);
+	sw_context_set(at, SW_X64_RBP, S0 - 8);
+	sw_context_set(at, SW_X64_RBX, 0xa1);
+	sw_context_set(at, SW_X64_RAX, 0xaa);
+}
+
+static void walk_from_head(sb_world *w, unsigned flags, recording *r)
+{
+	sw_walk_error err;
+
+	memset(r, 0, sizeof *r);
+	ck_assert_msg(sw_walk_frames(&w->thread, NULL, 0, record_cb, r, flags, &err) == SW_CONTINUE,
+	              "walk failed: %s", sw_strerror(err.status));
+}
+
+/* A context Frame of `type` with `attrs`, resuming A at A+30; check what the walk says. */
+static void check_context_frame(uint32_t type, uint32_t attrs, int first, int interrupted,
+                                int faulted, void *method)
+{
+	sb_world w;
+	sw_context at;
+	recording r;
+	uint64_t fields[2] = { RECORD, (uintptr_t)method };
+
+	sb_init(&w);
+	lay_out_a(&w, &at);
+	put_record(&w, RECORD, &at);
+	sb_frame(&w, FRAME_AT, 0, type, attrs, fields, 2);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	walk_from_head(&w, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, type);
+	ck_assert_ptr_eq(r.f[0].method, method);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].first, first);
+	ck_assert_int_eq(r.f[1].interrupted, interrupted);
+	ck_assert_int_eq(r.f[1].faulted, faulted);
+	/* The exact IP and every register of the record, with its slot as location. */
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 30);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RIP], RECORD + 16 + 8 * SW_X64_RIP);
+	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RAX], 0xaa);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBX], RECORD + 16 + 8 * SW_X64_RBX);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RSP], 0);
+	/* And the unwind out of A from there. */
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_uint_eq(r.f[2].rd.cur.regs[SW_X64_RBX], 0x5001);
+	sb_fini(&w);
+}
+
+START_TEST(faulting_exception_frame)
+{
+	check_context_frame(SW_FRAME_FAULTING_EXCEPTION, SW_FRAME_ATTR_EXCEPTION | SW_FRAME_ATTR_FAULTED,
+	                    0, 1, 1, NULL);
+}
+END_TEST
+
+START_TEST(resumable_and_redirected_frames)
+{
+	check_context_frame(SW_FRAME_RESUMABLE, SW_FRAME_ATTR_RESUMABLE, 1, 0, 0, NULL);
+	check_context_frame(SW_FRAME_REDIRECTED_THREAD, SW_FRAME_ATTR_RESUMABLE, 1, 0, 0, NULL);
+}
+END_TEST
+
+START_TEST(software_exception_frame)
+{
+	check_context_frame(SW_FRAME_SOFTWARE_EXCEPTION, SW_FRAME_ATTR_EXCEPTION, 0, 1, 0, NULL);
+}
+END_TEST
+
+START_TEST(func_eval_frame)
+{
+	static int evaluated;
+	sw_frame_view v = { .type = SW_FRAME_FUNC_EVAL };
+
+	check_context_frame(SW_FRAME_FUNC_EVAL, SW_FRAME_ATTR_RESUMABLE, 1, 0, 0, &evaluated);
+	ck_assert_int_eq(sw_frame_type_ops(SW_FRAME_FUNC_EVAL)->transition(&v), SW_TRANSITION_U2M);
+	v.type = SW_FRAME_RESUMABLE;
+	ck_assert_int_eq(sw_frame_type_ops(SW_FRAME_RESUMABLE)->transition(&v), SW_TRANSITION_NONE);
+}
+END_TEST
+
+START_TEST(helper_method_frame)
+{
+	sb_world w;
+	sw_context at;
+	recording r;
+	static int helper, obj_slots;
+	uint64_t fields[4] = { (uintptr_t)&helper, RECORD, (uintptr_t)&obj_slots, 0 };
+
+	sb_init(&w);
+	lay_out_a(&w, &at);
+	/* Captured: A called the helper at A+25; the state is A's at that call. */
+	sw_context_set(&at, SW_X64_RIP, A_START + 25);
+	at.valid &= ~BIT(SW_X64_RAX);
+	put_record(&w, RECORD, &at);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HELPER_METHOD, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[0].method, &helper);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].first, 0);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 25);
+	ck_assert_int_eq(sw_frame_type_ops(SW_FRAME_HELPER_METHOD)->transition(&(sw_frame_view){ 0 }),
+	                 SW_TRANSITION_INTERNAL_CALL);
+
+	/* Not captured yet: reported, not followed; the walk goes on to the next Frame. */
+	at.valid = 0;
+	put_record(&w, RECORD, &at);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(entry_and_marker_frames)
+{
+	sb_world w;
+	recording r;
+	static int entry;
+	uint64_t m[1] = { (uintptr_t)&entry };
+	uint64_t f1 = FRAME_AT, f2 = FRAME_AT + 0x40, f3 = FRAME_AT + 0x80, f4 = FRAME_AT + 0xc0;
+
+	sb_init(&w);
+	sb_frame(&w, f1, f2, SW_FRAME_UNMANAGED_TO_MANAGED, 0, m, 1);
+	sb_frame(&w, f2, f3, SW_FRAME_DEBUGGER_CLASS_INIT, 0, NULL, 0);
+	sb_frame(&w, f3, f4, SW_FRAME_DEBUGGER_EXIT, 0, NULL, 0);
+	sb_frame(&w, f4, 0, SW_FRAME_DEBUGGER_U2M_CATCH, 0, NULL, 0);
+	sb_put(&w, SB_HEAD_SLOT, f1);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_ptr_eq(r.f[0].method, &entry);
+	ck_assert_uint_eq(r.f[1].type, SW_FRAME_DEBUGGER_CLASS_INIT);
+	ck_assert_uint_eq(r.f[3].type, SW_FRAME_DEBUGGER_U2M_CATCH);
+	ck_assert_int_eq(sw_frame_type_ops(SW_FRAME_UNMANAGED_TO_MANAGED)->transition(&(sw_frame_view){ 0 }),
+	                 SW_TRANSITION_U2M);
+	/* FUNCTIONSONLY keeps only the entry Frame, which names a method. */
+	walk_from_head(&w, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_ptr_eq(r.f[0].method, &entry);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(bad_context_records)
+{
+	sb_world w;
+	sw_context at;
+	sw_walk_error err;
+	uint64_t fields[2] = { RECORD, 0 };
+	int n = 0;
+
+	sb_init(&w);
+	lay_out_a(&w, &at);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_RESUMABLE, SW_FRAME_ATTR_RESUMABLE, fields, 2);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+
+	at.arch = SW_ARCH_X86;                       /* another architecture's record */
+	put_record(&w, RECORD, &at);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+
+	at.arch = SW_ARCH_X64;
+	at.valid |= BIT(SW_X64_NREGS);               /* a register x64 does not have */
+	put_record(&w, RECORD, &at);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+
+	at.valid &= ~(BIT(SW_X64_NREGS) | BIT(SW_X64_RSP));   /* no SP */
+	put_record(&w, RECORD, &at);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+
+	sb_put(&w, FRAME_AT + 16, 0x10);             /* a record at an unreadable address */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADADDR);
+	sb_fini(&w);
+}
+END_TEST
+
+static Suite *frames_suite(void)
+{
+	Suite *s = suite_create("frames");
+	TCase *tc = tcase_create("frame kinds");
+
+	tcase_add_test(tc, faulting_exception_frame);
+	tcase_add_test(tc, resumable_and_redirected_frames);
+	tcase_add_test(tc, software_exception_frame);
+	tcase_add_test(tc, func_eval_frame);
+	tcase_add_test(tc, helper_method_frame);
+	tcase_add_test(tc, entry_and_marker_frames);
+	tcase_add_test(tc, bad_context_records);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(frames_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
