@@ -2,7 +2,7 @@
  * swsynth - generate synthetic stacks, print the frames a correct walk
  * reports, walk them and say whether the walk agreed.
  *
- *   swsynth [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]
+ *   swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]
  *
  * Used to reproduce a failing seed from the test suite.  Uses only the
  * public API.
@@ -27,11 +27,42 @@ static const char *frame_type_name(uint32_t type)
 	return ops && ops->name ? ops->name : "?";
 }
 
-static void print_frame(size_t i, const sw_synth_frame *f)
+/* The callee-saved registers of arch, in register order; returns how many. */
+static unsigned callee_saved(sw_arch arch, unsigned *regs)
 {
-	static const unsigned regs[] = {
+	static const unsigned x64[] = {
 		SW_X64_RBX, SW_X64_RBP, SW_X64_R12, SW_X64_R13, SW_X64_R14, SW_X64_R15
 	};
+	static const unsigned x86[] = { SW_X86_EBX, SW_X86_EBP, SW_X86_ESI, SW_X86_EDI };
+	unsigned n = 0;
+
+	switch (arch) {
+	case SW_ARCH_X64:
+		memcpy(regs, x64, sizeof x64);
+		return 6;
+	case SW_ARCH_X86:
+		memcpy(regs, x86, sizeof x86);
+		return 4;
+	case SW_ARCH_ARM64:
+		for (unsigned r = SW_ARM64_X19; r <= SW_ARM64_FP; r++)
+			regs[n++] = r;
+		for (unsigned r = SW_ARM64_D8; r <= SW_ARM64_D15; r++)
+			regs[n++] = r;
+		return n;
+	default:
+		return 0;
+	}
+}
+
+static unsigned ip_reg(sw_arch arch)
+{
+	return arch == SW_ARCH_X86 ? SW_X86_EIP : arch == SW_ARCH_ARM64 ? SW_ARM64_PC : SW_X64_RIP;
+}
+
+static void print_frame(sw_arch arch, size_t i, const sw_synth_frame *f)
+{
+	unsigned regs[SW_MAX_REGS];
+	unsigned nregs = callee_saved(arch, regs);
 
 	printf("#%-3zu %-14s", i, state_name(f->state));
 	switch (f->state) {
@@ -43,17 +74,21 @@ static void print_frame(size_t i, const sw_synth_frame *f)
 			printf(" interrupted");
 		if (f->has_faulted)
 			printf(" faulted");
-		for (unsigned k = 0; k < sizeof regs / sizeof regs[0]; k++) {
+		for (unsigned k = 0; k < nregs; k++) {
 			unsigned r = regs[k];
+			const char *name = sw_arch_reg_name(arch, r);
 
 			if (!((f->valid >> r) & 1))
 				continue;
-			printf(" %s=%#" PRIx64, sw_arch_reg_name(SW_ARCH_X64, r), f->regs[r]);
+			if (name)
+				printf(" %s=%#" PRIx64, name, f->regs[r]);
+			else
+				printf(" r%u=%#" PRIx64, r, f->regs[r]);
 			if (f->locs[r])
 				printf("@%#" PRIx64, f->locs[r]);
 		}
-		if (f->locs[SW_X64_RIP])
-			printf(" ra@%#" PRIx64, f->locs[SW_X64_RIP]);
+		if (f->locs[ip_reg(arch)])
+			printf(" ra@%#" PRIx64, f->locs[ip_reg(arch)]);
 		break;
 	case SW_STATE_FRAME:
 	case SW_STATE_SKIPPED_FRAME:
@@ -65,6 +100,19 @@ static void print_frame(size_t i, const sw_synth_frame *f)
 		break;
 	}
 	putchar('\n');
+}
+
+static int parse_arch(const char *s, sw_arch *out)
+{
+	static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
+
+	for (unsigned i = 0; i < sizeof arches / sizeof arches[0]; i++) {
+		if (strcmp(s, sw_arch_name(arches[i])) == 0) {
+			*out = arches[i];
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* The SWU of each managed frame's method, once per method. */
@@ -100,7 +148,9 @@ static int parse_u64(const char *s, uint64_t *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: swsynth [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]\n"
+	        "usage: swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max]\n"
+	        "               [-q] [-d]\n"
+	        "  -a arch      x64, x86 or arm64 (default x64)\n"
 	        "  -s seed      first seed (default 1)\n"
 	        "  -f flags     walk flags, SW_WALK_* values (default 0)\n"
 	        "  -n count     how many consecutive seeds (default 1)\n"
@@ -114,13 +164,18 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	uint64_t seed = 1, flags = 0, count = 1, v;
+	sw_arch arch = SW_ARCH_X64;
 	sw_synth_params p;
 	int quiet = 0, dump = 0, opt;
 	unsigned failures = 0;
 
 	sw_synth_params_default(&p);
-	while ((opt = getopt(argc, argv, "s:f:n:F:m:M:qdh")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:f:n:F:m:M:qdh")) != -1) {
 		switch (opt) {
+		case 'a':
+			if (!parse_arch(optarg, &arch))
+				goto bad;
+			break;
 		case 's':
 			if (!parse_u64(optarg, &seed))
 				goto bad;
@@ -171,10 +226,11 @@ int main(int argc, char **argv)
 		sw_synth_frame *f;
 		size_t n;
 		char msg[512];
-		sw_status st = sw_synth_create(&s, SW_ARCH_X64, sd, &p);
+		sw_status st = sw_synth_create(&s, arch, sd, &p);
 
 		if (st != SW_OK) {
-			fprintf(stderr, "swsynth: seed %#" PRIx64 ": %s\n", sd, sw_strerror(st));
+			fprintf(stderr, "swsynth: %s seed %#" PRIx64 ": %s\n", sw_arch_name(arch), sd,
+			        sw_strerror(st));
 			return 1;
 		}
 		n = sw_synth_expected(s, (unsigned)flags, NULL, 0);
@@ -188,11 +244,11 @@ int main(int argc, char **argv)
 		if (!quiet || st != SW_OK) {
 			const sw_context *c = sw_synth_context(s);
 
-			printf("seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames"
-			       " from ip %#" PRIx64 " sp %#" PRIx64 "\n",
+			printf("%s seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames"
+			       " from ip %#" PRIx64 " sp %#" PRIx64 "\n", sw_arch_name(arch),
 			       sd, flags, p.features, n, sw_context_ip(c), sw_context_sp(c));
 			for (size_t k = 0; k < n; k++)
-				print_frame(k, &f[k]);
+				print_frame(arch, k, &f[k]);
 			if (dump)
 				dump_methods(s, f, n);
 			if (st == SW_OK)

@@ -2,11 +2,27 @@
  * synth.c - sw_synth: synthetic stacks with a known right answer.
  *
  * The public face: parameters, create and destroy, the thread and seed
- * context to walk, and the expected frames.  Generation is in synth_gen.c,
- * the expectation in synth_expect.c, the checked walk in synth_check.c.
+ * context to walk, and the expected frames.  Generation is in synth_gen.c
+ * and synth_method.c with the per-arch method shapes in synth_x64.c,
+ * synth_x86.c and synth_arm64.c; the expectation is in synth_expect.c, the
+ * checked walk in synth_check.c.
  */
 #include <stdlib.h>
 #include "synth_internal.h"
+
+const struct swi_synth_arch *swi_synth_arch_get(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:
+		return &swi_synth_x64;
+	case SW_ARCH_X86:
+		return &swi_synth_x86;
+	case SW_ARCH_ARM64:
+		return &swi_synth_arm64;
+	default:
+		return NULL;
+	}
+}
 
 SW_API void sw_synth_params_default(sw_synth_params *p)
 {
@@ -36,14 +52,13 @@ SW_API sw_status sw_synth_create(sw_synth **out, sw_arch arch, uint64_t seed,
 	if (!out)
 		return SW_E_INVAL;
 	*out = NULL;
-	if (arch == SW_ARCH_X86 || arch == SW_ARCH_ARM64)
-		return SW_E_UNSUPPORTED;        /* only x64 stacks are generated so far */
-	if (arch != SW_ARCH_X64)
+	if (!swi_synth_arch_get(arch))
 		return SW_E_INVAL;
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return SW_E_NOMEM;
 	s->arch = arch;
+	s->a = swi_synth_arch_get(arch);
 	s->seed = seed;
 	if (p)
 		s->params = *p;

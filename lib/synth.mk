@@ -5,7 +5,11 @@ libstackwalk_core_la_SOURCES += \
 	lib/synth.c \
 	lib/synth_gen.h \
 	lib/synth_gen.c \
+	lib/synth_machine.c \
 	lib/synth_method.c \
+	lib/synth_x64.c \
+	lib/synth_x86.c \
+	lib/synth_arm64.c \
 	lib/synth_expect.c \
 	lib/synth_check.c
 

@@ -3,19 +3,14 @@
  *
  * The walk goes through the public iterator and crawl-frame accessors only,
  * as any user's walk would.  The first difference ends the check with a
- * message naming the seed, flags, frame index and field, so that
- * `swsynth -s SEED -f FLAGS` reproduces it.
+ * message naming the arch, seed, flags, frame index and field, so that
+ * `swsynth -a ARCH -s SEED -f FLAGS` reproduces it.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "synth_internal.h"
-
-static const char *const synth_reg_names[SWI_SYNTH_NREGS] = {
-	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"
-};
 
 struct check {
 	const sw_synth *s;
@@ -35,13 +30,21 @@ static sw_status report(const struct check *c, sw_status st, const char *fmt, ..
 
 	if (!c->msg || !c->msg_size)
 		return st;
-	n = snprintf(c->msg, c->msg_size, "seed %#" PRIx64 " flags %#x: ", c->s->seed, c->flags);
+	n = snprintf(c->msg, c->msg_size, "%s seed %#" PRIx64 " flags %#x: ",
+	             sw_arch_name(c->s->arch), c->s->seed, c->flags);
 	if (n >= 0 && (size_t)n < c->msg_size) {
 		va_start(ap, fmt);
 		vsnprintf(c->msg + n, c->msg_size - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
 	return st;
+}
+
+static const char *reg_name(const struct check *c, unsigned r)
+{
+	const char *name = sw_arch_reg_name(c->s->arch, r);
+
+	return name ? name : "register";
 }
 
 static sw_status differ(const struct check *c, size_t i, const sw_synth_frame *e,
@@ -54,20 +57,20 @@ static sw_status differ(const struct check *c, size_t i, const sw_synth_frame *e
 static sw_status compare_regs(const struct check *c, size_t i, const sw_synth_frame *e,
                               const sw_regdisplay *rd)
 {
-	uint64_t got_valid = rd->cur.valid & SWI_SYNTH_COMPARED;
+	uint64_t got_valid = rd->cur.valid & swi_synth_compared(c->s->a);
 	char field[32];
 
 	if (got_valid != e->valid)
 		return differ(c, i, e, "valid register mask", e->valid, got_valid);
-	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+	for (unsigned r = 0; r < c->s->a->nregs; r++) {
 		if (!(e->valid & SWI_BIT(r)))
 			continue;
 		if (rd->cur.regs[r] != e->regs[r]) {
-			snprintf(field, sizeof field, "%s", synth_reg_names[r]);
+			snprintf(field, sizeof field, "%s", reg_name(c, r));
 			return differ(c, i, e, field, e->regs[r], rd->cur.regs[r]);
 		}
 		if (rd->cur_loc[r] != e->locs[r]) {
-			snprintf(field, sizeof field, "location of %s", synth_reg_names[r]);
+			snprintf(field, sizeof field, "location of %s", reg_name(c, r));
 			return differ(c, i, e, field, e->locs[r], rd->cur_loc[r]);
 		}
 	}
@@ -79,8 +82,8 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 {
 	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
 	uint32_t state = (uint32_t)sw_crawl_frame_state(cf);
-	uint64_t ip = rd ? rd->cur.regs[SW_X64_RIP] : 0;
-	uint64_t sp = rd ? rd->cur.regs[SW_X64_RSP] : 0;
+	uint64_t ip = rd ? rd->cur.regs[c->s->a->ip] : 0;
+	uint64_t sp = rd ? rd->cur.regs[c->s->a->sp] : 0;
 
 	if (state != e->state)
 		return report(c, SW_E_MISMATCH, "frame %zu: state: expected %s, got %s (%u)", i,
@@ -158,7 +161,7 @@ static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *e
 			            "frame %zu: extra frame %s ip %#" PRIx64 " frame %#" PRIx64
 			            " (expected %zu frames)", i,
 			            swi_synth_state_name((uint32_t)sw_crawl_frame_state(cf)),
-			            rd ? rd->cur.regs[SW_X64_RIP] : 0, sw_crawl_frame_frame(cf), n);
+			            rd ? rd->cur.regs[s->a->ip] : 0, sw_crawl_frame_frame(cf), n);
 			break;
 		}
 		st = compare(c, i, &exp[i], cf);
@@ -204,11 +207,12 @@ SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, si
 	if (flags & SW_WALK_POPFRAMES) {
 		/* Every Frame was passed, so every Frame was popped; then undo it. */
 		head = s->image + (s->head_slot - s->image_lo);
-		if (st == SW_OK && swi_load_le(head, 8) != 0)
+		if (st == SW_OK && swi_load_le(head, s->a->ptr) != 0)
 			st = report(&c, SW_E_MISMATCH,
 			            "POPFRAMES: head slot %#" PRIx64 " holds %#" PRIx64
-			            " after the walk, expected 0", s->head_slot, swi_load_le(head, 8));
-		swi_store_le(head, 8, s->head);
+			            " after the walk, expected 0", s->head_slot,
+			            swi_load_le(head, s->a->ptr));
+		swi_store_le(head, s->a->ptr, s->head);
 	}
 	return st;
 }

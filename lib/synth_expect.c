@@ -4,7 +4,8 @@
  * This replays the CLR's walk rules (managed frame, skipped Frames, native
  * marker, Frame processing) over what the generator's model machine
  * recorded.  Register values come from the machine's records, never from
- * the stack image or an SWU blob.
+ * the stack image or an SWU blob.  The arch table names IP, SP, the frame
+ * register and the callee-saved set; the rules are the same on every arch.
  */
 #include "synth_internal.h"
 
@@ -17,6 +18,7 @@ struct expect_regs {
 
 struct expect {
 	const sw_synth *s;
+	const struct swi_synth_arch *a;
 	unsigned flags;
 	sw_synth_frame *out;
 	size_t cap, n;
@@ -84,8 +86,8 @@ static void emit_native(struct expect *e, uint32_t state, const struct expect_re
 	sw_synth_frame *f = emit(e, state);
 
 	if (f) {
-		f->ip = cur->regs[SW_X64_RIP];
-		f->sp = cur->regs[SW_X64_RSP];
+		f->ip = cur->regs[e->a->ip];
+		f->sp = cur->regs[e->a->sp];
 	}
 }
 
@@ -97,13 +99,13 @@ static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
 	if (!f)
 		return;
 	f->method = e->s->methods[in->method].handle;
-	f->ip = cur->regs[SW_X64_RIP];
-	f->sp = cur->regs[SW_X64_RSP];
+	f->ip = cur->regs[e->a->ip];
+	f->sp = cur->regs[e->a->sp];
 	f->is_first = marks[0];
 	f->is_interrupted = marks[1];
 	f->has_faulted = marks[2];
-	f->valid = cur->valid & SWI_SYNTH_COMPARED;
-	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+	f->valid = cur->valid & swi_synth_compared(e->a);
+	for (unsigned r = 0; r < e->a->nregs; r++) {
 		if (f->valid & SWI_BIT(r)) {
 			f->regs[r] = cur->regs[r];
 			f->locs[r] = cur->locs[r];
@@ -112,24 +114,27 @@ static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
 }
 
 /*
- * Unwind one managed frame: the caller's IP and SP from the return-address
- * slot, each callee-saved register the method still has in a slot from
- * there, every other one passed through (or, quick, dropped but RBP).
+ * Unwind one managed frame: the caller's IP from the return address (its
+ * slot, or the link register), its SP from the CFA, each callee-saved
+ * register the method still has in a slot from there, every other one
+ * passed through (or, quick, dropped but the frame register).
  */
 static void unwind(struct expect *e, const struct swi_synth_inst *in,
                    const struct expect_regs *cur, struct expect_regs *caller)
 {
+	const struct swi_synth_arch *a = e->a;
 	int quick = (e->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
 
 	memset(caller, 0, sizeof *caller);
-	caller->valid = SWI_BIT(SW_X64_RIP) | SWI_BIT(SW_X64_RSP);
-	caller->regs[SW_X64_RIP] = in->ra;
-	caller->locs[SW_X64_RIP] = in->ra_slot;
-	caller->regs[SW_X64_RSP] = in->ra_slot + 8;
-	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+	caller->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp);
+	caller->regs[a->ip] = in->ra;
+	/* An RA still in the link register comes from wherever lr did. */
+	caller->locs[a->ip] = in->ra_loc ? in->ra_loc : (a->lr >= 0 ? cur->locs[a->lr] : 0);
+	caller->regs[a->sp] = in->cfa;
+	for (unsigned r = 0; r < a->nregs; r++) {
 		uint64_t bit = SWI_BIT(r);
 
-		if (!(SWI_SYNTH_CALLEE_SAVED & bit) || (quick && r != SW_X64_RBP))
+		if (!(a->callee_saved & bit) || (quick && r != a->fp))
 			continue;
 		if (in->saved_at[r]) {
 			caller->regs[r] = in->caller_regs[r];
@@ -161,7 +166,8 @@ static void context_from_frame(const struct swi_synth_fr *fr, struct expect_regs
 size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
                         size_t cap, int *consistent)
 {
-	struct expect e = { s, flags, out, cap, 0, 1 };
+	struct expect e = { s, s->a, flags, out, cap, 0, 1 };
+	const unsigned ip = s->a->ip, sp = s->a->sp;
 	struct expect_regs cur, caller;
 	unsigned fi = 0, ii = 0;
 	unsigned marks[3] = { 0, 0, 0 };   /* is_first, is_interrupted, has_faulted */
@@ -173,7 +179,7 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 	memcpy(cur.regs, s->ctx.regs, sizeof cur.regs);
 
 	managed = !s->native_seed;
-	if (swi_synth_method_at(s, cur.regs[SW_X64_RIP]) == NULL) {
+	if (swi_synth_method_at(s, cur.regs[ip]) == NULL) {
 		if (managed)
 			e.consistent = 0;
 		if (flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT)
@@ -187,13 +193,13 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			const struct swi_synth_inst *in;
 			uint64_t caller_sp;
 
-			if (ii >= s->ninsts || s->insts[ii].ip != cur.regs[SW_X64_RIP] ||
-			    s->insts[ii].sp != cur.regs[SW_X64_RSP]) {
+			if (ii >= s->ninsts || s->insts[ii].ip != cur.regs[ip] ||
+			    s->insts[ii].sp != cur.regs[sp]) {
 				e.consistent = 0;
 				break;
 			}
 			in = &s->insts[ii++];
-			caller_sp = in->ra_slot + 8;
+			caller_sp = in->cfa;
 			/* Frames inside this method's frame: skipped Frames. */
 			for (; fi < s->nframes && s->frames[fi].addr < caller_sp; fi++) {
 				if ((long)fi == came_through || (flags & SW_WALK_HANDLESKIPPEDFRAMES))
@@ -205,9 +211,9 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			marks[0] = marks[1] = marks[2] = 0;
 			unwind(&e, in, &cur, &caller);
 			cur = caller;
-			if (cur.regs[SW_X64_RIP] == 0)
+			if (cur.regs[ip] == 0)
 				break;
-			if (managed_return(s, cur.regs[SW_X64_RIP]))
+			if (managed_return(s, cur.regs[ip]))
 				continue;
 			if (flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)
 				emit_native(&e, SW_STATE_NATIVE_MARKER, &cur);

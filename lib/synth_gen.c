@@ -1,212 +1,74 @@
 /*
- * synth_gen.c - generate a synthetic x64 stack by running a model machine.
+ * synth_gen.c - generate a synthetic stack, outermost frame first.
  *
- * Methods are invented as instruction lists (prolog, body, epilogs) in
- * synth_method.c, which builds their SWU blobs from the same lists through
- * the public builder.  The stack image is produced here by *executing*
- * those instructions on a model
- * machine (registers plus a byte image of the stack), outermost frame
- * first, exactly as the real code would have run: each push writes the
- * register's value, each call writes its return address.  What the machine
- * saw at every frame is recorded for synth_expect.c; nothing here ever
- * decodes a blob.
+ * Methods are invented as instruction lists (prolog, body, epilogs) by the
+ * arch's shapes (synth_x64.c, synth_x86.c, synth_arm64.c), and their SWU
+ * blobs built from the same lists (synth_method.c).  Here each frame is
+ * called (its return address pushed, or left in the link register) and its
+ * method *executed* on the model machine (synth_machine.c) up to its IP;
+ * InlinedCallFrames, transition stubs with TransitionFrames and unmanaged
+ * blocks are laid out between them.  What the machine saw at every frame
+ * is recorded for synth_expect.c; nothing here ever decodes a blob, and
+ * nothing here knows an architecture: the swi_synth_arch table says what
+ * differs.
  */
 #include <stdlib.h>
 #include "synth_gen.h"
-
-static const uint8_t synth_volatile[9] = {
-	SW_X64_RAX, SW_X64_RDX, SW_X64_RCX, SW_X64_RSI, SW_X64_RDI,
-	SW_X64_R8, SW_X64_R9, SW_X64_R10, SW_X64_R11
-};
-
-/* ---- the stack image ------------------------------------------------- */
-
-/* Make [addr, SYNTH_WINDOW_HI) backed; new bytes are garbage. */
-static int mem_reserve(struct swi_synth_gen *g, uint64_t addr)
-{
-	size_t need, size;
-	unsigned char *m;
-
-	if (addr >= g->mem_lo)
-		return 1;
-	if (addr < SYNTH_WINDOW_HI - SYNTH_MAX_IMAGE) {
-		fail(g, SW_E_LIMIT);
-		return 0;
-	}
-	need = (size_t)(SYNTH_WINDOW_HI - addr);
-	size = g->mem_size ? g->mem_size : 16384;
-	while (size < need)
-		size *= 2;
-	if (size > SYNTH_MAX_IMAGE)
-		size = SYNTH_MAX_IMAGE;
-	m = malloc(size);
-	if (!m) {
-		fail(g, SW_E_NOMEM);
-		return 0;
-	}
-	for (size_t i = 0; i + 8 <= size - g->mem_size; i += 8) {
-		uint64_t v = swi_synth_rand(&g->junk);
-
-		memcpy(m + i, &v, 8);
-	}
-	if (g->mem_size)
-		memcpy(m + (size - g->mem_size), g->mem, g->mem_size);
-	free(g->mem);
-	g->mem = m;
-	g->mem_size = size;
-	g->mem_lo = SYNTH_WINDOW_HI - size;
-	return 1;
-}
-
-static void mem_store(struct swi_synth_gen *g, uint64_t addr, unsigned size, uint64_t v)
-{
-	if (addr + size > SYNTH_WINDOW_HI || !mem_reserve(g, addr)) {
-		fail(g, SW_E_STATE);
-		return;
-	}
-	swi_store_le(g->mem + (addr - g->mem_lo), size, v);
-	if (addr < g->low)
-		g->low = addr;
-}
-
-static uint64_t mem_load(struct swi_synth_gen *g, uint64_t addr)
-{
-	if (addr < g->mem_lo || addr + 8 > SYNTH_WINDOW_HI) {
-		fail(g, SW_E_STATE);
-		return 0;
-	}
-	return swi_load_le(g->mem + (addr - g->mem_lo), 8);
-}
-
-/* Move the stack pointer down over `size` garbage bytes (a native block, a gap). */
-static void stack_skip(struct swi_synth_gen *g, uint64_t size)
-{
-	uint64_t sp = g->mc.r[SW_X64_RSP] - size;
-
-	if (mem_reserve(g, sp)) {
-		g->mc.r[SW_X64_RSP] = sp;
-		if (sp < g->low)
-			g->low = sp;
-	}
-}
 
 /* ---- values ---------------------------------------------------------- */
 
 static uint64_t native_address(struct swi_synth_gen *g)
 {
-	return SYNTH_NATIVE_BASE + (rnd64(g) & 0xfffffffffULL);
+	return g->a->native_base + (rnd64(g) & g->a->native_mask);
 }
 
 static uint64_t handle_like(struct swi_synth_gen *g)
 {
-	return 0x6b0000000000ULL + ((rnd64(g) & 0xffffffULL) << 4);
-}
-
-
-static void randomize_volatile(struct swi_synth_gen *g)
-{
-	for (unsigned i = 0; i < sizeof synth_volatile; i++)
-		g->mc.r[synth_volatile[i]] = rnd64(g);
+	return g->a->handle_base + ((rnd64(g) & 0xfffffULL) << 4);
 }
 
 /* Unmanaged code ran: every register may hold anything now. */
-static void randomize_callee_saved(struct swi_synth_gen *g)
+static void randomize_all(struct swi_synth_gen *g)
 {
-	for (unsigned i = 0; i < sizeof swi_synth_callee_saved; i++)
-		g->mc.r[swi_synth_callee_saved[i]] = rnd64(g);
-	randomize_volatile(g);
+	swi_synth_randomize(g, g->a->callee_saved | g->a->volatile_regs);
+	if (g->a->lr >= 0)
+		g->mc.r[g->a->lr] = swi_synth_value(g);
 }
 
 
-/* ---- running a method on the model machine ---------------------------- */
-
-static void exec_op(struct swi_synth_gen *g, const struct swi_synth_op *op)
+static unsigned count_calls(const struct swi_synth_method *m)
 {
-	struct swi_synth_machine *mc = &g->mc;
-	uint64_t *sp = &mc->r[SW_X64_RSP];
+	unsigned n = 0;
 
-	switch (op->kind) {
-	case SWI_OP_PUSH:
-		*sp -= 8;
-		mem_store(g, *sp, 8, mc->r[op->reg]);
-		mc->saved_at[op->reg] = *sp;
-		break;
-	case SWI_OP_ALLOC:
-		*sp -= (uint64_t)op->arg;
-		if (mem_reserve(g, *sp) && *sp < g->low)
-			g->low = *sp;
-		break;
-	case SWI_OP_SET_FRAME:
-		mc->r[SW_X64_RBP] = *sp + (uint64_t)op->arg;
-		break;
-	case SWI_OP_SAVE:
-		mem_store(g, *sp + (uint64_t)op->arg, 8, mc->r[op->reg]);
-		mc->saved_at[op->reg] = *sp + (uint64_t)op->arg;
-		break;
-	case SWI_OP_RESTORE:
-		if (!mc->saved_at[op->reg])
-			fail(g, SW_E_STATE);
-		mc->r[op->reg] = mem_load(g, mc->saved_at[op->reg]);
-		mc->saved_at[op->reg] = 0;
-		break;
-	case SWI_OP_FREE:
-		*sp += (uint64_t)op->arg;
-		break;
-	case SWI_OP_SP_FROM_FRAME:
-		*sp = mc->r[SW_X64_RBP] + (uint64_t)op->arg;
-		break;
-	case SWI_OP_POP:
-		/* Our epilogs mirror the prolog: the slot under SP must be this register's. */
-		if (mc->saved_at[op->reg] != *sp)
-			fail(g, SW_E_STATE);
-		mc->r[op->reg] = mem_load(g, *sp);
-		mc->saved_at[op->reg] = 0;
-		*sp += 8;
-		break;
-	}
+	for (unsigned i = 0; i < m->nbody_ops; i++)
+		n += m->body_ops[i].kind == SWI_OP_CALL || m->body_ops[i].kind == SWI_OP_CALL_POPS;
+	return n;
 }
 
 /*
- * Execute `m` from its entry up to code offset `off` (the instructions that
- * end at or before it).  Returns 1 when `off` lies in the body.
+ * A body offset at an instruction boundary; strictly inside a body for a
+ * return address, and usually just past one of the body's calls when it
+ * has any.
  */
-static int run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, uint32_t off)
-{
-	for (unsigned i = 0; i < m->nops; i++) {
-		if (m->ops[i].end > off)
-			return 0;
-		exec_op(g, &m->ops[i]);
-	}
-	if (off < m->prolog_end)
-		return 0;
-	/* The body works: registers the method saved now hold its own values. */
-	for (unsigned i = 0; i < sizeof swi_synth_callee_saved; i++) {
-		unsigned r = swi_synth_callee_saved[i];
-
-		if (g->mc.saved_at[r] && !(r == SW_X64_RBP && m->has_frame))
-			g->mc.r[r] = rnd64(g);
-	}
-	randomize_volatile(g);
-	for (unsigned k = 0; k < m->nepilogs; k++) {
-		const struct swi_synth_epilog *e = &m->epilogs[k];
-
-		if (off < e->start || off >= e->end)
-			continue;
-		for (unsigned i = 0; i < e->nops && e->ops[i].end <= off; i++)
-			exec_op(g, &e->ops[i]);
-		return 0;
-	}
-	return 1;
-}
-
-/* A body offset; strictly inside a body for a return address. */
 static uint32_t body_offset(struct swi_synth_gen *g, const struct swi_synth_method *m, int call)
 {
 	const struct swi_synth_range *b = &m->bodies[rnd(g, m->nbodies)];
+	unsigned unit = g->a->insn_align, calls = call ? count_calls(m) : 0;
+	uint32_t n = (b->hi - b->lo) / unit;
 
+	if (calls && rnd(g, 4)) {
+		unsigned k = rnd(g, calls);
+
+		for (unsigned i = 0; i < m->nbody_ops; i++) {
+			const struct swi_synth_op *op = &m->body_ops[i];
+
+			if ((op->kind == SWI_OP_CALL || op->kind == SWI_OP_CALL_POPS) && k-- == 0)
+				return op->end;
+		}
+	}
 	if (call)
-		return b->lo + 1 + rnd(g, b->hi - b->lo - 1);
-	return b->lo + rnd(g, b->hi - b->lo);
+		return b->lo + unit * (1 + rnd(g, n - 1));
+	return b->lo + unit * rnd(g, n);
 }
 
 /*
@@ -216,19 +78,25 @@ static uint32_t body_offset(struct swi_synth_gen *g, const struct swi_synth_meth
 static uint32_t any_offset(struct swi_synth_gen *g, const struct swi_synth_method *m)
 {
 	const struct swi_synth_epilog *e;
+	unsigned unit = g->a->insn_align;
 
 	switch (rnd(g, 4)) {
 	case 0:
-		return rnd(g, m->size);
+		return unit * rnd(g, m->size / unit);
 	case 1:
-		return rnd(g, m->prolog_end + 1);       /* prolog_end itself: the body's first byte */
+		return unit * rnd(g, m->prolog_end / unit + 1);     /* prolog_end: the body's first */
 	default:
 		e = &m->epilogs[rnd(g, m->nepilogs)];
-		return e->start + rnd(g, e->end - e->start);
+		return e->start + unit * rnd(g, (e->end - e->start) / unit);
 	}
 }
 
 /* ---- Frames ------------------------------------------------------------ */
+
+static uint64_t field_addr(const struct swi_synth_gen *g, uint64_t frame, unsigned index)
+{
+	return frame + g->a->ptr + 8 + (uint64_t)g->a->ptr * index;
+}
 
 static struct swi_synth_fr *new_frame(struct swi_synth_gen *g, uint64_t addr, uint32_t type)
 {
@@ -251,22 +119,18 @@ static struct swi_synth_fr *new_frame(struct swi_synth_gen *g, uint64_t addr, ui
 	f->addr = addr;
 	f->type = type;
 	/* next is linked once every Frame is known. */
-	mem_store(g, addr, 8, 0);
-	mem_store(g, addr + 8, 4, type);
-	mem_store(g, addr + 12, 4, 0);
+	swi_synth_store_ptr(g, addr, 0);
+	swi_synth_store(g, addr + g->a->ptr, 4, type);
+	swi_synth_store(g, addr + g->a->ptr + 4, 4, 0);
 	return f;
-}
-
-static uint64_t field_addr(uint64_t frame, unsigned index)
-{
-	return frame + 16 + 8ULL * index;
 }
 
 /* An InlinedCallFrame at addr; active (returning to ra) when ra != 0. */
 static void write_icf(struct swi_synth_gen *g, uint64_t addr, uint64_t ra)
 {
+	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_fr *f = new_frame(g, addr, SW_FRAME_INLINED_CALL);
-	uint64_t sp = g->mc.r[SW_X64_RSP], fp = g->mc.r[SW_X64_RBP];
+	uint64_t sp = g->mc.r[a->sp], fp = g->mc.r[a->fp];
 
 	if (!f)
 		return;
@@ -274,59 +138,62 @@ static void write_icf(struct swi_synth_gen *g, uint64_t addr, uint64_t ra)
 	f->ra = ra;
 	if (!ra) {
 		/* Stale fields of a call that has returned. */
-		sp = rnd(g, 2) ? sp - 8 * rnd(g, 64) : rnd64(g);
-		fp = rnd64(g);
+		sp = rnd(g, 2) ? sp - a->ptr * rnd(g, 64) : swi_synth_value(g);
+		fp = swi_synth_value(g);
 	}
-	mem_store(g, field_addr(addr, SW_ICF_DATUM), 8, f->method);
-	mem_store(g, field_addr(addr, SW_ICF_CALL_SITE_SP), 8, sp);
-	mem_store(g, field_addr(addr, SW_ICF_RETURN_ADDRESS), 8, ra);
-	mem_store(g, field_addr(addr, SW_ICF_CALLEE_SAVED_FP), 8, fp);
-	f->valid = SWI_BIT(SW_X64_RIP) | SWI_BIT(SW_X64_RSP) | SWI_BIT(SW_X64_RBP);
-	f->regs[SW_X64_RIP] = ra;
-	f->locs[SW_X64_RIP] = field_addr(addr, SW_ICF_RETURN_ADDRESS);
-	f->regs[SW_X64_RSP] = sp;
-	f->regs[SW_X64_RBP] = fp;
-	f->locs[SW_X64_RBP] = field_addr(addr, SW_ICF_CALLEE_SAVED_FP);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_DATUM), f->method);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALL_SITE_SP), sp);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_RETURN_ADDRESS), ra);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALLEE_SAVED_FP), fp);
+	f->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp) | SWI_BIT(a->fp);
+	f->regs[a->ip] = ra;
+	f->locs[a->ip] = field_addr(g, addr, SW_ICF_RETURN_ADDRESS);
+	f->regs[a->sp] = sp;
+	f->regs[a->fp] = fp;
+	f->locs[a->fp] = field_addr(g, addr, SW_ICF_CALLEE_SAVED_FP);
 }
 
 /*
- * The managed method at the top of the machine calls a stub at `ra`: the
- * call pushes ra, the stub pushes rbp, rbx, r12-r15 (the transition block
- * at B) and links a TransitionFrame below them.
+ * The managed method at the top of the machine calls a stub that returns
+ * to `ra`: the stub stores the transition block (the arch's callee-saved
+ * registers, then the return address, ending at the caller's SP; on x86
+ * and x64 that slot is where the call pushed it) and links a
+ * TransitionFrame below it.
  */
 static void call_transition_stub(struct swi_synth_gen *g, uint64_t ra)
 {
-	static const uint8_t pushed[6] = {
-		SW_X64_RBP, SW_X64_RBX, SW_X64_R12, SW_X64_R13, SW_X64_R14, SW_X64_R15
-	};
+	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
-	uint64_t caller_sp = mc->r[SW_X64_RSP], block, addr;
+	uint64_t caller_sp = mc->r[a->sp];
+	uint64_t block = caller_sp - (uint64_t)a->ptr * (a->nblock_regs + 1), addr;
 	struct swi_synth_fr *f;
 
-	mc->r[SW_X64_RSP] -= 8;
-	mem_store(g, mc->r[SW_X64_RSP], 8, ra);
-	for (unsigned i = 0; i < 6; i++) {
-		mc->r[SW_X64_RSP] -= 8;
-		mem_store(g, mc->r[SW_X64_RSP], 8, mc->r[pushed[i]]);
-	}
-	block = mc->r[SW_X64_RSP];
-	addr = block - SWI_SYNTH_TF_SIZE - 8 * rnd(g, 8);
+	if (a->lr >= 0)
+		mc->r[a->lr] = ra;
+	for (unsigned i = 0; i < a->nblock_regs; i++)
+		swi_synth_store_ptr(g, block + (uint64_t)a->ptr * i, mc->r[a->block_regs[i]]);
+	swi_synth_store_ptr(g, block + (uint64_t)a->ptr * a->nblock_regs, ra);
+	addr = (block - swi_synth_frame_size(a, SW_TF_FIELDS) - a->ptr * rnd(g, 8)) & ~(uint64_t)(a->ptr - 1);
 	f = new_frame(g, addr, SW_FRAME_TRANSITION);
 	if (!f)
 		return;
 	f->method = rnd(g, 4) ? handle_like(g) : 0;
 	f->ra = ra;
-	mem_store(g, field_addr(addr, SW_TF_METHOD), 8, f->method);
-	mem_store(g, field_addr(addr, SW_TF_TRANSITION_BLOCK), 8, block);
-	f->valid = SWI_BIT(SW_X64_RIP) | SWI_BIT(SW_X64_RSP) | SWI_SYNTH_CALLEE_SAVED;
-	f->regs[SW_X64_RIP] = ra;
-	f->locs[SW_X64_RIP] = block + 48;
-	f->regs[SW_X64_RSP] = caller_sp;
-	for (unsigned i = 0; i < 6; i++) {
-		f->regs[pushed[i]] = mc->r[pushed[i]];
-		f->locs[pushed[i]] = block + 40 - 8 * i;
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_METHOD), f->method);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_TRANSITION_BLOCK), block);
+	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_SUBTYPE), rnd(g, 5));
+	f->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp);
+	f->regs[a->ip] = ra;
+	f->locs[a->ip] = block + (uint64_t)a->ptr * a->nblock_regs;
+	f->regs[a->sp] = caller_sp;
+	for (unsigned i = 0; i < a->nblock_regs; i++) {
+		unsigned r = a->block_regs[i];
+
+		f->valid |= SWI_BIT(r);
+		f->regs[r] = mc->r[r];
+		f->locs[r] = block + (uint64_t)a->ptr * i;
 	}
-	mc->r[SW_X64_RSP] = addr;
+	mc->r[a->sp] = addr;
 }
 
 /* ---- the stack --------------------------------------------------------- */
@@ -366,14 +233,30 @@ static struct swi_synth_inst *new_inst(struct swi_synth_gen *g)
 	return &s->insts[s->ninsts++];
 }
 
-/* One managed frame entered with its return address at SP; runs it to its IP. */
+/* A call returning to ra: pushed (x86, x64) or left in the link register (arm64). */
+static void call(struct swi_synth_gen *g, uint64_t ra)
+{
+	const struct swi_synth_arch *a = g->a;
+	uint64_t *sp = &g->mc.r[a->sp];
+
+	if (a->lr >= 0) {
+		g->mc.r[a->lr] = ra;
+		return;
+	}
+	*sp -= a->ptr;
+	swi_synth_store_ptr(g, *sp, ra);
+}
+
+/* The machine calls a managed frame that returns to ra and runs it to its IP. */
 static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next next)
 {
 	sw_synth *s = g->s;
+	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
-	unsigned mi = swi_synth_pick_method(g, next == NEXT_ICF);
+	unsigned mi = swi_synth_pick_method(g, next == NEXT_ICF, next == NEXT_SEED);
 	const struct swi_synth_method *m;
 	struct swi_synth_inst *in;
+	uint64_t frame_sp;
 	uint32_t off;
 	unsigned nfree, lo_region = 0;
 
@@ -383,12 +266,13 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	in = new_inst(g);
 	if (!in)
 		return;
-	mem_store(g, mc->r[SW_X64_RSP], 8, ra);
+	call(g, ra);
 	memset(mc->saved_at, 0, sizeof mc->saved_at);
-	mc->r[SW_X64_RIP] = ra;
+	mc->r[a->ip] = ra;
 	in->method = mi;
 	in->ra = ra;
-	in->ra_slot = mc->r[SW_X64_RSP];
+	in->cfa = mc->r[a->sp] + (a->lr >= 0 ? 0 : a->ptr);
+	in->ra_loc = a->lr >= 0 ? 0 : mc->r[a->sp];
 	memcpy(in->caller_regs, mc->r, sizeof mc->r);
 
 	if (next == NEXT_SEED)
@@ -397,29 +281,33 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	else
 		off = body_offset(g, m, 1);
 	in->offset = off;
-	in->in_body = run_to(g, m, off);
-	mc->r[SW_X64_RIP] = m->start + off;
+	in->in_body = swi_synth_run_to(g, m, off, next != NEXT_SEED, &frame_sp);
+	mc->r[a->ip] = m->start + off;
 	in->ip = m->start + off;
-	in->sp = mc->r[SW_X64_RSP];
+	in->sp = mc->r[a->sp];
+	if (a->lr >= 0)
+		in->ra_loc = mc->saved_at[a->lr];   /* 0: still (or again) in lr */
 	memcpy(in->regs, mc->r, sizeof mc->r);
 	memcpy(in->saved_at, mc->saved_at, sizeof mc->saved_at);
 
 	/* Frames inside this frame's area: the active ICF takes the lowest hole. */
 	if (next == NEXT_ICF) {
-		write_icf(g, in->sp + m->regions[0], in->ip);
+		write_icf(g, frame_sp + m->regions[0], in->ip);
 		lo_region = 1;
 	}
 	nfree = m->nregions - lo_region;
 	if (in->in_body && nfree && (s->params.features & SW_SYNTH_INACTIVE_ICFS) && rnd(g, 4) == 0)
-		write_icf(g, in->sp + m->regions[lo_region + rnd(g, nfree)], 0);
+		write_icf(g, frame_sp + m->regions[lo_region + rnd(g, nfree)], 0);
 }
 
 /* Unmanaged code below the machine's SP: garbage bytes, any register values. */
 static void native_block(struct swi_synth_gen *g)
 {
-	stack_skip(g, 64 + 16 * rnd(g, rnd(g, 4) ? 64 : 256));
-	g->mc.r[SW_X64_RSP] &= ~15ULL;
-	randomize_callee_saved(g);
+	uint64_t *sp = &g->mc.r[g->a->sp];
+
+	*sp = (*sp - 64 - 16 * rnd(g, rnd(g, 4) ? 64 : 256)) & ~15ULL;
+	swi_synth_stack_touch(g, *sp);
+	randomize_all(g);
 }
 
 static void link_frames(struct swi_synth_gen *g)
@@ -438,10 +326,10 @@ static void link_frames(struct swi_synth_gen *g)
 		s->frames[j] = f;
 	}
 	for (unsigned i = 0; i + 1 < s->nframes; i++)
-		mem_store(g, s->frames[i].addr, 8, s->frames[i + 1].addr);
+		swi_synth_store_ptr(g, s->frames[i].addr, s->frames[i + 1].addr);
 	s->head = s->nframes ? s->frames[0].addr : 0;
-	s->head_slot = SYNTH_STACK_HI + 8 * rnd(g, SYNTH_HEAD_AREA / 8);
-	mem_store(g, s->head_slot, 8, s->head);
+	s->head_slot = g->stack_hi + g->a->ptr * rnd(g, SYNTH_HEAD_AREA / g->a->ptr);
+	swi_synth_store_ptr(g, s->head_slot, s->head);
 }
 
 static void reverse_insts(sw_synth *s)
@@ -457,6 +345,7 @@ static void reverse_insts(sw_synth *s)
 static void build_stack(struct swi_synth_gen *g)
 {
 	sw_synth *s = g->s;
+	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
 	unsigned n = s->params.min_frames + rnd(g, s->params.max_frames - s->params.min_frames + 1);
 	int transitions = (s->params.features & (SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_TRANSITION_FRAMES)) != 0;
@@ -464,10 +353,10 @@ static void build_stack(struct swi_synth_gen *g)
 
 	s->native_seed = n == 0 ||
 		(transitions && (s->params.features & SW_SYNTH_NATIVE_SEED) && rnd(g, 4) == 0);
-	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++)
-		mc->r[r] = rnd64(g);
-	/* The outermost return address slot, 8 mod 16 like any entry SP. */
-	mc->r[SW_X64_RSP] = ((SYNTH_STACK_HI - 16 * rnd(g, 16)) & ~15ULL) - 8;
+	for (unsigned r = 0; r < a->nregs; r++)
+		mc->r[r] = swi_synth_value(g);
+	/* The outermost caller's SP at its call, 16-aligned. */
+	mc->r[a->sp] = (g->stack_hi - 16 * rnd(g, 16)) & ~15ULL;
 	ra = rnd(g, 2) ? 0 : native_address(g);
 	for (unsigned i = 0; i < n && g->err == SW_OK; i++) {
 		enum synth_next next;
@@ -484,21 +373,17 @@ static void build_stack(struct swi_synth_gen *g)
 		switch (next) {
 		case NEXT_CALL:
 			ra = in->ip;
-			mc->r[SW_X64_RSP] -= 8;
 			break;
 		case NEXT_ICF:
-			/* The unmanaged callee's return address, then its frames. */
-			mc->r[SW_X64_RSP] -= 8;
-			mem_store(g, mc->r[SW_X64_RSP], 8, in->ip);
+			/* The unmanaged callee and its frames. */
+			call(g, in->ip);
 			native_block(g);
 			ra = native_address(g);
-			mc->r[SW_X64_RSP] -= 8;
 			break;
 		case NEXT_TF:
 			call_transition_stub(g, in->ip);
 			native_block(g);
 			ra = native_address(g);
-			mc->r[SW_X64_RSP] -= 8;
 			break;
 		case NEXT_SEED:
 			break;
@@ -507,53 +392,54 @@ static void build_stack(struct swi_synth_gen *g)
 	if (s->native_seed) {
 		if (n == 0)
 			native_block(g);
-		/* The last step pushed room for a return address nobody stored. */
-		else
-			mc->r[SW_X64_RSP] += 8;
-		mc->r[SW_X64_RIP] = native_address(g);
-		if (mc->r[SW_X64_RSP] < g->low)
-			g->low = mc->r[SW_X64_RSP];
+		mc->r[a->ip] = native_address(g);
 	}
+	/* The seed SP is on the stack even where nothing was stored (an arm64 leaf). */
+	swi_synth_stack_touch(g, mc->r[a->sp]);
 }
 
 sw_status swi_synth_generate(sw_synth *s)
 {
+	const struct swi_synth_arch *a = s->a;
 	struct swi_synth_gen g;
 	uint64_t stack_lo;
 	sw_status st;
 
 	memset(&g, 0, sizeof g);
 	g.s = s;
+	g.a = a;
 	g.rng = s->seed ^ 0x5357796e74680001ULL;   /* "SWynth" */
 	g.junk = ~s->seed * 0x9e3779b97f4a7c15ULL;
-	g.low = SYNTH_STACK_HI;
-	g.mem_lo = SYNTH_WINDOW_HI;
-	st = sw_swu_builder_create(&g.builder, SW_ARCH_X64);
+	g.window_hi = a->window_hi;
+	g.stack_hi = a->window_hi - SYNTH_HEAD_AREA;
+	g.low = g.stack_hi;
+	g.mem_lo = g.window_hi;
+	st = sw_swu_builder_create(&g.builder, s->arch);
 	if (st != SW_OK)
 		return st;
-	g.code_cursor = SYNTH_CODE_BASE + 16 * (uint64_t)rnd(&g, 65536);
-	mem_reserve(&g, SYNTH_STACK_HI);
+	g.code_cursor = a->code_base + 16 * (uint64_t)rnd(&g, 65536);
+	swi_synth_reserve(&g, g.stack_hi);
 	build_stack(&g);
 	sw_swu_builder_destroy(g.builder);
 	reverse_insts(s);
 	link_frames(&g);
 	/* A little room below the top SP (a red zone, say). */
-	stack_lo = (g.low - 8 * rnd(&g, 64)) & ~15ULL;
-	mem_reserve(&g, stack_lo);
+	stack_lo = (g.low - a->ptr * rnd(&g, 64)) & ~15ULL;
+	swi_synth_reserve(&g, stack_lo);
 	s->image = g.mem;
 	s->image_lo = g.mem_lo;
 	if (g.err != SW_OK)
 		return g.err;
 
 	memset(&s->ctx, 0, sizeof s->ctx);
-	s->ctx.arch = SW_ARCH_X64;
-	s->ctx.valid = (1ULL << SWI_SYNTH_NREGS) - 1;
-	memcpy(s->ctx.regs, g.mc.r, sizeof g.mc.r);
+	s->ctx.arch = s->arch;
+	s->ctx.valid = SWI_BIT(a->nregs) - 1;
+	memcpy(s->ctx.regs, g.mc.r, sizeof s->ctx.regs);
 
 	st = sw_memory_init_buffer(&s->mem, s->image + (stack_lo - s->image_lo),
-	                           (size_t)(SYNTH_WINDOW_HI - stack_lo), stack_lo);
+	                           (size_t)(g.window_hi - stack_lo), stack_lo);
 	if (st == SW_OK)
-		st = sw_thread_init(&s->thread, SW_ARCH_X64, s->map, &s->mem, s->head_slot,
-		                    stack_lo, SYNTH_STACK_HI);
+		st = sw_thread_init(&s->thread, s->arch, s->map, &s->mem, s->head_slot,
+		                    stack_lo, g.stack_hi);
 	return st;
 }

@@ -1,23 +1,18 @@
 /*
- * synth_gen.h - the generator's state, shared by synth_gen.c (the model
- * machine and the stack) and synth_method.c (inventing and registering
- * methods).  Nothing outside the generator includes it.
+ * synth_gen.h - the generator's state, shared by synth_gen.c (the stack
+ * and its Frames), synth_machine.c (the model machine and the stack
+ * image), synth_method.c (what every method has: layout helpers, the SWU
+ * description, registration) and the per-arch method shapes (synth_x64.c,
+ * synth_x86.c, synth_arm64.c).  Nothing outside the generator includes it.
  */
 #ifndef SW_LIB_SYNTH_GEN_H
 #define SW_LIB_SYNTH_GEN_H
 
 #include "synth_internal.h"
 
-/* Where things live in the target. */
-#define SYNTH_WINDOW_HI   0x7ffe00000000ULL          /* end of the memory window */
+/* Where things live in the target, below the arch's window_hi. */
 #define SYNTH_HEAD_AREA   64                         /* above the stack: the head slot */
-#define SYNTH_STACK_HI    (SYNTH_WINDOW_HI - SYNTH_HEAD_AREA)
-#define SYNTH_CODE_BASE   0x10000000ULL
-#define SYNTH_NATIVE_BASE 0x7f0000000000ULL          /* unmanaged code addresses */
 #define SYNTH_MAX_IMAGE   (64u << 20)                /* a stack image never exceeds this */
-
-/* rbx, rbp, r12-r15 (defined in synth_method.c). */
-extern const uint8_t swi_synth_callee_saved[6];
 
 /* The model machine: registers and which caller values sit in which slot. */
 struct swi_synth_machine {
@@ -27,12 +22,14 @@ struct swi_synth_machine {
 
 struct swi_synth_gen {
 	sw_synth *s;
+	const struct swi_synth_arch *a;
 	uint64_t rng;                   /* every decision */
 	uint64_t junk;                  /* garbage bytes only, so image growth never shifts decisions */
 	sw_swu_builder *builder;
-	unsigned char *mem;             /* target [mem_lo, SYNTH_WINDOW_HI) */
+	unsigned char *mem;             /* target [mem_lo, window_hi) */
 	size_t mem_size;
 	uint64_t mem_lo;
+	uint64_t window_hi, stack_hi;
 	uint64_t low;                   /* lowest stack address in use */
 	uint64_t code_cursor;           /* next free code address */
 	unsigned methods_cap, insts_cap, frames_cap;
@@ -56,11 +53,72 @@ static inline void fail(struct swi_synth_gen *g, sw_status st)
 		g->err = st;
 }
 
+/* ---- the model machine and the stack image (synth_machine.c) ---------- */
+
+/* Make [addr, window_hi) backed; new bytes are garbage.  0 after a failure. */
+int swi_synth_reserve(struct swi_synth_gen *g, uint64_t addr);
+/* The stack in use reaches down to addr. */
+void swi_synth_stack_touch(struct swi_synth_gen *g, uint64_t addr);
+/* Store `size` bytes, or a target pointer, little-endian. */
+void swi_synth_store(struct swi_synth_gen *g, uint64_t addr, unsigned size, uint64_t v);
+void swi_synth_store_ptr(struct swi_synth_gen *g, uint64_t addr, uint64_t v);
+/* A random register value of the arch's width; new values for the registers in mask. */
+uint64_t swi_synth_value(struct swi_synth_gen *g);
+void swi_synth_randomize(struct swi_synth_gen *g, uint64_t mask);
+/*
+ * Execute `m` from its entry up to code offset `off` (the instructions that
+ * end at or before it).  ra_view: `off` is the return address of a call in
+ * progress, so a callee that pops its arguments has not done so yet.
+ * *frame_sp gets the SP the prolog left.  Returns 1 when `off` lies in a body.
+ */
+int swi_synth_run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, uint32_t off,
+                     int ra_view, uint64_t *frame_sp);
+
+/* ---- methods (synth_method.c) ------------------------------------------ */
+
 /*
  * A method for the next frame (with a hole for an InlinedCallFrame when
- * want_region), perhaps a new one, registered in the code map; 0 after a
- * failure, which g->err then names.
+ * want_region; able to call unless leaf_ok), perhaps a new one, registered
+ * in the code map; 0 after a failure, which g->err then names.
  */
-unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region);
+unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region, int leaf_ok);
+
+/* ---- building blocks of the per-arch method shapes (synth_method.c) ---- */
+
+/* Shuffle n bytes in place. */
+void swi_synth_shuffle(struct swi_synth_gen *g, uint8_t *a, unsigned n);
+
+/* The offset past one more instruction (after an unrelated one, sometimes, with filler). */
+uint32_t swi_synth_next_insn(struct swi_synth_gen *g, uint32_t *pc, int filler);
+
+/* Append a prolog, epilog or body instruction ending at the next instruction boundary. */
+void swi_synth_prolog_op(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc,
+                         unsigned kind, unsigned reg, unsigned reg2, int64_t arg);
+void swi_synth_epilog_op(struct swi_synth_gen *g, struct swi_synth_epilog *e, uint32_t *pc,
+                         unsigned kind, unsigned reg, unsigned reg2, int64_t arg);
+void swi_synth_body_op(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t end,
+                       unsigned kind, int64_t arg);
+
+/* The prolog ends at *pc (a trailing instruction without unwind effect, sometimes). */
+void swi_synth_end_prolog(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc);
+
+/*
+ * A body of random length at *pc, then `nepilogs` epilogs from emit(),
+ * each followed by more body (always but after the last, sometimes).
+ * `body` adds body operations to a body, or is NULL.
+ */
+typedef void (*swi_synth_epilog_fn)(struct swi_synth_gen *g, struct swi_synth_method *m,
+                                    struct swi_synth_epilog *e, uint32_t *pc, void *ctx);
+typedef void (*swi_synth_body_fn)(struct swi_synth_gen *g, struct swi_synth_method *m,
+                                  uint32_t *pc);
+void swi_synth_bodies_and_epilogs(struct swi_synth_gen *g, struct swi_synth_method *m,
+                                  uint32_t *pc, swi_synth_body_fn body,
+                                  swi_synth_epilog_fn emit, void *ctx);
+
+/*
+ * Choose up to `n` holes of an InlinedCallFrame's size in the body's frame
+ * area that no save slot uses (among the lowest 4 KiB), into m->regions.
+ */
+void swi_synth_place_regions(struct swi_synth_gen *g, struct swi_synth_method *m, unsigned n);
 
 #endif /* SW_LIB_SYNTH_GEN_H */

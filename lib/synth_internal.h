@@ -7,6 +7,9 @@
  * walk's rules over those records alone: it never decodes an SWU blob and
  * never reads the stack image, so a decoder or walker bug, or a corrupted
  * stack, shows up as a difference.
+ *
+ * Everything that differs per architecture is in one swi_synth_arch table
+ * (synth_x64.c, synth_x86.c, synth_arm64.c); the rest reads it.
  */
 #ifndef SW_LIB_SYNTH_INTERNAL_H
 #define SW_LIB_SYNTH_INTERNAL_H
@@ -15,43 +18,86 @@
 
 /* Hard limits of the generator. */
 #define SWI_SYNTH_MAX_FRAMES      4096  /* managed frames in one stack */
-#define SWI_SYNTH_MAX_PROLOG_OPS  16    /* 6 pushes, alloc, set frame, 6 saves */
+#define SWI_SYNTH_MAX_PROLOG_OPS  32    /* arm64: paciasp, 20 registers, alloc, frame */
 #define SWI_SYNTH_MAX_EPILOGS     3
-#define SWI_SYNTH_MAX_EPILOG_OPS  16    /* restores, free, pops */
+#define SWI_SYNTH_MAX_EPILOG_OPS  32    /* restores, free, pops, autiasp */
 #define SWI_SYNTH_MAX_BODIES      (SWI_SYNTH_MAX_EPILOGS + 1)
+#define SWI_SYNTH_MAX_BODY_OPS    64    /* x86 argument pushes, pops and calls */
 #define SWI_SYNTH_MAX_REGIONS     2     /* holes for Frames in one method's area */
 
-#define SWI_SYNTH_NREGS SW_X64_NREGS
+/* Register arrays are indexed by the arch's register numbers. */
+#define SWI_SYNTH_NREGS SW_MAX_REGS
 
-/* Sizes of the Frames in x64 target memory (frame.h layout, P = 8). */
-#define SWI_SYNTH_ICF_SIZE (16 + 8 * SW_ICF_FIELDS)
-#define SWI_SYNTH_TF_SIZE  (16 + 8 * SW_TF_FIELDS)
-/* x64 transition block: r15, r14, r13, r12, rbx, rbp, return address. */
-#define SWI_SYNTH_TB_SLOTS 7
-
-/* The registers a walk report is compared on. */
 #define SWI_BIT(r) (1ULL << (r))
-#define SWI_SYNTH_CALLEE_SAVED \
-	(SWI_BIT(SW_X64_RBX) | SWI_BIT(SW_X64_RBP) | SWI_BIT(SW_X64_R12) | \
-	 SWI_BIT(SW_X64_R13) | SWI_BIT(SW_X64_R14) | SWI_BIT(SW_X64_R15))
-#define SWI_SYNTH_COMPARED \
-	(SWI_SYNTH_CALLEE_SAVED | SWI_BIT(SW_X64_RIP) | SWI_BIT(SW_X64_RSP))
+
+struct swi_synth_gen;
+struct swi_synth_method;
+
+/* What the generator, the expectation and the check need to know of an arch. */
+struct swi_synth_arch {
+	sw_arch arch;
+	unsigned ptr;                   /* pointer (and stack slot) size */
+	unsigned nregs;
+	unsigned ip, sp, fp;            /* fp: the frame register Frames and quick unwinds keep */
+	int lr;                         /* link register, or -1: a call pushes the return address */
+	uint64_t value_mask;            /* register width */
+	uint64_t ptrauth_mask;          /* where a signed return address keeps its code, or 0 */
+	uint64_t callee_saved;          /* compared and unwound, with IP and SP */
+	uint64_t volatile_regs;         /* anything after a call (the link register aside) */
+	const uint8_t *block_regs;      /* TransitionFrame block, ascending; the RA follows */
+	unsigned nblock_regs;
+	unsigned insn_align;            /* 1 (variable length) or 4 (fixed) */
+	/* Where things live in the target. */
+	uint64_t window_hi;             /* end of the stack window */
+	uint64_t code_base;
+	uint64_t native_base, native_mask;
+	uint64_t handle_base;           /* Frame method handles */
+	/* Invent one method's instructions; leaf_ok: it need not be able to call. */
+	void (*invent)(struct swi_synth_gen *g, struct swi_synth_method *m,
+	               int want_region, int leaf_ok);
+};
+
+extern const struct swi_synth_arch swi_synth_x64, swi_synth_x86, swi_synth_arm64;
+
+/* The table of `arch`, or NULL. */
+const struct swi_synth_arch *swi_synth_arch_get(sw_arch arch);
+
+/* Sizes of the Frames in target memory (frame.h layout). */
+static inline unsigned swi_synth_frame_size(const struct swi_synth_arch *a, unsigned fields)
+{
+	return a->ptr + 8 + a->ptr * fields;
+}
+
+static inline uint64_t swi_synth_compared(const struct swi_synth_arch *a)
+{
+	return a->callee_saved | SWI_BIT(a->ip) | SWI_BIT(a->sp);
+}
 
 /* One instruction with an unwind effect, and the offset just past it. */
 enum swi_synth_op_kind {
-	SWI_OP_PUSH,            /* prolog: SP -= 8; [SP] = reg */
+	SWI_OP_PUSH,            /* prolog: SP -= arg (0: a pointer); [SP] = reg */
+	SWI_OP_PUSH_PAIR,       /* prolog: SP -= arg; [SP] = reg; [SP + 8] = reg2 */
 	SWI_OP_ALLOC,           /* prolog: SP -= arg */
-	SWI_OP_SET_FRAME,       /* prolog: RBP = SP + arg */
+	SWI_OP_SET_FRAME,       /* prolog: reg = SP + arg */
 	SWI_OP_SAVE,            /* prolog: [SP + arg] = reg */
+	SWI_OP_SAVE_PAIR,       /* prolog: [SP + arg] = reg; [SP + arg + 8] = reg2 */
+	SWI_OP_SIGN,            /* prolog: paciasp, lr signed */
 	SWI_OP_RESTORE,         /* epilog: reg = its save slot */
+	SWI_OP_RESTORE_PAIR,    /* epilog: reg, reg2 = their save slots */
 	SWI_OP_FREE,            /* epilog: SP += arg */
-	SWI_OP_SP_FROM_FRAME,   /* epilog: SP = RBP + arg */
-	SWI_OP_POP              /* epilog: reg = [SP]; SP += 8 */
+	SWI_OP_SP_FROM_FRAME,   /* epilog: SP = fp + arg */
+	SWI_OP_POP,             /* epilog: reg = [SP]; SP += arg (0: a pointer) */
+	SWI_OP_POP_PAIR,        /* epilog: reg = [SP]; reg2 = [SP + 8]; SP += arg */
+	SWI_OP_AUTH,            /* epilog: autiasp, lr plain again */
+	SWI_OP_PUSH_ARGS,       /* body: SP -= arg */
+	SWI_OP_POP_ARGS,        /* body: SP += arg */
+	SWI_OP_CALL,            /* body: a call (no SP change once it returns) */
+	SWI_OP_CALL_POPS        /* body: a call whose callee pops arg bytes: SP += arg */
 };
 
 struct swi_synth_op {
 	uint8_t kind;           /* an swi_synth_op_kind */
-	uint8_t reg;
+	uint8_t reg, reg2;
 	uint32_t end;           /* code offset just past the instruction */
 	int64_t arg;            /* size or offset */
 };
@@ -72,13 +118,16 @@ struct swi_synth_method {
 	uint32_t size;
 	uint32_t prolog_end;
 	uint32_t alloc;         /* bytes the prolog allocates */
-	int has_frame;          /* RBP is a frame register */
+	int has_frame;          /* fp is a frame register */
+	int can_call;           /* its bodies may call (arm64: lr is saved) */
 	unsigned nops;
 	struct swi_synth_op ops[SWI_SYNTH_MAX_PROLOG_OPS];
 	unsigned nepilogs;
 	struct swi_synth_epilog epilogs[SWI_SYNTH_MAX_EPILOGS];
 	unsigned nbodies;
 	struct swi_synth_range bodies[SWI_SYNTH_MAX_BODIES];
+	unsigned nbody_ops;     /* ascending ends, all inside bodies */
+	struct swi_synth_op body_ops[SWI_SYNTH_MAX_BODY_OPS];
 	/* Holes for Frames in the allocated area, ascending offsets from the body's SP. */
 	unsigned nregions;
 	uint32_t regions[SWI_SYNTH_MAX_REGIONS];
@@ -90,8 +139,9 @@ struct swi_synth_inst {
 	uint32_t offset;                        /* ip - method start */
 	int in_body;
 	uint64_t ip, sp;
-	uint64_t ra_slot;                       /* entry SP; the CFA is ra_slot + 8 */
-	uint64_t ra;                            /* the return address stored there */
+	uint64_t cfa;                           /* the caller's SP at the call into it */
+	uint64_t ra;                            /* the return address, unsigned */
+	uint64_t ra_loc;                        /* its slot; 0 while it is in the link register */
 	uint64_t regs[SWI_SYNTH_NREGS];         /* registers at ip */
 	uint64_t caller_regs[SWI_SYNTH_NREGS];  /* registers at the call into it */
 	uint64_t saved_at[SWI_SYNTH_NREGS];     /* slot of each caller value still saved */
@@ -111,6 +161,7 @@ struct swi_synth_fr {
 
 struct sw_synth {
 	sw_arch arch;
+	const struct swi_synth_arch *a;
 	uint64_t seed;
 	sw_synth_params params;
 	sw_codemap *map;

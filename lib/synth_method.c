@@ -1,20 +1,17 @@
 /*
- * synth_method.c - invent random x64 methods and register them.
+ * synth_method.c - what every synthetic method has, whatever its arch.
  *
- * A method is a list of instructions with unwind effects: a prolog (pushes
- * of callee-saved registers, an allocation, an RBP frame, saves into the
- * allocated area), bodies, and 1 to 3 epilogs that mirror the prolog.  The
- * same list is described to the SWU builder and, in synth_gen.c, executed
- * on the model machine.
+ * A method is a list of instructions with unwind effects: a prolog, bodies
+ * (with argument pushes and calls on x86), and 1 to 3 epilogs that mirror
+ * the prolog.  The per-arch files invent the shapes (synth_x64.c,
+ * synth_x86.c, synth_arm64.c) with the helpers here; the same list is
+ * described to the SWU builder here and, in synth_gen.c, executed on the
+ * model machine.
  */
 #include <stdlib.h>
 #include "synth_gen.h"
 
-const uint8_t swi_synth_callee_saved[6] = {
-	SW_X64_RBX, SW_X64_RBP, SW_X64_R12, SW_X64_R13, SW_X64_R14, SW_X64_R15
-};
-
-static void shuffle(struct swi_synth_gen *g, uint8_t *a, unsigned n)
+void swi_synth_shuffle(struct swi_synth_gen *g, uint8_t *a, unsigned n)
 {
 	for (unsigned i = n; i > 1; i--) {
 		unsigned j = rnd(g, i);
@@ -25,79 +22,194 @@ static void shuffle(struct swi_synth_gen *g, uint8_t *a, unsigned n)
 	}
 }
 
-/* The length of one more instruction; sometimes one without an unwind effect first. */
-static uint32_t next_insn(struct swi_synth_gen *g, uint32_t *pc, int filler)
+/* One instruction's length: 1 to 7 bytes, or the fixed 4. */
+static uint32_t insn_length(struct swi_synth_gen *g)
+{
+	return g->a->insn_align == 1 ? 1 + rnd(g, 7) : g->a->insn_align;
+}
+
+uint32_t swi_synth_next_insn(struct swi_synth_gen *g, uint32_t *pc, int filler)
 {
 	if (filler && rnd(g, 8) == 0)
-		*pc += 1 + rnd(g, 7);
-	*pc += 1 + rnd(g, 7);
+		*pc += insn_length(g) * (1 + rnd(g, 2));
+	*pc += insn_length(g);
 	return *pc;
 }
 
-static void prolog_op(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc,
-                      unsigned kind, unsigned reg, int64_t arg)
+static void set_op(struct swi_synth_op *op, unsigned kind, unsigned reg, unsigned reg2,
+                   int64_t arg, uint32_t end)
 {
-	struct swi_synth_op *op = &m->ops[m->nops++];
-
 	op->kind = (uint8_t)kind;
 	op->reg = (uint8_t)reg;
+	op->reg2 = (uint8_t)reg2;
 	op->arg = arg;
-	op->end = next_insn(g, pc, 1);
+	op->end = end;
 }
 
-static void epilog_op(struct swi_synth_gen *g, struct swi_synth_epilog *e, uint32_t *pc,
-                      unsigned kind, unsigned reg, int64_t arg)
+void swi_synth_prolog_op(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc,
+                         unsigned kind, unsigned reg, unsigned reg2, int64_t arg)
 {
-	struct swi_synth_op *op = &e->ops[e->nops++];
-
-	op->kind = (uint8_t)kind;
-	op->reg = (uint8_t)reg;
-	op->arg = arg;
-	op->end = next_insn(g, pc, 0);
+	if (m->nops >= SWI_SYNTH_MAX_PROLOG_OPS) {
+		fail(g, SW_E_STATE);
+		return;
+	}
+	set_op(&m->ops[m->nops++], kind, reg, reg2, arg, swi_synth_next_insn(g, pc, 1));
 }
 
-static void add_body(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc)
+void swi_synth_epilog_op(struct swi_synth_gen *g, struct swi_synth_epilog *e, uint32_t *pc,
+                         unsigned kind, unsigned reg, unsigned reg2, int64_t arg)
+{
+	if (e->nops >= SWI_SYNTH_MAX_EPILOG_OPS) {
+		fail(g, SW_E_STATE);
+		return;
+	}
+	set_op(&e->ops[e->nops++], kind, reg, reg2, arg, swi_synth_next_insn(g, pc, 0));
+}
+
+void swi_synth_body_op(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t end,
+                       unsigned kind, int64_t arg)
+{
+	if (m->nbody_ops >= SWI_SYNTH_MAX_BODY_OPS) {
+		fail(g, SW_E_STATE);
+		return;
+	}
+	set_op(&m->body_ops[m->nbody_ops++], kind, 0, 0, arg, end);
+}
+
+void swi_synth_end_prolog(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc)
+{
+	if (rnd(g, 8) == 0)
+		*pc += insn_length(g);  /* a trailing prolog instruction with no unwind effect */
+	m->prolog_end = *pc;
+}
+
+static void add_body(struct swi_synth_gen *g, struct swi_synth_method *m, uint32_t *pc,
+                     swi_synth_body_fn body)
 {
 	struct swi_synth_range *b = &m->bodies[m->nbodies++];
+	unsigned unit = g->a->insn_align, div = unit == 1 ? 1 : 4;
+	uint32_t hi;
 
 	b->lo = *pc;
-	/* At least 2 bytes, so a call can return strictly inside it. */
-	b->hi = *pc + 2 + (rnd(g, 4) ? rnd(g, 96) : rnd(g, 1200));
-	*pc = b->hi;
+	/* At least 2 instructions, so a call can return strictly inside it. */
+	hi = *pc + unit * (2 + (rnd(g, 4) ? rnd(g, 96 / div) : rnd(g, 1200 / div)));
+	if (body) {
+		body(g, m, pc);
+		/* Something after the last body op: its end is no epilog's start. */
+		if (*pc + unit > hi)
+			hi = *pc + unit * (1 + rnd(g, 8));
+	}
+	b->hi = hi;
+	*pc = hi;
 }
 
-/*
- * Lay out the allocated area: save slots and up to two 48-byte holes for
- * InlinedCallFrames, in random order with random gaps.
- */
-static void layout_area(struct swi_synth_gen *g, struct swi_synth_method *m, unsigned nsave,
-                        uint32_t *save_off, unsigned nregions)
+void swi_synth_bodies_and_epilogs(struct swi_synth_gen *g, struct swi_synth_method *m,
+                                  uint32_t *pc, swi_synth_body_fn body,
+                                  swi_synth_epilog_fn emit, void *ctx)
 {
-	uint8_t order[SWI_SYNTH_MAX_PROLOG_OPS];
-	unsigned n = 0, ri = 0;
-	uint32_t total = 8 * nsave + SWI_SYNTH_ICF_SIZE * nregions;
-	uint32_t slack = m->alloc - total, pos = 0;
+	add_body(g, m, pc, body);
+	m->nepilogs = 1 + rnd(g, SWI_SYNTH_MAX_EPILOGS);
+	for (unsigned k = 0; k < m->nepilogs; k++) {
+		struct swi_synth_epilog *e = &m->epilogs[k];
 
-	for (unsigned i = 0; i < nsave; i++)
-		order[n++] = (uint8_t)i;
-	for (unsigned i = 0; i < nregions; i++)
-		order[n++] = (uint8_t)(0x80 | i);
-	shuffle(g, order, n);
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t gap = 8 * rnd(g, slack / 8 + 1);
+		e->start = *pc;
+		e->nops = 0;
+		emit(g, m, e, pc, ctx);
+		e->end = swi_synth_next_insn(g, pc, 0);     /* ret */
+		if (k + 1 < m->nepilogs || rnd(g, 4) == 0)
+			add_body(g, m, pc, body);
+	}
+	m->size = *pc;
+}
 
-		slack -= gap;
-		pos += gap;
-		if (order[i] & 0x80) {
-			m->regions[ri++] = pos;
-			pos += SWI_SYNTH_ICF_SIZE;
-		} else {
-			save_off[order[i]] = pos;
-			pos += 8;
+/* ---- holes for InlinedCallFrames ------------------------------------------ */
+
+#define REGION_WINDOW 4096
+
+/* Mark the slots the prolog stores into, as offsets from the body's SP. */
+static uint32_t frame_slots(const struct swi_synth_gen *g, const struct swi_synth_method *m,
+                            uint8_t *used, uint32_t window)
+{
+	int64_t sp = 0, stores[2 * SWI_SYNTH_MAX_PROLOG_OPS];
+	unsigned n = 0, p = g->a->ptr;
+
+	for (unsigned i = 0; i < m->nops; i++) {
+		const struct swi_synth_op *op = &m->ops[i];
+
+		switch (op->kind) {
+		case SWI_OP_PUSH:
+			sp -= op->arg ? op->arg : p;
+			stores[n++] = sp;
+			break;
+		case SWI_OP_PUSH_PAIR:
+			sp -= op->arg;
+			stores[n++] = sp;
+			stores[n++] = sp + 8;
+			break;
+		case SWI_OP_ALLOC:
+			sp -= op->arg;
+			break;
+		case SWI_OP_SAVE:
+			stores[n++] = sp + op->arg;
+			break;
+		case SWI_OP_SAVE_PAIR:
+			stores[n++] = sp + op->arg;
+			stores[n++] = sp + op->arg + 8;
+			break;
+		default:
+			break;
 		}
 	}
-	m->nregions = ri;
-	if (ri == 2 && m->regions[0] > m->regions[1]) {
+	for (unsigned i = 0; i < n; i++) {
+		int64_t off = stores[i] - sp;
+
+		if (off >= 0 && off < window)
+			used[off / p] = 1;
+	}
+	return (uint32_t)(-sp < window ? -sp : window);
+}
+
+static int region_free(const uint8_t *used, uint32_t pos, uint32_t size, unsigned p,
+                       const struct swi_synth_method *m)
+{
+	for (uint32_t o = pos; o < pos + size; o += p)
+		if (used[o / p])
+			return 0;
+	for (unsigned i = 0; i < m->nregions; i++)
+		if (pos < m->regions[i] + size && m->regions[i] < pos + size)
+			return 0;
+	return 1;
+}
+
+void swi_synth_place_regions(struct swi_synth_gen *g, struct swi_synth_method *m, unsigned n)
+{
+	uint8_t used[REGION_WINDOW / 4];
+	unsigned p = g->a->ptr;
+	uint32_t size = swi_synth_frame_size(g->a, SW_ICF_FIELDS), area, npos;
+
+	memset(used, 0, sizeof used);
+	m->nregions = 0;
+	area = frame_slots(g, m, used, REGION_WINDOW);
+	if (area < size)
+		return;
+	npos = (area - size) / p + 1;
+	while (m->nregions < n && m->nregions < SWI_SYNTH_MAX_REGIONS) {
+		uint32_t pos = 0;
+		int found = 0;
+
+		for (unsigned t = 0; t < 8 && !found; t++) {
+			pos = p * rnd(g, npos);
+			found = region_free(used, pos, size, p, m);
+		}
+		for (uint32_t k = 0, start = rnd(g, npos); k < npos && !found; k++) {
+			pos = p * ((start + k) % npos);
+			found = region_free(used, pos, size, p, m);
+		}
+		if (!found)
+			break;
+		m->regions[m->nregions++] = pos;
+	}
+	if (m->nregions == 2 && m->regions[0] > m->regions[1]) {
 		uint32_t t = m->regions[0];
 
 		m->regions[0] = m->regions[1];
@@ -105,144 +217,99 @@ static void layout_area(struct swi_synth_gen *g, struct swi_synth_method *m, uns
 	}
 }
 
-static uint32_t choose_alloc(struct swi_synth_gen *g, unsigned npush, uint32_t need, int empty)
-{
-	unsigned k = rnd(g, 100);
-	uint32_t alloc;
+/* ---- the SWU description ---------------------------------------------------- */
 
-	if (empty || (k < 12 && need == 0))
-		return 0;
-	if (k < 22)
-		alloc = 4096 + 8 * (1 + rnd(g, 1536));          /* large: > one page */
-	else
-		alloc = 8 * (1 + rnd(g, rnd(g, 4) ? 24 : 128));
-	if (alloc < need)
-		alloc = need + 8 * rnd(g, 8);
-	/* Entry SP is 8 mod 16: keep the body's SP 16-aligned most of the time. */
-	if ((8 * npush + alloc + 8) % 16 != 0 && rnd(g, 10))
-		alloc += 8;
-	return alloc;
+static sw_status describe_prolog_op(sw_swu_builder *b, const struct swi_synth_op *op)
+{
+	uint32_t end = op->end, arg = (uint32_t)op->arg;
+
+	switch (op->kind) {
+	case SWI_OP_PUSH:
+		return arg ? sw_swu_push_reg_sized(b, end, op->reg, arg) : sw_swu_push_reg(b, end, op->reg);
+	case SWI_OP_PUSH_PAIR:
+		return sw_swu_push_reg_pair(b, end, op->reg, op->reg2, arg);
+	case SWI_OP_ALLOC:
+		return sw_swu_alloc_stack(b, end, arg);
+	case SWI_OP_SET_FRAME:
+		return sw_swu_set_frame(b, end, op->reg, arg);
+	case SWI_OP_SAVE:
+		return sw_swu_save_reg(b, end, op->reg, arg);
+	case SWI_OP_SAVE_PAIR:
+		return sw_swu_save_reg_pair(b, end, op->reg, op->reg2, arg);
+	case SWI_OP_SIGN:
+		return sw_swu_sign_return_address(b, end);
+	default:
+		return SW_E_STATE;
+	}
 }
 
-/* Invent one method's instructions (no address yet). */
-static void invent_method(struct swi_synth_gen *g, struct swi_synth_method *m, int want_region)
+static sw_status describe_epilog_op(sw_swu_builder *b, const struct swi_synth_op *op)
 {
-	uint8_t regs[6];
-	uint8_t saves[6];
-	uint32_t save_off[6];
-	unsigned npush, nsave = 0, fp_pos = 0, nregions;
-	int empty = !want_region && rnd(g, 16) == 0;
-	int64_t sp_rel = 0, fp_rel = 0, sp_pushed;
-	uint32_t pc = 0;
+	uint32_t end = op->end, arg = (uint32_t)op->arg;
 
-	memcpy(regs, swi_synth_callee_saved, sizeof regs);
-	shuffle(g, regs, 6);
-	npush = empty ? 0 : rnd(g, 7);
-	m->has_frame = !empty && rnd(g, 2);
-	if (m->has_frame) {
-		/* The frame register is callee-saved: push it before overwriting it. */
-		unsigned idx = 0;
-
-		while (regs[idx] != SW_X64_RBP)
-			idx++;
-		if (npush == 0)
-			npush = 1;
-		if (idx >= npush) {
-			unsigned j = rnd(g, npush);
-
-			regs[idx] = regs[j];
-			regs[j] = SW_X64_RBP;
-		}
+	switch (op->kind) {
+	case SWI_OP_RESTORE:
+		return sw_swu_restore_reg(b, end, op->reg);
+	case SWI_OP_RESTORE_PAIR:
+		return sw_swu_restore_reg_pair(b, end, op->reg, op->reg2);
+	case SWI_OP_FREE:
+		return sw_swu_free_stack(b, end, arg);
+	case SWI_OP_SP_FROM_FRAME:
+		return sw_swu_restore_sp_from_frame(b, end, (int32_t)op->arg);
+	case SWI_OP_POP:
+		return arg ? sw_swu_pop_reg_sized(b, end, op->reg, arg) : sw_swu_pop_reg(b, end, op->reg);
+	case SWI_OP_POP_PAIR:
+		return sw_swu_pop_reg_pair(b, end, op->reg, op->reg2, arg);
+	case SWI_OP_AUTH:
+		return sw_swu_auth_return_address(b, end);
+	default:
+		return SW_E_STATE;
 	}
-	if (!empty)
-		for (unsigned i = npush; i < 6; i++)
-			if (rnd(g, 4) == 0)
-				saves[nsave++] = regs[i];
-	nregions = want_region ? 1 + rnd(g, 2) : rnd(g, 3);
-	m->alloc = choose_alloc(g, npush, 8 * nsave + (want_region ? SWI_SYNTH_ICF_SIZE : 0), empty);
-	while (nregions && 8 * nsave + SWI_SYNTH_ICF_SIZE * nregions > m->alloc)
-		nregions--;
-	while (8 * nsave > m->alloc)
-		nsave--;
-	layout_area(g, m, nsave, save_off, nregions);
+}
 
-	if (m->has_frame) {
-		unsigned idx = 0;
+static sw_status describe_body_op(sw_swu_builder *b, const struct swi_synth_op *op)
+{
+	uint32_t arg = (uint32_t)op->arg;
 
-		while (regs[idx] != SW_X64_RBP)
-			idx++;
-		/* After push number idx+1 .. npush, or (npush + 1) after the allocation. */
-		fp_pos = idx + 1 + rnd(g, npush - idx + (m->alloc ? 1 : 0));
+	switch (op->kind) {
+	case SWI_OP_PUSH_ARGS:
+		return sw_swu_push_args(b, op->end, arg);
+	case SWI_OP_POP_ARGS:
+		return sw_swu_pop_args(b, op->end, arg);
+	case SWI_OP_CALL_POPS:
+		return sw_swu_call_pops_args(b, op->end, arg);
+	case SWI_OP_CALL:
+		return SW_OK;           /* no unwind effect */
+	default:
+		return SW_E_STATE;
 	}
+}
 
-	/* Prolog. */
-	for (unsigned i = 0; i < npush; i++) {
-		prolog_op(g, m, &pc, SWI_OP_PUSH, regs[i], 0);
-		sp_rel -= 8;
-		if (m->has_frame && fp_pos == i + 1) {
-			int64_t off = rnd(g, 4) ? 0 : 16 * (int64_t)rnd(g, (uint32_t)(-sp_rel / 16) + 1);
+/* Describe `m` to the builder: prolog, then body ops and epilogs in code order. */
+static sw_status describe(sw_swu_builder *b, const struct swi_synth_method *m)
+{
+	unsigned bi = 0;
+	sw_status st = SW_OK;
 
-			prolog_op(g, m, &pc, SWI_OP_SET_FRAME, SW_X64_RBP, off);
-			fp_rel = sp_rel + off;
-		}
+	sw_swu_builder_reset(b);
+	for (unsigned i = 0; i < m->nops && st == SW_OK; i++)
+		st = describe_prolog_op(b, &m->ops[i]);
+	if (st == SW_OK)
+		st = sw_swu_end_prolog(b, m->prolog_end);
+	for (unsigned k = 0; k <= m->nepilogs && st == SW_OK; k++) {
+		const struct swi_synth_epilog *e = k < m->nepilogs ? &m->epilogs[k] : NULL;
+
+		for (; bi < m->nbody_ops && st == SW_OK && (!e || m->body_ops[bi].end <= e->start); bi++)
+			st = describe_body_op(b, &m->body_ops[bi]);
+		if (!e || st != SW_OK)
+			break;
+		st = sw_swu_epilog_begin(b, e->start);
+		for (unsigned i = 0; i < e->nops && st == SW_OK; i++)
+			st = describe_epilog_op(b, &e->ops[i]);
+		if (st == SW_OK)
+			st = sw_swu_epilog_end(b, e->end);
 	}
-	sp_pushed = sp_rel;
-	if (m->alloc) {
-		uint8_t post[7];
-		unsigned npost = 0;
-
-		prolog_op(g, m, &pc, SWI_OP_ALLOC, 0, m->alloc);
-		sp_rel -= m->alloc;
-		for (unsigned i = 0; i < nsave; i++)
-			post[npost++] = (uint8_t)i;
-		if (m->has_frame && fp_pos == npush + 1)
-			post[npost++] = 0xff;
-		shuffle(g, post, npost);
-		for (unsigned i = 0; i < npost; i++) {
-			if (post[i] == 0xff) {
-				uint32_t lim = m->alloc / 16 < 15 ? m->alloc / 16 : 15;
-				int64_t off = 16 * (int64_t)rnd(g, lim + 1);
-
-				prolog_op(g, m, &pc, SWI_OP_SET_FRAME, SW_X64_RBP, off);
-				fp_rel = sp_rel + off;
-			} else {
-				prolog_op(g, m, &pc, SWI_OP_SAVE, saves[post[i]], save_off[post[i]]);
-			}
-		}
-	}
-	if (rnd(g, 8) == 0)
-		pc += 1 + rnd(g, 7);    /* a trailing prolog instruction with no unwind effect */
-	m->prolog_end = pc;
-
-	/* Body, then epilogs that mirror the prolog, with more body between them. */
-	add_body(g, m, &pc);
-	m->nepilogs = 1 + rnd(g, SWI_SYNTH_MAX_EPILOGS);
-	for (unsigned k = 0; k < m->nepilogs; k++) {
-		struct swi_synth_epilog *e = &m->epilogs[k];
-		uint8_t order[6];
-
-		e->start = pc;
-		for (unsigned i = 0; i < nsave; i++)
-			order[i] = saves[i];
-		shuffle(g, order, nsave);
-		for (unsigned i = 0; i < nsave; i++)
-			epilog_op(g, e, &pc, SWI_OP_RESTORE, order[i], 0);
-		/*
-		 * A frame method resets SP from RBP ("lea rsp") or, half the
-		 * time, frees its locals with "add rsp, n" (or nothing) before
-		 * popping RBP: both are real JIT epilogs.
-		 */
-		if (m->has_frame && rnd(g, 2))
-			epilog_op(g, e, &pc, SWI_OP_SP_FROM_FRAME, SW_X64_RBP, sp_pushed - fp_rel);
-		else if (m->alloc)
-			epilog_op(g, e, &pc, SWI_OP_FREE, 0, m->alloc);
-		for (unsigned i = npush; i-- > 0;)
-			epilog_op(g, e, &pc, SWI_OP_POP, regs[i], 0);
-		e->end = next_insn(g, &pc, 0);      /* ret */
-		if (k + 1 < m->nepilogs || rnd(g, 4) == 0)
-			add_body(g, m, &pc);
-	}
-	m->size = pc;
+	return st;
 }
 
 /* Describe `m` through the SWU builder and register it in the code map. */
@@ -252,54 +319,8 @@ static sw_status register_method(struct swi_synth_gen *g, const struct swi_synth
 	unsigned char small[2048], *blob = small;
 	size_t len = 0;
 	sw_code_info ci;
-	sw_status st = SW_OK;
+	sw_status st = describe(b, m);
 
-	sw_swu_builder_reset(b);
-	for (unsigned i = 0; i < m->nops && st == SW_OK; i++) {
-		const struct swi_synth_op *op = &m->ops[i];
-
-		switch (op->kind) {
-		case SWI_OP_PUSH:
-			st = sw_swu_push_reg(b, op->end, op->reg);
-			break;
-		case SWI_OP_ALLOC:
-			st = sw_swu_alloc_stack(b, op->end, (uint32_t)op->arg);
-			break;
-		case SWI_OP_SET_FRAME:
-			st = sw_swu_set_frame(b, op->end, op->reg, (uint32_t)op->arg);
-			break;
-		default:
-			st = sw_swu_save_reg(b, op->end, op->reg, (uint32_t)op->arg);
-			break;
-		}
-	}
-	if (st == SW_OK)
-		st = sw_swu_end_prolog(b, m->prolog_end);
-	for (unsigned k = 0; k < m->nepilogs && st == SW_OK; k++) {
-		const struct swi_synth_epilog *e = &m->epilogs[k];
-
-		st = sw_swu_epilog_begin(b, e->start);
-		for (unsigned i = 0; i < e->nops && st == SW_OK; i++) {
-			const struct swi_synth_op *op = &e->ops[i];
-
-			switch (op->kind) {
-			case SWI_OP_RESTORE:
-				st = sw_swu_restore_reg(b, op->end, op->reg);
-				break;
-			case SWI_OP_FREE:
-				st = sw_swu_free_stack(b, op->end, (uint32_t)op->arg);
-				break;
-			case SWI_OP_SP_FROM_FRAME:
-				st = sw_swu_restore_sp_from_frame(b, op->end, (int32_t)op->arg);
-				break;
-			default:
-				st = sw_swu_pop_reg(b, op->end, op->reg);
-				break;
-			}
-		}
-		if (st == SW_OK)
-			st = sw_swu_epilog_end(b, e->end);
-	}
 	if (st == SW_OK) {
 		st = sw_swu_finish(b, m->size, small, sizeof small, &len);
 		if (st == SW_E_LIMIT && len > sizeof small) {
@@ -324,7 +345,7 @@ static sw_status register_method(struct swi_synth_gen *g, const struct swi_synth
 }
 
 /* Invent a method, give it an address and a handle, and register it. */
-static unsigned new_method(struct swi_synth_gen *g, int want_region)
+static unsigned new_method(struct swi_synth_gen *g, int want_region, int leaf_ok)
 {
 	sw_synth *s = g->s;
 	struct swi_synth_method *m;
@@ -343,7 +364,9 @@ static unsigned new_method(struct swi_synth_gen *g, int want_region)
 	}
 	m = &s->methods[s->nmethods];
 	memset(m, 0, sizeof *m);
-	invent_method(g, m, want_region);
+	g->a->invent(g, m, want_region, leaf_ok);
+	if (g->err != SW_OK)
+		return 0;
 	/* Sometimes adjacent to the previous method, so IP - 1 lookups matter. */
 	if (rnd(g, 4))
 		g->code_cursor = ((g->code_cursor + 15) & ~15ULL) + 16 * rnd(g, 256);
@@ -359,19 +382,19 @@ static unsigned new_method(struct swi_synth_gen *g, int want_region)
 }
 
 /* Often a method already on the stack (recursion). */
-unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region)
+unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region, int leaf_ok)
 {
 	sw_synth *s = g->s;
 
-	while (rnd(g, 8) == 0)
-		new_method(g, 0);           /* a decoy: registered, never on the stack */
+	while (g->err == SW_OK && rnd(g, 8) == 0)
+		new_method(g, 0, 1);        /* a decoy: registered, never on the stack */
 	if (g->err == SW_OK && s->nmethods && rnd(g, 3) == 0) {
 		for (unsigned tries = 0; tries < 4; tries++) {
-			unsigned i = rnd(g, s->nmethods);
+			const struct swi_synth_method *m = &s->methods[rnd(g, s->nmethods)];
 
-			if (!want_region || s->methods[i].nregions)
-				return i;
+			if ((!want_region || m->nregions) && (leaf_ok || m->can_call))
+				return (unsigned)(m - s->methods);
 		}
 	}
-	return new_method(g, want_region);
+	return new_method(g, want_region, leaf_ok);
 }
