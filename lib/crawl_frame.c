@@ -77,3 +77,18 @@ SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf)
 {
 	return cf ? cf->depth : 0;
 }
+
+SW_API int sw_crawl_frame_is_funclet(const sw_crawl_frame *cf)
+{
+	return cf && cf->code && (cf->code->flags & SW_CODE_FUNCLET) != 0;
+}
+
+SW_API int sw_crawl_frame_is_filter_funclet(const sw_crawl_frame *cf)
+{
+	return sw_crawl_frame_is_funclet(cf) && (cf->code->flags & SW_CODE_FILTER) != 0;
+}
+
+SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf)
+{
+	return cf && cf->state == SW_STATE_FRAMELESS && cf->is_parent_of_funclet;
+}

@@ -62,10 +62,49 @@ static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
 	return it->rd.cur.regs[r];
 }
 
-/* Fill the crawl frame and count it as reported. */
+/*
+ * Funclets (exception handlers registered apart from their method): note
+ * the parent to flag, and with SKIPFUNCLETS or FUNCTIONSONLY skip the
+ * funclet and, unless it is a filter, everything up to its parent.  A
+ * filter runs in the first pass, while the frames between it and its
+ * parent are still live, so only the filter itself is skipped.
+ */
+static void see_managed_frame(struct swi_iter *it)
+{
+	const sw_code_info *code = it->code;
+
+	it->cf.is_parent_of_funclet = 0;
+	if (code->flags & SW_CODE_FUNCLET) {
+		it->funclet_parent = code->parent;
+		if ((it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)) &&
+		    !(code->flags & SW_CODE_FILTER) && !it->skip_to_parent)
+			it->skip_to_parent = code->parent;
+	} else if (it->funclet_parent && code->method == it->funclet_parent) {
+		it->cf.is_parent_of_funclet = 1;
+		it->funclet_parent = NULL;
+		if (it->skip_to_parent == code->method)
+			it->skip_to_parent = NULL;
+	}
+}
+
+/* Does this frame get reported at all, given the funclet rules? */
+static int reportable(const struct swi_iter *it, sw_frame_state state)
+{
+	if (it->skip_to_parent)
+		return 0;
+	if (state == SW_STATE_FRAMELESS && (it->code->flags & SW_CODE_FUNCLET) &&
+	    (it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)))
+		return 0;
+	return 1;
+}
+
+/* Fill the crawl frame and count it as reported; -1 when the rules hide it. */
 static int report(struct swi_iter *it, sw_frame_state state, void *method)
 {
 	struct sw_crawl_frame *cf = &it->cf;
+
+	if (!reportable(it, state))
+		return -1;
 
 	cf->state = state;
 	cf->method = method;
@@ -74,6 +113,8 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->is_first = it->is_first;
 	cf->is_interrupted = it->is_interrupted;
 	cf->has_faulted = it->has_faulted;
+	if (state != SW_STATE_FRAMELESS)
+		cf->is_parent_of_funclet = 0;
 	cf->code = NULL;
 	cf->rel_offset = 0;
 	cf->frame = 0;
@@ -256,8 +297,7 @@ static int step_skipped(struct swi_iter *it)
 			return fail(it, st);
 	}
 	it->step = SWI_STEP_AFTER_MANAGED;
-	if (functions_only(it) && (it->code->flags & SW_CODE_FUNCLET))
-		return -1;
+	see_managed_frame(it);
 	return report(it, SW_STATE_FRAMELESS, it->code->method);
 }
 

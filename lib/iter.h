@@ -16,7 +16,8 @@ struct sw_crawl_frame {
 	const sw_regdisplay *rd;
 	uint32_t rel_offset;
 	uint32_t depth;
-	uint8_t is_first, is_interrupted, has_faulted, reserved;
+	uint8_t is_first, is_interrupted, has_faulted;
+	uint8_t is_parent_of_funclet;
 };
 
 /* Where the iterator resumes on the next sw_iter_next call. */
@@ -47,6 +48,13 @@ struct swi_iter {
 	const sw_code_info *code;       /* the managed frame in rd.cur */
 	int active;                     /* rd.cur's IP is exact, not a return address */
 	uint8_t is_first, is_interrupted, has_faulted, reserved;
+	/*
+	 * Funclets: while skip_to_parent is set (SKIPFUNCLETS, FUNCTIONSONLY)
+	 * nothing is reported until that parent method's frame; funclet_parent
+	 * is the parent to flag as parent-of-funclet when it is reached.
+	 */
+	void *skip_to_parent;
+	void *funclet_parent;
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	sw_walk_error err;

@@ -33,6 +33,9 @@ dist_man_MANS += \
 	man/sw_crawl_frame_regdisplay.3 \
 	man/sw_crawl_frame_relative_offset.3 \
 	man/sw_crawl_frame_state.3 \
+	man/sw_crawl_frame_is_funclet.3 \
+	man/sw_crawl_frame_is_filter_funclet.3 \
+	man/sw_crawl_frame_is_parent_of_funclet.3 \
 	man/sw_frame_state_name.3 \
 	man/sw_frame_field_address.3 \
 	man/sw_frame_pop.3 \

@@ -196,6 +196,98 @@ START_TEST(functions_only_skips_funclets)
 }
 END_TEST
 
+/* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
+#define F_START 0x10003000ull
+static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
+{
+	sb_method a, b, f;
+	sw_code_info ci;
+	unsigned char blob[256];
+
+	lay_out_b_over_a(w, &a, &b);
+	f = sb_add_method_b(w, F_START, &method_b);
+	/* Re-register F as a funclet of A (same code shape and metadata). */
+	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
+	memcpy(blob, ci.unwind, ci.unwind_size);
+	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
+	ci.unwind = blob;
+	ci.method = (void *)0xf0f0;
+	ci.flags = funclet_flags;
+	ci.parent = &method_a;
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	sb_put(w, S0 - 136, B_START + 20);
+	sb_put(w, S0 - 144, 0xb2b2);
+	sb_put(w, S0 - 152, 0xb1b1);
+	sw_context_set(&w->seed, SW_X64_RIP, F_START + f.body);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 168);
+}
+
+static sw_walk_action funclet_cb(const sw_crawl_frame *cf, void *data)
+{
+	recording *r = data;
+	rec *x = &r->f[r->n++];
+
+	x->state = sw_crawl_frame_state(cf);
+	x->method = sw_crawl_frame_method(cf);
+	/* Reuse the flag slots: first = funclet, interrupted = filter, faulted = parent. */
+	x->first = sw_crawl_frame_is_funclet(cf);
+	x->interrupted = sw_crawl_frame_is_filter_funclet(cf);
+	x->faulted = sw_crawl_frame_is_parent_of_funclet(cf);
+	return SW_CONTINUE;
+}
+
+static void walk_funclets(sb_world *w, unsigned flags, recording *r)
+{
+	memset(r, 0, sizeof *r);
+	ck_assert_int_eq(sw_walk_frames(&w->thread, &w->seed, 0, funclet_cb, r, flags, NULL), SW_CONTINUE);
+}
+
+START_TEST(funclets_and_their_parents)
+{
+	sb_world w;
+	recording r;
+
+	sb_init(&w);
+	lay_out_funclet_over_b(&w, SW_CODE_FUNCLET);
+	/* Reported as they are: the funclet, the frame between, the parent flagged. */
+	walk_funclets(&w, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
+	ck_assert_int_eq(r.f[0].first, 1);
+	ck_assert_int_eq(r.f[0].interrupted, 0);
+	ck_assert_ptr_eq(r.f[1].method, &method_b);
+	ck_assert_int_eq(r.f[1].first + r.f[1].faulted, 0);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].faulted, 1);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_int_eq(r.f[3].faulted, 0);
+
+	/* SKIPFUNCLETS and FUNCTIONSONLY: nothing from the funclet up to its parent. */
+	walk_funclets(&w, SW_WALK_SKIPFUNCLETS | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[0].method, &method_a);
+	ck_assert_int_eq(r.f[0].faulted, 1);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
+	walk_funclets(&w, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_ptr_eq(r.f[0].method, &method_a);
+	sb_fini(&w);
+
+	/* A filter runs while the frames below its parent live: only it is skipped. */
+	sb_init(&w);
+	lay_out_funclet_over_b(&w, SW_CODE_FUNCLET | SW_CODE_FILTER);
+	walk_funclets(&w, 0, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[0].interrupted, 1);
+	walk_funclets(&w, SW_WALK_SKIPFUNCLETS, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[0].method, &method_b);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].faulted, 1);
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(quick_and_light_unwind)
 {
 	sb_world w;
@@ -578,6 +670,7 @@ static Suite *walk_suite(void)
 
 	tcase_add_test(tc, managed_frames_and_marker);
 	tcase_add_test(tc, functions_only_skips_funclets);
+	tcase_add_test(tc, funclets_and_their_parents);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);

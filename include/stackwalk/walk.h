@@ -25,6 +25,7 @@ extern "C" {
 /* Walk flags: the CLR's StackWalkFramesEx flags, same values and meanings. */
 enum {
 	SW_WALK_FUNCTIONSONLY        = 0x1,    /* report only frames with a method; no funclets */
+	SW_WALK_SKIPFUNCLETS         = 0x2,    /* skip funclets and the frames up to their parent */
 	SW_WALK_POPFRAMES            = 0x4,    /* unlink Frames from the thread's list as they are passed */
 	SW_WALK_QUICKUNWIND          = 0x8,    /* restore only IP, SP and the frame pointer */
 	SW_WALK_HANDLESKIPPEDFRAMES  = 0x10,   /* pass over skipped Frames silently */
@@ -32,7 +33,7 @@ enum {
 	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
 	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000 /* report a native seed context */
 };
-#define SW_WALK_KNOWN_FLAGS 0x407dU
+#define SW_WALK_KNOWN_FLAGS 0x407fU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {
@@ -83,6 +84,11 @@ SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf);
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf);
 /* The code info of a managed frame, or NULL. */
 SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf);
+/* A funclet's frame; a filter funclet's. */
+SW_API int sw_crawl_frame_is_funclet(const sw_crawl_frame *cf);
+SW_API int sw_crawl_frame_is_filter_funclet(const sw_crawl_frame *cf);
+/* A method whose funclet was walked below it (it is suspended in that funclet's call). */
+SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf);
 /* How many frames were reported before this one. */
 SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
 
