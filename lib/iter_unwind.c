@@ -53,6 +53,9 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	keep = a->callee_saved;
 	if (quick)
 		keep &= BIT(a->fp_reg);
+	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
+	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
+		keep &= ~a->float_regs;
 	caller->arch = cur->arch;
 	caller->reserved = 0;
 	caller->valid = cur->valid & keep;

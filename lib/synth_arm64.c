@@ -345,6 +345,7 @@ const struct swi_synth_arch swi_synth_arm64 = {
 	.value_mask = ~0ULL,
 	.ptrauth_mask = SW_ARM64_PTRAUTH_MASK,
 	.callee_saved = ARM64_RANGE(SW_ARM64_X19, SW_ARM64_FP) | ARM64_RANGE(SW_ARM64_D8, SW_ARM64_D15),
+	.float_regs = ARM64_RANGE(SW_ARM64_D8, SW_ARM64_D15),
 	.volatile_regs = ARM64_RANGE(SW_ARM64_X0, 18),
 	/* The stub stores x19-x28, fp, then lr (the return address) at ascending addresses. */
 	.block_regs = arm64_block,

@@ -31,9 +31,10 @@ enum {
 	SW_WALK_HANDLESKIPPEDFRAMES  = 0x10,   /* pass over skipped Frames silently */
 	SW_WALK_LIGHTUNWIND          = 0x20,   /* QUICKUNWIND, and assume every IP lies in a method body */
 	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
-	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000 /* report a native seed context */
+	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000, /* report a native seed context */
+	SW_WALK_UNWIND_FLOATS        = 0x20000 /* also restore floating-point callee-saved registers */
 };
-#define SW_WALK_KNOWN_FLAGS 0x407fU
+#define SW_WALK_KNOWN_FLAGS 0x2407fU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {

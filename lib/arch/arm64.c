@@ -78,6 +78,7 @@ const struct swi_arch swi_arch_arm64 = {
 	.fp_reg = SW_ARM64_FP,
 	.lr_reg = SW_ARM64_LR,
 	.callee_saved = ARM64_CALLEE_SAVED,
+	.float_regs = 0xffULL << SW_ARM64_D8,
 	.frame_regs = BIT(SW_ARM64_FP),
 	.entry_ra_in_lr = 1,
 	.entry_ra_offset = 0,
