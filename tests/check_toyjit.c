@@ -6,8 +6,10 @@
  * inside the stub it calls, these tests walk the thread with several flag
  * sets and check that the walk is the shadow stack reversed, that Frames and
  * native markers sit where the scenario puts them, and that the registers
- * the walker reports are the ones the code had.  Also: the x64 encoder's
- * bytes, the emitted SWU blobs, the iterator and an aborted walk.
+ * the walker reports are the ones the code had.  Then the same from every
+ * instruction of every method, stopped by a breakpoint and walked from the
+ * signal context.  Also: the x64 encoder's bytes, the emitted SWU blobs,
+ * the iterator and an aborted walk.
  */
 #include <check.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include "toyjit.h"
 #include "toyjit_check.h"
+#include "toyjit_async.h"
 #include "x64_emit.h"
 
 #define BIT(r) (1ull << (r))
@@ -447,6 +450,51 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+static void quiet_helper(toyjit *jit, sw_transition_frame *tf)
+{
+	(void)jit;
+	(void)tf;
+	g.calls++;
+}
+
+/*
+ * Every instruction offset of every method: a breakpoint there, a walk from
+ * the trap's context, checked against the shadow stack as it was then.
+ */
+START_TEST(test_every_offset)
+{
+	static const unsigned flags[] = {
+		SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+		SW_WALK_FUNCTIONSONLY,
+	};
+	static const toyjit_shape orders[][5] = {
+		{ TOYJIT_RBP_FRAME, TOYJIT_NO_FP, TOYJIT_BIG_FRAME, TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP },
+		{ TOYJIT_OFFSET_FP, TOYJIT_MOV_SAVES, TOYJIT_BIG_FRAME, TOYJIT_NO_FP, TOYJIT_RBP_FRAME },
+	};
+	toyjit_async_stats total = { 0 };
+
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		toyjit *jit = make_jit(orders[o], 5, quiet_helper);
+		toyjit_async_stats st;
+		sw_status r;
+
+		r = toyjit_async_check_all(jit, &g.thread, flags, sizeof(flags) / sizeof(flags[0]),
+		                           stdout, 20, &st);
+		total.offsets += st.offsets;
+		total.walks += st.walks;
+		total.passed += st.passed;
+		total.failed += st.failed;
+		toyjit_destroy(jit);
+		ck_assert_msg(r == SW_OK || r == SW_E_MISMATCH, "the sweep stopped: %s", sw_strerror(r));
+	}
+	printf("x64 every-offset: %u offsets, %u walks: %u passed, %u failed\n",
+	       total.offsets, total.walks, total.passed, total.failed);
+	fflush(stdout);
+	ck_assert_uint_gt(total.offsets, 100);
+	ck_assert_uint_eq(total.failed, 0);
+}
+END_TEST
+
 static Suite *toyjit_suite(void)
 {
 	Suite *s = suite_create("toyjit");
@@ -462,6 +510,7 @@ static Suite *toyjit_suite(void)
 	tcase_add_test(tc, test_markers_and_frames);
 	tcase_add_test(tc, test_caller_registers);
 	tcase_add_test(tc, test_iterator_and_abort);
+	tcase_add_test(tc, test_every_offset);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,13 +1,15 @@
 /*
- * toyjit.h - a toy JIT for x86-64 Linux that emits real machine code.
+ * toyjit.h - a toy JIT that emits real machine code for its host: x86-64,
+ * 32-bit x86 or arm64 Linux.
  *
  * It emits a handful of managed methods, each with a different prolog
- * shape, describes every prolog and epilog to the SWU builder as it emits
- * them, and registers the methods in an sw_codemap.  The methods call each
- * other in a cycle, counting an argument down; the last one calls a stub
- * that pushes a TransitionFrame and calls a C helper, where a test, the demo
- * or the benchmark walks the stack.  Every method also pushes itself on a
- * shadow stack, which is what a correct walk must find.
+ * shape, describes every prolog and epilog (and, on x86, every outgoing
+ * argument push) to the SWU builder as it emits them, and registers the
+ * methods in an sw_codemap.  The methods call each other in a cycle,
+ * counting an argument down; the last one calls a stub that pushes a
+ * TransitionFrame and calls a C helper, where a test, the demo or the
+ * benchmark walks the stack.  Every method also pushes itself on a shadow
+ * stack, which is what a correct walk must find.
  *
  * The call chain for toyjit_run(jit, depth, pinvoke_at):
  *
@@ -18,7 +20,12 @@
  * where frame i runs method i % nmethods.  When pinvoke_at >= 0, frame
  * pinvoke_at does not call the next method directly: it pushes an
  * InlinedCallFrame and calls a C function (a P/Invoke), which calls the next
- * method back through a function pointer (a reverse P/Invoke).
+ * method back through a function pointer (a reverse P/Invoke).  On arm64
+ * every method also calls a leaf method (one that never saves lr) first.
+ *
+ * The JIT records where each instruction starts, each call site and where
+ * the shadow push and pop take effect, so that a test can stop the code at
+ * any instruction (toyjit_async.h) and know what the stack holds there.
  *
  * One instance serves one thread: the addresses of its shadow stack and of
  * the thread's Frame list head are built into the code.
@@ -30,20 +37,58 @@
 #include <stdint.h>
 #include <stackwalk.h>
 
-/* The prolog shapes (the comments give prolog ... epilog). */
-typedef enum toyjit_shape {
-	TOYJIT_RBP_FRAME,   /* push rbp; mov rbp,rsp; push rbx; sub rsp,56 ... lea rsp,[rbp-8]; pop rbx; pop rbp */
-	TOYJIT_NO_FP,       /* push r15,r14,r13,r12,rbx; sub rsp,48 ... add rsp,48; pop x5 */
-	TOYJIT_BIG_FRAME,   /* push rbp; mov rbp,rsp; probe 3 pages; sub rsp,0x3000 ... mov rsp,rbp; pop rbp */
-	TOYJIT_MOV_SAVES,   /* sub rsp,88; mov [rsp+16],rbx; mov [rsp+24],r12 ... reload; add rsp,88 */
-	TOYJIT_OFFSET_FP,   /* push rbp; push rbx; sub rsp,72; lea rbp,[rsp+32] ... lea rsp,[rbp+40]; pop rbx; pop rbp */
+/*
+ * The prolog shapes, per architecture; toyjit_create takes the host's.
+ * Every architecture has TOYJIT_NSHAPES of them; each back end's prolog
+ * and epilog code shows them instruction by instruction.
+ */
+typedef unsigned toyjit_shape;
+enum {
+	/* x86-64 (the comments give prolog ... epilog) */
+	TOYJIT_RBP_FRAME = 0, /* push rbp; mov rbp,rsp; push rbx; sub rsp,56 ... lea rsp,[rbp-8]; pop rbx; pop rbp */
+	TOYJIT_NO_FP,         /* push r15,r14,r13,r12,rbx; sub rsp,48 ... add rsp,48; pop x5 */
+	TOYJIT_BIG_FRAME,     /* push rbp; mov rbp,rsp; probe 3 pages; sub rsp,0x3000 ... mov rsp,rbp; pop rbp */
+	TOYJIT_MOV_SAVES,     /* sub rsp,88; mov [rsp+16],rbx; mov [rsp+24],r12 ... reload; add rsp,88 */
+	TOYJIT_OFFSET_FP,     /* push rbp; push rbx; sub rsp,72; lea rbp,[rsp+32] ... lea rsp,[rbp+40]; pop rbx; pop rbp */
 	TOYJIT_NSHAPES
-} toyjit_shape;
+};
+enum {
+	/* 32-bit x86: every method is stdcall (ret 4) and pushes its callees' arguments */
+	TOYJIT_X86_EBP_FRAME = 0, /* push ebp; mov ebp,esp; push ebx; sub esp,36 ... lea esp,[ebp-4]; pop ebx; pop ebp */
+	TOYJIT_X86_ESP_FRAME,     /* push ebx,esi,edi; sub esp,32 ... add esp,32; pop x3 */
+	TOYJIT_X86_BIG_FRAME,     /* push ebp; mov ebp,esp; probe 3 pages; sub esp,0x3008 ... mov esp,ebp; pop ebp */
+	TOYJIT_X86_MOV_SAVES,     /* sub esp,44; mov [esp+32],ebx; mov [esp+36],esi ... reload; add esp,44 */
+	TOYJIT_X86_OFFSET_FP      /* push ebp; push ebx; sub esp,52; lea ebp,[esp+32] ... lea esp,[ebp+20]; pop ebx; pop ebp */
+};
+enum {
+	/* arm64 */
+	TOYJIT_ARM64_FP_PAIRS = 0, /* stp fp,lr,[sp,#-64]!; mov fp,sp; stp x19-x22 and d8,d9; sub sp,48 ... */
+	TOYJIT_ARM64_PUSH_SIZED,   /* str x28,[sp,#-16]!; stp x25,x26,[sp,#-16]!; stp fp,lr,[sp,#-16]!; mov fp,sp; sub sp,48 ... */
+	TOYJIT_ARM64_BIG_FRAME,    /* stp fp,lr,[sp,#-32]!; mov fp,sp; str x19,[sp,#16]; probe 3 pages; sub sp,0x3000 ... */
+	TOYJIT_ARM64_PAC,          /* paciasp; stp fp,lr,[sp,#-48]!; mov fp,sp; stp x27,x28; stp d10,d11; sub sp,48 ... autiasp */
+	TOYJIT_ARM64_FP_TOP        /* sub sp,96; stp fp,lr,[sp,#80]; add fp,sp,#80; stp x23,x24,[sp,#64] ... */
+};
 
 #define TOYJIT_MAX_METHODS 16
 #define TOYJIT_MAX_DEPTH   1024
+#define TOYJIT_MAX_CALLS   8        /* call sites in one method */
+#define TOYJIT_SHADOW_REGS 11       /* callee-saved registers a shadow entry records */
+
+/* The calling convention of managed entry points as C sees them (stdcall on x86). */
+#if defined(__i386__)
+#define TOYJIT_MANAGED_CC __attribute__((stdcall))
+#else
+#define TOYJIT_MANAGED_CC
+#endif
+typedef void (TOYJIT_MANAGED_CC *toyjit_entry_fn)(int32_t n);
 
 struct toyjit;
+
+/* A call site: the call returns to `ret_offset`; SP is then `args` bytes below the body's. */
+typedef struct toyjit_call_site {
+	uint32_t ret_offset;
+	uint32_t args;              /* argument bytes still pushed while the callee runs */
+} toyjit_call_site;
 
 /* A method descriptor: its address is the method handle given to the code map. */
 typedef struct toyjit_method {
@@ -51,9 +96,14 @@ typedef struct toyjit_method {
 	unsigned index;             /* position in the method table */
 	toyjit_shape shape;
 	int native;                 /* 1: the P/Invoke target (C code, not registered) */
+	int leaf;                   /* 1: the leaf method (arm64): no frame, lr never saved */
 	uint64_t start;             /* code address */
 	uint32_t size;              /* code size */
 	uint32_t prolog_size;
+	uint32_t shadow_push_end;   /* its shadow entry exists at offsets in [push_end, pop_end) */
+	uint32_t shadow_pop_end;
+	uint32_t ncalls;
+	toyjit_call_site calls[TOYJIT_MAX_CALLS];
 	uint64_t saved_regs;        /* bit r (DWARF number): this method saves and clobbers r */
 	uint8_t *swu;               /* its SWU blob (also copied into the code map) */
 	size_t swu_size;
@@ -67,8 +117,8 @@ typedef struct toyjit_method {
  */
 typedef struct toyjit_shadow_entry {
 	const toyjit_method *method;
-	uint64_t sp;                            /* rsp in the body (the frame's SP at its calls) */
-	uint64_t rbx, rbp, r12, r13, r14, r15;
+	uintptr_t sp;                           /* SP in the body, no arguments pushed */
+	uintptr_t regs[TOYJIT_SHADOW_REGS];     /* in the order of toyjit_shadow_regs() */
 } toyjit_shadow_entry;
 
 /* Called by the stub with the TransitionFrame it pushed (already linked). */
@@ -87,13 +137,16 @@ typedef struct toyjit {
 
 	void *user;                             /* for the helper */
 	sw_codemap *map;
+	sw_arch arch;                           /* the host's */
 	toyjit_method methods[TOYJIT_MAX_METHODS];
 	unsigned nmethods;
+	toyjit_method leaf;                     /* arm64's leaf method (leaf.size == 0 elsewhere) */
 	toyjit_method native_target;            /* the InlinedCallFrame's datum */
-	uint64_t entry_regs[SW_X64_NREGS];      /* what the entry thunk loads (DWARF numbers) */
+	uint64_t entry_regs[SW_MAX_REGS];       /* what the entry thunk loads (DWARF numbers) */
 	uint64_t entry_regs_mask;               /* which of entry_regs it loads */
 	uint8_t *code;                          /* the mapping (read + execute after create) */
 	size_t code_cap;
+	uint8_t *insn_starts;                   /* bit per code byte: an instruction starts there */
 	uint64_t thunk_start, thunk_size;       /* native code: the entry thunk */
 	uint64_t stub_start, stub_size;         /* native code: the stub */
 	unsigned run_depth;                     /* depth of the current toyjit_run */
@@ -102,9 +155,10 @@ typedef struct toyjit {
 } toyjit;
 
 /*
- * toyjit_create - emit one method per entry of shapes[0..n) (n <= 16) plus
- * the entry thunk and the stub, and register the methods in `map`.  `head`
- * is the calling thread's Frame list head; `helper` is what the stub calls.
+ * toyjit_create - emit one method per entry of shapes[0..n) (n <= 16; the
+ * host's shapes) plus the entry thunk, the stub (and the leaf), and register
+ * the methods in `map`.  `head` is the calling thread's Frame list head;
+ * `helper` is what the stub calls.  SW_E_UNSUPPORTED on other hosts.
  */
 sw_status toyjit_create(toyjit **out, sw_codemap *map, sw_frame **head,
                         const toyjit_shape *shapes, unsigned n,
@@ -131,16 +185,47 @@ const toyjit_method *toyjit_frame_method(const toyjit *jit, unsigned i);
 /* toyjit_method_of - the descriptor for a method handle, or NULL if it is not one of jit's. */
 const toyjit_method *toyjit_method_of(const toyjit *jit, const void *handle);
 
-/* toyjit_shape_name - "rbp_frame", "no_fp", ... */
+/* toyjit_method_at - the managed method (or the leaf) whose code holds ip, or NULL. */
+const toyjit_method *toyjit_method_at(const toyjit *jit, uint64_t ip);
+
+/* toyjit_shape_name - "rbp_frame", "no_fp", ... (the host's shapes). */
 const char *toyjit_shape_name(toyjit_shape shape);
 
-/* toyjit_shadow_reg - the value of DWARF register `reg` (sp or callee-saved) in entry e; 0 if not recorded. */
+/* toyjit_shadow_regs - the callee-saved registers a shadow entry records (DWARF numbers). */
+const unsigned char *toyjit_shadow_regs(unsigned *n);
+
+/* toyjit_shadow_reg - the value of register `reg` (SP or a recorded callee-saved) in e; 0 if not recorded. */
 uint64_t toyjit_shadow_reg(const toyjit_shadow_entry *e, unsigned reg);
 
-/* toyjit_clobber_value - what method `index` puts in DWARF register `reg` in its body. */
+/* toyjit_clobber_value - what method `index` puts in register `reg` in its body (pointer-sized). */
 uint64_t toyjit_clobber_value(unsigned index, unsigned reg);
 
 /* toyjit_is_native - 1 if ip lies in the entry thunk or the stub. */
 int toyjit_is_native(const toyjit *jit, uint64_t ip);
+
+/* toyjit_insn_start - 1 if an instruction of the JIT's code starts at ip. */
+int toyjit_insn_start(const toyjit *jit, uint64_t ip);
+
+/* toyjit_call_site_at - the call site of m that returns to ip, or NULL. */
+const toyjit_call_site *toyjit_call_site_at(const toyjit_method *m, uint64_t ip);
+
+/*
+ * toyjit_patch - write `len` bytes at code address `addr` (a breakpoint,
+ * or the original bytes back) and make them visible to instruction fetch.
+ * Async-signal-safe.  SW_E_INVAL outside the JIT's code.
+ */
+sw_status toyjit_patch(toyjit *jit, uint64_t addr, const void *bytes, size_t len);
+
+/* The host's breakpoint instruction (int3, brk #0) and the registers walks report. */
+typedef struct toyjit_host {
+	sw_arch arch;
+	uint8_t trap[4];
+	size_t trap_len;
+	unsigned ip_reg, sp_reg, fp_reg;
+	uint64_t callee_saved;      /* general registers a walk must carry (the shadow's) */
+} toyjit_host;
+
+/* toyjit_host_info - what the host's back end says (NULL when there is none). */
+const toyjit_host *toyjit_host_info(void);
 
 #endif /* TOYJIT_H */

@@ -8,8 +8,10 @@
 #include "toyjit_check.h"
 
 #define BIT(r) (1ull << (r))
-#define CALLEE_SAVED (BIT(SW_X64_RBX) | BIT(SW_X64_RBP) | BIT(SW_X64_R12) | \
-                      BIT(SW_X64_R13) | BIT(SW_X64_R14) | BIT(SW_X64_R15))
+
+/* Frame indexes that are no managed frame of the chain. */
+#define IDX_NONE  (-1)          /* a Frame or a marker */
+#define IDX_LEAF  (-2)          /* the leaf method, active on top */
 
 const char *toyjit_state_name(uint32_t state)
 {
@@ -50,11 +52,17 @@ static sw_walk_action record_frame(const sw_crawl_frame *cf, void *data)
 	return SW_CONTINUE;
 }
 
-void toyjit_walk_record(const sw_thread *t, unsigned flags, toyjit_walk *w)
+void toyjit_walk_record_from(const sw_thread *t, const sw_context *start, unsigned flags,
+                             toyjit_walk *w)
 {
 	w->flags = flags;
 	w->n = 0;
-	w->result = sw_walk_frames(t, NULL, 0, record_frame, w, flags, &w->err);
+	w->result = sw_walk_frames(t, start, 0, record_frame, w, flags, &w->err);
+}
+
+void toyjit_walk_record(const sw_thread *t, unsigned flags, toyjit_walk *w)
+{
+	toyjit_walk_record_from(t, NULL, flags, w);
 }
 
 /* What one reported frame must be. */
@@ -62,8 +70,22 @@ struct expect {
 	uint32_t state, frame_type;
 	const void *method;
 	uint64_t frame;             /* Frames: their address */
-	int frame_index;            /* managed: 0 = outermost; -1 otherwise */
+	int frame_index;            /* managed: 0 = outermost; IDX_NONE, IDX_LEAF */
+	int active;                 /* the frame the walk started in */
 	uint64_t required;          /* registers that must be known (managed) */
+};
+
+/* The scenario at the point the walk started. */
+struct scene {
+	const toyjit *jit;
+	const toyjit_host *host;
+	const toyjit_point *pt;
+	unsigned flags;
+	int top;                    /* index of the newest managed frame of the chain */
+	int top_active;             /* it is the active frame (asynchronous, not under the leaf) */
+	int leaf;                   /* the leaf is active above it */
+	int pinvoke;                /* the P/Invoking frame, or -1 */
+	uint64_t tf, icf;           /* the Frames on the list, or 0 */
 };
 
 struct checker {
@@ -92,57 +114,118 @@ static int quick_flags(unsigned flags)
 	return (flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
 }
 
-/* Registers a walk must know at frame i (0 = outermost; i = -1: the C caller). */
-static uint64_t required_regs(const toyjit *jit, int i, unsigned flags)
+/*
+ * Registers a walk must know at frame i (0 = outermost; i = -1: the C
+ * caller).  From the seed context or the TransitionFrame it has all of them;
+ * past the InlinedCallFrame only the frame pointer, plus what the methods
+ * between it and frame i restored.
+ */
+static uint64_t required_regs(const struct scene *s, int i)
 {
-	int p = jit->run_pinvoke_at;
-	uint64_t req = BIT(SW_X64_RBP);
+	int p = s->pinvoke;
+	uint64_t req = BIT(s->host->fp_reg);
 
-	if (quick_flags(flags))
+	if (quick_flags(s->flags))
 		return req;
-	/* Below the P/Invoke (or with none) the TransitionFrame gave all of them. */
-	if (p < 0 || i > p)
-		return CALLEE_SAVED;
-	/* Above it the InlinedCallFrame gave only rbp; methods i+1 .. p restored theirs. */
+	if (p < 0 || i > p || s->top <= p)
+		return s->host->callee_saved;
 	for (int k = i + 1; k <= p; k++)
-		req |= toyjit_frame_method(jit, (unsigned)k)->saved_regs;
-	return req;
+		req |= toyjit_frame_method(s->jit, (unsigned)k)->saved_regs;
+	return req & s->host->callee_saved;
 }
 
-static size_t build_expected(const toyjit *jit, unsigned flags, uint64_t head,
-                             struct expect *e, size_t cap)
+/* Work out which frame is active and which Frames are linked. */
+static int build_scene(const toyjit *jit, const toyjit_point *pt, unsigned flags,
+                       struct scene *s, struct checker *c)
 {
-	int depth = (int)jit->run_depth, p = jit->run_pinvoke_at;
-	int notify = (flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) != 0;
-	int fonly = (flags & SW_WALK_FUNCTIONSONLY) != 0;
+	memset(s, 0, sizeof(*s));
+	s->jit = jit;
+	s->host = toyjit_host_info();
+	s->pt = pt;
+	s->flags = flags;
+	s->pinvoke = jit->run_pinvoke_at;
+	if (!pt->pc) {
+		/* From the stub: every managed frame is on the shadow stack. */
+		s->top = (int)pt->depth - 1;
+		s->tf = pt->head;
+		if (s->pinvoke >= 0 && s->tf)
+			s->icf = (uint64_t)(uintptr_t)((const sw_frame *)(uintptr_t)s->tf)->next;
+		if ((size_t)jit->run_depth != pt->depth) {
+			mismatch(c, "shadow stack holds %zu methods, the run has %u", pt->depth, jit->run_depth);
+			return -1;
+		}
+		return 0;
+	}
+	{
+		const toyjit_method *m = toyjit_method_at(jit, pt->pc);
+		uint32_t off;
+
+		if (!m) {
+			mismatch(c, "stopped at %#llx, in no method", (unsigned long long)pt->pc);
+			return -1;
+		}
+		off = (uint32_t)(pt->pc - m->start);
+		if (m->leaf) {
+			s->leaf = 1;
+			s->top = (int)pt->depth - 1;
+		} else {
+			int pushed = off >= m->shadow_push_end && off < m->shadow_pop_end;
+
+			s->top = pushed ? (int)pt->depth - 1 : (int)pt->depth;
+			s->top_active = 1;
+			if (toyjit_frame_method(jit, (unsigned)s->top) != m) {
+				mismatch(c, "stopped in %s+%#x, but frame %d runs %s", m->name, off, s->top,
+				         toyjit_frame_method(jit, (unsigned)s->top)->name);
+				return -1;
+			}
+		}
+		s->icf = pt->head;
+	}
+	if (s->icf && (s->pinvoke < 0 || s->top < s->pinvoke)) {
+		mismatch(c, "a Frame is linked (%#llx) where the scenario has none",
+		         (unsigned long long)s->icf);
+		return -1;
+	}
+	return 0;
+}
+
+static size_t build_expected(const struct scene *s, struct expect *e, size_t cap)
+{
+	const toyjit *jit = s->jit;
+	int p = s->pinvoke;
+	int notify = (s->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) != 0;
+	int fonly = (s->flags & SW_WALK_FUNCTIONSONLY) != 0;
+	int skipped_silent = (s->flags & SW_WALK_HANDLESKIPPEDFRAMES) != 0;
 	size_t n = 0;
 
-#define ADD(st, ty, m, fr, idx) do { \
+#define ADD(st, ty, m, fr, idx, act) do { \
 		if (n < cap) { \
 			e[n].state = (st); e[n].frame_type = (ty); e[n].method = (m); \
-			e[n].frame = (fr); e[n].frame_index = (idx); \
-			e[n].required = (idx) >= 0 ? required_regs(jit, (idx), flags) : 0; \
+			e[n].frame = (fr); e[n].frame_index = (idx); e[n].active = (act); \
+			e[n].required = (idx) >= 0 ? required_regs(s, (idx)) : 0; \
 		} \
 		n++; \
 	} while (0)
 
 	/* The stub's TransitionFrame has no method: FUNCTIONSONLY hides it. */
-	if (!fonly)
-		ADD(SW_STATE_FRAME, SW_FRAME_TRANSITION, NULL, head, -1);
-	for (int i = depth - 1; i > p; i--)
-		ADD(SW_STATE_FRAMELESS, 0, toyjit_frame_method(jit, (unsigned)i), 0, i);
-	if (p >= 0) {
-		uint64_t icf = (uint64_t)(uintptr_t)((const sw_frame *)(uintptr_t)head)->next;
-
-		if (notify)
-			ADD(SW_STATE_NATIVE_MARKER, 0, NULL, 0, -1);
-		/* Its datum names the unmanaged target, so FUNCTIONSONLY keeps it. */
-		ADD(SW_STATE_FRAME, SW_FRAME_INLINED_CALL, &jit->native_target, icf, -1);
-		for (int i = p; i >= 0; i--)
-			ADD(SW_STATE_FRAMELESS, 0, toyjit_frame_method(jit, (unsigned)i), 0, i);
+	if (s->tf && !fonly)
+		ADD(SW_STATE_FRAME, SW_FRAME_TRANSITION, NULL, s->tf, IDX_NONE, 0);
+	if (s->leaf)
+		ADD(SW_STATE_FRAMELESS, 0, &jit->leaf, 0, IDX_LEAF, 1);
+	for (int i = s->top; i >= 0; i--) {
+		/* The active method's own InlinedCallFrame: a Frame inside it (datum: kept by FUNCTIONSONLY). */
+		if (i == p && s->icf && s->top == p && !skipped_silent)
+			ADD(SW_STATE_SKIPPED_FRAME, SW_FRAME_INLINED_CALL, &jit->native_target, s->icf, IDX_NONE, 0);
+		ADD(SW_STATE_FRAMELESS, 0, toyjit_frame_method(jit, (unsigned)i), 0, i,
+		    i == s->top && s->top_active);
+		if (i == p + 1 && p >= 0 && s->top > p) {
+			if (notify)
+				ADD(SW_STATE_NATIVE_MARKER, 0, NULL, 0, IDX_NONE, 0);
+			ADD(SW_STATE_FRAME, SW_FRAME_INLINED_CALL, &jit->native_target, s->icf, IDX_NONE, 0);
+		}
 	}
 	if (notify)
-		ADD(SW_STATE_NATIVE_MARKER, 0, NULL, 0, -1);
+		ADD(SW_STATE_NATIVE_MARKER, 0, NULL, 0, IDX_NONE, 0);
 #undef ADD
 	return n;
 }
@@ -155,68 +238,151 @@ static const char *method_name(const toyjit *jit, const void *m)
 }
 
 /* Registers known at a point must hold what the shadow stack (or the caller) recorded. */
-static void check_regs(struct checker *c, size_t k, const char *what, uint64_t valid,
-                       const uint64_t *regs, uint64_t required, const uint64_t *want,
-                       uint64_t compared)
+static void check_regs(struct checker *c, const struct scene *s, size_t k, const char *what,
+                       uint64_t valid, const uint64_t *regs, uint64_t required,
+                       const uint64_t *want, uint64_t compared)
 {
+	sw_arch arch = s->host->arch;
+
 	if ((valid & required) != required)
 		mismatch(c, "frame %zu: %s: registers %#llx should be known, only %#llx are",
 		         k, what, (unsigned long long)required, (unsigned long long)(valid & required));
-	for (unsigned r = 0; r < SW_X64_NREGS; r++) {
+	for (unsigned r = 0; r < SW_MAX_REGS; r++) {
 		if (!(BIT(r) & compared) || !(valid & BIT(r)))
 			continue;
 		if (regs[r] != want[r])
 			mismatch(c, "frame %zu: %s: %s = %#llx, should be %#llx", k, what,
-			         sw_arch_reg_name(SW_ARCH_X64, r) ? sw_arch_reg_name(SW_ARCH_X64, r) : "?",
+			         sw_arch_reg_name(arch, r) ? sw_arch_reg_name(arch, r) : "?",
 			         (unsigned long long)regs[r], (unsigned long long)want[r]);
 	}
 }
 
-static void check_managed(struct checker *c, const toyjit *jit, unsigned flags, size_t k,
+static void check_code(struct checker *c, size_t k, const toyjit_walked *f, const toyjit_method *m)
+{
+	if (!f->has_code || f->code.method != m || f->code.start != m->start || f->code.size != m->size)
+		mismatch(c, "frame %zu (%s): code info does not describe the method", k, m->name);
+	if (f->offset != f->ip - m->start)
+		mismatch(c, "frame %zu (%s): relative offset %u, ip says %llu", k, m->name,
+		         f->offset, (unsigned long long)(f->ip - m->start));
+}
+
+/* The active frame: where the code stopped, with the SP it had. */
+static void check_active(struct checker *c, const struct scene *s, size_t k,
+                         const toyjit_walked *f, const toyjit_method *m)
+{
+	if (f->method != m) {
+		mismatch(c, "frame %zu: method %s, stopped in %s", k, method_name(s->jit, f->method), m->name);
+		return;
+	}
+	check_code(c, k, f, m);
+	if (f->ip != s->pt->pc || f->sp != s->pt->sp)
+		mismatch(c, "frame %zu (%s): ip %#llx sp %#llx, stopped at %#llx sp %#llx", k, m->name,
+		         (unsigned long long)f->ip, (unsigned long long)f->sp,
+		         (unsigned long long)s->pt->pc, (unsigned long long)s->pt->sp);
+}
+
+static void check_managed(struct checker *c, const struct scene *s, size_t k,
                           const toyjit_walked *f, const struct expect *e)
 {
-	const toyjit_shadow_entry *s = &jit->shadow[e->frame_index];
-	const toyjit_method *m = s->method;
-	uint64_t want[SW_X64_NREGS] = { 0 };
+	const toyjit *jit = s->jit;
+	const toyjit_host *h = s->host;
+	const toyjit_shadow_entry *se;
+	const toyjit_method *m;
+	const toyjit_call_site *cs;
+	uint64_t want[SW_MAX_REGS] = { 0 };
 
+	if (e->frame_index == IDX_LEAF) {
+		check_active(c, s, k, f, &jit->leaf);
+		return;
+	}
+	m = toyjit_frame_method(jit, (unsigned)e->frame_index);
+	if (e->active) {
+		check_active(c, s, k, f, m);
+		return;
+	}
+	se = &s->pt->shadow[e->frame_index];
+	if (se->method != m) {
+		mismatch(c, "frame %zu: the shadow stack has %s where the run has %s", k,
+		         se->method ? se->method->name : "-", m->name);
+		return;
+	}
 	if (f->method != m) {
 		mismatch(c, "frame %zu: method %s, the shadow stack has %s", k,
 		         method_name(jit, f->method), m->name);
 		return;
 	}
-	if (!f->has_code || f->code.method != m || f->code.start != m->start || f->code.size != m->size)
-		mismatch(c, "frame %zu (%s): code info does not describe the method", k, m->name);
-	/* Every managed IP here is a return address in the body. */
-	if (f->ip <= m->start + m->prolog_size || f->ip >= m->start + m->size)
-		mismatch(c, "frame %zu (%s): ip %#llx outside the method's body [%#llx, %#llx)", k,
-		         m->name, (unsigned long long)f->ip,
-		         (unsigned long long)(m->start + m->prolog_size),
-		         (unsigned long long)(m->start + m->size));
-	if (f->offset != f->ip - m->start)
-		mismatch(c, "frame %zu (%s): relative offset %u, ip says %llu", k, m->name,
-		         f->offset, (unsigned long long)(f->ip - m->start));
-	if (!(f->valid & BIT(SW_X64_RSP)) || f->sp != s->sp)
-		mismatch(c, "frame %zu (%s): sp %#llx, the method ran with %#llx", k, m->name,
-		         (unsigned long long)f->sp, (unsigned long long)s->sp);
-	for (unsigned r = 0; r < SW_X64_NREGS; r++)
-		want[r] = toyjit_shadow_reg(s, r);
-	check_regs(c, k, m->name, f->valid, f->regs, e->required, want,
-	           CALLEE_SAVED | BIT(SW_X64_RSP));
+	check_code(c, k, f, m);
+	/* Every other managed IP is a return address: one of the method's call sites. */
+	cs = toyjit_call_site_at(m, f->ip);
+	if (!cs) {
+		mismatch(c, "frame %zu (%s): ip %#llx (+%#llx) is no call site of the method", k,
+		         m->name, (unsigned long long)f->ip, (unsigned long long)(f->ip - m->start));
+		return;
+	}
+	if (!(f->valid & BIT(h->sp_reg)) || f->sp != se->sp - cs->args)
+		mismatch(c, "frame %zu (%s): sp %#llx, the method ran with %#llx (%u argument bytes pushed)",
+		         k, m->name, (unsigned long long)f->sp, (unsigned long long)(se->sp - cs->args),
+		         cs->args);
+	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+		want[r] = toyjit_shadow_reg(se, r);
+	check_regs(c, s, k, m->name, f->valid, f->regs, e->required, want, h->callee_saved);
 
 	/* The outermost frame's caller is the C caller: its registers must come back. */
 	if (e->frame_index == 0 && f->caller_valid)
-		check_regs(c, k, "caller of the outermost method", f->caller_mask, f->caller_regs,
-		           required_regs(jit, -1, flags), jit->entry_regs, CALLEE_SAVED);
+		check_regs(c, s, k, "caller of the outermost method", f->caller_mask, f->caller_regs,
+		           required_regs(s, -1), jit->entry_regs, h->callee_saved);
 }
 
-sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
-                            char *msg, size_t cap, unsigned *managed)
+static void check_frames(struct checker *c, const struct scene *s, const toyjit_walk *w,
+                         const struct expect *exp, size_t nexp)
+{
+	for (size_t k = 0; k < w->n && k < nexp && k < TOYJIT_WALK_MAX && !c->failed; k++) {
+		const toyjit_walked *f = &w->frames[k];
+		const struct expect *e = &exp[k];
+
+		if (f->state != e->state) {
+			mismatch(c, "frame %zu: %s, should be %s", k, toyjit_state_name(f->state),
+			         toyjit_state_name(e->state));
+			break;
+		}
+		switch (e->state) {
+		case SW_STATE_FRAMELESS:
+			check_managed(c, s, k, f, e);
+			break;
+		case SW_STATE_FRAME:
+		case SW_STATE_SKIPPED_FRAME:
+			if (f->frame != e->frame || f->frame_type != e->frame_type || f->method != e->method)
+				mismatch(c, "frame %zu: Frame %#llx type %u method %s, should be %#llx type %u method %s",
+				         k, (unsigned long long)f->frame, f->frame_type,
+				         method_name(s->jit, f->method), (unsigned long long)e->frame,
+				         e->frame_type, method_name(s->jit, e->method));
+			break;
+		case SW_STATE_NATIVE_MARKER:
+			if (f->method != NULL)
+				mismatch(c, "frame %zu: a native marker with a method", k);
+			if (k + 1 == nexp) {
+				/* The last marker is the entry thunk, with the registers it loaded. */
+				if (!toyjit_is_native(s->jit, f->ip))
+					mismatch(c, "frame %zu: last native marker at %#llx, not in the entry thunk",
+					         k, (unsigned long long)f->ip);
+				check_regs(c, s, k, "C caller", f->valid, f->regs, required_regs(s, -1),
+				           s->jit->entry_regs, s->host->callee_saved);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+sw_status toyjit_walk_check_at(const toyjit *jit, const toyjit_point *pt, const toyjit_walk *w,
+                               char *msg, size_t cap, unsigned *managed)
 {
 	/* Static: the helper runs deep in the JIT's stack.  One check at a time. */
 	static struct expect exp[TOYJIT_WALK_MAX];
 	struct checker c = { msg, cap, 0 };
-	uint64_t head = (uint64_t)(uintptr_t)*jit->head;
-	size_t nexp, shadow = toyjit_shadow_depth(jit);
+	struct scene s;
+	size_t nexp, want_managed;
 	unsigned nmanaged = 0;
 
 	if (msg && cap)
@@ -233,49 +399,26 @@ sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
 		         (unsigned long long)w->err.sp, (unsigned long long)w->err.frame);
 		return SW_E_MISMATCH;
 	}
-	if (shadow != jit->run_depth) {
-		mismatch(&c, "shadow stack holds %zu methods, the run has %u", shadow, jit->run_depth);
+	if (!toyjit_host_info() || build_scene(jit, pt, w->flags, &s, &c) != 0)
 		return SW_E_MISMATCH;
-	}
-	nexp = build_expected(jit, w->flags, head, exp, TOYJIT_WALK_MAX);
-	for (size_t k = 0; k < w->n && k < nexp && k < TOYJIT_WALK_MAX && !c.failed; k++) {
-		const toyjit_walked *f = &w->frames[k];
-		const struct expect *e = &exp[k];
-
-		if (f->state != e->state) {
-			mismatch(&c, "frame %zu: %s, should be %s", k, toyjit_state_name(f->state),
-			         toyjit_state_name(e->state));
-			break;
-		}
-		switch (e->state) {
-		case SW_STATE_FRAMELESS:
-			check_managed(&c, jit, w->flags, k, f, e);
-			break;
-		case SW_STATE_FRAME:
-			if (f->frame != e->frame || f->frame_type != e->frame_type || f->method != e->method)
-				mismatch(&c, "frame %zu: Frame %#llx type %u method %s, should be %#llx type %u method %s",
-				         k, (unsigned long long)f->frame, f->frame_type, method_name(jit, f->method),
-				         (unsigned long long)e->frame, e->frame_type, method_name(jit, e->method));
-			break;
-		case SW_STATE_NATIVE_MARKER:
-			if (f->method != NULL)
-				mismatch(&c, "frame %zu: a native marker with a method", k);
-			if (k + 1 == nexp) {
-				/* The last marker is the entry thunk, with the registers it loaded. */
-				if (!toyjit_is_native(jit, f->ip))
-					mismatch(&c, "frame %zu: last native marker at %#llx, not in the entry thunk",
-					         k, (unsigned long long)f->ip);
-				check_regs(&c, k, "C caller", f->valid, f->regs,
-				           required_regs(jit, -1, w->flags), jit->entry_regs, CALLEE_SAVED);
-			}
-			break;
-		default:
-			break;
-		}
-	}
+	nexp = build_expected(&s, exp, TOYJIT_WALK_MAX);
+	check_frames(&c, &s, w, exp, nexp);
+	want_managed = (size_t)(s.top + 1) + (size_t)s.leaf;
 	if (!c.failed && w->n != nexp)
 		mismatch(&c, "%zu frames walked, %zu expected", w->n, nexp);
-	if (!c.failed && nmanaged != shadow)
-		mismatch(&c, "%u managed frames walked, shadow stack has %zu", nmanaged, shadow);
+	if (!c.failed && nmanaged != want_managed)
+		mismatch(&c, "%u managed frames walked, %zu expected", nmanaged, want_managed);
 	return c.failed ? SW_E_MISMATCH : SW_OK;
+}
+
+sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
+                            char *msg, size_t cap, unsigned *managed)
+{
+	toyjit_point pt;
+
+	memset(&pt, 0, sizeof(pt));
+	pt.shadow = jit->shadow;
+	pt.depth = toyjit_shadow_depth(jit);
+	pt.head = (uint64_t)(uintptr_t)*jit->head;
+	return toyjit_walk_check_at(jit, &pt, w, msg, cap, managed);
 }

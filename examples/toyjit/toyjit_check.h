@@ -1,8 +1,10 @@
 /*
- * toyjit_check.h - walk the toy JIT's stack from its helper and compare the
- * walk with the shadow stack and with the frames the scenario must show.
+ * toyjit_check.h - walk the toy JIT's stack and compare the walk with the
+ * shadow stack and with the frames the scenario must show: from the stub's
+ * helper (synchronous), or from any instruction of any method, stopped by a
+ * signal (asynchronous: see toyjit_async.h).
  *
- * Used by the demo and the test; uses only the public API.
+ * Used by the demo and the tests; uses only the public API.
  */
 #ifndef TOYJIT_CHECK_H
 #define TOYJIT_CHECK_H
@@ -22,10 +24,10 @@ typedef struct toyjit_walked {
 	int has_code;               /* code info present */
 	sw_code_info code;
 	uint64_t valid;             /* rd->cur */
-	uint64_t regs[SW_X64_NREGS];
+	uint64_t regs[SW_MAX_REGS];
 	int caller_valid;           /* rd->caller, once the frame is unwound */
 	uint64_t caller_mask;
-	uint64_t caller_regs[SW_X64_NREGS];
+	uint64_t caller_regs[SW_MAX_REGS];
 } toyjit_walked;
 
 /* A recorded walk.  Large: allocate it ahead of time, not on the JIT's stack. */
@@ -37,21 +39,46 @@ typedef struct toyjit_walk {
 	toyjit_walked frames[TOYJIT_WALK_MAX];
 } toyjit_walk;
 
-/* toyjit_walk_record - walk `t` from its newest Frame with `flags` into w. */
+/* Where a walk started and what the stack held there: what a check compares against. */
+typedef struct toyjit_point {
+	const toyjit_shadow_entry *shadow;  /* the shadow stack then, outermost first */
+	size_t depth;                       /* its entries */
+	uint64_t head;                      /* the thread's newest Frame then */
+	uint64_t pc;                        /* asynchronous: where the code stopped; 0: from the stub */
+	uint64_t sp;                        /* asynchronous: the SP there */
+} toyjit_point;
+
+/*
+ * toyjit_walk_record - walk `t` from its newest Frame with `flags` into w.
+ * Async-signal-safe (it is the walk plus copies).
+ */
 void toyjit_walk_record(const sw_thread *t, unsigned flags, toyjit_walk *w);
+
+/* toyjit_walk_record_from - the same from the context `start`. */
+void toyjit_walk_record_from(const sw_thread *t, const sw_context *start, unsigned flags,
+                             toyjit_walk *w);
 
 /*
  * toyjit_walk_check - compare a walk recorded in the helper of the current
  * toyjit_run with what it must be: the managed frames are the shadow stack
- * reversed, with the same SPs and, for every register the walker reports as
- * known, the same callee-saved values; each IP lies in its method's body;
- * the TransitionFrame, the native markers and the InlinedCallFrame appear
- * where the flags say; the C caller's registers come out at the end.
- * Returns SW_OK or SW_E_MISMATCH with a description in msg.  *managed gets
- * the number of managed frames walked (may be NULL).
+ * reversed, each at a call site of its method, with the SPs the methods ran
+ * with and, for every register the walker reports as known, the same
+ * callee-saved values; the TransitionFrame, the native markers and the
+ * InlinedCallFrame appear where the flags say; the C caller's registers come
+ * out at the end.  Returns SW_OK or SW_E_MISMATCH with a description in
+ * msg.  *managed gets the number of managed frames walked (may be NULL).
  */
 sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
                             char *msg, size_t cap, unsigned *managed);
+
+/*
+ * toyjit_walk_check_at - the same for a walk that started at `pt`: from
+ * the stub (pt->pc == 0) or from the instruction at pt->pc, where the
+ * method stopped there is the active frame whether or not its shadow entry
+ * is pushed yet, and an InlinedCallFrame it has linked is a skipped Frame.
+ */
+sw_status toyjit_walk_check_at(const toyjit *jit, const toyjit_point *pt, const toyjit_walk *w,
+                               char *msg, size_t cap, unsigned *managed);
 
 /* toyjit_state_name - "FRAMELESS", "FRAME", "NATIVE_MARKER", ... */
 const char *toyjit_state_name(uint32_t state);

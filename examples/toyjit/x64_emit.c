@@ -3,7 +3,6 @@
  * emits.  Intel SDM volume 2 has the tables; the comments give the opcode
  * form each function produces.
  */
-#include <string.h>
 #include "x64_emit.h"
 
 /* REX prefix bits. */
@@ -13,39 +12,12 @@
 
 void x64_buf_init(x64_buf *b, void *mem, size_t cap)
 {
-	b->code = mem;
-	b->len = 0;
-	b->cap = cap;
-	b->overflow = 0;
+	code_buf_init(b, mem, cap);
 }
 
-static void put(x64_buf *b, const uint8_t *bytes, size_t n)
-{
-	if (b->overflow || b->cap - b->len < n) {
-		b->overflow = 1;
-		return;
-	}
-	memcpy(b->code + b->len, bytes, n);
-	b->len += n;
-}
-
-static void put8(x64_buf *b, uint8_t v)
-{
-	put(b, &v, 1);
-}
-
-static void put32(x64_buf *b, uint32_t v)
-{
-	uint8_t le[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
-
-	put(b, le, 4);
-}
-
-static void put64(x64_buf *b, uint64_t v)
-{
-	put32(b, (uint32_t)v);
-	put32(b, (uint32_t)(v >> 32));
-}
+#define put8 code_put8
+#define put32 code_put32
+#define put64 code_put64
 
 void x64_align(x64_buf *b, size_t align)
 {
@@ -113,28 +85,33 @@ static void modrm_reg(x64_buf *b, unsigned reg, unsigned rm)
 
 void x64_push(x64_buf *b, unsigned r)          /* 50+r */
 {
+	code_insn(b);
 	rex(b, 0, 0, r);
 	put8(b, (uint8_t)(0x50 | (r & 7)));
 }
 
 void x64_pop(x64_buf *b, unsigned r)           /* 58+r */
 {
+	code_insn(b);
 	rex(b, 0, 0, r);
 	put8(b, (uint8_t)(0x58 | (r & 7)));
 }
 
 void x64_ret(x64_buf *b)
 {
+	code_insn(b);
 	put8(b, 0xc3);
 }
 
 void x64_int3(x64_buf *b)
 {
+	code_insn(b);
 	put8(b, 0xcc);
 }
 
 void x64_mov_rr(x64_buf *b, unsigned dst, unsigned src)   /* REX.W 89 /r */
 {
+	code_insn(b);
 	rex(b, 1, src, dst);
 	put8(b, 0x89);
 	modrm_reg(b, src, dst);
@@ -142,6 +119,7 @@ void x64_mov_rr(x64_buf *b, unsigned dst, unsigned src)   /* REX.W 89 /r */
 
 void x64_mov_ri64(x64_buf *b, unsigned dst, uint64_t imm) /* REX.W B8+r imm64 */
 {
+	code_insn(b);
 	rex(b, 1, 0, dst);
 	put8(b, (uint8_t)(0xb8 | (dst & 7)));
 	put64(b, imm);
@@ -149,6 +127,7 @@ void x64_mov_ri64(x64_buf *b, unsigned dst, uint64_t imm) /* REX.W B8+r imm64 */
 
 void x64_mov_rm(x64_buf *b, unsigned dst, unsigned base, int32_t disp) /* REX.W 8B /r */
 {
+	code_insn(b);
 	rex(b, 1, dst, base);
 	put8(b, 0x8b);
 	modrm_mem(b, dst, base, disp);
@@ -156,6 +135,7 @@ void x64_mov_rm(x64_buf *b, unsigned dst, unsigned base, int32_t disp) /* REX.W 
 
 void x64_mov_mr(x64_buf *b, unsigned base, int32_t disp, unsigned src) /* REX.W 89 /r */
 {
+	code_insn(b);
 	rex(b, 1, src, base);
 	put8(b, 0x89);
 	modrm_mem(b, src, base, disp);
@@ -163,6 +143,7 @@ void x64_mov_mr(x64_buf *b, unsigned base, int32_t disp, unsigned src) /* REX.W 
 
 void x64_mov_m64_i32(x64_buf *b, unsigned base, int32_t disp, int32_t imm) /* REX.W C7 /0 */
 {
+	code_insn(b);
 	rex(b, 1, 0, base);
 	put8(b, 0xc7);
 	modrm_mem(b, 0, base, disp);
@@ -171,6 +152,7 @@ void x64_mov_m64_i32(x64_buf *b, unsigned base, int32_t disp, int32_t imm) /* RE
 
 void x64_mov_m32_i32(x64_buf *b, unsigned base, int32_t disp, uint32_t imm) /* C7 /0 */
 {
+	code_insn(b);
 	rex(b, 0, 0, base);
 	put8(b, 0xc7);
 	modrm_mem(b, 0, base, disp);
@@ -179,6 +161,7 @@ void x64_mov_m32_i32(x64_buf *b, unsigned base, int32_t disp, uint32_t imm) /* C
 
 void x64_lea(x64_buf *b, unsigned dst, unsigned base, int32_t disp) /* REX.W 8D /r */
 {
+	code_insn(b);
 	rex(b, 1, dst, base);
 	put8(b, 0x8d);
 	modrm_mem(b, dst, base, disp);
@@ -186,6 +169,7 @@ void x64_lea(x64_buf *b, unsigned dst, unsigned base, int32_t disp) /* REX.W 8D 
 
 size_t x64_lea_rip(x64_buf *b, unsigned dst)  /* REX.W 8D /r, mod 00 rm 101 */
 {
+	code_insn(b);
 	rex(b, 1, dst, 0);
 	put8(b, 0x8d);
 	put8(b, (uint8_t)(0x05 | (dst & 7) << 3));
@@ -196,6 +180,7 @@ size_t x64_lea_rip(x64_buf *b, unsigned dst)  /* REX.W 8D /r, mod 00 rm 101 */
 /* The 81 /digit id group (add /0, and /4, sub /5) on a 64-bit register. */
 static void alu_ri(x64_buf *b, unsigned digit, unsigned r, int32_t imm)
 {
+	code_insn(b);
 	rex(b, 1, 0, r);
 	if (imm >= -128 && imm <= 127) {
 		put8(b, 0x83);
@@ -225,6 +210,7 @@ void x64_and_ri(x64_buf *b, unsigned r, int32_t imm)
 
 void x64_sub_m64_i8(x64_buf *b, unsigned base, int32_t disp, int8_t imm) /* REX.W 83 /5 ib */
 {
+	code_insn(b);
 	rex(b, 1, 0, base);
 	put8(b, 0x83);
 	modrm_mem(b, 5, base, disp);
@@ -233,6 +219,7 @@ void x64_sub_m64_i8(x64_buf *b, unsigned base, int32_t disp, int8_t imm) /* REX.
 
 void x64_sub_r32_i8(x64_buf *b, unsigned r, int8_t imm)  /* 83 /5 ib */
 {
+	code_insn(b);
 	rex(b, 0, 0, r);
 	put8(b, 0x83);
 	modrm_reg(b, 5, r);
@@ -241,6 +228,7 @@ void x64_sub_r32_i8(x64_buf *b, unsigned r, int8_t imm)  /* 83 /5 ib */
 
 void x64_test_r32(x64_buf *b, unsigned r)      /* 85 /r */
 {
+	code_insn(b);
 	rex(b, 0, r, r);
 	put8(b, 0x85);
 	modrm_reg(b, r, r);
@@ -248,6 +236,7 @@ void x64_test_r32(x64_buf *b, unsigned r)      /* 85 /r */
 
 void x64_cmp_r32_m(x64_buf *b, unsigned r, unsigned base, int32_t disp) /* 3B /r */
 {
+	code_insn(b);
 	rex(b, 0, r, base);
 	put8(b, 0x3b);
 	modrm_mem(b, r, base, disp);
@@ -255,6 +244,7 @@ void x64_cmp_r32_m(x64_buf *b, unsigned r, unsigned base, int32_t disp) /* 3B /r
 
 void x64_test_m32_r32(x64_buf *b, unsigned base, int32_t disp, unsigned r) /* 85 /r */
 {
+	code_insn(b);
 	rex(b, 0, r, base);
 	put8(b, 0x85);
 	modrm_mem(b, r, base, disp);
@@ -262,6 +252,7 @@ void x64_test_m32_r32(x64_buf *b, unsigned base, int32_t disp, unsigned r) /* 85
 
 void x64_call_r(x64_buf *b, unsigned r)        /* FF /2 */
 {
+	code_insn(b);
 	rex(b, 0, 0, r);
 	put8(b, 0xff);
 	modrm_reg(b, 2, r);
@@ -269,6 +260,7 @@ void x64_call_r(x64_buf *b, unsigned r)        /* FF /2 */
 
 void x64_call_m(x64_buf *b, unsigned base, int32_t disp) /* FF /2 */
 {
+	code_insn(b);
 	rex(b, 0, 0, base);
 	put8(b, 0xff);
 	modrm_mem(b, 2, base, disp);
@@ -276,6 +268,7 @@ void x64_call_m(x64_buf *b, unsigned base, int32_t disp) /* FF /2 */
 
 size_t x64_jmp(x64_buf *b)                     /* E9 cd */
 {
+	code_insn(b);
 	put8(b, 0xe9);
 	put32(b, 0);
 	return b->len - 4;
@@ -283,6 +276,7 @@ size_t x64_jmp(x64_buf *b)                     /* E9 cd */
 
 size_t x64_jcc(x64_buf *b, enum x64_cond cc)   /* 0F 80+cc cd */
 {
+	code_insn(b);
 	put8(b, 0x0f);
 	put8(b, (uint8_t)(0x80 | cc));
 	put32(b, 0);
@@ -291,14 +285,5 @@ size_t x64_jcc(x64_buf *b, enum x64_cond cc)   /* 0F 80+cc cd */
 
 void x64_patch_rel32(x64_buf *b, size_t field, size_t target)
 {
-	int32_t rel = (int32_t)((int64_t)target - (int64_t)(field + 4));
-	uint8_t *p;
-
-	if (b->overflow || field + 4 > b->len)
-		return;
-	p = b->code + field;
-	p[0] = (uint8_t)rel;
-	p[1] = (uint8_t)((uint32_t)rel >> 8);
-	p[2] = (uint8_t)((uint32_t)rel >> 16);
-	p[3] = (uint8_t)((uint32_t)rel >> 24);
+	code_patch32(b, field, (uint32_t)(int32_t)((int64_t)target - (int64_t)(field + 4)));
 }

@@ -5,14 +5,15 @@
  * = 15), which is not the DWARF numbering the library uses; x64_dwarf_reg()
  * converts.  Memory operands are always [base + disp]: no index register,
  * no RIP-relative form except x64_lea_rip().  Every emitter appends to an
- * x64_buf; when the buffer is full it sets `overflow` and stops writing, so
- * callers check once at the end instead of after every instruction.
+ * x64_buf (a code_buf: see code_buf.h for overflow and instruction
+ * boundaries).
  */
 #ifndef TOYJIT_X64_EMIT_H
 #define TOYJIT_X64_EMIT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "code_buf.h"
 
 enum x64_reg {
 	X64_RAX = 0, X64_RCX = 1, X64_RDX = 2, X64_RBX = 3,
@@ -27,12 +28,7 @@ enum x64_cond {
 	X64_CC_NE = 0x5     /* not equal / not zero */
 };
 
-typedef struct x64_buf {
-	uint8_t *code;      /* start of the buffer */
-	size_t len;         /* bytes emitted so far: the next instruction's offset */
-	size_t cap;
-	int overflow;       /* set once an instruction did not fit */
-} x64_buf;
+typedef code_buf x64_buf;
 
 void x64_buf_init(x64_buf *b, void *mem, size_t cap);
 /* Pad with int3 up to a multiple of `align` (a power of two). */
