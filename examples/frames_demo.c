@@ -142,7 +142,8 @@ static int interpret(unsigned depth, const sw_thread *self, const sw_codemap *ma
 	} else {
 		uint64_t live[NCALLS] = { 0 }, copied[NCALLS] = { 0 };
 		sw_context seed;
-		uint64_t here = (uintptr_t)&seed;
+		/* SP lies at or below every local: below the newest Frame, too. */
+		uint64_t here = ((uintptr_t)&seed < (uintptr_t)&f ? (uintptr_t)&seed : (uintptr_t)&f) & ~(uint64_t)15;
 		int n1, n2;
 
 		/* The seed is this C function: unmanaged, so the walk starts at the Frames. */
@@ -150,8 +151,8 @@ static int interpret(unsigned depth, const sw_thread *self, const sw_codemap *ma
 		sw_context_set(&seed, SW_X64_RIP, (uintptr_t)&interpret);
 		sw_context_set(&seed, SW_X64_RSP, here);
 		n1 = walk_and_print("walk of this thread (local memory):", self, &seed, live);
-		/* The copy starts at the newest Frame, which lies in this very frame. */
-		n2 = walk_snapshot(map, (uintptr_t)&f & ~(uint64_t)15, self->stack_hi, copied);
+		/* The copy starts at the seed's SP, below the newest Frame. */
+		n2 = walk_snapshot(map, here, self->stack_hi, copied);
 		ok = n1 == (int)NCALLS && n2 == (int)NCALLS &&
 		     memcmp(live, copied, sizeof live) == 0;
 	}

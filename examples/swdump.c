@@ -7,8 +7,9 @@
  * header and ops with sw_swu_dump(), and with -r the rule that
  * sw_swu_decode() gives at every code offset, followed, where it differs,
  * by the rule for a return address (sw_swu_decode_return_address(): a
- * callee-pops call still in progress).  Uses only the public API.
- * See swdump(1).
+ * callee-pops call still in progress), and, in a blob with GC
+ * information, the locations sw_swu_gc_live() reports live there.  Uses
+ * only the public API.  See swdump(1).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [-r] [FILE...]\n"
 	        "Print SWU unwind metadata (standard input when no FILE or FILE is -).\n"
-	        "  -r, --rules   also print the decoded rule at every code offset\n"
+	        "  -r, --rules   also print the decoded rule (and live GC locations) at every code offset\n"
 	        "  -h, --help    print this help\n", progname);
 }
 
@@ -98,6 +99,52 @@ static void print_rule(sw_arch arch, const char *where, const sw_swu_rule *r)
 	putchar('\n');
 }
 
+/* Collects the live GC locations at one offset as text. */
+struct gc_line {
+	sw_arch arch;
+	char text[1024];
+	size_t len;
+	unsigned n;
+};
+
+static int add_gc(void *data, const sw_swu_gc_slot *slot)
+{
+	struct gc_line *g = data;
+	char b[16], where[64];
+	int n;
+
+	if (slot->in_register)
+		snprintf(where, sizeof where, "%s", reg(g->arch, slot->reg, b, sizeof b));
+	else
+		snprintf(where, sizeof where, "[cfa %c %ld]", slot->cfa_offset < 0 ? '-' : '+',
+		         labs((long)slot->cfa_offset));
+	n = snprintf(g->text + g->len, sizeof g->text - g->len, "%s%s%s%s", g->n ? ", " : "",
+	             where, slot->flags & SW_GC_INTERIOR ? " interior" : "",
+	             slot->flags & SW_GC_PINNED ? " pinned" : "");
+	g->n++;
+	if (n < 0 || (size_t)n >= sizeof g->text - g->len) {
+		/* Too many to print on one line. */
+		snprintf(g->text + g->len, sizeof g->text - g->len, ", ...");
+		return 1;
+	}
+	g->len += (size_t)n;
+	return 0;
+}
+
+/* Print the GC locations live at `off`; 0, or 1 on a decoding error. */
+static int print_gc(const unsigned char *blob, size_t len, sw_arch arch, uint32_t off)
+{
+	struct gc_line g = { arch, "", 0, 0 };
+	sw_status st = sw_swu_gc_live(blob, len, off, add_gc, &g);
+
+	if (st != SW_OK) {
+		printf("  %8" PRIu32 "  error: %s\n", off, sw_strerror(st));
+		return 1;
+	}
+	printf("  %8s  gc      %s\n", "", g.n ? g.text : "-");
+	return 0;
+}
+
 /* Dump one blob; 0 if it is valid, 1 if not. */
 static int dump_blob(const unsigned char *blob, size_t len, int rules)
 {
@@ -130,6 +177,8 @@ static int dump_blob(const unsigned char *blob, size_t len, int rules)
 		}
 		if (memcmp(&r, &ra, sizeof r) != 0)
 			print_rule((sw_arch)h.arch, "as ra", &ra);
+		if (h.gc_locations && print_gc(blob, len, (sw_arch)h.arch, off))
+			return 1;
 		if (off == UINT32_MAX)
 			break;
 	}

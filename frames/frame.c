@@ -68,3 +68,27 @@ sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
 	*ops = sw_frame_type_ops(view->type);
 	return *ops ? SW_OK : SW_E_BADFRAME;
 }
+
+sw_status swi_frame_protected_roots(const sw_frame_view *f, unsigned array, unsigned count,
+                                    int (*fn)(void *data, uint64_t slot, uint32_t flags),
+                                    void *data)
+{
+	unsigned p = sw_arch_pointer_size(f->thread->arch);
+	uint64_t base, n, slot;
+	sw_status st;
+
+	if ((st = sw_frame_read_field(f, array, &base)) != SW_OK ||
+	    (st = sw_frame_read_field(f, count, &n)) != SW_OK)
+		return st;
+	if (base == 0 || n == 0)
+		return SW_OK;
+	if (n > SWI_FRAME_MAX_PROTECTED || base > UINT64_MAX - n * p)
+		return SW_E_BADFRAME;
+	for (uint64_t i = 0; i < n; i++) {
+		if ((st = swi_read_ptr(f->thread->memory, p, base + i * p, &slot)) != SW_OK)
+			return st;
+		if (fn(data, slot, 0))
+			break;
+	}
+	return SW_OK;
+}

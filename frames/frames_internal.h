@@ -27,6 +27,17 @@ sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
 sw_status swi_context_record_restore(const sw_thread *t, uint64_t record, sw_regdisplay *rd);
 sw_status swi_context_record_ip(const sw_thread *t, uint64_t record, uint64_t *ip);
 
+/* A hard bound on the references one Frame may protect, against garbage. */
+#define SWI_FRAME_MAX_PROTECTED 4096
+
+/*
+ * Report the protected references of a Frame whose fields `array` and
+ * `count` hold an array of slot addresses and its length.
+ */
+sw_status swi_frame_protected_roots(const sw_frame_view *f, unsigned array, unsigned count,
+                                    int (*fn)(void *data, uint64_t slot, uint32_t flags),
+                                    void *data);
+
 extern const sw_frame_ops swi_inlined_call_frame_ops;
 extern const sw_frame_ops swi_transition_frame_ops;
 extern const sw_frame_ops swi_faulting_exception_frame_ops;

@@ -50,6 +50,13 @@ static sw_transition hmf_transition(const sw_frame_view *f)
 	return SW_TRANSITION_INTERNAL_CALL;
 }
 
+/* The object-protecting variants: the references the helper keeps alive. */
+static sw_status hmf_gc_roots(const sw_frame_view *f,
+                              int (*fn)(void *data, uint64_t slot, uint32_t flags), void *data)
+{
+	return swi_frame_protected_roots(f, SW_HMF_PROTECTED, SW_HMF_PROTECTED_COUNT, fn, data);
+}
+
 const sw_frame_ops swi_helper_method_frame_ops = {
 	.type = SW_FRAME_HELPER_METHOD,
 	.flags = 0,
@@ -58,4 +65,5 @@ const sw_frame_ops swi_helper_method_frame_ops = {
 	.update_regdisplay = hmf_update_regdisplay,
 	.method = hmf_method,
 	.transition = hmf_transition,
+	.gc_roots = hmf_gc_roots,
 };

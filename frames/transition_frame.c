@@ -54,6 +54,13 @@ static sw_transition tf_transition(const sw_frame_view *f)
 	return SW_TRANSITION_INTERNAL_CALL;
 }
 
+/* The arguments of the call in progress that hold references. */
+static sw_status tf_gc_roots(const sw_frame_view *f,
+                             int (*fn)(void *data, uint64_t slot, uint32_t flags), void *data)
+{
+	return swi_frame_protected_roots(f, SW_TF_PROTECTED, SW_TF_PROTECTED_COUNT, fn, data);
+}
+
 const sw_frame_ops swi_transition_frame_ops = {
 	.type = SW_FRAME_TRANSITION,
 	.flags = 0,
@@ -62,4 +69,5 @@ const sw_frame_ops swi_transition_frame_ops = {
 	.update_regdisplay = tf_update_regdisplay,
 	.method = tf_method,
 	.transition = tf_transition,
+	.gc_roots = tf_gc_roots,
 };

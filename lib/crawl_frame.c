@@ -9,6 +9,7 @@ SW_API const char *sw_frame_state_name(sw_frame_state state)
 	case SW_STATE_SKIPPED_FRAME:  return "SKIPPED_FRAME";
 	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
 	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
+	case SW_STATE_NO_FRAME_TRANSITION: return "NO_FRAME_TRANSITION";
 	default:                      return "?";
 	}
 }
@@ -91,4 +92,9 @@ SW_API int sw_crawl_frame_is_filter_funclet(const sw_crawl_frame *cf)
 SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf)
 {
 	return cf && cf->state == SW_STATE_FRAMELESS && cf->is_parent_of_funclet;
+}
+
+SW_API int sw_crawl_frame_is_no_frame_transition(const sw_crawl_frame *cf)
+{
+	return cf && cf->state == SW_STATE_NO_FRAME_TRANSITION;
 }

@@ -69,6 +69,9 @@ static inline sw_status swi_write_ptr(const sw_memory *m, unsigned ptr_size,
 	return sw_memory_write(m, addr, b, ptr_size);
 }
 
+/* Is this the built-in accessor for this process's own memory? */
+int swi_memory_is_local(const sw_memory *m);
+
 /*
  * Internal code map access for the walker: the entry containing `ip`,
  * valid while the caller holds a read section; NULL if none.

@@ -64,23 +64,38 @@ static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
 
 /*
  * Funclets (exception handlers registered apart from their method): note
- * the parent to flag, and with SKIPFUNCLETS or FUNCTIONSONLY skip the
- * funclet and, unless it is a filter, everything up to its parent.  A
- * filter runs in the first pass, while the frames between it and its
- * parent are still live, so only the filter itself is skipped.
+ * the parent to flag.  SKIPFUNCLETS, FUNCTIONSONLY and
+ * GC_FUNCLET_REFERENCE_REPORTING skip what lies between a funclet and its
+ * parent: once a (non-filter) handler runs, the frames it was called over
+ * are dead.  A filter runs in the first pass, while they still live, so
+ * nothing is skipped for it.  The first two also hide the funclet itself;
+ * for the GC the funclet reports the references it shares with its parent,
+ * and the parent then reports none.
  */
 static void see_managed_frame(struct swi_iter *it)
 {
 	const sw_code_info *code = it->code;
+	unsigned skippers = SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY |
+	                    SW_WALK_GC_FUNCLET_REFERENCE_REPORTING;
 
 	it->cf.is_parent_of_funclet = 0;
+	it->cf.skip_gc_report = 0;
+	it->report_funclet = 0;
 	if (code->flags & SW_CODE_FUNCLET) {
+		int filter = (code->flags & SW_CODE_FILTER) != 0;
+
+		/* Inside a region being skipped, a funclet is as dead as the rest. */
+		if (it->skip_to_parent)
+			return;
+		it->report_funclet = 1;
 		it->funclet_parent = code->parent;
-		if ((it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)) &&
-		    !(code->flags & SW_CODE_FILTER) && !it->skip_to_parent)
+		it->funclet_was_filter = (uint8_t)filter;
+		if (!filter && (it->flags & skippers))
 			it->skip_to_parent = code->parent;
 	} else if (it->funclet_parent && code->method == it->funclet_parent) {
 		it->cf.is_parent_of_funclet = 1;
+		it->cf.skip_gc_report = (it->flags & SW_WALK_GC_FUNCLET_REFERENCE_REPORTING) &&
+		                        !it->funclet_was_filter;
 		it->funclet_parent = NULL;
 		if (it->skip_to_parent == code->method)
 			it->skip_to_parent = NULL;
@@ -90,12 +105,10 @@ static void see_managed_frame(struct swi_iter *it)
 /* Does this frame get reported at all, given the funclet rules? */
 static int reportable(const struct swi_iter *it, sw_frame_state state)
 {
-	if (it->skip_to_parent)
-		return 0;
-	if (state == SW_STATE_FRAMELESS && (it->code->flags & SW_CODE_FUNCLET) &&
-	    (it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)))
-		return 0;
-	return 1;
+	if (state == SW_STATE_FRAMELESS && (it->code->flags & SW_CODE_FUNCLET))
+		return it->report_funclet &&
+		       !(it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY));
+	return !it->skip_to_parent;
 }
 
 /* Fill the crawl frame and count it as reported; -1 when the rules hide it. */
@@ -109,12 +122,13 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->state = state;
 	cf->method = method;
 	cf->rd = &it->rd;
+	cf->thread = it->thread;
 	cf->depth = it->depth++;
 	cf->is_first = it->is_first;
 	cf->is_interrupted = it->is_interrupted;
 	cf->has_faulted = it->has_faulted;
 	if (state != SW_STATE_FRAMELESS)
-		cf->is_parent_of_funclet = 0;
+		cf->is_parent_of_funclet = cf->skip_gc_report = 0;
 	cf->code = NULL;
 	cf->rel_offset = 0;
 	cf->frame = 0;
@@ -125,6 +139,8 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	} else if (state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) {
 		cf->frame = it->view.addr;
 		cf->frame_type = it->view.type;
+	} else if (state == SW_STATE_NO_FRAME_TRANSITION) {
+		cf->frame = it->tracker;
 	}
 	return 1;
 }
@@ -158,6 +174,36 @@ static sw_status advance_frame(struct swi_iter *it)
 	if (it->kept_frame == it->frame)
 		it->kept_frame = 0;
 	it->frame = next;
+	return SW_OK;
+}
+
+/*
+ * Exception trackers (the CLR's ExInfo) form a second list, newest first,
+ * on the stacks of the code handling each exception; each holds the
+ * context of a faulted managed frame for which no Frame was pushed.  Like
+ * Frames, they must ascend the stack.
+ */
+static sw_status tracker_field(const struct swi_iter *it, unsigned index, uint64_t *out)
+{
+	unsigned p = it->arch->ptr_size;
+	uint64_t a = it->tracker;
+
+	if ((a & (p - 1)) || a < it->thread->stack_lo || a >= it->thread->stack_hi ||
+	    it->thread->stack_hi - a < 2 * p)
+		return SW_E_BADFRAME;
+	return swi_read_ptr(it->thread->memory, p, a + (uint64_t)index * p, out);
+}
+
+static sw_status advance_tracker(struct swi_iter *it)
+{
+	uint64_t next;
+	sw_status st = tracker_field(it, 0, &next);
+
+	if (st != SW_OK)
+		return st;
+	if (next != 0 && next <= it->tracker)
+		return SW_E_FRAMECYCLE;
+	it->tracker = next;
 	return SW_OK;
 }
 
@@ -237,8 +283,24 @@ SW_API sw_status sw_iter_init(sw_iter *pub, const sw_thread *t, const sw_context
 		if (st != SW_OK)
 			return st;
 	}
+	if (t->exception_head) {
+		st = swi_read_ptr(t->memory, a->ptr_size, t->exception_head, &it->tracker);
+		if (st != SW_OK)
+			return st;
+	}
 	if (start && (st = check_context(it, start)) != SW_OK)
 		return st;
+	/*
+	 * Walking a thread of this process other than the calling one (or from
+	 * another stack, such as a signal stack) must be asked for, as in the
+	 * CLR: that thread may move under the walk.
+	 */
+	if (swi_memory_is_local(t->memory) && !(flags & SW_WALK_ALLOW_ASYNC_STACK_WALK)) {
+		uint64_t here = (uintptr_t)&st;
+
+		if (here < t->stack_lo || here >= t->stack_hi)
+			return SW_E_INVAL;
+	}
 
 	it->map_token = sw_codemap_read_begin(t->codemap);
 	it->in_read_section = 1;
@@ -260,6 +322,9 @@ static int step_start(struct swi_iter *it)
 		it->step = SWI_STEP_UNWIND;
 		return -1;
 	}
+	/* The caller vouched for managed code; it was wrong. */
+	if (it->flags & SW_WALK_THREAD_EXECUTING_MANAGED_CODE)
+		return fail(it, SW_E_BADIP);
 	it->step = SWI_STEP_FRAMES;
 	if (it->flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT)
 		return report(it, SW_STATE_INITIAL_NATIVE, NULL);
@@ -277,6 +342,10 @@ static int step_skipped(struct swi_iter *it)
 	uint64_t caller_sp = it->rd.caller.regs[it->arch->sp_reg];
 	sw_status st;
 
+	/* A tracker inside this frame or deeper has been dealt with: its fault is gone. */
+	while (it->tracker != 0 && it->tracker < caller_sp)
+		if ((st = advance_tracker(it)) != SW_OK)
+			return fail(it, st);
 	while (it->frame != 0 && it->frame < caller_sp) {
 		int silent;
 
@@ -332,15 +401,42 @@ static int step_after_managed(struct swi_iter *it)
 	return -1;
 }
 
+/* Is this address below the current SP, on a part of the stack already left? */
+static int below_sp(const struct swi_iter *it, uint64_t addr)
+{
+	unsigned sp = it->arch->sp_reg;
+
+	return (it->rd.cur.valid & (1ULL << sp)) && addr < it->rd.cur.regs[sp];
+}
+
 static int step_frames(struct swi_iter *it)
 {
 	sw_status st;
 	void *m;
 
+	/* An exception tracker nearer the top of the stack comes first. */
+	if (it->tracker != 0 && (it->frame == 0 || it->tracker < it->frame)) {
+		it->step = SWI_STEP_AFTER_TRACKER;
+		if (it->flags & SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS)
+			return report(it, SW_STATE_NO_FRAME_TRANSITION, NULL);
+		return -1;
+	}
 	if (it->frame == 0)
 		return done(it);
 	if ((st = load_frame(it)) != SW_OK)
 		return fail(it, st);
+	/*
+	 * Out of managed code, a Frame below SP lies where the thread no longer
+	 * is: it should have been popped, and the transition Frame that brings
+	 * the walk back is missing.
+	 */
+	if (below_sp(it, it->frame)) {
+		if (!(it->flags & SW_WALK_DISABLE_MISSING_FRAME_DETECTION))
+			return fail(it, SW_E_BADFRAME);
+		if ((st = advance_frame(it)) != SW_OK)
+			return fail(it, st);
+		return -1;
+	}
 	it->step = SWI_STEP_AFTER_FRAME;
 	m = frame_method(it);
 	if (m || !functions_only(it))
@@ -396,6 +492,35 @@ static int step_after_frame(struct swi_iter *it)
 	return -1;
 }
 
+/* Resume the faulted frame the tracker holds: interrupted, faulted, exact. */
+static int step_after_tracker(struct swi_iter *it)
+{
+	uint64_t record, old_sp = it->rd.cur.regs[it->arch->sp_reg];
+	int old_sp_known = (it->rd.cur.valid & (1ULL << it->arch->sp_reg)) != 0;
+	const sw_code_info *code;
+	sw_status st;
+
+	if ((st = tracker_field(it, 1, &record)) != SW_OK ||
+	    (st = swi_context_record_restore(it->thread, record, &it->rd)) != SW_OK ||
+	    (st = check_context(it, &it->rd.cur)) != SW_OK)
+		return fail(it, st);
+	if (old_sp_known && it->rd.cur.regs[it->arch->sp_reg] < old_sp)
+		return fail(it, SW_E_BADSP);
+	if ((st = advance_tracker(it)) != SW_OK)
+		return fail(it, st);
+	it->is_first = 0;
+	it->is_interrupted = it->has_faulted = 1;
+	code = lookup(it, it->rd.cur.regs[it->arch->ip_reg], 1);
+	if (!code) {
+		it->step = SWI_STEP_FRAMES;
+		return -1;
+	}
+	it->code = code;
+	it->active = 1;
+	it->step = SWI_STEP_UNWIND;
+	return -1;
+}
+
 SW_API int sw_iter_next(sw_iter *pub)
 {
 	struct swi_iter *it;
@@ -432,6 +557,9 @@ SW_API int sw_iter_next(sw_iter *pub)
 			break;
 		case SWI_STEP_AFTER_FRAME:
 			r = step_after_frame(it);
+			break;
+		case SWI_STEP_AFTER_TRACKER:
+			r = step_after_tracker(it);
 			break;
 		case SWI_STEP_DONE:
 			return 0;

@@ -14,10 +14,12 @@ struct sw_crawl_frame {
 	uint64_t frame;                 /* Frame address, or 0 */
 	const sw_code_info *code;       /* managed frames only */
 	const sw_regdisplay *rd;
+	const sw_thread *thread;
 	uint32_t rel_offset;
 	uint32_t depth;
 	uint8_t is_first, is_interrupted, has_faulted;
 	uint8_t is_parent_of_funclet;
+	uint8_t skip_gc_report;         /* parent of a funclet that reports for it */
 };
 
 /* Where the iterator resumes on the next sw_iter_next call. */
@@ -28,6 +30,7 @@ enum swi_step {
 	SWI_STEP_AFTER_MANAGED,     /* move to its caller */
 	SWI_STEP_FRAMES,            /* process the current Frame */
 	SWI_STEP_AFTER_FRAME,       /* follow the Frame just reported */
+	SWI_STEP_AFTER_TRACKER,     /* resume the faulted frame of the tracker just reported */
 	SWI_STEP_DONE,
 	SWI_STEP_FAILED
 };
@@ -43,6 +46,7 @@ struct swi_iter {
 	const struct swi_arch *arch;
 	uint64_t frame;                 /* the current Frame, 0 when none is left */
 	uint64_t kept_frame;            /* an IN_CALLER Frame already reported */
+	uint64_t tracker;               /* the next exception tracker, 0 when none is left */
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
 	const sw_code_info *code;       /* the managed frame in rd.cur */
@@ -55,6 +59,8 @@ struct swi_iter {
 	 */
 	void *skip_to_parent;
 	void *funclet_parent;
+	uint8_t funclet_was_filter;     /* the funclet below funclet_parent was a filter */
+	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	sw_walk_error err;

@@ -16,4 +16,5 @@ libstackwalk_core_la_SOURCES += \
 	lib/iter.c \
 	lib/iter_unwind.c \
 	lib/crawl_frame.c \
+	lib/gc_roots.c \
 	lib/walk.c

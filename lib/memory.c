@@ -80,6 +80,11 @@ SW_API sw_status sw_memory_init_local(sw_memory *mem, uint64_t lo, uint64_t hi, 
 	return SW_OK;
 }
 
+int swi_memory_is_local(const sw_memory *m)
+{
+	return m->read == local_read;
+}
+
 SW_API sw_status sw_memory_local_allow(sw_memory *mem, uint64_t lo, uint64_t hi)
 {
 	if (!mem || mem->read != local_read || lo > hi || hi > UINTPTR_MAX)

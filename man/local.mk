@@ -11,6 +11,8 @@ dist_man_MANS += \
 	man/sw_iter.3 \
 	man/sw_walk_frames.3 \
 	man/sw_crawl_frame.3 \
+	man/sw_crawl_frame_enum_gc_roots.3 \
+	man/sw_crawl_frame_should_report_gc.3 \
 	man/sw_arch_host.3 \
 	man/sw_arch_name.3 \
 	man/sw_arch_pointer_size.3 \
@@ -34,6 +36,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame_relative_offset.3 \
 	man/sw_crawl_frame_state.3 \
 	man/sw_crawl_frame_is_funclet.3 \
+	man/sw_crawl_frame_is_no_frame_transition.3 \
 	man/sw_crawl_frame_is_filter_funclet.3 \
 	man/sw_crawl_frame_is_parent_of_funclet.3 \
 	man/sw_frame_state_name.3 \

@@ -189,6 +189,122 @@ START_TEST(helper_method_frame)
 }
 END_TEST
 
+struct roots {
+	uint64_t addr[8], value[8];
+	int n;
+};
+
+static sw_walk_action root_cb(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	struct roots *r = data;
+
+	(void)cf;
+	ck_assert_int_lt(r->n, 8);
+	r->addr[r->n] = root->addr;
+	r->value[r->n] = root->value;
+	r->n++;
+	return SW_CONTINUE;
+}
+
+static sw_walk_action enum_cb(const sw_crawl_frame *cf, void *data)
+{
+	ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, root_cb, data), SW_OK);
+	return SW_CONTINUE;
+}
+
+/* HelperMethodFrame and TransitionFrame report the slots they protect. */
+START_TEST(frames_protect_references)
+{
+	sb_world w;
+	struct roots r;
+	uint64_t list = FRAME_AT + 0x100, obj_slot1 = FRAME_AT + 0x200, obj_slot2 = FRAME_AT + 0x208;
+	uint64_t hmf[4] = { 0, 0, list, 2 };
+	uint64_t tf[5] = { 0, 0, SW_TF_PRESTUB, list, 1 };
+	sw_walk_error err;
+
+	sb_init(&w);
+	sb_put(&w, list, obj_slot1);
+	sb_put(&w, list + 8, obj_slot2);
+	sb_put(&w, obj_slot1, 0x0b1ec71);
+	sb_put(&w, obj_slot2, 0x0b1ec72);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HELPER_METHOD, 0, hmf, 4);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, enum_cb, &r, 0, &err), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_uint_eq(r.addr[0], obj_slot1);
+	ck_assert_uint_eq(r.value[0], 0x0b1ec71);
+	ck_assert_uint_eq(r.addr[1], obj_slot2);
+
+	/* A TransitionFrame's protected arguments; its block has no managed return address here. */
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_TRANSITION, 0, tf, 5);
+	sb_put(&w, FRAME_AT + 0x300 + 48, 0);          /* block at +0x300: return address 0 */
+	sb_put(&w, FRAME_AT + 16 + 8, FRAME_AT + 0x300);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, enum_cb, &r, 0, &err), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_uint_eq(r.value[0], 0x0b1ec71);
+
+	/* A garbage count is refused, not followed. */
+	hmf[3] = 1u << 30;
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HELPER_METHOD, 0, hmf, 4);
+	{
+		sw_iter it;
+		ck_assert_int_eq(sw_iter_init(&it, &w.thread, NULL, 0, 0), SW_OK);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), root_cb, &r), SW_E_BADFRAME);
+		sw_iter_end(&it);
+	}
+	sb_fini(&w);
+}
+END_TEST
+
+/* An exception tracker (ExInfo) resumes a faulted frame without any Frame. */
+START_TEST(exception_tracker_no_frame_transition)
+{
+	sb_world w;
+	sw_context at, seed;
+	recording r;
+	uint64_t tracker = FRAME_AT, tracker_slot = SB_STACK_HI - 16;
+	sw_walk_error err;
+	int n = 0;
+
+	sb_init(&w);
+	lay_out_a(&w, &at);
+	put_record(&w, RECORD, &at);
+	sb_put(&w, tracker, 0);             /* next */
+	sb_put(&w, tracker + 8, RECORD);    /* the faulted frame's context */
+	sb_put(&w, tracker_slot, tracker);
+	w.thread.exception_head = tracker_slot;
+	sw_context_init(&seed, SW_ARCH_X64);       /* in the exception handling code */
+	sw_context_set(&seed, SW_X64_RIP, SB_NATIVE_IP + 0x500);
+	sw_context_set(&seed, SW_X64_RSP, tracker - 0x100);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &seed, 0, record_cb, &r,
+	                                 SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS, &err), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_NO_FRAME_TRANSITION);
+	ck_assert_uint_eq(r.f[0].frame, tracker);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_int_eq(r.f[1].interrupted, 1);
+	ck_assert_int_eq(r.f[1].faulted, 1);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 30);
+
+	/* Without the flag the walk goes straight to the faulted frame. */
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &seed, 0, record_cb, &r, 0, &err), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_ptr_eq(r.f[0].method, &method_a);
+
+	/* A tracker pointing at itself is a cycle. */
+	sb_put(&w, tracker, tracker);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(entry_and_marker_frames)
 {
 	sb_world w;
@@ -265,6 +381,8 @@ static Suite *frames_suite(void)
 	tcase_add_test(tc, func_eval_frame);
 	tcase_add_test(tc, helper_method_frame);
 	tcase_add_test(tc, entry_and_marker_frames);
+	tcase_add_test(tc, frames_protect_references);
+	tcase_add_test(tc, exception_tracker_no_frame_transition);
 	tcase_add_test(tc, bad_context_records);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1151,7 +1151,8 @@ START_TEST(bad_headers)
 	PATCH(1, 0x14, SW_E_UNSUPPORTED);               /* no arch 4 */
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
-	PATCH(2, 0x02, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
+	PATCH(2, 0x04, SW_E_UNSUPPORTED);               /* unknown flags */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
 	PATCH(4, 17, SW_E_BADMETA);                     /* prolog beyond code */
@@ -1424,7 +1425,7 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 3, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(2, 5, SW_E_UNSUPPORTED);          /* an unknown section */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
 	PATCH(7, 1, SW_E_BADMETA);              /* one op: trailing bytes, args left pushed */
 	PATCH(7, 20, SW_E_BADMETA);             /* more ops than body bytes */
@@ -1504,12 +1505,669 @@ START_TEST(bad_body_ops)
 }
 END_TEST
 
+/* ---- GC information ---- */
+
+#define RAX SW_X64_RAX
+#define RDI SW_X64_RDI
+#define RIP SW_X64_RIP
+#define EAX SW_X86_EAX
+#define ECX SW_X86_ECX
+#define EIP SW_X86_EIP
+#define X0  SW_ARM64_X0
+
+/* Up to this many live locations at one offset in the tests. */
+#define GC_MAX_LIVE 256
+
+struct gc_set {
+	unsigned n;
+	int stop_after;         /* stop the enumeration after this many (0: never) */
+	sw_swu_gc_slot s[GC_MAX_LIVE];
+};
+
+static int gc_collect(void *data, const sw_swu_gc_slot *slot)
+{
+	struct gc_set *g = data;
+
+	if (g->n < GC_MAX_LIVE)
+		g->s[g->n] = *slot;
+	g->n++;
+	return g->stop_after && g->n >= (unsigned)g->stop_after;
+}
+
+/* The live set as swdump prints it: "rbx, [cfa - 24] interior pinned". */
+static void gc_text(sw_arch arch, const struct gc_set *g, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < g->n && i < GC_MAX_LIVE; i++) {
+		const sw_swu_gc_slot *s = &g->s[i];
+		char where[32];
+
+		if (s->in_register)
+			snprintf(where, sizeof where, "%s", sw_arch_reg_name(arch, s->reg));
+		else
+			snprintf(where, sizeof where, "[cfa %c %d]", s->cfa_offset < 0 ? '-' : '+',
+			         abs(s->cfa_offset));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s%s%s", i ? ", " : "", where,
+		                       s->flags & SW_GC_INTERIOR ? " interior" : "",
+		                       s->flags & SW_GC_PINNED ? " pinned" : "");
+		ck_assert_uint_lt(at, len);
+	}
+}
+
+/* The documented order, computed independently: registers, slots, flags. */
+static int64_t gc_key(const sw_swu_gc_slot *s)
+{
+	int64_t where = s->in_register ? (int64_t)s->reg - ((int64_t)1 << 40) : s->cfa_offset;
+
+	return where * 4 + s->flags;
+}
+
+/* Registers that may hold a reference: all but SP and IP. */
+static int gc_reg_ok(sw_arch arch, unsigned reg)
+{
+	switch (arch) {
+	case SW_ARCH_X64: return reg != RSP && reg != RIP;
+	case SW_ARCH_X86: return reg != ESP && reg != EIP;
+	default:          return reg != SP && reg != SW_ARM64_PC;
+	}
+}
+
+/* One row of a GC table: the live set from `from` to the next row. */
+struct gcrow {
+	uint32_t from;
+	const char *live;
+};
+
+/* The live set at EVERY offset 0..code_size must match the table. */
+static void check_gc_table(const struct blob *bl, sw_arch arch, uint32_t code_size,
+                           const struct gcrow *rows, size_t nrows)
+{
+	size_t i = 0;
+	char text[1024];
+
+	ck_assert_uint_eq(rows[0].from, 0);
+	for (uint32_t off = 0; off <= code_size; off++) {
+		struct gc_set g = { 0 };
+
+		while (i + 1 < nrows && rows[i + 1].from <= off)
+			i++;
+		ck_assert_int_eq(sw_swu_gc_live(bl->p, bl->len, off, gc_collect, &g), SW_OK);
+		gc_text(arch, &g, text, sizeof text);
+		ck_assert_msg(!strcmp(text, rows[i].live), "live at %u: \"%s\", want \"%s\"",
+		              off, text, rows[i].live);
+		/* Stopping after the first: exactly one call, still SW_OK. */
+		if (g.n) {
+			struct gc_set one = { 0 };
+
+			one.stop_after = 1;
+			ck_assert_int_eq(sw_swu_gc_live(bl->p, bl->len, off, gc_collect, &one), SW_OK);
+			ck_assert_uint_eq(one.n, 1);
+			ck_assert(!memcmp(&one.s[0], &g.s[0], sizeof one.s[0]));
+		}
+	}
+	ck_assert_int_eq(sw_swu_gc_live(bl->p, bl->len, code_size + 1, gc_collect,
+	                                &(struct gc_set){ 0 }), SW_E_BADIP);
+}
+
+/* The unwind rules of two blobs agree at every offset (GC info changes none). */
+static void check_same_rules(const struct blob *a, const struct blob *b, uint32_t code_size)
+{
+	for (uint32_t off = 0; off <= code_size; off++) {
+		sw_swu_rule ra, rb;
+
+		memset(&ra, 0, sizeof ra);
+		memset(&rb, 0, sizeof rb);
+		OK(sw_swu_decode(a->p, a->len, off, &ra));
+		OK(sw_swu_decode(b->p, b->len, off, &rb));
+		ck_assert_msg(!memcmp(&ra, &rb, sizeof ra), "rule at %u differs", off);
+		OK(sw_swu_decode_return_address(a->p, a->len, off, &ra));
+		OK(sw_swu_decode_return_address(b->p, b->len, off, &rb));
+		ck_assert_msg(!memcmp(&ra, &rb, sizeof ra), "return-address rule at %u differs", off);
+	}
+}
+
+/* shape_rbp_frame's unwind ops (40 bytes of code), with or without GC info. */
+static void rbp_frame_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_push_reg(b, 1, RBP));
+	OK(sw_swu_set_frame(b, 4, RBP, 0));
+	OK(sw_swu_push_reg(b, 5, RBX));
+	OK(sw_swu_alloc_stack(b, 9, 24));
+	OK(sw_swu_end_prolog(b, 9));
+	OK(sw_swu_epilog_begin(b, 30));
+	OK(sw_swu_restore_sp_from_frame(b, 34, -8));
+	OK(sw_swu_pop_reg(b, 35, RBX));
+	OK(sw_swu_pop_reg(b, 36, RBP));
+	OK(sw_swu_epilog_end(b, 37));
+}
+
+/*
+ * x64: rbp frame, rbx saved at cfa - 24, locals at cfa - 32 .. cfa - 48,
+ * stack arguments at cfa + 0 and cfa + 8.  Ranges come in no order, some
+ * touching (merged), and cfa - 48 holds an object then a byref.
+ */
+static struct blob shape_gc_x64(void)
+{
+	sw_swu_builder *b = new_builder();
+	struct blob bl;
+
+	/* Before any unwind op: GC calls may come at any time. */
+	OK(sw_swu_gc_stack_slot(b, -32, 0, 20, 30));
+	OK(sw_swu_gc_register(b, RDI, 0, 0, 3));
+	rbp_frame_ops(b);
+	OK(sw_swu_gc_stack_slot(b, -32, 0, 9, 15));
+	OK(sw_swu_gc_register(b, RBX, 0, 16, 20));
+	OK(sw_swu_gc_register(b, RBX, 0, 25, 28));
+	OK(sw_swu_gc_register(b, RBX, 0, 12, 16));     /* joins [16, 20) */
+	OK(sw_swu_gc_register(b, RAX, SW_GC_INTERIOR, 14, 16));
+	OK(sw_swu_gc_stack_slot(b, -40, SW_GC_PINNED, 9, 30));
+	OK(sw_swu_gc_stack_slot(b, -48, SW_GC_INTERIOR, 15, 20));
+	OK(sw_swu_gc_stack_slot(b, -48, 0, 10, 15));
+	OK(sw_swu_gc_stack_slot(b, 8, SW_GC_INTERIOR, 0, 9));
+	OK(sw_swu_gc_stack_slot(b, 0, 0, 0, 40));
+	bl = finish(b, 40);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(gc_x64)
+{
+	static const struct gcrow rows[] = {
+		{  0, "rdi, [cfa + 0], [cfa + 8] interior" },
+		{  3, "[cfa + 0], [cfa + 8] interior" },
+		{  9, "[cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 10, "[cfa - 48], [cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 12, "rbx, [cfa - 48], [cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 14, "rax interior, rbx, [cfa - 48], [cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 15, "rax interior, rbx, [cfa - 48] interior, [cfa - 40] pinned, [cfa + 0]" },
+		{ 16, "rbx, [cfa - 48] interior, [cfa - 40] pinned, [cfa + 0]" },
+		{ 20, "[cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 25, "rbx, [cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 28, "[cfa - 40] pinned, [cfa - 32], [cfa + 0]" },
+		{ 30, "[cfa + 0]" },
+		{ 40, "" },
+	};
+	struct blob bl = shape_gc_x64(), plain;
+	sw_swu_builder *b = new_builder();
+	sw_swu_header h;
+
+	check_gc_table(&bl, SW_ARCH_X64, 40, rows, NROWS(rows));
+	OK(sw_swu_decode_header(bl.p, bl.len, &h));
+	ck_assert_uint_eq(h.gc_locations, 9);
+	ck_assert_uint_eq(h.code_size, 40);
+	ck_assert_uint_eq(h.epilogs, 1);
+	/* The same method without GC info: the very blob of shape_rbp_frame. */
+	rbp_frame_ops(b);
+	plain = finish(b, 40);
+	check_same_rules(&bl, &plain, 40);
+	OK(sw_swu_decode_header(plain.p, plain.len, &h));
+	ck_assert_uint_eq(h.gc_locations, 0);
+	{
+		struct blob old = shape_rbp_frame();
+
+		ck_assert_uint_eq(old.len, plain.len);
+		ck_assert(!memcmp(old.p, plain.p, old.len));
+		free(old.p);
+	}
+	/* Without GC info: no call, at any offset. */
+	for (uint32_t off = 0; off <= 40; off++) {
+		struct gc_set g = { 0 };
+
+		OK(sw_swu_gc_live(plain.p, plain.len, off, gc_collect, &g));
+		ck_assert_uint_eq(g.n, 0);
+	}
+	ck_assert_int_eq(sw_swu_gc_live(plain.p, plain.len, 41, gc_collect, &(struct gc_set){ 0 }),
+	                 SW_E_BADIP);
+	ck_assert_int_eq(sw_swu_gc_live(plain.p, plain.len, 0, NULL, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_gc_live(NULL, 10, 0, gc_collect, &(struct gc_set){ 0 }), SW_E_INVAL);
+	free(plain.p);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+/* The encoding, byte by byte (the example in swu(5)). */
+START_TEST(gc_bytes)
+{
+	static const unsigned char want[] = {
+		0xe5, 0x11, 0x02, 0x0a, 0x00, 0x00, 0x00,       /* header: x64, flags GC, code 10 */
+		0x02, 0x00,                                     /* 2 locations after 0 bytes of ops */
+		0x04, 0x03, 0x02, 0x02, 0x02, 0x02, 0x02,       /* rbx: [2, 4), [6, 8) */
+		0x01, 0x7e, 0x01, 0x00, 0x0a,                   /* [cfa - 16] interior: [0, 10) */
+	};
+	static const struct gcrow rows[] = {
+		{ 0, "[cfa - 16] interior" },
+		{ 2, "rbx, [cfa - 16] interior" },
+		{ 4, "[cfa - 16] interior" },
+		{ 6, "rbx, [cfa - 16] interior" },
+		{ 8, "[cfa - 16] interior" },
+		{ 10, "" },
+	};
+	sw_swu_builder *b = new_builder();
+	struct blob bl;
+
+	OK(sw_swu_gc_stack_slot(b, -16, SW_GC_INTERIOR, 0, 10));
+	OK(sw_swu_gc_register(b, RBX, 0, 6, 8));
+	OK(sw_swu_gc_register(b, RBX, 0, 2, 4));
+	bl = finish(b, 10);
+	ck_assert_uint_eq(bl.len, sizeof want);
+	ck_assert(!memcmp(bl.p, want, sizeof want));
+	check_gc_table(&bl, SW_ARCH_X64, 10, rows, NROWS(rows));
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+/* x86 ebp frame: push ebp; mov ebp, esp; push esi; sub esp, 8 / ... /
+ * lea esp, [ebp - 4]; pop esi; pop ebp; ret. */
+static void x86_gc_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_push_reg(b, 1, EBP));
+	OK(sw_swu_set_frame(b, 3, EBP, 0));
+	OK(sw_swu_push_reg(b, 4, ESI));
+	OK(sw_swu_alloc_stack(b, 7, 8));
+	OK(sw_swu_end_prolog(b, 7));
+	OK(sw_swu_epilog_begin(b, 20));
+	OK(sw_swu_restore_sp_from_frame(b, 23, -4));
+	OK(sw_swu_pop_reg(b, 24, ESI));
+	OK(sw_swu_pop_reg(b, 25, EBP));
+	OK(sw_swu_epilog_end(b, 26));
+}
+
+static struct blob shape_gc_x86(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl;
+
+	x86_gc_ops(b);
+	OK(sw_swu_gc_register(b, EAX, 0, 8, 10));
+	OK(sw_swu_gc_register(b, ECX, SW_GC_INTERIOR, 9, 12));
+	OK(sw_swu_gc_register(b, ESI, 0, 10, 20));
+	OK(sw_swu_gc_stack_slot(b, -20, SW_GC_PINNED, 16, 18));
+	OK(sw_swu_gc_stack_slot(b, -20, SW_GC_PINNED, 12, 14));
+	OK(sw_swu_gc_stack_slot(b, -16, 0, 7, 26));
+	OK(sw_swu_gc_stack_slot(b, 0, 0, 0, 7));
+	OK(sw_swu_gc_stack_slot(b, 4, SW_GC_INTERIOR, 0, 28));
+	bl = finish(b, 28);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(gc_x86)
+{
+	static const struct gcrow rows[] = {
+		{  0, "[cfa + 0], [cfa + 4] interior" },
+		{  7, "[cfa - 16], [cfa + 4] interior" },
+		{  8, "eax, [cfa - 16], [cfa + 4] interior" },
+		{  9, "eax, ecx interior, [cfa - 16], [cfa + 4] interior" },
+		{ 10, "ecx interior, esi, [cfa - 16], [cfa + 4] interior" },
+		{ 12, "esi, [cfa - 20] pinned, [cfa - 16], [cfa + 4] interior" },
+		{ 14, "esi, [cfa - 16], [cfa + 4] interior" },
+		{ 16, "esi, [cfa - 20] pinned, [cfa - 16], [cfa + 4] interior" },
+		{ 18, "esi, [cfa - 16], [cfa + 4] interior" },
+		{ 20, "[cfa - 16], [cfa + 4] interior" },
+		{ 26, "[cfa + 4] interior" },
+		{ 28, "" },
+	};
+	struct blob bl = shape_gc_x86(), plain;
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+
+	check_gc_table(&bl, SW_ARCH_X86, 28, rows, NROWS(rows));
+	x86_gc_ops(b);
+	plain = finish(b, 28);
+	check_same_rules(&bl, &plain, 28);
+	free(plain.p);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+/* arm64: stp fp, lr, [sp, #-48]!; mov fp, sp; stp x19, x20, [sp, #16] /
+ * ... / ldp x19, x20, [sp, #16]; ldp fp, lr, [sp], #48; ret.  Locals at
+ * cfa - 16 and cfa - 8. */
+static void arm64_gc_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_push_reg_pair(b, 4, FP, LR, 48));
+	OK(sw_swu_set_frame(b, 8, FP, 0));
+	OK(sw_swu_save_reg_pair(b, 12, X19, X20, 16));
+	OK(sw_swu_end_prolog(b, 12));
+	OK(sw_swu_epilog_begin(b, 40));
+	OK(sw_swu_restore_reg_pair(b, 44, X19, X20));
+	OK(sw_swu_pop_reg_pair(b, 48, FP, LR, 48));
+	OK(sw_swu_epilog_end(b, 52));
+}
+
+static struct blob shape_gc_arm64(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+	struct blob bl;
+
+	arm64_gc_ops(b);
+	OK(sw_swu_gc_register(b, X0, 0, 0, 16));
+	OK(sw_swu_gc_register(b, X19, 0, 16, 40));
+	OK(sw_swu_gc_register(b, SW_ARM64_X0 + 1, SW_GC_INTERIOR, 20, 24));
+	OK(sw_swu_gc_stack_slot(b, -16, 0, 12, 40));
+	OK(sw_swu_gc_stack_slot(b, -8, SW_GC_PINNED, 24, 32));
+	OK(sw_swu_gc_stack_slot(b, 0, 0, 0, 56));
+	bl = finish(b, 56);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(gc_arm64)
+{
+	static const struct gcrow rows[] = {
+		{  0, "x0, [cfa + 0]" },
+		{ 12, "x0, [cfa - 16], [cfa + 0]" },
+		{ 16, "x19, [cfa - 16], [cfa + 0]" },
+		{ 20, "x1 interior, x19, [cfa - 16], [cfa + 0]" },
+		{ 24, "x19, [cfa - 16], [cfa - 8] pinned, [cfa + 0]" },
+		{ 32, "x19, [cfa - 16], [cfa + 0]" },
+		{ 40, "[cfa + 0]" },
+		{ 56, "" },
+	};
+	struct blob bl = shape_gc_arm64(), plain;
+	sw_swu_builder *b = new_builder_for(SW_ARCH_ARM64);
+
+	check_gc_table(&bl, SW_ARCH_ARM64, 56, rows, NROWS(rows));
+	arm64_gc_ops(b);
+	plain = finish(b, 56);
+	check_same_rules(&bl, &plain, 56);
+	free(plain.p);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+/* An x86 ESP frame with body ops and GC info: the sections coexist. */
+static struct blob shape_gc_x86_body(void)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl;
+
+	OK(sw_swu_push_reg(b, 1, EBX));
+	OK(sw_swu_end_prolog(b, 1));
+	OK(sw_swu_gc_register(b, EBX, 0, 1, 8));
+	OK(sw_swu_push_args(b, 3, 4));
+	OK(sw_swu_call_pops_args(b, 8, 4));
+	OK(sw_swu_epilog_begin(b, 8));
+	OK(sw_swu_pop_reg(b, 9, EBX));
+	OK(sw_swu_epilog_end(b, 10));
+	OK(sw_swu_gc_stack_slot(b, -8, SW_GC_INTERIOR, 3, 9));
+	bl = finish(b, 10);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(gc_with_body_ops)
+{
+	static const struct gcrow rows[] = {
+		{ 0, "" },
+		{ 1, "ebx" },
+		{ 3, "ebx, [cfa - 8] interior" },
+		{ 8, "[cfa - 8] interior" },
+		{ 9, "" },
+	};
+	struct blob bl = shape_gc_x86_body();
+	sw_swu_rule r;
+
+	check_gc_table(&bl, SW_ARCH_X86, 10, rows, NROWS(rows));
+	OK(sw_swu_decode_return_address(bl.p, bl.len, 8, &r));
+	ck_assert_int_eq(r.sp_offset, 12);
+	OK(sw_swu_decode(bl.p, bl.len, 8, &r));
+	ck_assert_int_eq(r.sp_offset, 8);
+	free(bl.p);
+}
+END_TEST
+
+START_TEST(gc_builder_misuse)
+{
+	size_t len;
+
+	ck_assert_int_eq(sw_swu_gc_stack_slot(NULL, -16, 0, 0, 1), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_gc_register(NULL, RBX, 0, 0, 1), SW_E_INVAL);
+	/* Overlapping ranges of one location, in either order, nested or equal. */
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, 0, 8, 12));
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, 0, 1, 6));
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, 0, 6, 7));
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, 0, 0, 20));
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_register(b, RBX, 0, 5, 10)),
+	       sw_swu_gc_register(b, RBX, 0, 5, 10));
+	/* One place holds one reference: its flag variants may not overlap either. */
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, SW_GC_INTERIOR, 9, 11));
+	MISUSE(SW_E_INVAL, OK(sw_swu_gc_register(b, RBX, SW_GC_PINNED, 5, 10)),
+	       sw_swu_gc_register(b, RBX, SW_GC_INTERIOR, 0, 6));
+	MISUSE(SW_OK, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)),
+	       sw_swu_gc_stack_slot(b, -24, SW_GC_INTERIOR, 10, 11));
+	/* Different places never conflict. */
+	MISUSE(SW_OK, OK(sw_swu_gc_stack_slot(b, -24, 0, 5, 10)), sw_swu_gc_stack_slot(b, -32, 0, 5, 10));
+	MISUSE(SW_OK, OK(sw_swu_gc_register(b, RBX, 0, 5, 10)), sw_swu_gc_register(b, RAX, 0, 5, 10));
+	/* Empty or reversed ranges. */
+	MISUSE(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -16, 0, 5, 5));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, RBX, 0, 6, 5));
+	MISUSE(SW_E_LIMIT, , sw_swu_gc_register(b, RBX, 0, 0, SW_SWU_MAX_CODE_SIZE + 1));
+	MISUSE(SW_OK, , sw_swu_gc_register(b, RBX, 0, 0, SW_SWU_MAX_CODE_SIZE));
+	/* Flags. */
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, RBX, 4, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_stack_slot(b, -16, SW_GC_INTERIOR | SW_GC_PINNED, 0, 1));
+	/* Registers: any but SP and IP, below the register count. */
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, RSP, 0, 0, 1));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, RIP, 0, 0, 1));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, SW_X64_NREGS, 0, 0, 1));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_register(b, 1000, 0, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_register(b, R15, 0, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_register(b, RBP, 0, 0, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_gc_register(b, ESP, 0, 0, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_gc_register(b, EIP, 0, 0, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_gc_register(b, SW_X86_NREGS, 0, 0, 1));
+	MISUSE_X(SW_OK, , sw_swu_gc_register(b, EDI, 0, 0, 1));
+	MISUSE_A(SW_E_INVAL, , sw_swu_gc_register(b, SP, 0, 0, 1));
+	MISUSE_A(SW_E_INVAL, , sw_swu_gc_register(b, SW_ARM64_PC, 0, 0, 1));
+	MISUSE_A(SW_E_INVAL, , sw_swu_gc_register(b, SW_ARM64_NREGS, 0, 0, 1));
+	MISUSE_A(SW_OK, , sw_swu_gc_register(b, LR, 0, 0, 1));
+	MISUSE_A(SW_OK, , sw_swu_gc_register(b, X28, 0, 0, 1));
+	/* Slots: pointer-aligned, not the return address's, within the frame limit. */
+	MISUSE(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -20, 0, 0, 1));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_stack_slot(b, 4, 0, 0, 1));
+	MISUSE(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -8, 0, 0, 1));    /* the return address */
+	MISUSE(SW_OK, , sw_swu_gc_stack_slot(b, -16, 0, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_stack_slot(b, 0, 0, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_stack_slot(b, -(int32_t)SW_SWU_MAX_FRAME, 0, 0, 1));
+	MISUSE(SW_E_LIMIT, , sw_swu_gc_stack_slot(b, -(int32_t)SW_SWU_MAX_FRAME - 8, 0, 0, 1));
+	MISUSE(SW_OK, , sw_swu_gc_stack_slot(b, (int32_t)SW_SWU_MAX_FRAME - 8, 0, 0, 1));
+	MISUSE(SW_E_LIMIT, , sw_swu_gc_stack_slot(b, (int32_t)SW_SWU_MAX_FRAME, 0, 0, 1));
+	MISUSE(SW_E_LIMIT, , sw_swu_gc_stack_slot(b, INT32_MIN, 0, 0, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -6, 0, 0, 1));
+	MISUSE_X(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -4, 0, 0, 1));  /* the return address */
+	MISUSE_X(SW_OK, , sw_swu_gc_stack_slot(b, -8, 0, 0, 1));
+	MISUSE_X(SW_OK, , sw_swu_gc_stack_slot(b, 4, 0, 0, 1));
+	MISUSE_A(SW_E_INVAL, , sw_swu_gc_stack_slot(b, -12, 0, 0, 1));
+	MISUSE_A(SW_OK, , sw_swu_gc_stack_slot(b, -8, 0, 0, 1));       /* arm64: lr arrives in a register */
+	/* Errors stick, GC calls included; reset clears them and the ranges. */
+	{
+		sw_swu_builder *b = new_builder();
+		struct blob bl;
+
+		OK(sw_swu_gc_register(b, RBX, 0, 0, 4));
+		ck_assert_int_eq(sw_swu_gc_register(b, RSP, 0, 0, 1), SW_E_INVAL);
+		ck_assert_int_eq(sw_swu_gc_register(b, RBX, 0, 10, 12), SW_E_INVAL);
+		ck_assert_int_eq(sw_swu_push_reg(b, 1, RBP), SW_E_INVAL);
+		ck_assert_int_eq(sw_swu_finish(b, 20, NULL, 0, &len), SW_E_INVAL);
+		sw_swu_builder_reset(b);
+		OK(sw_swu_gc_register(b, RBX, 0, 2, 3));
+		bl = finish(b, 4);
+		{
+			static const struct gcrow rows[] = { { 0, "" }, { 2, "rbx" }, { 3, "" } };
+
+			check_gc_table(&bl, SW_ARCH_X64, 4, rows, NROWS(rows));
+		}
+		free(bl.p);
+		/* A range past the code size is refused at finish (and not stuck). */
+		OK(sw_swu_gc_stack_slot(b, -16, 0, 3, 9));
+		ck_assert_int_eq(sw_swu_finish(b, 8, NULL, 0, &len), SW_E_INVAL);
+		ck_assert_int_eq(sw_swu_finish(b, 9, NULL, 0, &len), SW_E_LIMIT);
+		bl = finish(b, 9);
+		free(bl.p);
+		/* GC calls inside an epilog do not disturb it. */
+		sw_swu_builder_reset(b);
+		OK(sw_swu_push_reg(b, 1, RBP));
+		OK(sw_swu_end_prolog(b, 1));
+		OK(sw_swu_epilog_begin(b, 4));
+		OK(sw_swu_gc_stack_slot(b, -16, 0, 1, 4));
+		OK(sw_swu_pop_reg(b, 5, RBP));
+		OK(sw_swu_epilog_end(b, 6));
+		bl = finish(b, 6);
+		free(bl.p);
+		sw_swu_builder_destroy(b);
+	}
+}
+END_TEST
+
+START_TEST(gc_builder_limits)
+{
+	sw_swu_builder *b = new_builder();
+	struct blob bl;
+	struct gc_set g = { 0 };
+	uint32_t code = 2 * SW_SWU_MAX_GC_RANGES + 2;
+
+	/* SW_SWU_MAX_GC_LOCATIONS locations: half registers' flag variants, the rest slots. */
+	for (uint32_t i = 0; i < SW_SWU_MAX_GC_LOCATIONS; i++)
+		OK(sw_swu_gc_stack_slot(b, -16 - 8 * (int32_t)i, i % 4, i % 7, i % 7 + 1));
+	ck_assert_int_eq(sw_swu_gc_register(b, RBX, 0, 0, 1), SW_E_LIMIT);
+	sw_swu_builder_reset(b);
+	for (uint32_t i = 0; i < SW_SWU_MAX_GC_LOCATIONS; i++)
+		OK(sw_swu_gc_stack_slot(b, -16 - 8 * (int32_t)i, i % 4, i % 7, i % 7 + 1));
+	/* More ranges for a location that exists are fine. */
+	OK(sw_swu_gc_stack_slot(b, -16, 0, 20, 21));
+	bl = finish(b, 21);
+	OK(sw_swu_gc_live(bl.p, bl.len, 3, gc_collect, &g));
+	ck_assert_uint_eq(g.n, (SW_SWU_MAX_GC_LOCATIONS + 6 - 3) / 7);
+	free(bl.p);
+
+	/* SW_SWU_MAX_GC_RANGES ranges for one location, then no more, unless it only joins one. */
+	sw_swu_builder_reset(b);
+	for (uint32_t i = 0; i < SW_SWU_MAX_GC_RANGES; i++)
+		OK(sw_swu_gc_register(b, RBX, 0, 2 * i, 2 * i + 1));
+	OK(sw_swu_gc_register(b, RBX, 0, 1, 2));        /* joins [0, 1) and [2, 3) */
+	OK(sw_swu_gc_register(b, RBX, 0, 2 * SW_SWU_MAX_GC_RANGES, code));
+	bl = finish(b, code);
+	g.n = 0;
+	OK(sw_swu_gc_live(bl.p, bl.len, 1, gc_collect, &g));
+	ck_assert_uint_eq(g.n, 1);
+	free(bl.p);
+	sw_swu_builder_reset(b);
+	for (uint32_t i = 0; i < SW_SWU_MAX_GC_RANGES; i++)
+		OK(sw_swu_gc_register(b, RBX, 0, 2 * i, 2 * i + 1));
+	ck_assert_int_eq(sw_swu_gc_register(b, RBX, 0, code, code + 1), SW_E_LIMIT);
+	sw_swu_builder_reset(b);
+	/* Added backwards: every insertion is at the front. */
+	for (uint32_t i = 4096; i-- > 0;)
+		OK(sw_swu_gc_register(b, RBX, 0, 2 * i, 2 * i + 1));
+	bl = finish(b, 8192);
+	for (uint32_t off = 0; off <= 8192; off += 7) {
+		g.n = 0;
+		OK(sw_swu_gc_live(bl.p, bl.len, off, gc_collect, &g));
+		ck_assert_uint_eq(g.n, off % 2 == 0 && off < 8192);
+	}
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(gc_bad_blobs)
+{
+	/* The gc_bytes blob: rbx [2, 4) [6, 8); [cfa - 16] interior [0, 10). */
+	static const unsigned char good[] = {
+		0xe5, 0x11, 0x02, 0x0a, 0x00, 0x00, 0x00, 0x02, 0x00,
+		0x04, 0x03, 0x02, 0x02, 0x02, 0x02, 0x02,
+		0x01, 0x7e, 0x01, 0x00, 0x0a,
+	};
+	unsigned char b[sizeof good + 8];
+
+	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
+#define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
+	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
+	PATCH(2, 0x06, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
+	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */
+	PATCH(7, 0x01, SW_E_BADMETA);           /* one location: the other is trailing */
+	PATCH(8, 0x01, SW_E_BADMETA);           /* a byte of ops that are not there */
+	PATCH(8, 0x03, SW_E_TRUNCATED);         /* 2 locations in 9 bytes */
+	PATCH(8, 0x0d, SW_E_TRUNCATED);         /* more than the blob holds */
+	PATCH(9, 0x08, SW_E_BADMETA);           /* reserved kind bit */
+	PATCH(9, 0x80, SW_E_BADMETA);
+	PATCH(9, 0x07, SW_OK);                  /* rbx interior pinned */
+	PATCH(9, 0x00, SW_E_BADMETA);           /* a slot at cfa + 24 after one at cfa - 16 */
+	PATCH(10, 0x07, SW_E_BADMETA);          /* rsp */
+	PATCH(10, 0x10, SW_E_BADMETA);          /* rip */
+	PATCH(10, 0x11, SW_E_BADMETA);          /* no such register */
+	PATCH(10, 0x00, SW_OK);                 /* rax */
+	PATCH(11, 0x00, SW_E_BADMETA);          /* no range */
+	PATCH(11, 0x01, SW_E_BADMETA);          /* one range: bytes left over */
+	PATCH(11, 0x03, SW_E_BADMETA);          /* three: reads the next location as ranges */
+	PATCH(13, 0x00, SW_E_BADMETA);          /* empty range */
+	PATCH(14, 0x00, SW_E_BADMETA);          /* touching ranges are one */
+	PATCH(15, 0x03, SW_OK);                 /* [6, 9) */
+	PATCH(15, 0x05, SW_E_BADMETA);          /* [6, 11): past the code */
+	PATCH(17, 0x7f, SW_E_BADMETA);          /* cfa - 8: the return address */
+	PATCH(17, 0x00, SW_OK);                 /* cfa + 0 */
+	PATCH(17, 0x40, SW_OK);                 /* cfa - 512 */
+	PATCH(18, 0x00, SW_E_BADMETA);
+	PATCH(19, 0x01, SW_E_BADMETA);          /* [1, 11) */
+	PATCH(20, 0x00, SW_E_BADMETA);
+	PATCH(20, 0x80, SW_E_TRUNCATED);        /* a varint off the end */
+#undef PATCH
+	/* A trailing byte after the GC section. */
+	memcpy(b, good, sizeof good);
+	b[sizeof good] = 0;
+	ck_assert_int_eq(validate_bytes(b, sizeof good + 1), SW_E_BADMETA);
+	/* Locations out of order, repeated, or overlapping at one place. */
+	{
+		/* x64, code 10, no ops, 2 locations */
+		static const unsigned char two[] = {
+			0xe5, 0x11, 0x02, 0x0a, 0x00, 0x00, 0x00, 0x02, 0x00,
+			0x04, 0x03, 0x01, 0x00, 0x05,   /* rbx [0, 5) */
+			0x05, 0x03, 0x01, 0x05, 0x05,   /* rbx interior [5, 10) */
+		};
+		unsigned char t[sizeof two];
+
+		ck_assert_int_eq(validate_bytes(two, sizeof two), SW_OK);
+#define PATCH2(i, v, want) do { memcpy(t, two, sizeof two); t[i] = (v); \
+	ck_assert_int_eq(validate_bytes(t, sizeof two), (want)); } while (0)
+		PATCH2(14, 0x04, SW_E_BADMETA);         /* rbx twice */
+		PATCH2(9, 0x05, SW_E_BADMETA);          /* rbx interior twice */
+		PATCH2(9, 0x06, SW_E_BADMETA);          /* pinned before interior: descending */
+		PATCH2(15, 0x00, SW_E_BADMETA);         /* rax after rbx */
+		PATCH2(15, 0x0f, SW_OK);                /* r15 */
+		PATCH2(17, 0x04, SW_E_BADMETA);         /* [4, 9): rbx holds two at 4 */
+		PATCH2(13, 0x06, SW_E_BADMETA);         /* [0, 6) meets [5, 10) */
+		PATCH2(14, 0x00, SW_OK);                /* a slot (cfa + 24) after a register */
+		PATCH2(16, 0x02, SW_E_TRUNCATED);       /* two ranges declared, one there */
+#undef PATCH2
+		/* The slot variant: [cfa - 16] [0, 5) and [cfa - 16] pinned [3, 8). */
+		memcpy(t, two, sizeof two);
+		t[9] = 0x00; t[10] = 0x7e; t[14] = 0x02; t[15] = 0x7e; t[17] = 0x03; t[18] = 0x05;
+		ck_assert_int_eq(validate_bytes(t, sizeof two), SW_E_BADMETA);
+		t[17] = 0x05;
+		ck_assert_int_eq(validate_bytes(t, sizeof two), SW_OK);
+	}
+}
+END_TEST
+
 /* ---- Truncation ---- */
 
 typedef struct blob (*shape_fn)(void);
 static const shape_fn shapes[] = {
 	shape_rbp_frame, shape_pushes, shape_lea_rbp, shape_large_save, shape_epilogs, shape_leaf,
-	shape_arm64_frame, shape_arm64_leaf, shape_arm64_pac, shape_x86_ebp, shape_x86_esp
+	shape_arm64_frame, shape_arm64_leaf, shape_arm64_pac, shape_x86_ebp, shape_x86_esp,
+	shape_gc_x64, shape_gc_x86, shape_gc_arm64, shape_gc_x86_body
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -1547,6 +2205,11 @@ START_TEST(truncated)
 				ck_assert(st == SW_OK || st == SW_E_TRUNCATED);
 				st = sw_swu_decode_return_address(p, len, off, &r);
 				ck_assert(st == SW_OK || st == SW_E_TRUNCATED);
+				/* A cut GC blob reports nothing: its header names more bytes. */
+				st = sw_swu_gc_live(p, len, off, gc_collect, &(struct gc_set){ 0 });
+				ck_assert_msg(full.gc_locations ? st == SW_E_TRUNCATED :
+				              st == SW_OK || st == SW_E_TRUNCATED,
+				              "shape %zu cut at %zu, offset %u: gc_live %d", s, len, off, st);
 				if (off > 200)
 					off += 997;     /* the large shape: sample */
 			}
@@ -1581,7 +2244,7 @@ static uint32_t rnd(void)
  */
 #define REQUIRE(cond) do { if (!(cond)) ck_abort_msg("%s (offset %u)", #cond, (unsigned)off_now); } while (0)
 
-static unsigned long fuzz_valid;
+static unsigned long fuzz_valid, fuzz_valid_gc;
 
 /* The depth at entry: CFA - SP before the first instruction. */
 static int32_t entry_depth(uint32_t arch)
@@ -1652,6 +2315,36 @@ static void fuzz_one(const unsigned char *bytes, size_t len, FILE *null)
 				break;
 		}
 		REQUIRE(sw_swu_decode(p, len, h.code_size, &r) == SW_OK || v != SW_OK);
+		/* GC: a valid blob reports valid locations, in order, each once. */
+		for (uint32_t off = 0; off <= h.code_size; off += step) {
+			struct gc_set g = { 0 };
+
+			off_now = off;
+			st = sw_swu_gc_live(p, len, off, gc_collect, &g);
+			if (v == SW_OK)
+				REQUIRE(st == SW_OK);
+			else
+				REQUIRE(st == SW_OK || st == SW_E_BADMETA || st == SW_E_TRUNCATED);
+			if (st != SW_OK)
+				continue;
+			REQUIRE(g.n <= h.gc_locations);
+			for (unsigned i = 0; i < g.n && i < GC_MAX_LIVE; i++) {
+				const sw_swu_gc_slot *s = &g.s[i];
+
+				REQUIRE(s->flags <= 3 && s->in_register <= 1);
+				if (s->in_register)
+					REQUIRE(s->reg < SW_MAX_REGS && gc_reg_ok((sw_arch)h.arch, s->reg) &&
+					        sw_arch_reg_name((sw_arch)h.arch, s->reg) != NULL);
+				else
+					REQUIRE(s->cfa_offset % (int32_t)sw_arch_pointer_size((sw_arch)h.arch) == 0);
+				if (v == SW_OK && i > 0)
+					REQUIRE(gc_key(&g.s[i - 1]) < gc_key(s));
+			}
+			if (off + step < off)
+				break;
+		}
+		if (v == SW_OK && h.gc_locations)
+			fuzz_valid_gc++;
 	}
 	if (v == SW_OK)
 		fuzz_valid++;
@@ -1681,6 +2374,7 @@ START_TEST(random_blobs)
 	unsigned long valid[4] = { 0 };
 
 	rng_state = 0x9e3779b97f4a7c15ULL;
+	fuzz_valid_gc = 0;
 	for (int i = 0; i < 100000; i++) {
 		size_t len = rnd() % sizeof buf;
 		unsigned arch = 1 + rnd() % 3;
@@ -1690,11 +2384,11 @@ START_TEST(random_blobs)
 		/* Mostly a plausible header, so the fuzz reaches the ops. */
 		if (len >= 8 && rnd() % 8) {
 			size_t j = 3;
-			int body = rnd() % 3 == 0;
+			int body = rnd() % 3 == 0, gc = rnd() % 3 == 0;
 
 			buf[0] = 0xe5;
 			buf[1] = (unsigned char)(0x10 | arch);
-			buf[2] = (unsigned char)body;
+			buf[2] = (unsigned char)(body | gc << 1);
 			buf[j++] = (unsigned char)(rnd() % 100 + 1);
 			buf[j] = (unsigned char)(rnd() % (buf[3] + 1u));
 			j++;
@@ -1702,7 +2396,41 @@ START_TEST(random_blobs)
 			buf[j++] = (unsigned char)(rnd() % 3);
 			if (body)
 				buf[j++] = (unsigned char)(rnd() % 4);
-			for (; j < len; j++)
+			size_t ops_end = len;
+
+			if (gc && j + 2 + 5 <= len) {
+				/* Plausible locations in the blob's last bytes. */
+				unsigned char sec[64];
+				size_t n = 0;
+				unsigned nloc = 0;
+
+				int no_ops = !body && rnd() % 2, slots = 0;
+
+				while (n + 7 <= sizeof sec && n + 7 <= len - j - 2 && (nloc == 0 || rnd() % 3)) {
+					/* Registers first, then slots, ascending. */
+					unsigned reg = !slots && rnd() % 2;
+
+					slots |= !reg;
+
+					sec[n++] = (unsigned char)(rnd() % 8 ? (reg ? 4 : 0) | rnd() % 4 : rnd());
+					sec[n++] = (unsigned char)(reg ? 1 + nloc * 2 + rnd() % 2 :
+					                           0x70 + nloc * 2 + rnd() % 2);
+					sec[n++] = (unsigned char)(rnd() % 8 ? 1 : rnd() % 4);
+					sec[n++] = (unsigned char)(rnd() % 4);
+					sec[n++] = (unsigned char)(1 + rnd() % 8);
+					nloc++;
+				}
+				buf[j++] = (unsigned char)(rnd() % 8 ? nloc : rnd() % 4);
+				if (no_ops) {
+					buf[5] = buf[6] = 0;    /* no prolog op, no epilog */
+					len = j + 1 + n;
+				}
+				ops_end = len - n;
+				buf[j] = (unsigned char)(rnd() % 8 ? ops_end - j - 1 : rnd() % 16);
+				j++;
+				memcpy(buf + ops_end, sec, n);
+			}
+			for (; j < ops_end; j++)
 				if (rnd() % 2)
 					buf[j] = op_byte();
 		}
@@ -1717,8 +2445,8 @@ START_TEST(random_blobs)
 		}
 		valid[len >= 2 && buf[0] == 0xe5 ? (buf[1] & 3) : 0] += fuzz_valid;
 	}
-	fprintf(stderr, "random_blobs: of 100000, valid x64 %lu, x86 %lu, arm64 %lu\n",
-	        valid[1], valid[2], valid[3]);
+	fprintf(stderr, "random_blobs: of 100000, valid x64 %lu, x86 %lu, arm64 %lu, with GC %lu\n",
+	        valid[1], valid[2], valid[3], fuzz_valid_gc);
 	fclose(null);
 }
 END_TEST
@@ -1729,7 +2457,7 @@ START_TEST(mutated_blobs)
 	struct blob bl[NSHAPES];
 	unsigned char buf[256];
 
-	fuzz_valid = 0;
+	fuzz_valid = fuzz_valid_gc = 0;
 	rng_state = 0x2545f4914f6cdd1dULL;
 	for (size_t s = 0; s < NSHAPES; s++)
 		bl[s] = shapes[s]();
@@ -1768,7 +2496,8 @@ START_TEST(mutated_blobs)
 		}
 		fuzz_one(buf, len, null);
 	}
-	fprintf(stderr, "mutated_blobs: %lu of 100000 still valid\n", fuzz_valid);
+	fprintf(stderr, "mutated_blobs: %lu of 100000 still valid, %lu with GC info\n",
+	        fuzz_valid, fuzz_valid_gc);
 	for (size_t s = 0; s < NSHAPES; s++)
 		free(bl[s].p);
 	fclose(null);
@@ -2110,6 +2839,185 @@ START_TEST(random_x86_body)
 }
 END_TEST
 
+/*
+ * Random GC tables on every architecture against a reference: random
+ * places, each with random disjoint ranges under random flags, added in a
+ * random order (some split in touching halves), alongside a few unwind
+ * ops; the live set at every offset must be exactly the reference's, in
+ * the documented order, and the unwind rules those of the same method
+ * without GC info.
+ */
+struct gc_add {
+	sw_swu_gc_slot slot;
+	uint32_t start, end;
+};
+
+static int gc_add_cmp(const void *a, const void *b)
+{
+	int64_t ka = gc_key(&((const struct gc_add *)a)->slot);
+	int64_t kb = gc_key(&((const struct gc_add *)b)->slot);
+
+	return (ka > kb) - (ka < kb);
+}
+
+static void random_unwind_ops(sw_swu_builder *b, sw_arch arch, uint32_t code_size, uint32_t pick)
+{
+	if (pick % 2 == 0 || code_size < 12)
+		return;
+	if (arch == SW_ARCH_X64)
+		OK(sw_swu_push_reg(b, 1, RBP));
+	else if (arch == SW_ARCH_X86)
+		OK(sw_swu_push_reg(b, 1, EBP));
+	else
+		OK(sw_swu_push_reg_pair(b, 4, FP, LR, 16));
+	OK(sw_swu_end_prolog(b, 4));
+	if (arch == SW_ARCH_X86 && pick % 4 == 1) {
+		OK(sw_swu_push_args(b, 6, 8));
+		OK(sw_swu_call_pops_args(b, 11, 8));
+	}
+}
+
+START_TEST(random_gc)
+{
+	static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
+	static const unsigned nregs[] = { SW_X64_NREGS, SW_X86_NREGS, SW_ARM64_NREGS };
+	static struct gc_add adds[600], model[600];
+	sw_swu_builder *bs[3], *b0s[3];
+	unsigned long checked = 0, refused = 0;
+	FILE *null = devnull();
+
+	for (unsigned a = 0; a < 3; a++) {
+		bs[a] = new_builder_for(arches[a]);
+		b0s[a] = new_builder_for(arches[a]);
+	}
+	rng_state = 0x0ddc0ffeebadf00dULL;
+	for (int iter = 0; iter < 3000; iter++) {
+		unsigned ai = rnd() % 3, nplaces = rnd() % 24, nadd = 0, nmodel = 0, nloc = 0;
+		sw_arch arch = arches[ai];
+		sw_swu_builder *b = bs[ai], *b0 = b0s[ai];
+		int32_t ptr = (int32_t)sw_arch_pointer_size(arch);
+		uint32_t code_size = 1 + rnd() % 200, pick = rnd();
+		sw_swu_gc_slot places[24];
+		struct blob bl, bl0;
+		sw_swu_header h;
+		uint32_t off_now = 0;
+
+		sw_swu_builder_reset(b);
+		sw_swu_builder_reset(b0);
+		random_unwind_ops(b, arch, code_size, pick);
+		random_unwind_ops(b0, arch, code_size, pick);
+		for (unsigned p = 0; p < nplaces; p++) {
+			sw_swu_gc_slot s = { 0, 0, 0, 0 };
+			uint32_t pos = rnd() % 8;
+			int dup = 0;
+
+			places[p].in_register = 2;      /* matches no place */
+			if (rnd() % 2) {
+				s.in_register = 1;
+				s.reg = rnd() % nregs[ai];
+				if (!gc_reg_ok(arch, s.reg))
+					continue;
+			} else {
+				s.cfa_offset = ptr * ((int32_t)(rnd() % 80) - 64);
+				if (s.cfa_offset < 0 && s.cfa_offset >= -(arch == SW_ARCH_ARM64 ? 0 : ptr))
+					continue;
+			}
+			for (unsigned q = 0; q < p && !dup; q++)
+				dup = places[q].in_register == s.in_register && places[q].reg == s.reg &&
+				      places[q].cfa_offset == s.cfa_offset;
+			if (dup)
+				continue;
+			places[p] = s;
+			while (pos < code_size && nadd + 2 < NROWS(adds)) {
+				uint32_t end = pos + 1 + rnd() % 20;
+
+				if (end > code_size)
+					end = code_size;
+				s.flags = rnd() % 8 < 5 ? 0 : rnd() % 4;
+				model[nmodel++] = (struct gc_add){ s, pos, end };
+				if (end - pos >= 2 && rnd() % 4 == 0) {
+					uint32_t mid = pos + 1 + rnd() % (end - pos - 1);
+
+					adds[nadd++] = (struct gc_add){ s, pos, mid };
+					adds[nadd++] = (struct gc_add){ s, mid, end };
+				} else {
+					adds[nadd++] = (struct gc_add){ s, pos, end };
+				}
+				pos = end + rnd() % 15;
+			}
+		}
+		for (unsigned i = nadd; i > 1; i--) {
+			unsigned j = rnd() % i;
+			struct gc_add t = adds[i - 1];
+
+			adds[i - 1] = adds[j];
+			adds[j] = t;
+		}
+		for (unsigned i = 0; i < nadd; i++) {
+			const struct gc_add *x = &adds[i];
+
+			if (x->slot.in_register)
+				OK(sw_swu_gc_register(b, x->slot.reg, x->slot.flags, x->start, x->end));
+			else
+				OK(sw_swu_gc_stack_slot(b, x->slot.cfa_offset, x->slot.flags, x->start, x->end));
+		}
+		/* Now and then one overlapping range more: refused, and the error sticks. */
+		if (nmodel && rnd() % 16 == 0) {
+			const struct gc_add *x = &model[rnd() % nmodel];
+			uint32_t flags = rnd() % 4;
+			size_t len;
+
+			if (x->slot.in_register)
+				ck_assert_int_eq(sw_swu_gc_register(b, x->slot.reg, flags, x->end - 1,
+				                                    x->end + 1), SW_E_INVAL);
+			else
+				ck_assert_int_eq(sw_swu_gc_stack_slot(b, x->slot.cfa_offset, flags,
+				                                      x->end - 1, x->end + 1), SW_E_INVAL);
+			ck_assert_int_eq(sw_swu_finish(b, code_size, NULL, 0, &len), SW_E_INVAL);
+			refused++;
+			continue;
+		}
+		bl = finish(b, code_size);
+		bl0 = finish(b0, code_size);
+		check_same_rules(&bl, &bl0, code_size);
+		free(bl0.p);
+		/* Distinct (place, flags) pairs are the locations. */
+		qsort(model, nmodel, sizeof *model, gc_add_cmp);
+		for (unsigned i = 0; i < nmodel; i++)
+			nloc += i == 0 || gc_key(&model[i].slot) != gc_key(&model[i - 1].slot);
+		OK(sw_swu_decode_header(bl.p, bl.len, &h));
+		ck_assert_uint_eq(h.gc_locations, nloc);
+		ck_assert_int_eq(sw_swu_dump(null, bl.p, bl.len), SW_OK);
+		for (uint32_t off = 0; off <= code_size; off++) {
+			struct gc_set g = { 0 };
+			unsigned n = 0;
+
+			off_now = off;
+			g.stop_after = rnd() % 32 == 0 ? 1 + (int)(rnd() % 3) : 0;
+			REQUIRE(sw_swu_gc_live(bl.p, bl.len, off, gc_collect, &g) == SW_OK);
+			for (unsigned i = 0; i < nmodel; i++) {
+				if (off < model[i].start || off >= model[i].end)
+					continue;
+				if (g.stop_after && n >= (unsigned)g.stop_after)
+					break;
+				REQUIRE(n < g.n);
+				REQUIRE(!memcmp(&g.s[n], &model[i].slot, sizeof g.s[n]));
+				n++;
+			}
+			REQUIRE(n == g.n);
+			checked++;
+		}
+		free(bl.p);
+	}
+	fprintf(stderr, "random_gc: %lu offsets checked, %lu misuses refused\n", checked, refused);
+	for (unsigned a = 0; a < 3; a++) {
+		sw_swu_builder_destroy(bs[a]);
+		sw_swu_builder_destroy(b0s[a]);
+	}
+	fclose(null);
+}
+END_TEST
+
 /* ---- The dump ---- */
 
 static char *dump_to_string(const struct blob *bl, sw_status *st)
@@ -2227,6 +3135,50 @@ START_TEST(dump_text_arch)
 }
 END_TEST
 
+/* The GC section in the dump, after the unwind ops. */
+START_TEST(dump_text_gc)
+{
+	static const char want[] =
+		"code size 40, prolog size 9, 4 prolog ops, 1 epilog, 9 GC locations\n"
+		"prolog [0, 9):\n"
+		"         1         push rbp                         ; cfa = rsp + 16, sp = cfa - 16\n"
+		"         4         set_frame rbp = rsp + 0          ; cfa = rbp + 16, sp = cfa - 16\n"
+		"         5         push rbx                         ; cfa = rbp + 16, sp = cfa - 24\n"
+		"         9         alloc 24                         ; cfa = rbp + 16, sp = cfa - 48\n"
+		"epilog 0 [30, 37): 3 ops\n"
+		"        34 (+4)    restore_sp rsp = rbp - 8         ; cfa = rsp + 24, sp = cfa - 24\n"
+		"        35 (+5)    pop rbx                          ; cfa = rsp + 16, sp = cfa - 16\n"
+		"        36 (+6)    pop rbp                          ; cfa = rsp + 8, sp = cfa - 8\n"
+		"GC locations (live ranges [start, end)):\n"
+		"  rax         interior           [14, 16)\n"
+		"  rbx                            [12, 20) [25, 28)\n"
+		"  rdi                            [0, 3)\n"
+		"  [cfa - 48]                     [10, 15)\n"
+		"  [cfa - 48]  interior           [15, 20)\n"
+		"  [cfa - 40]            pinned   [9, 30)\n"
+		"  [cfa - 32]                     [9, 15) [20, 30)\n"
+		"  [cfa + 0]                      [0, 40)\n"
+		"  [cfa + 8]   interior           [0, 9)\n";
+	struct blob bl = shape_gc_x64();
+	sw_status st;
+	char *text = dump_to_string(&bl, &st);
+
+	OK(st);
+	ck_assert_ptr_nonnull(strstr(text, "SWU version 1, x64, "));
+	ck_assert_str_eq(strchr(text, '\n') + 1, want);
+	free(text);
+	/* A bad range: the dump stops before the location and names its byte. */
+	bl.p[bl.len - 1] = 0x7f;                /* [cfa + 8] for 127 bytes */
+	text = dump_to_string(&bl, &st);
+	ck_assert_int_eq(st, SW_E_BADMETA);
+	ck_assert_ptr_nonnull(strstr(text, "  [cfa + 0]                      [0, 40)\n"));
+	ck_assert_ptr_null(strstr(text, "[cfa + 8]"));
+	ck_assert_ptr_nonnull(strstr(text, "error at byte 79: "));
+	free(text);
+	free(bl.p);
+}
+END_TEST
+
 static Suite *swu_suite(void)
 {
 	Suite *s = suite_create("swu");
@@ -2251,6 +3203,14 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, builder_misuse_arch);
 	tcase_add_test(tc, dump_text);
 	tcase_add_test(tc, dump_text_arch);
+	tcase_add_test(tc, dump_text_gc);
+	tcase_add_test(tc, gc_x64);
+	tcase_add_test(tc, gc_bytes);
+	tcase_add_test(tc, gc_x86);
+	tcase_add_test(tc, gc_arm64);
+	tcase_add_test(tc, gc_with_body_ops);
+	tcase_add_test(tc, gc_builder_misuse);
+	tcase_add_test(tc, gc_builder_limits);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(fz, bad_headers);
@@ -2260,6 +3220,8 @@ static Suite *swu_suite(void)
 	tcase_add_test(fz, mutated_blobs);
 	tcase_add_test(fz, random_builds);
 	tcase_add_test(fz, random_x86_body);
+	tcase_add_test(fz, gc_bad_blobs);
+	tcase_add_test(fz, random_gc);
 	tcase_set_timeout(fz, 600);
 	suite_add_tcase(s, fz);
 	return s;

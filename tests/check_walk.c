@@ -23,6 +23,9 @@
 
 static int method_a, method_b;           /* their addresses are the handles */
 
+static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data);
+static uint64_t lay_out_transition(sb_world *w, sb_method *a, uint32_t attrs);
+
 typedef struct rec {
 	sw_frame_state state;
 	void *method;
@@ -271,6 +274,27 @@ START_TEST(funclets_and_their_parents)
 	walk_funclets(&w, SW_WALK_FUNCTIONSONLY, &r);
 	ck_assert_int_eq(r.n, 1);
 	ck_assert_ptr_eq(r.f[0].method, &method_a);
+
+	/* For the GC: the funclet, then its parent, which leaves its roots to it. */
+	walk_funclets(&w, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].faulted, 1);
+	{
+		sw_iter it;
+		const sw_crawl_frame *cf;
+
+		ck_assert_int_eq(sw_iter_init(&it, &w.thread, &w.seed, 0,
+		                              SW_WALK_GC_FUNCLET_REFERENCE_REPORTING), SW_OK);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		ck_assert_int_eq(sw_crawl_frame_should_report_gc(sw_iter_frame(&it)), 1);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		cf = sw_iter_frame(&it);
+		ck_assert_int_eq(sw_crawl_frame_is_parent_of_funclet(cf), 1);
+		ck_assert_int_eq(sw_crawl_frame_should_report_gc(cf), 0);
+		sw_iter_end(&it);
+	}
 	sb_fini(&w);
 
 	/* A filter runs while the frames below its parent live: only it is skipped. */
@@ -285,6 +309,187 @@ START_TEST(funclets_and_their_parents)
 	ck_assert_ptr_eq(r.f[1].method, &method_a);
 	ck_assert_int_eq(r.f[1].faulted, 1);
 	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * GC roots.  A: a stack slot at CFA-40 live over its call at +25, rbx live
+ * over it too (B saved rbx at S0-112).  B (active at +20): r12 live there,
+ * never saved (so it is in the seed's register), a slot live only at 0-5.
+ */
+static void a_gc(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, 0, 20, 30), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RBX, SW_GC_INTERIOR, 10, 40), SW_OK);
+}
+
+static void b_gc(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_R12, 0, 15, 25), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -32, 0, 0, 5), SW_OK);
+}
+
+struct gc_seen {
+	uint64_t addr[8], value[8];
+	uint32_t reg[8], flags[8];
+	void *method[8];
+	int n;
+};
+
+static sw_walk_action gc_root_cb(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	struct gc_seen *g = data;
+
+	ck_assert_int_lt(g->n, 8);
+	g->addr[g->n] = root->addr;
+	g->value[g->n] = root->value;
+	g->reg[g->n] = root->reg;
+	g->flags[g->n] = root->flags;
+	g->method[g->n] = sw_crawl_frame_method(cf);
+	g->n++;
+	return SW_CONTINUE;
+}
+
+static sw_walk_action gc_walk_cb(const sw_crawl_frame *cf, void *data)
+{
+	ck_assert_int_eq(sw_crawl_frame_should_report_gc(cf), 1);
+	ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, data), SW_OK);
+	return SW_CONTINUE;
+}
+
+START_TEST(gc_roots_of_managed_frames)
+{
+	sb_world w;
+	struct gc_seen g;
+
+	sb_init(&w);
+	sb_add_method_a_ex(&w, A_START, &method_a, a_gc);
+	sb_add_method_b_ex(&w, B_START, &method_b, b_gc);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, CALLER_RBP);
+	sb_put(&w, S0 - 16, CALLER_RBX);
+	sb_put(&w, S0 - 96, A_START + 25);
+	sb_put(&w, S0 - 104, CALLER_R12);
+	sb_put(&w, S0 - 112, A_RBX);
+	sb_put(&w, S0 + 8 - 40, 0x0b1ec7);          /* A's slot at CFA-40 */
+	sw_context_set(&w.seed, SW_X64_RIP, B_START + 20);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 128);
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 8);
+	sw_context_set(&w.seed, SW_X64_RBX, 0xb1b1);
+	sw_context_set(&w.seed, SW_X64_R12, 0xb2b2);
+
+	memset(&g, 0, sizeof g);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, gc_walk_cb, &g, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(g.n, 3);
+	/* B: r12, live in the seed's register. */
+	ck_assert_ptr_eq(g.method[0], &method_b);
+	ck_assert_uint_eq(g.addr[0], 0);
+	ck_assert_uint_eq(g.reg[0], SW_X64_R12);
+	ck_assert_uint_eq(g.value[0], 0xb2b2);
+	/* A: its stack slot, and rbx where B saved it. */
+	ck_assert_ptr_eq(g.method[1], &method_a);
+	ck_assert_ptr_eq(g.method[2], &method_a);
+	for (int i = 1; i < 3; i++) {
+		if (g.reg[i] == SW_X64_RBX) {
+			ck_assert_uint_eq(g.addr[i], S0 - 112);
+			ck_assert_uint_eq(g.value[i], A_RBX);
+			ck_assert_uint_eq(g.flags[i], SW_GC_INTERIOR);
+		} else {
+			ck_assert_uint_eq(g.addr[i], S0 + 8 - 40);
+			ck_assert_uint_eq(g.value[i], 0x0b1ec7);
+		}
+	}
+	/* Under QUICKUNWIND rbx is lost above B: A cannot report it. */
+	{
+		sw_iter it;
+
+		ck_assert_int_eq(sw_iter_init(&it, &w.thread, &w.seed, 0, SW_WALK_QUICKUNWIND), SW_OK);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		memset(&g, 0, sizeof g);
+		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), gc_root_cb, &g), SW_E_NOREG);
+		sw_iter_end(&it);
+	}
+	sb_fini(&w);
+}
+END_TEST
+
+/* Flags that change nothing here, by design (see sw_walk_frames(3)), and the one that checks the seed. */
+START_TEST(accepted_and_checking_flags)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+	sw_walk_error err;
+	int n = 0;
+	unsigned same[] = {
+		SW_WALK_THREAD_IS_SUSPENDED, SW_WALK_ALLOW_INVALID_OBJECTS,
+		SW_WALK_PROFILER_DO_STACK_SNAPSHOT, SW_WALK_SKIP_GSCOOKIE_CHECK,
+		SW_WALK_ALLOW_ASYNC_STACK_WALK, SW_WALK_THREAD_EXECUTING_MANAGED_CODE,
+		SW_WALK_DISABLE_MISSING_FRAME_DETECTION,
+	};
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	for (unsigned i = 0; i < sizeof same / sizeof same[0]; i++) {
+		walk(&w, &w.seed, same[i] | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+		ck_assert_int_eq(r.n, 3);
+		ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RBX], A_RBX);
+	}
+	/* THREAD_EXECUTING_MANAGED_CODE with a seed that is not managed. */
+	sw_context_set(&w.seed, SW_X64_RIP, SB_NATIVE_IP);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n,
+	                                SW_WALK_THREAD_EXECUTING_MANAGED_CODE, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADIP);
+	sb_fini(&w);
+}
+END_TEST
+
+/* A Frame left below SP (never popped) means the transition Frame is missing. */
+START_TEST(missing_frame_detection)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+	sw_walk_error err;
+	uint64_t stale = S0 - 0x300, fields[4] = { 0, 0, 0, 0 };
+	int n = 0;
+
+	sb_init(&w);
+	lay_out_transition(&w, &a, 0);                        /* TF at S0-176, seed SP S0-300 */
+	sb_frame(&w, stale, S0 - 176, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, stale);                      /* below the seed's SP */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	ck_assert_uint_eq(err.frame, stale);
+	walk(&w, &w.seed, SW_WALK_DISABLE_MISSING_FRAME_DETECTION, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	sb_fini(&w);
+}
+END_TEST
+
+/* Walking a stack of this process the caller is not running on must be asked for. */
+START_TEST(async_walks_must_be_asked_for)
+{
+	uint64_t *other = calloc(1024, sizeof *other);
+	sw_codemap *map;
+	sw_memory mem;
+	sw_thread t;
+	sw_iter it;
+	uint64_t lo = (uintptr_t)other, hi = lo + 1024 * sizeof *other;
+
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_memory_init_local(&mem, lo, hi, 0), SW_OK);
+	ck_assert_int_eq(sw_thread_init(&t, sw_arch_host() == SW_ARCH_NONE ? SW_ARCH_X64 : sw_arch_host(),
+	                                map, &mem, 0, lo, hi), SW_OK);
+	ck_assert_int_eq(sw_iter_init(&it, &t, NULL, 0, 0), SW_E_INVAL);
+	ck_assert_int_eq(sw_iter_init(&it, &t, NULL, 0, SW_WALK_ALLOW_ASYNC_STACK_WALK), SW_OK);
+	ck_assert_int_eq(sw_iter_next(&it), 0);
+	sw_iter_end(&it);
+	sw_codemap_destroy(map);
+	free(other);
 }
 END_TEST
 
@@ -671,6 +876,10 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, managed_frames_and_marker);
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
+	tcase_add_test(tc, gc_roots_of_managed_frames);
+	tcase_add_test(tc, accepted_and_checking_flags);
+	tcase_add_test(tc, missing_frame_detection);
+	tcase_add_test(tc, async_walks_must_be_asked_for);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);

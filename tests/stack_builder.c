@@ -61,6 +61,11 @@ static void sb_register(sb_world *w, sw_swu_builder *b, uint64_t start, uint32_t
 
 sb_method sb_add_method_a(sb_world *w, uint64_t start, void *handle)
 {
+	return sb_add_method_a_ex(w, start, handle, NULL);
+}
+
+sb_method sb_add_method_a_ex(sb_world *w, uint64_t start, void *handle, sb_extra_fn extra)
+{
 	sw_swu_builder *b;
 	sb_method m = { start, 48, 25 };
 
@@ -75,11 +80,18 @@ sb_method sb_add_method_a(sb_world *w, uint64_t start, void *handle)
 	ck_assert_int_eq(sw_swu_pop_reg(b, 45, SW_X64_RBX), SW_OK);
 	ck_assert_int_eq(sw_swu_pop_reg(b, 46, SW_X64_RBP), SW_OK);
 	ck_assert_int_eq(sw_swu_epilog_end(b, 47), SW_OK);
+	if (extra)
+		extra(b);
 	sb_register(w, b, start, m.size, handle);
 	return m;
 }
 
 sb_method sb_add_method_b(sb_world *w, uint64_t start, void *handle)
+{
+	return sb_add_method_b_ex(w, start, handle, NULL);
+}
+
+sb_method sb_add_method_b_ex(sb_world *w, uint64_t start, void *handle, sb_extra_fn extra)
 {
 	sw_swu_builder *b;
 	sb_method m = { start, 40, 20 };
@@ -94,6 +106,8 @@ sb_method sb_add_method_b(sb_world *w, uint64_t start, void *handle)
 	ck_assert_int_eq(sw_swu_pop_reg(b, 35, SW_X64_RBX), SW_OK);
 	ck_assert_int_eq(sw_swu_pop_reg(b, 37, SW_X64_R12), SW_OK);
 	ck_assert_int_eq(sw_swu_epilog_end(b, 38), SW_OK);
+	if (extra)
+		extra(b);
 	sb_register(w, b, start, m.size, handle);
 	return m;
 }

@@ -7,8 +7,13 @@
  * sticks: every later call, sw_swu_finish() included, returns it until the
  * builder is reset, so a JIT that checks only the final status still never
  * gets a blob that silently lacks an op.
+ *
+ * GC live ranges may come in any order: each location keeps its ranges
+ * sorted, touching ones merged, and the locations stay in the order the
+ * format wants (swu_gc_cmp), so finish only writes them out.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 #include "swu_format.h"
 #include "swu_state.h"
@@ -22,6 +27,17 @@ enum builder_phase {
 struct builder_epilog {
 	uint32_t start, end;
 	uint32_t first_op, nops;        /* in b->eops */
+};
+
+struct gc_range {
+	uint32_t start, end;
+};
+
+/* One GC location (a place and its flags) and its live ranges, sorted. */
+struct gc_entry {
+	sw_swu_gc_slot slot;
+	struct gc_range *ranges;
+	uint32_t nranges, cap;
 };
 
 struct sw_swu_builder {
@@ -41,6 +57,10 @@ struct sw_swu_builder {
 	struct swu_state args;          /* the body state with the body ops so far */
 	struct swu_op *bops;            /* body ops (argument pushes and pops) */
 	uint32_t nbops, bops_cap;
+	/* GC locations in swu_gc_cmp order; entries from ngc to gc_cap are
+	 * spares that keep their range arrays for reuse. */
+	struct gc_entry *gc;
+	uint32_t ngc, gc_cap;
 };
 
 SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
@@ -70,6 +90,9 @@ SW_API void sw_swu_builder_destroy(sw_swu_builder *b)
 	free(b->epilogs);
 	free(b->eops);
 	free(b->bops);
+	for (uint32_t i = 0; i < b->gc_cap; i++)
+		free(b->gc[i].ranges);
+	free(b->gc);
 	free(b);
 }
 
@@ -85,6 +108,9 @@ SW_API void sw_swu_builder_reset(sw_swu_builder *b)
 	b->nepilogs = 0;
 	b->neops = 0;
 	b->nbops = 0;
+	for (uint32_t i = 0; i < b->ngc; i++)
+		b->gc[i].nranges = 0;
+	b->ngc = 0;
 	swu_state_init(&b->body, b->arch);
 	b->args = b->body;
 }
@@ -384,20 +410,192 @@ SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t
 	return body_op(b, SWU_OP_CALL_POPS, end, size);
 }
 
-/* Encode everything; the writer counts the bytes even past its capacity. */
-static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_writer *w)
+/* ---- GC information ---- */
+
+/* The first entry not ordered before `slot` (with or without flags). */
+static uint32_t gc_find(const sw_swu_builder *b, const sw_swu_gc_slot *slot, bool flags)
+{
+	uint32_t lo = 0, hi = b->ngc;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (swu_gc_cmp(&b->gc[mid].slot, slot, flags) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first range of `e` that ends after `start`. */
+static uint32_t range_find(const struct gc_entry *e, uint32_t start)
+{
+	uint32_t lo = 0, hi = e->nranges;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e->ranges[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool range_overlaps(const struct gc_entry *e, uint32_t start, uint32_t end)
+{
+	uint32_t i = range_find(e, start);
+
+	return i < e->nranges && e->ranges[i].start < end;
+}
+
+/*
+ * Add [start, end) to entry `e`, merging with the ranges it touches; the
+ * caller has checked that it overlaps none and that one more fits.
+ */
+static void range_insert(struct gc_entry *e, uint32_t start, uint32_t end)
+{
+	uint32_t i = range_find(e, start);     /* ranges before i end at or before start */
+	bool join_prev = i > 0 && e->ranges[i - 1].end == start;
+	bool join_next = i < e->nranges && e->ranges[i].start == end;
+
+	if (join_prev && join_next) {
+		e->ranges[i - 1].end = e->ranges[i].end;
+		memmove(e->ranges + i, e->ranges + i + 1, (e->nranges - i - 1) * sizeof *e->ranges);
+		e->nranges--;
+	} else if (join_prev) {
+		e->ranges[i - 1].end = end;
+	} else if (join_next) {
+		e->ranges[i].start = start;
+	} else {
+		memmove(e->ranges + i + 1, e->ranges + i, (e->nranges - i) * sizeof *e->ranges);
+		e->ranges[i] = (struct gc_range){ start, end };
+		e->nranges++;
+	}
+}
+
+/* Room for one more entry; new spares start empty. */
+static sw_status gc_reserve(sw_swu_builder *b)
+{
+	uint32_t old = b->gc_cap;
+	sw_status st;
+
+	if (b->ngc < b->gc_cap)
+		return SW_OK;
+	if ((st = reserve((void **)&b->gc, &b->gc_cap, b->ngc, sizeof *b->gc)) != SW_OK)
+		return st;
+	memset(b->gc + old, 0, (b->gc_cap - old) * sizeof *b->gc);
+	return SW_OK;
+}
+
+static sw_status gc_add(sw_swu_builder *b, const sw_swu_gc_slot *slot, uint32_t start, uint32_t end)
+{
+	uint32_t at, i;
+	struct gc_entry *e;
+	sw_status st;
+
+	/* Every other place with these flags' place: one value at a time. */
+	for (i = gc_find(b, slot, false); i < b->ngc && !swu_gc_cmp(&b->gc[i].slot, slot, false); i++)
+		if (range_overlaps(&b->gc[i], start, end))
+			return fail(b, SW_E_INVAL);
+	at = gc_find(b, slot, true);
+	if (at < b->ngc && !swu_gc_cmp(&b->gc[at].slot, slot, true)) {
+		e = &b->gc[at];
+	} else {
+		struct gc_entry spare;
+
+		if (b->ngc >= SW_SWU_MAX_GC_LOCATIONS)
+			return fail(b, SW_E_LIMIT);
+		if ((st = gc_reserve(b)) != SW_OK)
+			return fail(b, st);
+		/* The spare past the end, with room for a range, moves into place:
+		 * no entry is ever left without one. */
+		spare = b->gc[b->ngc];
+		if ((st = reserve((void **)&spare.ranges, &spare.cap, 0, sizeof *spare.ranges)) != SW_OK)
+			return fail(b, st);
+		memmove(b->gc + at + 1, b->gc + at, (b->ngc - at) * sizeof *b->gc);
+		spare.slot = *slot;
+		spare.nranges = 0;
+		b->gc[at] = spare;
+		b->ngc++;
+		e = &b->gc[at];
+	}
+	/* A range that touches another only extends it. */
+	i = range_find(e, start);
+	if (e->nranges >= SW_SWU_MAX_GC_RANGES &&
+	    !(i > 0 && e->ranges[i - 1].end == start) && !(i < e->nranges && e->ranges[i].start == end))
+		return fail(b, SW_E_LIMIT);
+	if ((st = reserve((void **)&e->ranges, &e->cap, e->nranges, sizeof *e->ranges)) != SW_OK)
+		return fail(b, st);
+	range_insert(e, start, end);
+	return SW_OK;
+}
+
+/* What both GC calls check first. */
+static sw_status gc_args(sw_swu_builder *b, uint32_t flags, uint32_t start, uint32_t end)
+{
+	if (!b)
+		return SW_E_INVAL;
+	if (b->error != SW_OK)
+		return b->error;
+	if (flags & ~(uint32_t)SWU_GC_FLAGS)
+		return fail(b, SW_E_INVAL);
+	if (end > SW_SWU_MAX_CODE_SIZE)
+		return fail(b, SW_E_LIMIT);
+	if (start >= end)
+		return fail(b, SW_E_INVAL);
+	return SW_OK;
+}
+
+SW_API sw_status sw_swu_gc_stack_slot(sw_swu_builder *b, int32_t cfa_offset, uint32_t flags,
+                                      uint32_t start, uint32_t end)
+{
+	sw_swu_gc_slot slot = { 0, 0, cfa_offset, flags };
+	sw_status st;
+
+	if ((st = gc_args(b, flags, start, end)) != SW_OK)
+		return st;
+	if ((st = swu_gc_check_slot(b->arch, cfa_offset)) != SW_OK)
+		return fail(b, st);
+	return gc_add(b, &slot, start, end);
+}
+
+SW_API sw_status sw_swu_gc_register(sw_swu_builder *b, unsigned reg, uint32_t flags,
+                                    uint32_t start, uint32_t end)
+{
+	sw_swu_gc_slot slot = { 1, reg, 0, flags };
+	sw_status st;
+
+	if ((st = gc_args(b, flags, start, end)) != SW_OK)
+		return st;
+	if ((st = swu_gc_check_register(b->arch, reg)) != SW_OK)
+		return fail(b, st);
+	return gc_add(b, &slot, start, end);
+}
+
+/* The GC section: each location's head, then its ranges as deltas. */
+static void encode_gc(const sw_swu_builder *b, struct swu_writer *w)
+{
+	for (uint32_t i = 0; i < b->ngc; i++) {
+		const struct gc_entry *e = &b->gc[i];
+		uint32_t prev = 0;
+
+		swu_put_gc_loc(w, b->arch, &e->slot, e->nranges);
+		for (uint32_t j = 0; j < e->nranges; j++) {
+			swu_put_uleb(w, e->ranges[j].start - prev);
+			swu_put_uleb(w, e->ranges[j].end - e->ranges[j].start);
+			prev = e->ranges[j].end;
+		}
+	}
+}
+
+/* The unwind ops: prolog ops, epilog table, body ops. */
+static void encode_ops(const sw_swu_builder *b, struct swu_writer *w)
 {
 	uint32_t prev = 0;
 
-	swu_put_byte(w, SWU_MAGIC);
-	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
-	swu_put_uleb(w, b->nbops ? SWU_FLAG_BODY_OPS : 0);
-	swu_put_uleb(w, code_size);
-	swu_put_uleb(w, b->prolog_size);
-	swu_put_uleb(w, b->nprolog);
-	swu_put_uleb(w, b->nepilogs);
-	if (b->nbops)
-		swu_put_uleb(w, b->nbops);
 	for (uint32_t i = 0; i < b->nprolog; i++) {
 		swu_put_op(w, prev, &b->prolog[i]);
 		prev = b->prolog[i].end;
@@ -432,6 +630,30 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 	}
 }
 
+/* Encode everything; the writer counts the bytes even past its capacity. */
+static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_writer *w)
+{
+	swu_put_byte(w, SWU_MAGIC);
+	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
+	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0));
+	swu_put_uleb(w, code_size);
+	swu_put_uleb(w, b->prolog_size);
+	swu_put_uleb(w, b->nprolog);
+	swu_put_uleb(w, b->nepilogs);
+	if (b->nbops)
+		swu_put_uleb(w, b->nbops);
+	if (b->ngc) {
+		/* Where the GC section begins: measure the ops. */
+		struct swu_writer count = { NULL, 0, 0 };
+
+		encode_ops(b, &count);
+		swu_put_uleb(w, b->ngc);
+		swu_put_uleb(w, (uint32_t)count.len);
+	}
+	encode_ops(b, w);
+	encode_gc(b, w);
+}
+
 SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
                                void *buf, size_t cap, size_t *len)
 {
@@ -457,6 +679,10 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 	/* The method ends with its outgoing arguments popped. */
 	if (b->args.args != 0)
 		return SW_E_INVAL;
+	/* Every live range lies inside the method. */
+	for (uint32_t i = 0; i < b->ngc; i++)
+		if (b->gc[i].ranges[b->gc[i].nranges - 1].end > code_size)
+			return SW_E_INVAL;
 	/* finish leaves the builder as it was, so it may be called again. */
 	encode(b, code_size, &w);
 	*len = w.len;

@@ -9,6 +9,11 @@
  * blob with body ops is read on to them, skipping every epilog).  It
  * checks what it reads but not what it skips; sw_swu_validate(), which the
  * code map runs at registration, checks everything.
+ *
+ * sw_swu_gc_live() is on the walk path too (GC root reporting): the header
+ * says how many bytes of ops precede the GC section, so it goes straight
+ * there, and reads each location's ranges only until they pass the
+ * offset, skipping the rest byte by byte.
  */
 #include "internal.h"
 #include "swu_format.h"
@@ -168,6 +173,49 @@ SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uin
 	return decode(blob, size, offset, true, out);
 }
 
+SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
+                                sw_swu_gc_fn fn, void *data)
+{
+	const struct swi_arch *arch;
+	struct swu_reader r, gc;
+	sw_swu_header h;
+	sw_status st;
+
+	if (!fn)
+		return SW_E_INVAL;
+	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+		return st;
+	if (offset > h.code_size)
+		return SW_E_BADIP;
+	gc = swu_gc_section(blob, size, &r);
+	for (uint32_t i = 0; i < h.gc_locations; i++) {
+		struct swu_gc_loc loc;
+		uint32_t start, end, prev = 0, j = 0;
+		bool live = false;
+
+		if ((st = swu_read_gc_loc(&gc, arch, &loc)) != SW_OK)
+			return st;
+		/* Ranges ascend: stop at the first that ends past the offset. */
+		while (j < loc.nranges) {
+			st = swu_read_gc_range(&gc, prev, j == 0, h.code_size, &start, &end);
+			if (st != SW_OK)
+				return st;
+			j++;
+			if (offset < end) {
+				live = offset >= start;
+				break;
+			}
+			prev = end;
+		}
+		/* Two varints per range left. */
+		if ((st = swu_skip_varints(&gc, 2 * (uint64_t)(loc.nranges - j))) != SW_OK)
+			return st;
+		if (live && fn(data, &loc.slot))
+			return SW_OK;
+	}
+	return SW_OK;
+}
+
 /* Map a state error (meant for builder callers) to a metadata error. */
 static sw_status bad(sw_status st)
 {
@@ -277,6 +325,99 @@ static sw_status walk_body(struct swu_walk_ctx *w, struct swu_reader *r, const s
 	return SW_OK;
 }
 
+/* Do two locations' sorted, disjoint range lists share an offset? */
+static bool ranges_meet(struct swu_reader a, uint32_t na, struct swu_reader b, uint32_t nb,
+                        uint32_t code_size)
+{
+	uint32_t as = 0, ae = 0, bs = 0, be = 0, ia = 0, ib = 0;
+
+	/* Both lists were checked already: these reads cannot fail. */
+	if (swu_read_gc_range(&a, 0, true, code_size, &as, &ae) != SW_OK ||
+	    swu_read_gc_range(&b, 0, true, code_size, &bs, &be) != SW_OK)
+		return false;
+	for (;;) {
+		if (ae <= bs) {
+			if (++ia == na || swu_read_gc_range(&a, ae, false, code_size, &as, &ae) != SW_OK)
+				return false;
+		} else if (be <= as) {
+			if (++ib == nb || swu_read_gc_range(&b, be, false, code_size, &bs, &be) != SW_OK)
+				return false;
+		} else {
+			return true;
+		}
+	}
+}
+
+/* The locations of one place, with different flags (at most four). */
+struct gc_group {
+	unsigned n;
+	struct {
+		struct swu_reader ranges;
+		uint32_t nranges;
+	} v[4];
+};
+
+/* A place holds one reference at a time: its flag variants may not overlap. */
+static bool group_ok(const struct gc_group *g, uint32_t code_size)
+{
+	for (unsigned i = 0; i < g->n; i++)
+		for (unsigned j = i + 1; j < g->n; j++)
+			if (ranges_meet(g->v[i].ranges, g->v[i].nranges,
+			                g->v[j].ranges, g->v[j].nranges, code_size))
+				return false;
+	return true;
+}
+
+/*
+ * The GC section: locations strictly ascending (so none repeats), each
+ * with sorted, disjoint, non-touching ranges inside the code, and the
+ * section exactly as long as the header says.
+ */
+static sw_status walk_gc(struct swu_walk_ctx *w, struct swu_reader *r, const sw_swu_header *h,
+                         const struct swi_arch *arch)
+{
+	struct gc_group g = { 0 };
+	sw_swu_gc_slot prev = { 0 };
+	sw_status st;
+
+	if (w->v && w->v->gc)
+		w->v->gc(w->ctx, h);
+	for (uint32_t i = 0; i < h->gc_locations; i++) {
+		struct swu_gc_loc loc;
+		struct swu_reader ranges;
+		uint32_t start, end = 0;
+
+		w->item = r->p;
+		if ((st = swu_read_gc_loc(r, arch, &loc)) != SW_OK)
+			return st;
+		if (i > 0 && swu_gc_cmp(&prev, &loc.slot, true) >= 0)
+			return SW_E_BADMETA;
+		if (i > 0 && swu_gc_cmp(&prev, &loc.slot, false) != 0) {
+			if (!group_ok(&g, h->code_size))
+				return SW_E_BADMETA;
+			g.n = 0;
+		}
+		ranges = *r;
+		for (uint32_t j = 0; j < loc.nranges; j++)
+			if ((st = swu_read_gc_range(r, end, j == 0, h->code_size, &start, &end)) != SW_OK)
+				return st;
+		ranges.end = r->p;
+		/* Flags ascend within a place and have two bits: four variants at most. */
+		if (g.n >= sizeof g.v / sizeof g.v[0])
+			return SW_E_BADMETA;
+		g.v[g.n].ranges = ranges;
+		g.v[g.n].nranges = loc.nranges;
+		g.n++;
+		if (w->v && w->v->gc_loc)
+			w->v->gc_loc(w->ctx, &loc, &ranges);
+		prev = loc.slot;
+	}
+	w->item = r->p;
+	if (!group_ok(&g, h->code_size) || r->p != r->end)
+		return SW_E_BADMETA;
+	return SW_OK;
+}
+
 sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
                    void *ctx, size_t *where)
 {
@@ -326,7 +467,18 @@ sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
 	if (h.body_ops && (st = walk_body(&w, &r, &h, &cursor)) != SW_OK)
 		goto out;
 	w.item = r.p;
-	st = r.p == r.end ? SW_OK : SW_E_BADMETA;       /* trailing bytes */
+	/* The ops must end exactly where the GC section (or the blob) does. */
+	if (r.p != r.end) {
+		st = SW_E_BADMETA;
+		goto out;
+	}
+	if (h.gc_locations) {
+		struct swu_reader gc = swu_gc_section(blob, size, &r);
+
+		if ((st = walk_gc(&w, &gc, &h, arch)) != SW_OK)
+			goto out;
+	}
+	st = SW_OK;
 out:
 	if (where)
 		*where = st == SW_OK ? size : (size_t)(w.item - w.base);

@@ -7,6 +7,7 @@
  * each op comes the CFA rule and SP depth that hold from its offset on.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include "internal.h"
 #include "swu_format.h"
 #include "swu_state.h"
@@ -15,6 +16,7 @@ struct dump_ctx {
 	FILE *out;
 	size_t size;
 	sw_arch arch;
+	uint32_t code_size;
 };
 
 static const char *reg_name(const struct dump_ctx *d, uint32_t reg, char *buf, size_t len)
@@ -41,6 +43,9 @@ static void dump_header(void *ctx, const sw_swu_header *h)
 	        h->epilogs, h->epilogs == 1 ? "" : "s");
 	if (h->body_ops)
 		fprintf(d->out, ", %" PRIu32 " body op%s", h->body_ops, h->body_ops == 1 ? "" : "s");
+	if (h->gc_locations)
+		fprintf(d->out, ", %" PRIu32 " GC location%s", h->gc_locations,
+		        h->gc_locations == 1 ? "" : "s");
 	fputc('\n', d->out);
 	fprintf(d->out, "prolog [0, %" PRIu32 "):\n", h->prolog_size);
 }
@@ -59,6 +64,38 @@ static void dump_body(void *ctx, const sw_swu_header *h)
 
 	fprintf(d->out, "body ops (after the prolog, outside the epilogs):\n");
 	SWI_UNUSED(h);
+}
+
+static void dump_gc(void *ctx, const sw_swu_header *h)
+{
+	struct dump_ctx *d = ctx;
+
+	fprintf(d->out, "GC locations (live ranges [start, end)):\n");
+	d->code_size = h->code_size;
+}
+
+static void dump_gc_loc(void *ctx, const struct swu_gc_loc *loc, const struct swu_reader *ranges)
+{
+	struct dump_ctx *d = ctx;
+	struct swu_reader r = *ranges;
+	uint32_t start, end = 0;
+	char b1[24], where[64];
+
+	if (loc->slot.in_register)
+		snprintf(where, sizeof where, "%s", reg_name(d, loc->slot.reg, b1, sizeof b1));
+	else
+		snprintf(where, sizeof where, "[cfa %c %ld]", loc->slot.cfa_offset < 0 ? '-' : '+',
+		         labs((long)loc->slot.cfa_offset));
+	fprintf(d->out, "  %-12s%-10s%-8s", where,
+	        loc->slot.flags & SW_GC_INTERIOR ? "interior" : "",
+	        loc->slot.flags & SW_GC_PINNED ? "pinned" : "");
+	/* Checked already: these reads succeed. */
+	for (uint32_t i = 0; i < loc->nranges; i++) {
+		if (swu_read_gc_range(&r, end, i == 0, d->code_size, &start, &end) != SW_OK)
+			break;
+		fprintf(d->out, " [%" PRIu32 ", %" PRIu32 ")", start, end);
+	}
+	fputc('\n', d->out);
 }
 
 /* Where the return address is, on architectures where it moves (arm64). */
@@ -147,8 +184,10 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 
 SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)
 {
-	static const struct swu_visitor printer = { dump_header, dump_op, dump_epilog, dump_body };
-	struct dump_ctx d = { out, size, SW_ARCH_NONE };
+	static const struct swu_visitor printer = {
+		dump_header, dump_op, dump_epilog, dump_body, dump_gc, dump_gc_loc
+	};
+	struct dump_ctx d = { out, size, SW_ARCH_NONE, 0 };
 	size_t where = 0;
 	sw_status st;
 

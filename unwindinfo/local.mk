@@ -21,8 +21,8 @@ tests_check_swu_CFLAGS = $(TEST_CFLAGS)
 tests_check_swu_LDADD = $(TEST_LIBS)
 
 # swdump's output on a known blob (runs ./examples/swdump from the build dir).
-TESTS += tests/swdump.test
-EXTRA_DIST += tests/swdump.test
+TESTS += tests/swdump.test tests/swdump-gc.test
+EXTRA_DIST += tests/swdump.test tests/swdump-gc.test
 
 dist_man_MANS += \
 	man/swu.5 \
@@ -58,4 +58,7 @@ dist_man_MANS += \
 	man/sw_swu_push_args.3 \
 	man/sw_swu_pop_args.3 \
 	man/sw_swu_call_pops_args.3 \
-	man/sw_swu_decode_return_address.3
+	man/sw_swu_decode_return_address.3 \
+	man/sw_swu_gc_stack_slot.3 \
+	man/sw_swu_gc_register.3 \
+	man/sw_swu_gc_live.3

@@ -138,9 +138,25 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 	    (st = swu_read_uleb(r, &h->epilogs)) != SW_OK)
 		return st;
 	h->body_ops = 0;
-	h->reserved = 0;
+	h->gc_locations = 0;
 	if ((flags & SWU_FLAG_BODY_OPS) && (st = swu_read_uleb(r, &h->body_ops)) != SW_OK)
 		return st;
+	if (flags & SWU_FLAG_GC) {
+		uint32_t unwind_bytes;
+
+		if ((st = swu_read_uleb(r, &h->gc_locations)) != SW_OK ||
+		    (st = swu_read_uleb(r, &unwind_bytes)) != SW_OK)
+			return st;
+		/* The flag says there is at least one location. */
+		if (h->gc_locations == 0 || h->gc_locations > SW_SWU_MAX_GC_LOCATIONS)
+			return SW_E_BADMETA;
+		/* The ops, then the locations, 5 bytes or more each, must be there. */
+		if (unwind_bytes > (size_t)(r->end - r->p) ||
+		    (size_t)(r->end - r->p) - unwind_bytes < (size_t)h->gc_locations * SWU_GC_MIN_BYTES)
+			return SW_E_TRUNCATED;
+		/* The unwind ops end where the GC section begins. */
+		r->end = r->p + unwind_bytes;
+	}
 	if (h->code_size == 0 || h->code_size > SW_SWU_MAX_CODE_SIZE ||
 	    h->prolog_size > h->code_size)
 		return SW_E_BADMETA;
@@ -224,4 +240,129 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 		swu_put_sleb(w, (int32_t)op->arg);
 		break;
 	}
+}
+
+/* ---- GC locations ---- */
+
+struct swu_reader swu_gc_section(const void *blob, size_t size, const struct swu_reader *r)
+{
+	struct swu_reader gc = { r->end, (const uint8_t *)blob + size };
+
+	return gc;
+}
+
+sw_status swu_gc_check_register(const struct swi_arch *a, uint32_t reg)
+{
+	/* SP and IP are the frame's own; they never hold a reference. */
+	if (reg >= a->nregs || reg >= SW_MAX_REGS || reg == a->sp_reg || reg == a->ip_reg)
+		return SW_E_INVAL;
+	return SW_OK;
+}
+
+sw_status swu_gc_check_slot(const struct swi_arch *a, int64_t cfa_offset)
+{
+	if (cfa_offset % (int64_t)a->ptr_size != 0)
+		return SW_E_INVAL;
+	/* x64 and x86: the slot just below the CFA holds the return address. */
+	if (cfa_offset < 0 && cfa_offset >= -(int64_t)a->entry_sp_offset)
+		return SW_E_INVAL;
+	/* Locals below the CFA, or the caller's outgoing arguments above it. */
+	if (cfa_offset < -(int64_t)SW_SWU_MAX_FRAME || cfa_offset >= (int64_t)SW_SWU_MAX_FRAME)
+		return SW_E_LIMIT;
+	return SW_OK;
+}
+
+int swu_gc_cmp(const sw_swu_gc_slot *a, const sw_swu_gc_slot *b, bool flags)
+{
+	if (a->in_register != b->in_register)
+		return a->in_register ? -1 : 1;
+	if (a->in_register ? a->reg != b->reg : a->cfa_offset != b->cfa_offset) {
+		if (a->in_register)
+			return a->reg < b->reg ? -1 : 1;
+		return a->cfa_offset < b->cfa_offset ? -1 : 1;
+	}
+	if (!flags || a->flags == b->flags)
+		return 0;
+	return a->flags < b->flags ? -1 : 1;
+}
+
+sw_status swu_read_gc_loc(struct swu_reader *r, const struct swi_arch *a, struct swu_gc_loc *loc)
+{
+	unsigned kind;
+	sw_status st;
+
+	if (r->p >= r->end)
+		return SW_E_TRUNCATED;
+	kind = *r->p++;
+	if (kind & ~(SWU_GC_FLAGS | SWU_GC_REGISTER))
+		return SW_E_BADMETA;
+	loc->slot.flags = kind & SWU_GC_FLAGS;
+	loc->slot.in_register = (kind & SWU_GC_REGISTER) != 0;
+	loc->slot.reg = 0;
+	loc->slot.cfa_offset = 0;
+	if (loc->slot.in_register) {
+		if ((st = swu_read_uleb(r, &loc->slot.reg)) != SW_OK)
+			return st;
+		if (swu_gc_check_register(a, loc->slot.reg) != SW_OK)
+			return SW_E_BADMETA;
+	} else {
+		int32_t index;
+		int64_t off;
+
+		if ((st = swu_read_sleb(r, &index)) != SW_OK)
+			return st;
+		off = (int64_t)index * a->ptr_size;
+		if (swu_gc_check_slot(a, off) != SW_OK)
+			return SW_E_BADMETA;
+		loc->slot.cfa_offset = (int32_t)off;
+	}
+	if ((st = swu_read_uleb(r, &loc->nranges)) != SW_OK)
+		return st;
+	if (loc->nranges == 0 || loc->nranges > SW_SWU_MAX_GC_RANGES)
+		return SW_E_BADMETA;
+	return SW_OK;
+}
+
+sw_status swu_read_gc_range(struct swu_reader *r, uint32_t prev_end, bool first,
+                            uint32_t code_size, uint32_t *start, uint32_t *end)
+{
+	uint32_t delta, len;
+	uint64_t s;
+	sw_status st;
+
+	if ((st = swu_read_uleb(r, &delta)) != SW_OK ||
+	    (st = swu_read_uleb(r, &len)) != SW_OK)
+		return st;
+	/* Touching ranges are one range: a gap of at least one offset between them. */
+	if ((!first && delta == 0) || len == 0)
+		return SW_E_BADMETA;
+	s = (uint64_t)prev_end + delta;
+	if (s + len > code_size)
+		return SW_E_BADMETA;
+	*start = (uint32_t)s;
+	*end = (uint32_t)(s + len);
+	return SW_OK;
+}
+
+sw_status swu_skip_varints(struct swu_reader *r, uint64_t n)
+{
+	/* Each varint ends with the first byte whose high bit is clear. */
+	while (n) {
+		if (r->p >= r->end)
+			return SW_E_TRUNCATED;
+		if (!(*r->p++ & 0x80))
+			n--;
+	}
+	return SW_OK;
+}
+
+void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu_gc_slot *slot,
+                    uint32_t nranges)
+{
+	swu_put_byte(w, (slot->flags & SWU_GC_FLAGS) | (slot->in_register ? SWU_GC_REGISTER : 0));
+	if (slot->in_register)
+		swu_put_uleb(w, slot->reg);
+	else
+		swu_put_sleb(w, slot->cfa_offset / (int32_t)a->ptr_size);
+	swu_put_uleb(w, nranges);
 }

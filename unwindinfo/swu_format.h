@@ -12,9 +12,13 @@
  *   prolog op count
  *   epilog count
  *   body op count      only with SWU_FLAG_BODY_OPS
+ *   GC location count  only with SWU_FLAG_GC
+ *   unwind op bytes    only with SWU_FLAG_GC: where the GC section begins
  *   prolog ops         end delta, opcode byte, operands
  *   epilogs            start delta, length, op count, op bytes, ops
  *   body ops           only with SWU_FLAG_BODY_OPS: end delta, opcode, size
+ *   GC locations       only with SWU_FLAG_GC: kind byte, register or slot,
+ *                      range count, ranges (start delta, length)
  *
  * Offsets are deltas, so that a typical prolog op is three bytes: an op's
  * end is relative to the previous op's end (the first: to 0 in the prolog,
@@ -23,7 +27,9 @@
  * prolog size).  An epilog records the byte size of its ops so that a
  * decoder looking for the body can skip it without parsing it.  Body ops
  * come last because only an offset in the body needs them: a decoder whose
- * offset lies in the prolog or an epilog stops before them.
+ * offset lies in the prolog or an epilog stops before them.  The GC section
+ * comes last; the header says how many bytes of ops precede it, so that
+ * sw_swu_gc_live() goes straight to it without reading a single op.
  */
 #ifndef SW_UNWINDINFO_SWU_FORMAT_H
 #define SW_UNWINDINFO_SWU_FORMAT_H
@@ -39,7 +45,8 @@
 
 /* Header flags: the optional sections present. */
 #define SWU_FLAG_BODY_OPS  0x01u        /* body op count in the header, body ops at the end */
-#define SWU_FLAGS_KNOWN    SWU_FLAG_BODY_OPS
+#define SWU_FLAG_GC        0x02u        /* GC location count and op bytes in the header, GC section last */
+#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC)
 
 /*
  * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
@@ -166,9 +173,60 @@ static inline sw_status swu_read_sleb(struct swu_reader *r, int32_t *out)
 sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
                       struct swu_op *op);
 
-/* The fixed part of a header, checked against the limits. */
+/*
+ * The fixed part of a header, checked against the limits.  On success `r`
+ * covers the unwind part: from the first op to the GC section.
+ */
 sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
                           sw_swu_header *h, const struct swi_arch **arch);
+
+/*
+ * GC locations.  The kind byte holds the SW_GC_* flags in bits 0-1 and
+ * SWU_GC_REGISTER in bit 2; bits 3-7 are reserved (zero).  A register is a
+ * ULEB128 number; a stack slot is its CFA offset divided by the pointer
+ * size, an SLEB128.  Locations ascend by (registers before slots, register
+ * number or offset, flags), so none repeats.  The smallest location is 5
+ * bytes: kind, register, count 1, start delta, length.
+ */
+#define SWU_GC_FLAGS        0x03u       /* SW_GC_INTERIOR | SW_GC_PINNED */
+#define SWU_GC_REGISTER     0x04u
+#define SWU_GC_MIN_BYTES    5
+
+/* One GC location's head; its ranges follow in `ranges`. */
+struct swu_gc_loc {
+	sw_swu_gc_slot slot;
+	uint32_t nranges;
+};
+
+/* The GC section: from the end of the unwind part (`r`'s end, as
+ * swu_read_header() left it) to the blob's end; empty without GC info. */
+struct swu_reader swu_gc_section(const void *blob, size_t size, const struct swu_reader *r);
+
+/* May a method of `a` keep a reference in this location?  (Registers but
+ * SP and IP; slots pointer-aligned, not the return address's, within
+ * SW_SWU_MAX_FRAME of the CFA.)  SW_OK, SW_E_INVAL or SW_E_LIMIT. */
+sw_status swu_gc_check_register(const struct swi_arch *a, uint32_t reg);
+sw_status swu_gc_check_slot(const struct swi_arch *a, int64_t cfa_offset);
+
+/*
+ * The order of locations: registers (by number) before stack slots (by CFA
+ * offset), then by flags.  Without `flags`, 0 means the same place.
+ */
+int swu_gc_cmp(const sw_swu_gc_slot *a, const sw_swu_gc_slot *b, bool flags);
+
+/* Read a location's head (kind, where, range count), syntax and limits checked. */
+sw_status swu_read_gc_loc(struct swu_reader *r, const struct swi_arch *a, struct swu_gc_loc *loc);
+
+/*
+ * Read one range after `prev_end` (the previous range's end, 0 before the
+ * first): [*start, *end), non-empty, within `code_size`; after the first
+ * range (`first` false) at least one offset past the previous one.
+ */
+sw_status swu_read_gc_range(struct swu_reader *r, uint32_t prev_end, bool first,
+                            uint32_t code_size, uint32_t *start, uint32_t *end);
+
+/* Skip `n` varints without decoding them (SW_E_TRUNCATED if they run off). */
+sw_status swu_skip_varints(struct swu_reader *r, uint64_t n);
 
 /* One epilog's table entry; `start` and `end` absolute. */
 struct swu_epilog {
@@ -225,5 +283,9 @@ static inline void swu_put_sleb(struct swu_writer *w, int32_t v)
 
 /* Encode one op after `prev_end` (the caller has checked it). */
 void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op);
+
+/* Encode one GC location's head (the caller has checked it). */
+void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu_gc_slot *slot,
+                    uint32_t nranges);
 
 #endif /* SW_UNWINDINFO_SWU_FORMAT_H */

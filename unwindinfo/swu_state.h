@@ -68,6 +68,10 @@ struct swu_visitor {
 	void (*epilog)(void *ctx, unsigned index, const struct swu_epilog *e);
 	/* The body op section begins (only when the blob has one). */
 	void (*body)(void *ctx, const sw_swu_header *h);
+	/* The GC section begins (only when the blob has one). */
+	void (*gc)(void *ctx, const sw_swu_header *h);
+	/* One checked GC location; `ranges` holds exactly its range bytes. */
+	void (*gc_loc)(void *ctx, const struct swu_gc_loc *loc, const struct swu_reader *ranges);
 };
 
 sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,

@@ -85,7 +85,10 @@ typedef struct sw_inlined_call_frame {
  * the caller's callee-saved registers followed by the return address; its
  * layout is per architecture (see sw_frame(3)).
  */
-enum { SW_TF_METHOD = 0, SW_TF_TRANSITION_BLOCK = 1, SW_TF_SUBTYPE = 2, SW_TF_FIELDS = 3 };
+enum {
+	SW_TF_METHOD = 0, SW_TF_TRANSITION_BLOCK = 1, SW_TF_SUBTYPE = 2,
+	SW_TF_PROTECTED = 3, SW_TF_PROTECTED_COUNT = 4, SW_TF_FIELDS = 5
+};
 /* What kind of stub pushed a TransitionFrame (the CLR's FramedMethodFrame family). */
 enum {
 	SW_TF_GENERIC = 0,          /* any stub calling into the runtime */
@@ -99,6 +102,8 @@ typedef struct sw_transition_frame {
 	uintptr_t method;           /* the method being called, or 0 */
 	uintptr_t transition_block;
 	uintptr_t subtype;          /* SW_TF_* */
+	uintptr_t protected_refs;   /* the arguments holding references: an array of slot addresses, or 0 */
+	uintptr_t protected_count;
 } sw_transition_frame;
 
 /*
@@ -134,7 +139,7 @@ typedef struct sw_helper_method_frame {
 	sw_frame base;
 	uintptr_t method;           /* the helper's method handle, or 0 */
 	uintptr_t machine_state;    /* address of an sw_context record */
-	uintptr_t protected_refs;   /* address of an array of object-reference slots, or 0 */
+	uintptr_t protected_refs;   /* an array of protected_count slot addresses, or 0 */
 	uintptr_t protected_count;
 } sw_helper_method_frame;
 
@@ -208,6 +213,13 @@ typedef struct sw_frame_ops {
 	sw_status (*method)(const sw_frame_view *f, void **method);
 	/* May be NULL: SW_TRANSITION_NONE. */
 	sw_transition (*transition)(const sw_frame_view *f);
+	/*
+	 * May be NULL: the Frame protects no references.  Call `fn` with the
+	 * target address of each slot holding an object reference the Frame
+	 * protects; stop when it returns non-zero.
+	 */
+	sw_status (*gc_roots)(const sw_frame_view *f,
+	                      int (*fn)(void *data, uint64_t slot, uint32_t flags), void *data);
 } sw_frame_ops;
 
 /*

@@ -29,6 +29,8 @@ extern "C" {
 #define SW_SWU_MAX_OPS        256         /* unwind operations in one prolog or epilog */
 #define SW_SWU_MAX_EPILOGS    1024
 #define SW_SWU_MAX_FRAME      (1u << 28)  /* bytes a frame may allocate */
+#define SW_SWU_MAX_GC_LOCATIONS 4096      /* GC locations (register or slot, with flags) */
+#define SW_SWU_MAX_GC_RANGES  65536       /* live ranges of one GC location */
 
 typedef struct sw_swu_builder sw_swu_builder;
 
@@ -110,6 +112,25 @@ SW_API sw_status sw_swu_pop_args(sw_swu_builder *b, uint32_t end, uint32_t size)
 SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t size);
 
 /*
+ * GC information (optional): where the method keeps object references, and
+ * at which code offsets each holds a live one.  A range [start, end) lists
+ * the offsets at which the location holds a live reference; a reference
+ * live across a call must include the call's return address.  Each call
+ * adds one range; a location may have any number.  Any time after
+ * sw_swu_builder_create, in any order.
+ */
+enum {
+	SW_GC_INTERIOR = 1,     /* points inside an object (a byref) */
+	SW_GC_PINNED   = 2      /* the object must not move */
+};
+/* A stack slot at [CFA + cfa_offset] (pointer-sized) holds a reference in [start, end). */
+SW_API sw_status sw_swu_gc_stack_slot(sw_swu_builder *b, int32_t cfa_offset, uint32_t flags,
+                                      uint32_t start, uint32_t end);
+/* Register `reg` holds a reference in [start, end). */
+SW_API sw_status sw_swu_gc_register(sw_swu_builder *b, unsigned reg, uint32_t flags,
+                                    uint32_t start, uint32_t end);
+
+/*
  * sw_swu_finish - check the description against a method of `code_size`
  * bytes and encode it into buf (capacity `cap`).  *len receives the blob's
  * size; when cap is too small SW_E_LIMIT is returned and *len says how much
@@ -152,7 +173,7 @@ typedef struct sw_swu_header {
 	uint32_t prolog_ops;
 	uint32_t epilogs;
 	uint32_t body_ops;              /* x86 argument pushes and pops */
-	uint32_t reserved;
+	uint32_t gc_locations;          /* locations with GC live ranges (0: no GC information) */
 } sw_swu_header;
 
 /* sw_swu_decode_header - read the blob's header; SW_E_BADMETA or SW_E_TRUNCATED if bad. */
@@ -172,6 +193,25 @@ SW_API sw_status sw_swu_decode(const void *blob, size_t size, uint32_t offset, s
  */
 SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uint32_t offset,
                                               sw_swu_rule *out);
+
+/* One live GC reference location at an offset, as the decoder reports it. */
+typedef struct sw_swu_gc_slot {
+	uint32_t in_register;   /* 1: in register `reg`; 0: at [CFA + cfa_offset] */
+	uint32_t reg;
+	int32_t cfa_offset;
+	uint32_t flags;         /* SW_GC_* */
+} sw_swu_gc_slot;
+
+/* Called for each live location; return non-zero to stop. */
+typedef int (*sw_swu_gc_fn)(void *data, const sw_swu_gc_slot *slot);
+
+/*
+ * sw_swu_gc_live - call `fn` for every location that holds a live reference
+ * at `offset`.  A blob without GC information has none.  Never reads
+ * outside the blob.
+ */
+SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
+                                sw_swu_gc_fn fn, void *data);
 
 /* sw_swu_validate - check the whole blob: every op, offset, register and limit. */
 SW_API sw_status sw_swu_validate(const void *blob, size_t size);

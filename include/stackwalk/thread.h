@@ -34,6 +34,14 @@ typedef struct sw_thread {
 	 * user-space default, SW_ARM64_PTRAUTH_MASK; set it for other layouts.
 	 */
 	uint64_t ptrauth_mask;
+	/*
+	 * Target address of the slot holding the newest exception tracker
+	 * (the CLR's ExInfo), 0 if none: set it after sw_thread_init.  A
+	 * tracker, on the stack of the code handling an exception, holds the
+	 * faulted managed frame's context where no Frame was pushed for it:
+	 * next (P bytes), then the address of a context record (P bytes).
+	 */
+	uint64_t exception_head;
 } sw_thread;
 
 /* Bits 48-63 hold the authentication code of a 48-bit user-space address. */

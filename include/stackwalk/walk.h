@@ -17,6 +17,7 @@
 #include <stackwalk/context.h>
 #include <stackwalk/codemap.h>
 #include <stackwalk/thread.h>
+#include <stackwalk/swu.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,10 +32,19 @@ enum {
 	SW_WALK_HANDLESKIPPEDFRAMES  = 0x10,   /* pass over skipped Frames silently */
 	SW_WALK_LIGHTUNWIND          = 0x20,   /* QUICKUNWIND, and assume every IP lies in a method body */
 	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
+	SW_WALK_DISABLE_MISSING_FRAME_DETECTION = 0x80, /* pass stale Frames instead of failing */
+	SW_WALK_ALLOW_ASYNC_STACK_WALK = 0x100,        /* the walked thread is not the caller's */
+	SW_WALK_THREAD_IS_SUSPENDED  = 0x200,  /* stopped anywhere: nothing may deadlock (nothing can) */
+	SW_WALK_ALLOW_INVALID_OBJECTS = 0x400, /* accepted; objects are never examined */
+	SW_WALK_THREAD_EXECUTING_MANAGED_CODE = 0x800, /* the caller says the seed is managed: check it */
+	SW_WALK_PROFILER_DO_STACK_SNAPSHOT = 0x1000,   /* accepted; the walk serves a snapshot */
+	SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS = 0x2000, /* report exception trackers */
 	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000, /* report a native seed context */
+	SW_WALK_GC_FUNCLET_REFERENCE_REPORTING = 0x8000, /* GC rules for funclets and their parents */
+	SW_WALK_SKIP_GSCOOKIE_CHECK  = 0x10000, /* accepted; there are no GS cookies to check */
 	SW_WALK_UNWIND_FLOATS        = 0x20000 /* also restore floating-point callee-saved registers */
 };
-#define SW_WALK_KNOWN_FLAGS 0x2407fU
+#define SW_WALK_KNOWN_FLAGS 0x3ffffU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {
@@ -49,7 +59,8 @@ typedef enum sw_frame_state {
 	SW_STATE_FRAME          = 2,    /* an explicit Frame */
 	SW_STATE_SKIPPED_FRAME  = 3,    /* a Frame inside the managed frame reported next */
 	SW_STATE_NATIVE_MARKER  = 4,    /* managed code was called from unmanaged code here */
-	SW_STATE_INITIAL_NATIVE = 5     /* the seed context is in unmanaged code */
+	SW_STATE_INITIAL_NATIVE = 5,    /* the seed context is in unmanaged code */
+	SW_STATE_NO_FRAME_TRANSITION = 6 /* an exception tracker resumes a faulted frame, no Frame */
 } sw_frame_state;
 
 /* sw_frame_state_name - "FRAMELESS", "FRAME", ...; "?" for an unknown value. */
@@ -81,6 +92,8 @@ SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_interrupted(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_has_faulted(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf);
+/* An exception tracker's transition to the faulted frame (NO_FRAME_TRANSITION). */
+SW_API int sw_crawl_frame_is_no_frame_transition(const sw_crawl_frame *cf);
 /* IP's offset from its method's start (managed frames), else 0. */
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf);
 /* The code info of a managed frame, or NULL. */
@@ -90,6 +103,41 @@ SW_API int sw_crawl_frame_is_funclet(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_filter_funclet(const sw_crawl_frame *cf);
 /* A method whose funclet was walked below it (it is suspended in that funclet's call). */
 SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf);
+/*
+ * GC roots.  A root is a location holding an object reference: a stack slot
+ * or a Frame's slot (addr = its target address, so a moving collector can
+ * update it), or a register of the walk's seed context that still holds
+ * the reference itself (addr = 0, reg = the register: update the thread's
+ * context).  A reference in a register a callee saved is reported at the
+ * slot the callee saved it to.
+ */
+typedef struct sw_gc_root {
+	uint64_t addr;          /* where the reference is, or 0: in register `reg` of the seed */
+	uint64_t value;         /* the reference, as read */
+	uint32_t reg;           /* the register it was found in, if any (else ~0u) */
+	uint32_t flags;         /* SW_GC_INTERIOR, SW_GC_PINNED */
+} sw_gc_root;
+
+typedef sw_walk_action (*sw_gc_root_callback)(const sw_crawl_frame *cf, const sw_gc_root *root,
+                                              void *data);
+
+/*
+ * sw_crawl_frame_enum_gc_roots - report the frame's live references: a
+ * managed frame's from its SWU GC information at its IP, a Frame's from its
+ * ops.  Returns SW_OK, a walk error, or SW_E_STATE when the callback
+ * stopped it.  Nothing is reported for a frame that should not report
+ * (see sw_crawl_frame_should_report_gc).
+ */
+SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_root_callback cb,
+                                              void *data);
+
+/*
+ * With GC_FUNCLET_REFERENCE_REPORTING, the parent of a (non-filter)
+ * funclet does not report its references: the funclet, which shares its
+ * frame, does.  0 then, 1 otherwise.
+ */
+SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf);
+
 /* How many frames were reported before this one. */
 SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
 

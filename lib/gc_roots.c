@@ -1,0 +1,126 @@
+/*
+ * gc_roots.c - a frame's GC roots: the locations holding live object
+ * references, by target address, so that a moving collector can update
+ * them.
+ *
+ * A managed frame's come from its SWU GC information at its IP: stack slots
+ * are found from the CFA (the caller's SP, which the walk has just
+ * computed), registers through the register display, at the slot a callee
+ * saved them to or, when no callee did, in the seed context itself.  A
+ * Frame's come from its ops.
+ */
+#include "iter.h"
+#include "frames_internal.h"
+
+#define BIT(r) (1ULL << (r))
+
+struct root_walk {
+	const sw_crawl_frame *cf;
+	const struct swi_arch *arch;
+	uint64_t cfa;
+	sw_gc_root_callback cb;
+	void *data;
+	sw_status status;       /* an error met inside a callback from the decoder */
+	int stopped;
+};
+
+static int deliver(struct root_walk *w, const sw_gc_root *root)
+{
+	if (w->cb(w->cf, root, w->data) != SW_CONTINUE) {
+		w->stopped = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int managed_slot(void *data, const sw_swu_gc_slot *slot)
+{
+	struct root_walk *w = data;
+	const sw_regdisplay *rd = w->cf->rd;
+	sw_gc_root root = { 0, 0, ~0u, slot->flags };
+
+	if (slot->in_register) {
+		unsigned r = slot->reg;
+
+		/* A reference whose register the walk lost (QUICKUNWIND) cannot be reported. */
+		if (r >= w->arch->nregs || !(rd->cur.valid & BIT(r))) {
+			w->status = SW_E_NOREG;
+			return 1;
+		}
+		root.reg = r;
+		root.addr = rd->cur_loc[r];
+		root.value = rd->cur.regs[r];
+		return deliver(w, &root);
+	}
+	root.addr = w->cfa + (uint64_t)(int64_t)slot->cfa_offset;
+	w->status = swi_read_ptr(w->cf->thread->memory, w->arch->ptr_size, root.addr, &root.value);
+	if (w->status != SW_OK)
+		return 1;
+	return deliver(w, &root);
+}
+
+static int frame_slot(void *data, uint64_t slot, uint32_t flags)
+{
+	struct root_walk *w = data;
+	sw_gc_root root = { slot, 0, ~0u, flags };
+
+	w->status = swi_read_ptr(w->cf->thread->memory, w->arch->ptr_size, slot, &root.value);
+	if (w->status != SW_OK)
+		return 1;
+	return deliver(w, &root);
+}
+
+SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf)
+{
+	return cf && !cf->skip_gc_report;
+}
+
+SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_root_callback cb,
+                                              void *data)
+{
+	struct root_walk w;
+	sw_status st;
+
+	if (!cf || !cb || !cf->thread)
+		return SW_E_INVAL;
+	memset(&w, 0, sizeof w);
+	w.cf = cf;
+	w.cb = cb;
+	w.data = data;
+	if (!(w.arch = swi_arch_get(cf->thread->arch)))
+		return SW_E_UNSUPPORTED;
+	if (!sw_crawl_frame_should_report_gc(cf))
+		return SW_OK;
+
+	switch (cf->state) {
+	case SW_STATE_FRAMELESS: {
+		uint64_t ip = cf->rd->cur.regs[w.arch->ip_reg];
+
+		if (!cf->code || !cf->rd->caller_valid)
+			return SW_E_STATE;
+		w.cfa = cf->rd->caller.regs[w.arch->sp_reg];
+		st = sw_swu_gc_live(cf->code->unwind, cf->code->unwind_size,
+		                    (uint32_t)(ip - cf->code->start), managed_slot, &w);
+		break;
+	}
+	case SW_STATE_FRAME:
+	case SW_STATE_SKIPPED_FRAME: {
+		sw_frame_view view;
+		const sw_frame_ops *ops;
+
+		if ((st = swi_frame_read(cf->thread, cf->frame, &view, &ops)) != SW_OK)
+			return st;
+		if (!ops->gc_roots)
+			return SW_OK;
+		st = ops->gc_roots(&view, frame_slot, &w);
+		break;
+	}
+	default:
+		return SW_OK;       /* markers hold no references */
+	}
+	if (st != SW_OK)
+		return st;
+	if (w.status != SW_OK)
+		return w.status;
+	return w.stopped ? SW_E_STATE : SW_OK;
+}
