@@ -56,3 +56,24 @@ SW_API sw_arch sw_arch_host(void)
 	return SW_ARCH_NONE;
 #endif
 }
+
+sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
+                                const unsigned *regs, unsigned n, sw_context *ctx,
+                                uint64_t *loc)
+{
+	unsigned char b[8];
+	sw_status st;
+
+	if (base > UINT64_MAX - (uint64_t)n * size)
+		return SW_E_BADADDR;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t slot = base + (uint64_t)i * size;
+
+		if ((st = swi_read(t->memory, slot, b, size)) != SW_OK)
+			return st;
+		ctx->regs[regs[i]] = swi_load_le(b, size);
+		ctx->valid |= 1ULL << regs[i];
+		loc[regs[i]] = slot;
+	}
+	return SW_OK;
+}

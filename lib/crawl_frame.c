@@ -10,6 +10,7 @@ SW_API const char *sw_frame_state_name(sw_frame_state state)
 	case SW_STATE_NATIVE_MARKER:  return "NATIVE_MARKER";
 	case SW_STATE_INITIAL_NATIVE: return "INITIAL_NATIVE";
 	case SW_STATE_NO_FRAME_TRANSITION: return "NO_FRAME_TRANSITION";
+	case SW_STATE_NATIVE_FRAME:   return "NATIVE_FRAME";
 	default:                      return "?";
 	}
 }
@@ -97,4 +98,22 @@ SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf)
 SW_API int sw_crawl_frame_is_no_frame_transition(const sw_crawl_frame *cf)
 {
 	return cf && cf->state == SW_STATE_NO_FRAME_TRANSITION;
+}
+
+SW_API sw_frame_trust sw_crawl_frame_trust(const sw_crawl_frame *cf)
+{
+	return cf ? (sw_frame_trust)cf->trust : SW_TRUST_NONE;
+}
+
+SW_API const char *sw_frame_trust_name(sw_frame_trust trust)
+{
+	switch (trust) {
+	case SW_TRUST_CONTEXT:  return "context";
+	case SW_TRUST_FRAME:    return "frame";
+	case SW_TRUST_JIT:      return "jit";
+	case SW_TRUST_CFI:      return "cfi";
+	case SW_TRUST_ANALYSIS: return "analysis";
+	case SW_TRUST_SIGNAL:   return "signal";
+	default:                return "none";
+	}
 }

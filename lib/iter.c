@@ -105,6 +105,8 @@ static void see_managed_frame(struct swi_iter *it)
 /* Does this frame get reported at all, given the funclet rules? */
 static int reportable(const struct swi_iter *it, sw_frame_state state)
 {
+	if (state == SW_STATE_NATIVE_FRAME && (it->flags & SW_WALK_FUNCTIONSONLY))
+		return 0;
 	if (state == SW_STATE_FRAMELESS && (it->code->flags & SW_CODE_FUNCLET))
 		return it->report_funclet &&
 		       !(it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY));
@@ -133,9 +135,13 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->rel_offset = 0;
 	cf->frame = 0;
 	cf->frame_type = SW_FRAME_TYPE_NONE;
-	if (state == SW_STATE_FRAMELESS) {
+	cf->trust = SW_TRUST_NONE;
+	if (state == SW_STATE_FRAMELESS || state == SW_STATE_NATIVE_FRAME) {
 		cf->code = it->code;
 		cf->rel_offset = (uint32_t)(cur_reg(it, it->arch->ip_reg) - it->code->start);
+		cf->trust = it->trust;
+	} else if (state == SW_STATE_NATIVE_MARKER || state == SW_STATE_INITIAL_NATIVE) {
+		cf->trust = it->trust;
 	} else if (state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) {
 		cf->frame = it->view.addr;
 		cf->frame_type = it->view.type;
@@ -209,13 +215,80 @@ static sw_status advance_tracker(struct swi_iter *it)
 
 static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int exact)
 {
+	const sw_code_info *c;
+
 	/* A return address may lie just past a call that ends its method. */
 	if (!exact) {
 		if (ip == 0)
 			return NULL;
 		ip -= 1;
 	}
-	return swi_codemap_lookup(it->thread->codemap, ip);
+	c = swi_codemap_lookup(it->thread->codemap, ip);
+	/* Without NATIVE_FRAMES native code is not walked, only marked. */
+	if (c && (c->flags & SW_CODE_NATIVE) && !(it->flags & SW_WALK_NATIVE_FRAMES))
+		return NULL;
+	return c;
+}
+
+/*
+ * The code a return address goes back to.  The kernel's signal trampoline
+ * is the exception: nothing called it, the handler "returns" to its very
+ * first byte, so its own address finds it.
+ */
+static const sw_code_info *lookup_return(const struct swi_iter *it, uint64_t ip)
+{
+	if (it->flags & SW_WALK_NATIVE_FRAMES) {
+		const sw_code_info *c = swi_codemap_lookup(it->thread->codemap, ip);
+
+		if (c && (c->flags & SW_CODE_SIGNAL_TRAMPOLINE))
+			return c;
+	}
+	return lookup(it, ip, 0);
+}
+
+static int is_native(const sw_code_info *code)
+{
+	return code && (code->flags & SW_CODE_NATIVE);
+}
+
+/* How a frame's callee's unwind information was made: the caller's trust. */
+static uint8_t trust_of(const sw_code_info *code)
+{
+	if (!is_native(code))
+		return SW_TRUST_JIT;
+	return (code->flags & SW_CODE_ANALYZED) ? SW_TRUST_ANALYSIS : SW_TRUST_CFI;
+}
+
+/*
+ * Unwind the frame in rd.cur into rd.caller: with its SWU, or, for the
+ * signal trampoline, from the interrupted context the kernel saved.
+ */
+static sw_status unwind_frame(struct swi_iter *it)
+{
+	const struct swi_arch *a = it->arch;
+	uint64_t sp = it->rd.cur.regs[a->sp_reg];
+	sw_status st;
+
+	if (!(it->code->flags & SW_CODE_SIGNAL_TRAMPOLINE)) {
+		it->caller_trust = trust_of(it->code);
+		it->caller_active = 0;
+		return swi_unwind_managed(it);
+	}
+	if (!a->signal_frame_restore)
+		return SW_E_UNSUPPORTED;
+	sw_context_init(&it->rd.caller, (sw_arch)it->thread->arch);
+	st = a->signal_frame_restore(it->thread, sp, it->rd.cur.regs[a->ip_reg], &it->rd.caller,
+	                             it->rd.caller_loc);
+	if (st != SW_OK)
+		return st;
+	/* The interrupted code's SP lies above the signal frame (no alternate stack). */
+	if (!(it->rd.caller.valid & (1ULL << a->sp_reg)) || !(it->rd.caller.valid & (1ULL << a->ip_reg)) ||
+	    it->rd.caller.regs[a->sp_reg] <= sp || it->rd.caller.regs[a->sp_reg] > it->thread->stack_hi)
+		return SW_E_BADSP;
+	it->rd.caller_valid = 1;
+	it->caller_trust = SW_TRUST_SIGNAL;
+	it->caller_active = 1;
+	return SW_OK;
 }
 
 static void *frame_method(const struct swi_iter *it)
@@ -315,11 +388,15 @@ static int step_start(struct swi_iter *it)
 		it->step = SWI_STEP_FRAMES;
 		return -1;
 	}
+	it->trust = SW_TRUST_CONTEXT;
 	it->code = lookup(it, cur_reg(it, it->arch->ip_reg), 1);
 	if (it->code) {
 		it->is_first = 1;
 		it->active = 1;
 		it->step = SWI_STEP_UNWIND;
+		/* A native seed walked as a native frame is still an initial native context. */
+		if (is_native(it->code) && (it->flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT))
+			return report(it, SW_STATE_INITIAL_NATIVE, NULL);
 		return -1;
 	}
 	/* The caller vouched for managed code; it was wrong. */
@@ -342,6 +419,9 @@ static int step_skipped(struct swi_iter *it)
 	uint64_t caller_sp = it->rd.caller.regs[it->arch->sp_reg];
 	sw_status st;
 
+	/* A native frame that could not be unwound has no caller SP to compare. */
+	if (it->native_dead_end)
+		caller_sp = 0;
 	/* A tracker inside this frame or deeper has been dealt with: its fault is gone. */
 	while (it->tracker != 0 && it->tracker < caller_sp)
 		if ((st = advance_tracker(it)) != SW_OK)
@@ -366,6 +446,8 @@ static int step_skipped(struct swi_iter *it)
 			return fail(it, st);
 	}
 	it->step = SWI_STEP_AFTER_MANAGED;
+	if (is_native(it->code))
+		return report(it, SW_STATE_NATIVE_FRAME, it->code->method);
 	see_managed_frame(it);
 	return report(it, SW_STATE_FRAMELESS, it->code->method);
 }
@@ -374,7 +456,19 @@ static int step_skipped(struct swi_iter *it)
 static int step_after_managed(struct swi_iter *it)
 {
 	sw_regdisplay *rd = &it->rd;
+	int from_native = is_native(it->code);
 	uint64_t ip;
+
+	/*
+	 * Native unwinding is best effort: a native frame that cannot be
+	 * unwound hands the walk to the Frames, as if it had not been walked.
+	 */
+	if (it->native_dead_end) {
+		it->native_dead_end = 0;
+		it->is_first = it->is_interrupted = it->has_faulted = 0;
+		it->step = SWI_STEP_FRAMES;
+		return -1;
+	}
 
 	/* Copy only the known registers: the arrays are mostly stale slots. */
 	rd->cur.valid = rd->caller.valid;
@@ -384,19 +478,19 @@ static int step_after_managed(struct swi_iter *it)
 		rd->cur_loc[r] = rd->caller_loc[r];
 	}
 	rd->caller_valid = 0;
-	it->is_first = it->is_interrupted = it->has_faulted = 0;
-	it->active = 0;
+	it->is_first = it->has_faulted = 0;
+	/* Code a signal interrupted resumes at its exact IP. */
+	it->active = it->is_interrupted = it->caller_active;
+	it->trust = it->caller_trust;
 
 	ip = cur_reg(it, it->arch->ip_reg);
 	if (ip == 0)
 		return done(it);
-	it->code = lookup(it, ip, 0);
-	if (it->code) {
-		it->step = SWI_STEP_UNWIND;
-		return -1;
-	}
-	it->step = SWI_STEP_FRAMES;
-	if (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)
+	it->code = it->active ? lookup(it, ip, 1) : lookup_return(it, ip);
+	it->step = it->code ? SWI_STEP_UNWIND : SWI_STEP_FRAMES;
+	/* Leaving managed code for native code: the marker, whether it is walked or not. */
+	if (!from_native && (!it->code || is_native(it->code)) &&
+	    (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))
 		return report(it, SW_STATE_NATIVE_MARKER, NULL);
 	return -1;
 }
@@ -475,6 +569,7 @@ static int step_after_frame(struct swi_iter *it)
 				return fail(it, SW_E_BADFRAME);
 			it->code = code;
 			it->active = exact;
+			it->trust = SW_TRUST_FRAME;
 			it->step = SWI_STEP_UNWIND;
 			if (it->ops->flags & SW_FRAME_OPS_IN_CALLER) {
 				/* It lies inside the method: pass it when that is unwound. */
@@ -517,6 +612,7 @@ static int step_after_tracker(struct swi_iter *it)
 	}
 	it->code = code;
 	it->active = 1;
+	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;
 	return -1;
 }
@@ -541,8 +637,12 @@ SW_API int sw_iter_next(sw_iter *pub)
 			r = step_start(it);
 			break;
 		case SWI_STEP_UNWIND:
-			if ((st = swi_unwind_managed(it)) != SW_OK)
-				return fail(it, st);
+			if ((st = unwind_frame(it)) != SW_OK) {
+				if (!is_native(it->code))
+					return fail(it, st);
+				it->native_dead_end = 1;
+				it->rd.caller_valid = 0;
+			}
 			it->step = SWI_STEP_SKIPPED;
 			r = -1;
 			break;

@@ -20,6 +20,7 @@ struct sw_crawl_frame {
 	uint8_t is_first, is_interrupted, has_faulted;
 	uint8_t is_parent_of_funclet;
 	uint8_t skip_gc_report;         /* parent of a funclet that reports for it */
+	uint8_t trust;                  /* an sw_frame_trust */
 };
 
 /* Where the iterator resumes on the next sw_iter_next call. */
@@ -60,6 +61,10 @@ struct swi_iter {
 	void *skip_to_parent;
 	void *funclet_parent;
 	uint8_t funclet_was_filter;     /* the funclet below funclet_parent was a filter */
+	uint8_t trust;                  /* how rd.cur was found (sw_frame_trust) */
+	uint8_t caller_trust;           /* how rd.caller was found */
+	uint8_t native_dead_end;        /* a native frame that could not be unwound */
+	uint8_t caller_active;          /* rd.caller's IP is exact (a signal frame's) */
 	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */

@@ -36,6 +36,8 @@ dist_man_MANS += \
 	man/sw_crawl_frame_relative_offset.3 \
 	man/sw_crawl_frame_state.3 \
 	man/sw_crawl_frame_is_funclet.3 \
+	man/sw_crawl_frame_trust.3 \
+	man/sw_frame_trust_name.3 \
 	man/sw_crawl_frame_is_no_frame_transition.3 \
 	man/sw_crawl_frame_is_filter_funclet.3 \
 	man/sw_crawl_frame_is_parent_of_funclet.3 \

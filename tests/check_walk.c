@@ -59,7 +59,7 @@ static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
 	ck_assert_int_eq(sw_crawl_frame_is_frameless(cf), x->state == SW_STATE_FRAMELESS);
 	ck_assert_int_eq(sw_crawl_frame_is_native_marker(cf), x->state == SW_STATE_NATIVE_MARKER);
 	ck_assert_int_eq(sw_crawl_frame_depth(cf), (uint32_t)(r->n - 1));
-	if (x->state == SW_STATE_FRAMELESS) {
+	if (x->state == SW_STATE_FRAMELESS || x->state == SW_STATE_NATIVE_FRAME) {
 		const sw_code_info *ci = sw_crawl_frame_code_info(cf);
 		ck_assert_ptr_nonnull(ci);
 		ck_assert_ptr_eq(ci->method, x->method);
@@ -493,6 +493,134 @@ START_TEST(async_walks_must_be_asked_for)
 }
 END_TEST
 
+/* Re-register the method at `start` with other code flags (same code and SWU). */
+static void reflag(sb_world *w, uint64_t start, uint32_t flags)
+{
+	sw_code_info ci;
+	unsigned char blob[256];
+
+	ck_assert_int_eq(sw_codemap_find(w->map, start, &ci), SW_OK);
+	memcpy(blob, ci.unwind, ci.unwind_size);
+	ck_assert_int_eq(sw_codemap_remove(w->map, start), SW_OK);
+	ci.unwind = blob;
+	ci.flags = flags;
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+}
+
+static sw_walk_action trust_cb(const sw_crawl_frame *cf, void *data)
+{
+	recording *r = data;
+
+	/* Keep the trust in the `faulted` slot, which these tests do not otherwise use. */
+	record_cb(cf, data);
+	r->f[r->n - 1].faulted = (int)sw_crawl_frame_trust(cf);
+	return SW_CONTINUE;
+}
+
+/* Native code registered from CFI is walked only with NATIVE_FRAMES. */
+START_TEST(native_frames)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	reflag(&w, A_START, SW_CODE_NATIVE);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
+	                                SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].faulted, SW_TRUST_CONTEXT);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
+	                                SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NATIVE_FRAMES,
+	                                NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_JIT);   /* found by unwinding managed B */
+	check_reg(&r.f[2], SW_X64_RBX, A_RBX, S0 - 112);
+	/* FUNCTIONSONLY keeps managed frames only. */
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
+	                                SW_WALK_FUNCTIONSONLY | SW_WALK_NATIVE_FRAMES, NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_str_eq(sw_frame_trust_name(SW_TRUST_CFI), "cfi");
+	sb_fini(&w);
+}
+END_TEST
+
+/* A signal handler's frame, the kernel's trampoline, and the interrupted managed code. */
+#define H_START 0x10005000ull
+#define T_START 0x10006000ull
+START_TEST(signal_frames)
+{
+	sb_world w;
+	sb_method a, h;
+	recording r;
+	uint64_t u = S0 - 1024, mc = u + 40;    /* the ucontext; its sigcontext */
+	sw_swu_builder *bld;
+	unsigned char blob[64];
+	size_t len;
+	sw_code_info ci;
+
+	sb_init(&w);
+	a = sb_add_method_a(&w, A_START, &method_a);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, CALLER_RBP);
+	sb_put(&w, S0 - 16, CALLER_RBX);
+	/* A was interrupted at A+30; the kernel saved its registers. */
+	sb_put(&w, mc + 8 * 10, S0 - 8);          /* rbp */
+	sb_put(&w, mc + 8 * 11, 0xa1a1);          /* rbx */
+	sb_put(&w, mc + 8 * 13, 0x5a5a);          /* rax */
+	sb_put(&w, mc + 8 * 15, S0 - 88);         /* rsp */
+	sb_put(&w, mc + 8 * 16, A_START + 30);    /* rip */
+	/* The trampoline: native, no unwind rule of its own is needed. */
+	ck_assert_int_eq(sw_swu_builder_create(&bld, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(bld, 16, blob, sizeof blob, &len), SW_OK);
+	sw_swu_builder_destroy(bld);
+	ci = (sw_code_info){ .method = (void *)0x7e57, .start = T_START, .size = 16, .unwind = blob,
+	                     .unwind_size = (uint32_t)len,
+	                     .flags = SW_CODE_NATIVE | SW_CODE_SIGNAL_TRAMPOLINE };
+	ck_assert_int_eq(sw_codemap_add(w.map, &ci), SW_OK);
+	/* The handler H (native, shape B) "returns" to the trampoline. */
+	h = sb_add_method_b(&w, H_START, (void *)0x4a4a);
+	reflag(&w, H_START, SW_CODE_NATIVE);
+	sb_put(&w, u - 8, T_START);
+	sb_put(&w, u - 16, 0x12);
+	sb_put(&w, u - 24, 0x34);
+	sw_context_init(&w.seed, SW_ARCH_X64);
+	sw_context_set(&w.seed, SW_X64_RIP, H_START + h.body);
+	sw_context_set(&w.seed, SW_X64_RSP, u - 40);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
+	                                SW_WALK_NATIVE_FRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	                                NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_ptr_eq(r.f[1].method, (void *)0x7e57);
+	ck_assert_int_eq(r.f[1].faulted, SW_TRUST_CFI);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].interrupted, 1);
+	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_SIGNAL);
+	ck_assert_uint_eq(sw_context_ip(&r.f[2].rd.cur), A_START + 30);
+	check_reg(&r.f[2], SW_X64_RBX, 0xa1a1, mc + 8 * 11);
+	check_reg(&r.f[2], SW_X64_RAX, 0x5a5a, mc + 8 * 13);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_MARKER);
+	check_reg(&r.f[3], SW_X64_RBX, CALLER_RBX, S0 - 16);
+	(void)a;
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(quick_and_light_unwind)
 {
 	sb_world w;
@@ -880,6 +1008,8 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, accepted_and_checking_flags);
 	tcase_add_test(tc, missing_frame_detection);
 	tcase_add_test(tc, async_walks_must_be_asked_for);
+	tcase_add_test(tc, native_frames);
+	tcase_add_test(tc, signal_frames);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);

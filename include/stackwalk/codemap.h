@@ -23,7 +23,10 @@ typedef struct sw_codemap sw_codemap;
 
 enum {
 	SW_CODE_FUNCLET = 1,    /* a funclet (handler, finally, filter) of `parent` */
-	SW_CODE_FILTER  = 2     /* a filter funclet (with SW_CODE_FUNCLET) */
+	SW_CODE_FILTER  = 2,    /* a filter funclet (with SW_CODE_FUNCLET) */
+	SW_CODE_NATIVE  = 4,    /* native code (an ELF module's function): its SWU came from CFI */
+	SW_CODE_ANALYZED = 8,   /* native code whose SWU came from instruction analysis, not CFI */
+	SW_CODE_SIGNAL_TRAMPOLINE = 16  /* the kernel's signal return trampoline (__restore_rt) */
 };
 
 /* What a lookup returns (the CLR's EECodeInfo). */

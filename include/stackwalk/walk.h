@@ -42,9 +42,11 @@ enum {
 	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000, /* report a native seed context */
 	SW_WALK_GC_FUNCLET_REFERENCE_REPORTING = 0x8000, /* GC rules for funclets and their parents */
 	SW_WALK_SKIP_GSCOOKIE_CHECK  = 0x10000, /* accepted; there are no GS cookies to check */
-	SW_WALK_UNWIND_FLOATS        = 0x20000 /* also restore floating-point callee-saved registers */
+	SW_WALK_UNWIND_FLOATS        = 0x20000, /* also restore floating-point callee-saved registers */
+	/* libstackwalk's own, above the CLR's: */
+	SW_WALK_NATIVE_FRAMES        = 0x100000 /* unwind native code (SW_CODE_NATIVE) instead of only marking it */
 };
-#define SW_WALK_KNOWN_FLAGS 0x3ffffU
+#define SW_WALK_KNOWN_FLAGS 0x13ffffU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {
@@ -60,8 +62,20 @@ typedef enum sw_frame_state {
 	SW_STATE_SKIPPED_FRAME  = 3,    /* a Frame inside the managed frame reported next */
 	SW_STATE_NATIVE_MARKER  = 4,    /* managed code was called from unmanaged code here */
 	SW_STATE_INITIAL_NATIVE = 5,    /* the seed context is in unmanaged code */
-	SW_STATE_NO_FRAME_TRANSITION = 6 /* an exception tracker resumes a faulted frame, no Frame */
+	SW_STATE_NO_FRAME_TRANSITION = 6, /* an exception tracker resumes a faulted frame, no Frame */
+	SW_STATE_NATIVE_FRAME   = 7     /* a native function, unwound with SW_WALK_NATIVE_FRAMES */
 } sw_frame_state;
+
+/* How the walk found a frame's registers (as Breakpad's trust levels). */
+typedef enum sw_frame_trust {
+	SW_TRUST_NONE       = 0,    /* not a frame with registers (a Frame, a marker) */
+	SW_TRUST_CONTEXT    = 1,    /* the seed context, or a context record */
+	SW_TRUST_FRAME      = 2,    /* an explicit Frame's saved state */
+	SW_TRUST_JIT        = 3,    /* unwinding its callee with JIT-emitted SWU */
+	SW_TRUST_CFI        = 4,    /* unwinding its callee with SWU imported from CFI */
+	SW_TRUST_ANALYSIS   = 5,    /* unwinding its callee with SWU from instruction analysis */
+	SW_TRUST_SIGNAL     = 6     /* the kernel's signal frame */
+} sw_frame_trust;
 
 /* sw_frame_state_name - "FRAMELESS", "FRAME", ...; "?" for an unknown value. */
 SW_API const char *sw_frame_state_name(sw_frame_state state);
@@ -138,6 +152,10 @@ SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_ro
  */
 SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf);
 
+/* How the frame's registers were found. */
+SW_API sw_frame_trust sw_crawl_frame_trust(const sw_crawl_frame *cf);
+/* sw_frame_trust_name - "context", "frame", "jit", "cfi", "analysis", "signal", "none". */
+SW_API const char *sw_frame_trust_name(sw_frame_trust trust);
 /* How many frames were reported before this one. */
 SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
 

@@ -39,7 +39,23 @@ struct swi_arch {
 	unsigned slot_align;
 	int has_reg_pairs;              /* stp/ldp: pairs, pre-indexed pushes, post-indexed pops */
 	int has_ptrauth;                /* the return address in lr may be signed (paciasp) */
+	/*
+	 * The kernel's signal frame: the interrupted context, when the signal
+	 * return trampoline is about to run with stack pointer `sp`.  Fills
+	 * `ctx` (the arch's registers) and `loc` (where each was read).
+	 */
+	sw_status (*signal_frame_restore)(const struct sw_thread *t, uint64_t sp, uint64_t ip,
+	                                  sw_context *ctx, uint64_t *loc);
 };
+
+/*
+ * Restore registers listed in `regs` from consecutive slots of `size`
+ * bytes at `base` (a kernel sigcontext): what every backend's
+ * signal_frame_restore does once it has found the record.
+ */
+sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
+                                const unsigned *regs, unsigned n, sw_context *ctx,
+                                uint64_t *loc);
 
 /* The backend of `arch`, or NULL when there is none. */
 const struct swi_arch *swi_arch_get(sw_arch arch);

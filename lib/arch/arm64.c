@@ -67,6 +67,26 @@ static sw_status arm64_transition_block_restore(const sw_thread *t, uint64_t blo
 	return SW_OK;
 }
 
+/*
+ * The kernel's rt_sigframe at __kernel_rt_sigreturn: SP points at the
+ * siginfo (128 bytes), then the ucontext, whose 16-byte-aligned sigcontext
+ * lies 176 bytes in (uc_flags, uc_link, uc_stack, uc_sigmask and padding);
+ * the sigcontext holds fault_address, x0-x30, sp and pc.
+ */
+#define ARM64_SIGFRAME_SIGCONTEXT (128 + 176)
+
+static sw_status arm64_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
+                                            sw_context *ctx, uint64_t *loc)
+{
+	unsigned regs[SW_ARM64_PC + 1];
+
+	SWI_UNUSED(ip);
+	for (unsigned r = 0; r <= SW_ARM64_PC; r++)
+		regs[r] = r;        /* x0-x30, then sp and pc, in our numbering */
+	return swi_restore_reg_block(t, sp + ARM64_SIGFRAME_SIGCONTEXT + 8, 8, regs,
+	                             SW_ARM64_PC + 1, ctx, loc);
+}
+
 const struct swi_arch swi_arch_arm64 = {
 	.arch = SW_ARCH_ARM64,
 	.name = "arm64",
@@ -86,6 +106,7 @@ const struct swi_arch swi_arch_arm64 = {
 	.stack_align = 16,
 	.transition_block_slots = ARM64_BLOCK_NREGS + 1,
 	.transition_block_restore = arm64_transition_block_restore,
+	.signal_frame_restore = arm64_signal_frame_restore,
 	.sp_move_align = 16,
 	.slot_align = 8,
 	.has_reg_pairs = 1,

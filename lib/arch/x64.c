@@ -56,6 +56,27 @@ static sw_status x64_transition_block_restore(const sw_thread *t, uint64_t block
 	return SW_OK;
 }
 
+/*
+ * The kernel's rt_sigframe, once the handler has returned into
+ * __restore_rt: SP points at the ucontext (uc_flags, uc_link, a 24-byte
+ * uc_stack), followed by the sigcontext's general registers in this order.
+ */
+static const unsigned x64_sigcontext_regs[] = {
+	SW_X64_R8, SW_X64_R9, SW_X64_R10, SW_X64_R11, SW_X64_R12, SW_X64_R13,
+	SW_X64_R14, SW_X64_R15, SW_X64_RDI, SW_X64_RSI, SW_X64_RBP, SW_X64_RBX,
+	SW_X64_RDX, SW_X64_RAX, SW_X64_RCX, SW_X64_RSP, SW_X64_RIP
+};
+#define X64_UCONTEXT_MCONTEXT 40
+
+static sw_status x64_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
+                                          sw_context *ctx, uint64_t *loc)
+{
+	SWI_UNUSED(ip);
+	return swi_restore_reg_block(t, sp + X64_UCONTEXT_MCONTEXT, 8, x64_sigcontext_regs,
+	                             sizeof x64_sigcontext_regs / sizeof x64_sigcontext_regs[0],
+	                             ctx, loc);
+}
+
 const struct swi_arch swi_arch_x64 = {
 	.arch = SW_ARCH_X64,
 	.name = "x64",
@@ -74,4 +95,5 @@ const struct swi_arch swi_arch_x64 = {
 	.stack_align = 16,
 	.transition_block_slots = X64_BLOCK_NREGS + 1,
 	.transition_block_restore = x64_transition_block_restore,
+	.signal_frame_restore = x64_signal_frame_restore,
 };

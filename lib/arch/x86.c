@@ -53,6 +53,44 @@ static sw_status x86_transition_block_restore(const sw_thread *t, uint64_t block
 	return SW_OK;
 }
 
+/*
+ * The kernel's signal frames.  The sigcontext starts gs, fs, es, ds, then
+ * the registers below (and trapno, err before eip).  After the handler
+ * returns, SP points at the signal number: for sigframe (the trampoline
+ * starts with "pop eax", 0x58) the sigcontext follows it; for rt_sigframe
+ * the next words are the siginfo and ucontext pointers, and the ucontext's
+ * sigcontext is 20 bytes in (uc_flags, uc_link, a 12-byte uc_stack).
+ */
+static const unsigned x86_sigcontext_regs[] = {
+	SW_X86_EDI, SW_X86_ESI, SW_X86_EBP, SW_X86_ESP, SW_X86_EBX, SW_X86_EDX,
+	SW_X86_ECX, SW_X86_EAX
+};
+#define X86_SIGCONTEXT_EDI 16       /* after gs, fs, es, ds */
+#define X86_SIGCONTEXT_EIP 56       /* after trapno, err */
+#define X86_UCONTEXT_MCONTEXT 20
+
+static sw_status x86_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
+                                          sw_context *ctx, uint64_t *loc)
+{
+	static const unsigned eip[] = { SW_X86_EIP };
+	unsigned char first = 0;
+	uint64_t sc;
+	sw_status st;
+
+	if (swi_read(t->memory, ip, &first, 1) == SW_OK && first == 0x58) {
+		sc = sp + 4;
+	} else {
+		if ((st = swi_read_ptr(t->memory, 4, sp + 8, &sc)) != SW_OK)
+			return st;
+		sc += X86_UCONTEXT_MCONTEXT;
+	}
+	if ((st = swi_restore_reg_block(t, sc + X86_SIGCONTEXT_EDI, 4, x86_sigcontext_regs,
+	                                sizeof x86_sigcontext_regs / sizeof x86_sigcontext_regs[0],
+	                                ctx, loc)) != SW_OK)
+		return st;
+	return swi_restore_reg_block(t, sc + X86_SIGCONTEXT_EIP, 4, eip, 1, ctx, loc);
+}
+
 const struct swi_arch swi_arch_x86 = {
 	.arch = SW_ARCH_X86,
 	.name = "x86",
@@ -71,6 +109,7 @@ const struct swi_arch swi_arch_x86 = {
 	.stack_align = 16,
 	.transition_block_slots = X86_BLOCK_NREGS + 1,
 	.transition_block_restore = x86_transition_block_restore,
+	.signal_frame_restore = x86_signal_frame_restore,
 	.sp_move_align = 0,
 	.slot_align = 0,
 	.has_reg_pairs = 0,
