@@ -10,6 +10,11 @@
  * instruction of every method, stopped by a breakpoint and walked from the
  * signal context.  Also: the x64 encoder's bytes, the emitted SWU blobs,
  * the iterator and an aborted walk.
+ *
+ * The moving collector (toyjit_gc.h) runs from the stub's helper, from the
+ * thrower's catch funclet and at every instruction: the objects move, the
+ * old space is poisoned, and the program's result must stay what it is
+ * without a collection.
  */
 #include <check.h>
 #include <stdio.h>
@@ -18,6 +23,7 @@
 #include "toyjit.h"
 #include "toyjit_check.h"
 #include "toyjit_async.h"
+#include "toyjit_gc.h"
 #include "x64_emit.h"
 
 #define BIT(r) (1ull << (r))
@@ -40,6 +46,12 @@ static struct {
 	int iter_frames, iter_status;
 	sw_walk_action abort_result;
 	int abort_seen;
+	/* the collector */
+	int gc;                     /* collect in the helper, after the walks */
+	toyjit_gc_stats gc_stats;
+	sw_status gc_status;
+	uintptr_t stale;            /* an object address from before the last collection */
+	int in_funclet;             /* the helper ran under the funclet */
 } g;
 
 static sw_codemap *map;
@@ -48,9 +60,17 @@ static void helper(toyjit *jit, sw_transition_frame *tf)
 {
 	g.calls++;
 	g.tf = tf;
+	g.in_funclet = jit->funclet_active;
 	for (unsigned i = 0; i < g.nflags; i++) {
 		toyjit_walk_record(&g.thread, g.flags[i], g.walks[i]);
-		g.status[i] = toyjit_walk_check(jit, g.walks[i], g.msg[i], sizeof(g.msg[i]), NULL);
+		/* Under the funclet the shadow stack is not the whole story: the test checks. */
+		if (!jit->funclet_active)
+			g.status[i] = toyjit_walk_check(jit, g.walks[i], g.msg[i], sizeof(g.msg[i]), NULL);
+	}
+	if (g.gc) {
+		/* The stub's protected argument: its old address must be poisoned afterwards. */
+		g.stale = *(uintptr_t *)tf->protected_refs ? **(uintptr_t **)tf->protected_refs : 0;
+		g.gc_status = toyjit_gc_collect(jit, &g.thread, NULL, &g.gc_stats);
 	}
 }
 
@@ -78,7 +98,8 @@ static toyjit *make_jit(const toyjit_shape *shapes, unsigned n, toyjit_helper_fn
 	toyjit *jit = NULL;
 
 	ck_assert_int_eq(toyjit_create(&jit, map, &frame_head, shapes, n, fn, NULL), SW_OK);
-	ck_assert_uint_eq(sw_codemap_count(map), n);
+	/* The methods, the thrower and its funclet. */
+	ck_assert_uint_eq(sw_codemap_count(map), n + 2);
 	return jit;
 }
 
@@ -338,7 +359,7 @@ START_TEST(test_swu_blobs)
 	/* CFA - SP in the body, per shape (entry: 8 for the return address). */
 	static const int32_t body_frame[TOYJIT_NSHAPES] = {
 		[TOYJIT_RBP_FRAME] = 8 + 16 + 56,
-		[TOYJIT_NO_FP] = 8 + 40 + 48,
+		[TOYJIT_NO_FP] = 8 + 40 + 64,
 		[TOYJIT_BIG_FRAME] = 8 + 8 + 3 * 4096,
 		[TOYJIT_MOV_SAVES] = 8 + 88,
 		[TOYJIT_OFFSET_FP] = 8 + 16 + 72,
@@ -420,6 +441,22 @@ START_TEST(test_encoder)
 		at += want[i].len;
 	}
 	ck_assert_uint_eq(at, b.len);
+	/* The forms the allocation and the result need. */
+	x64_buf_init(&b, mem, sizeof(mem));
+	x64_mov_r32_r32(&b, X64_RAX, X64_RDI);
+	x64_add_rr(&b, X64_RAX, X64_R12);
+	x64_add_mr(&b, X64_RDX, 0, X64_RAX);
+	x64_add_mr(&b, X64_RSP, 8, X64_R13);
+	{
+		static const uint8_t more[] = {
+			0x89, 0xf8,                     /* mov eax, edi */
+			0x4c, 0x01, 0xe0,               /* add rax, r12 */
+			0x48, 0x01, 0x02,               /* add [rdx], rax */
+			0x4c, 0x01, 0x6c, 0x24, 0x08,   /* add [rsp+8], r13 */
+		};
+		ck_assert_uint_eq(b.len, sizeof(more));
+		ck_assert(memcmp(mem, more, sizeof(more)) == 0);
+	}
 	ck_assert_uint_eq(x64_dwarf_reg(X64_RSP), SW_X64_RSP);
 	ck_assert_uint_eq(x64_dwarf_reg(X64_RDX), SW_X64_RDX);
 	ck_assert_uint_eq(x64_dwarf_reg(X64_RSI), SW_X64_RSI);
@@ -447,6 +484,231 @@ START_TEST(test_bad_arguments)
 	ck_assert_int_eq(g.calls, 0);
 	toyjit_destroy(jit);
 	ck_assert_uint_eq(sw_codemap_count(map), 0);
+}
+END_TEST
+
+struct live_count {
+	int slot, reg;
+};
+
+static int count_live(void *data, const sw_swu_gc_slot *slot)
+{
+	struct live_count *seen = data;
+
+	if (slot->in_register)
+		seen->reg++;
+	else
+		seen->slot++;
+	return 0;
+}
+
+/* Without a collector the program computes its expected result, P/Invoke or not. */
+START_TEST(test_results)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+
+	for (unsigned d = 1; d <= 21; d += 4) {
+		ck_assert_int_eq(toyjit_run(jit, d, -1), SW_OK);
+		ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, d, 0));
+		ck_assert_uint_ne(jit->result, 0);
+		if (d >= 2) {
+			ck_assert_int_eq(toyjit_run(jit, d, (int)d / 2 - 1 >= 0 ? (int)d / 2 - 1 : 0), SW_OK);
+			ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, d, 0));
+		}
+	}
+	ck_assert_int_eq(toyjit_run_throw(jit, 6), SW_OK);
+	ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, 6, 1));
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* The GC information each method carries: A's slot and B's register across every call. */
+START_TEST(test_gc_info)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+
+	for (unsigned k = 0; k < jit->nmethods; k++) {
+		const toyjit_method *m = &jit->methods[k];
+		sw_swu_header h;
+
+		ck_assert_int_eq(sw_swu_decode_header(m->swu, m->swu_size, &h), SW_OK);
+		ck_assert_uint_ge(h.gc_locations, 4);   /* the slot, rsi, rax, rcx (+ B's register) */
+		ck_assert(m->allocates);
+		ck_assert_uint_lt(m->gc_unsafe_start, m->gc_unsafe_end);
+		ck_assert_int_eq(m->gc_reg >= 0, m->shape != TOYJIT_BIG_FRAME);
+		for (uint32_t c = 0; c < m->ncalls; c++) {
+			struct live_count seen = { 0, 0 };
+
+			ck_assert_int_eq(sw_swu_gc_live(m->swu, m->swu_size, m->calls[c].ret_offset,
+			                                count_live, &seen), SW_OK);
+			ck_assert_msg(seen.slot == 1, "%s call %u: %d slots live", m->name, c, seen.slot);
+			ck_assert_int_eq(seen.reg, m->gc_reg >= 0);
+		}
+	}
+	ck_assert_uint_eq(sw_swu_validate(jit->thrower.swu, jit->thrower.swu_size), SW_OK);
+	ck_assert_uint_eq(sw_swu_validate(jit->funclet.swu, jit->funclet.swu_size), SW_OK);
+	toyjit_destroy(jit);
+}
+END_TEST
+
+/* A collection at the deepest point, from the stub's helper, at many depths and orders. */
+START_TEST(test_gc_at_stub)
+{
+	static const toyjit_shape orders[][5] = {
+		{ TOYJIT_RBP_FRAME, TOYJIT_NO_FP, TOYJIT_BIG_FRAME, TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP },
+		{ TOYJIT_BIG_FRAME, TOYJIT_BIG_FRAME, TOYJIT_NO_FP, TOYJIT_MOV_SAVES, TOYJIT_RBP_FRAME },
+		{ TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP, TOYJIT_BIG_FRAME, TOYJIT_NO_FP, TOYJIT_NO_FP },
+	};
+	unsigned runs = 0;
+
+	g.nflags = 1;
+	g.flags[0] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
+	g.gc = 1;
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		toyjit *jit = make_jit(orders[o], 5, helper);
+
+		for (unsigned d = 1; d <= 40; d += (d < 12 ? 1 : 9)) {
+			unsigned moved = g.gc_stats.moved, colls = g.gc_stats.collections;
+
+			ck_assert_int_eq(toyjit_run(jit, d, -1), SW_OK);
+			ck_assert_msg(g.gc_status == SW_OK, "order %zu depth %u: %s: %s (%#llx)", o, d,
+			              sw_strerror(g.gc_status), g.gc_stats.what ? g.gc_stats.what : "",
+			              g.gc_stats.value);
+			ck_assert_uint_eq(g.status[0], SW_OK);
+			ck_assert_uint_eq(g.gc_stats.collections, colls + 1);
+			/* Every object of the run is alive at the deepest point: 2 per frame. */
+			ck_assert_uint_eq(g.gc_stats.moved - moved, 2 * d);
+			ck_assert_msg(jit->result == toyjit_expected_result(jit, d, 0),
+			              "order %zu depth %u: result %#llx, expected %#llx", o, d,
+			              (unsigned long long)jit->result,
+			              (unsigned long long)toyjit_expected_result(jit, d, 0));
+			/* The stale address now holds the poison. */
+			ck_assert_uint_eq(*(const uint8_t *)g.stale, TOYJIT_GC_POISON);
+			runs++;
+		}
+		toyjit_destroy(jit);
+	}
+	/* Below the stub every register comes from a save slot: none is in the context. */
+	ck_assert_uint_eq(g.gc_stats.reg_roots, 0);
+	ck_assert_uint_gt(g.gc_stats.saved_roots, 0);
+	ck_assert_uint_gt(g.gc_stats.slot_roots, 0);
+	ck_assert_uint_eq(g.gc_stats.frame_roots, runs);
+	ck_assert_uint_eq(g.gc_stats.bad, 0);
+	printf("x64 GC at the stub: %u collections, %u objects moved, %u roots updated "
+	       "(%u stack slots, %u saved registers, %u Frame slots)\n", g.gc_stats.collections,
+	       g.gc_stats.moved, g.gc_stats.roots, g.gc_stats.slot_roots, g.gc_stats.saved_roots,
+	       g.gc_stats.frame_roots);
+	fflush(stdout);
+}
+END_TEST
+
+static const toyjit_walked *find_method(const toyjit_walk *w, const void *m, size_t *at)
+{
+	for (size_t k = 0; k < w->n; k++)
+		if (w->frames[k].method == m && w->frames[k].state == SW_STATE_FRAMELESS) {
+			*at = k;
+			return &w->frames[k];
+		}
+	return NULL;
+}
+
+/*
+ * The thrower's catch funclet runs (called by the dispatch over the throw
+ * stub's TransitionFrame) and calls the stub: walks with each funclet rule,
+ * and a collection under it.
+ */
+START_TEST(test_funclet)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+	const unsigned depth = 7;
+	const toyjit_walk *w;
+	const toyjit_walked *f;
+	size_t fk, pk, k;
+
+	g.nflags = 5;
+	g.flags[0] = 0;
+	g.flags[1] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
+	g.flags[2] = SW_WALK_SKIPFUNCLETS;
+	g.flags[3] = SW_WALK_FUNCTIONSONLY;
+	g.flags[4] = SW_WALK_GC_FUNCLET_REFERENCE_REPORTING;
+	g.gc = 1;
+	ck_assert_int_eq(toyjit_run_throw(jit, depth), SW_OK);
+	ck_assert_int_eq(g.calls, 1);
+	ck_assert(g.in_funclet);
+	ck_assert_ptr_null(frame_head);
+
+	/* Default: stub's TF, funclet, throw stub's TF, the parent flagged, the chain. */
+	w = g.walks[0];
+	ck_assert_int_eq(w->result, SW_CONTINUE);
+	ck_assert_uint_eq(w->n, 1 + 1 + 1 + 1 + depth);
+	ck_assert_uint_eq(w->frames[0].frame_type, SW_FRAME_TRANSITION);
+	f = &w->frames[1];
+	ck_assert_ptr_eq(f->method, &jit->funclet);
+	ck_assert(f->is_funclet && !f->is_filter && !f->is_parent_of_funclet);
+	ck_assert(f->has_code && (f->code.flags & SW_CODE_FUNCLET) && f->code.parent == &jit->thrower);
+	ck_assert(toyjit_call_site_at(&jit->funclet, f->ip) != NULL);
+	ck_assert_uint_eq(w->frames[2].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(w->frames[2].frame_type, SW_FRAME_TRANSITION);
+	f = &w->frames[3];
+	ck_assert_ptr_eq(f->method, &jit->thrower);
+	ck_assert(f->is_parent_of_funclet && !f->is_funclet && f->report_gc);
+	/* The funclet's rbp was the parent's frame pointer: the establisher frame. */
+	ck_assert_uint_eq(w->frames[1].regs[SW_X64_RBP], f->regs[SW_X64_RBP]);
+	for (k = 0; k < depth; k++) {
+		ck_assert_ptr_eq(w->frames[4 + k].method, toyjit_frame_method(jit, depth - 1 - (unsigned)k));
+		ck_assert(!w->frames[4 + k].is_parent_of_funclet);
+	}
+
+	/* With markers: one for the dispatch's native frames, one for the entry thunk. */
+	w = g.walks[1];
+	ck_assert_uint_eq(w->n, 1 + 1 + 1 + 1 + 1 + depth + 1);
+	ck_assert_uint_eq(w->frames[2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_uint_eq(w->frames[3].frame_type, SW_FRAME_TRANSITION);
+
+	/* SKIPFUNCLETS: no funclet, nothing up to the parent, which is flagged. */
+	w = g.walks[2];
+	ck_assert_uint_eq(w->n, 1 + 1 + depth);
+	ck_assert_uint_eq(w->frames[0].frame_type, SW_FRAME_TRANSITION);
+	ck_assert_ptr_eq(w->frames[1].method, &jit->thrower);
+	ck_assert(w->frames[1].is_parent_of_funclet);
+	ck_assert_ptr_null(find_method(w, &jit->funclet, &fk));
+
+	/* FUNCTIONSONLY: the same without the method-less Frames. */
+	w = g.walks[3];
+	ck_assert_uint_eq(w->n, 1 + depth);
+	ck_assert_ptr_eq(w->frames[0].method, &jit->thrower);
+	ck_assert(w->frames[0].is_parent_of_funclet);
+
+	/* For the GC: the funclet reports, the frames between are gone, the parent reports nothing. */
+	w = g.walks[4];
+	ck_assert_uint_eq(w->n, 1 + 1 + 1 + depth);
+	ck_assert_ptr_nonnull(find_method(w, &jit->funclet, &fk));
+	ck_assert(w->frames[fk].is_funclet && w->frames[fk].report_gc);
+	ck_assert_ptr_nonnull(f = find_method(w, &jit->thrower, &pk));
+	ck_assert_uint_eq(pk, fk + 1);
+	ck_assert(f->is_parent_of_funclet && !f->report_gc);
+	ck_assert(w->frames[pk + 1].report_gc);
+
+	/* The collection under the funclet moved everything, and the result is right. */
+	ck_assert_msg(g.gc_status == SW_OK, "%s: %s", sw_strerror(g.gc_status),
+	              g.gc_stats.what ? g.gc_stats.what : "");
+	ck_assert_uint_eq(g.gc_stats.funclets, 1);
+	ck_assert_uint_eq(g.gc_stats.skipped, 1);
+	ck_assert_uint_eq(g.gc_stats.moved, 2 * depth + 1);
+	ck_assert_uint_eq(g.gc_stats.reg_roots, 0);
+	ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, depth, 1));
+	ck_assert_uint_eq(*(const uint8_t *)g.stale, TOYJIT_GC_POISON);
+
+	/* Deeper and shallower. */
+	for (unsigned d = 1; d <= 30; d += 6) {
+		ck_assert_int_eq(toyjit_run_throw(jit, d), SW_OK);
+		ck_assert(g.gc_status == SW_OK);
+		ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, d, 1));
+	}
+	printf("x64 GC under a catch funclet: %u collections, %u objects moved, %u roots updated\n",
+	       g.gc_stats.collections, g.gc_stats.moved, g.gc_stats.roots);
+	fflush(stdout);
+	toyjit_destroy(jit);
 }
 END_TEST
 
@@ -495,6 +757,35 @@ START_TEST(test_every_offset)
 }
 END_TEST
 
+/*
+ * A collection at every instruction offset of every method (outside the
+ * allocation sequences): references in the registers of the stopped
+ * context are updated in the ucontext the thread resumes with.
+ */
+START_TEST(test_every_offset_gc)
+{
+	static const unsigned flags[] = { SW_WALK_NOTIFY_ON_U2M_TRANSITIONS };
+	toyjit *jit = make_jit(five, 5, quiet_helper);
+	toyjit_async_stats st;
+	sw_status r;
+
+	r = toyjit_async_gc_all(jit, &g.thread, flags, 1, stdout, 20, &st);
+	toyjit_destroy(jit);
+	printf("x64 every-offset GC: %u offsets, %u collections (%u stops not at a safe point), "
+	       "%u objects moved, %u roots updated (%u in the context's registers, %u saved, "
+	       "%u stack slots, %u Frame slots), %u runs: %u wrong results\n",
+	       st.offsets, st.gc_stops, st.gc_unsafe, st.gc.moved, st.gc.roots, st.gc.reg_roots,
+	       st.gc.saved_roots, st.gc.slot_roots, st.gc.frame_roots, st.results, st.results_bad);
+	fflush(stdout);
+	ck_assert_msg(r == SW_OK, "the sweep: %s", sw_strerror(r));
+	ck_assert_uint_eq(st.failed, 0);
+	ck_assert_uint_eq(st.results_bad, 0);
+	ck_assert_uint_gt(st.gc_stops, 100);
+	ck_assert_uint_gt(st.gc.reg_roots, 0);
+	ck_assert_uint_eq(st.gc.bad, 0);
+}
+END_TEST
+
 static Suite *toyjit_suite(void)
 {
 	Suite *s = suite_create("toyjit");
@@ -511,6 +802,11 @@ static Suite *toyjit_suite(void)
 	tcase_add_test(tc, test_caller_registers);
 	tcase_add_test(tc, test_iterator_and_abort);
 	tcase_add_test(tc, test_every_offset);
+	tcase_add_test(tc, test_results);
+	tcase_add_test(tc, test_gc_info);
+	tcase_add_test(tc, test_gc_at_stub);
+	tcase_add_test(tc, test_funclet);
+	tcase_add_test(tc, test_every_offset_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }

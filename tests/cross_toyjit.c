@@ -6,7 +6,10 @@
  * It runs the JIT's methods in several orders, walks from the stub's
  * helper with every flag set and checks each walk against the shadow stack;
  * then stops the code at every instruction of every method and checks a
- * walk from each stop.  Each part prints "<arch> <part>: N passed, M failed";
+ * walk from each stop.  The moving collector (toyjit_gc.h) runs in the
+ * helper after the walks and, in a last sweep, at every instruction: every
+ * run's result must be the expected one (where the back end allocates no
+ * objects, the collections find no root and move nothing).  Each part prints "<arch> <part>: N passed, M failed";
  * the exit status is 0 only when nothing failed.
  */
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include "toyjit.h"
 #include "toyjit_check.h"
 #include "toyjit_async.h"
+#include "toyjit_gc.h"
 
 static __thread sw_frame *frame_head;
 
@@ -67,6 +71,8 @@ static struct {
 	sw_status status[NFLAGS];
 	char msg[NFLAGS][512];
 	int calls;
+	toyjit_gc_stats gc;
+	sw_status gc_status;
 } h;
 
 static void helper(toyjit *jit, sw_transition_frame *tf)
@@ -77,6 +83,8 @@ static void helper(toyjit *jit, sw_transition_frame *tf)
 		toyjit_walk_record(&g.thread, all_flags[i], g.walk);
 		h.status[i] = toyjit_walk_check(jit, g.walk, h.msg[i], sizeof(h.msg[i]), NULL);
 	}
+	/* The program's objects cannot reach the frames under an InlinedCallFrame: no GC then. */
+	h.gc_status = jit->run_pinvoke_at < 0 ? toyjit_gc_collect(jit, &g.thread, NULL, &h.gc) : SW_OK;
 }
 
 static void run(toyjit *jit, unsigned depth, int pinvoke_at, const char *what, struct tally *t)
@@ -96,6 +104,15 @@ static void run(toyjit *jit, unsigned depth, int pinvoke_at, const char *what, s
 			fail(t, "%s, depth %u, P/Invoke at %d, flags %#x: %s", what, depth, pinvoke_at,
 			     all_flags[i], h.msg[i]);
 	}
+	if (h.gc_status != SW_OK)
+		fail(t, "%s, depth %u: the collection: %s: %s (%#llx)", what, depth,
+		     sw_strerror(h.gc_status), h.gc.what ? h.gc.what : "", h.gc.value);
+	else if (jit->result != toyjit_expected_result(jit, depth, 0))
+		fail(t, "%s, depth %u, P/Invoke at %d: result %#llx, expected %#llx", what, depth,
+		     pinvoke_at, (unsigned long long)jit->result,
+		     (unsigned long long)toyjit_expected_result(jit, depth, 0));
+	else
+		t->passed++;
 }
 
 static const toyjit_shape orders[][TOYJIT_NSHAPES] = {
@@ -184,10 +201,28 @@ static void every_offset(sw_codemap *map, struct tally *t, unsigned *offsets)
 	}
 }
 
+/* A collection at every instruction of every method, in one order. */
+static void every_offset_gc(sw_codemap *map, struct tally *t, toyjit_async_stats *st)
+{
+	static const unsigned flags[] = { SW_WALK_NOTIFY_ON_U2M_TRANSITIONS };
+	toyjit *jit = make_jit(map, orders[0], TOYJIT_NSHAPES, quiet_helper, t);
+	sw_status r;
+
+	if (!jit)
+		return;
+	r = toyjit_async_gc_all(jit, &g.thread, flags, 1, stdout, 10, st);
+	t->passed += st->passed;
+	t->failed += st->failed + st->results_bad + st->gc.bad;
+	if (r != SW_OK && r != SW_E_MISMATCH)
+		fail(t, "the sweep stopped: %s", sw_strerror(r));
+	toyjit_destroy(jit);
+}
+
 int main(void)
 {
 	const toyjit_host *host = toyjit_host_info();
-	struct tally sync = { 0 }, async = { 0 };
+	struct tally sync = { 0 }, async = { 0 }, gc = { 0 };
+	toyjit_async_stats gst;
 	const char *arch;
 	sw_codemap *map = NULL;
 	unsigned offsets = 0;
@@ -212,7 +247,17 @@ int main(void)
 	printf("%s toy-JIT every instruction offset (%u offsets): %u passed, %u failed\n",
 	       arch, offsets, async.passed, async.failed);
 
+	memset(&gst, 0, sizeof(gst));
+	every_offset_gc(map, &gc, &gst);
+	printf("%s toy-JIT every instruction offset with a collection (%u offsets, %u collections, "
+	       "%u objects moved, %u roots updated, %u runs, %u wrong results): %u passed, %u failed\n",
+	       arch, gst.offsets, gst.gc_stops, gst.gc.moved, gst.gc.roots, gst.results,
+	       gst.results_bad, gc.passed, gc.failed);
+	printf("%s toy-JIT collections from the stub: %u, %u objects moved, %u roots updated\n",
+	       arch, h.gc.collections, h.gc.moved, h.gc.roots);
+
 	sw_codemap_destroy(map);
 	free(g.walk);
-	return sync.failed || async.failed || sync.passed == 0 || async.passed == 0 ? 1 : 0;
+	return sync.failed || async.failed || gc.failed || sync.passed == 0 || async.passed == 0 ||
+	       gc.passed == 0 ? 1 : 0;
 }

@@ -36,7 +36,9 @@ TOYJIT_COMMON_FILES = \
 	examples/toyjit/toyjit_check.h \
 	examples/toyjit/toyjit_check.c \
 	examples/toyjit/toyjit_async.h \
-	examples/toyjit/toyjit_async.c
+	examples/toyjit/toyjit_async.c \
+	examples/toyjit/toyjit_gc.h \
+	examples/toyjit/toyjit_gc.c
 TOYJIT_X86_FILES = examples/toyjit/x86_emit.h examples/toyjit/x86_emit.c examples/toyjit/toyjit_x86.c
 TOYJIT_ARM64_FILES = examples/toyjit/arm64_emit.h examples/toyjit/arm64_emit.c examples/toyjit/toyjit_arm64.c
 EXTRA_DIST += $(TOYJIT_COMMON_FILES) $(TOYJIT_X86_FILES) $(TOYJIT_ARM64_FILES) \

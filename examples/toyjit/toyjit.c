@@ -92,6 +92,34 @@ void toyjit_pinvoke_target(int32_t n, toyjit_entry_fn entry, toyjit *jit)
 	jit->pinvoke_calls++;
 }
 
+/*
+ * The exception dispatch: the throw stub's TransitionFrame is linked, so a
+ * walk from the funclet crosses this C code.  Like the CLR's second pass it
+ * calls the handler funclet with the establisher frame (the thrower's frame
+ * pointer), through which the funclet reaches the thrower's locals.  The
+ * store after the call keeps it from being a tail call.
+ */
+void toyjit_dispatch(toyjit *jit, sw_transition_frame *tf, uintptr_t establisher)
+{
+	void (*funclet)(uintptr_t) = (void (*)(uintptr_t))(uintptr_t)jit->funclet.start;
+
+	(void)tf;
+	jit->funclet_active = 1;
+	funclet(establisher);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	jit->funclet_active = 0;
+}
+
+uintptr_t toyjit_payload_a(unsigned k, int32_t n)
+{
+	return (uintptr_t)(uint32_t)n + ((uintptr_t)(k + 1) << 12);
+}
+
+uintptr_t toyjit_payload_b(unsigned k, int32_t n)
+{
+	return (uintptr_t)(uint32_t)n + ((uintptr_t)(k + 1) << 20);
+}
+
 /* Encode the description into m->swu. */
 static sw_status finish_method(struct tj_emit *e)
 {
@@ -143,13 +171,14 @@ static sw_status emit_method(toyjit *jit, const struct toyjit_backend *be, code_
 	return SW_OK;
 }
 
-static sw_status emit_leaf(toyjit *jit, const struct toyjit_backend *be, code_buf *b,
-                           sw_swu_builder *sb)
+/* A method emitted by one back-end call: the leaf, the thrower, the funclet. */
+static sw_status emit_whole(toyjit *jit, const struct toyjit_backend *be, code_buf *b,
+                            sw_swu_builder *sb, toyjit_method *m, void (*fn)(struct tj_emit *))
 {
-	struct tj_emit e = { jit, &jit->leaf, b, sb, 0, SW_OK };
+	struct tj_emit e = { jit, m, b, sb, 0, SW_OK };
 
 	begin_method(&e, be);
-	be->emit_leaf(&e);
+	fn(&e);
 	return finish_method(&e);
 }
 
@@ -163,12 +192,14 @@ static sw_status add_method(toyjit *jit, const toyjit_method *m)
 	info.size = m->size;
 	info.unwind = m->swu;
 	info.unwind_size = (uint32_t)m->swu_size;
+	info.flags = m->code_flags;
+	info.parent = (void *)(uintptr_t)m->parent;
 	return sw_codemap_add(jit->map, &info);
 }
 
 static sw_status register_methods(toyjit *jit)
 {
-	const toyjit_method *all[TOYJIT_MAX_METHODS + 1];
+	const toyjit_method *all[TOYJIT_MAX_METHODS + 3];
 	unsigned n = 0;
 	sw_status st;
 
@@ -176,6 +207,10 @@ static sw_status register_methods(toyjit *jit)
 		all[n++] = &jit->methods[k];
 	if (jit->leaf.size)
 		all[n++] = &jit->leaf;
+	if (jit->thrower.size) {
+		all[n++] = &jit->thrower;
+		all[n++] = &jit->funclet;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		st = add_method(jit, all[i]);
 		if (st != SW_OK) {
@@ -192,6 +227,8 @@ static void free_blobs(toyjit *jit)
 	for (unsigned k = 0; k < jit->nmethods; k++)
 		free(jit->methods[k].swu);
 	free(jit->leaf.swu);
+	free(jit->thrower.swu);
+	free(jit->funclet.swu);
 }
 
 static sw_status emit_all(toyjit *jit, const struct toyjit_backend *be, void *mem)
@@ -204,11 +241,18 @@ static sw_status emit_all(toyjit *jit, const struct toyjit_backend *be, void *me
 	b.starts = jit->insn_starts;
 	be->emit_thunk(jit, &b);
 	be->emit_stub(jit, &b);
+	if (be->emit_throw_stub)
+		be->emit_throw_stub(jit, &b);
 	st = sw_swu_builder_create(&sb, be->host.arch);
 	if (st == SW_OK && be->emit_leaf)
-		st = emit_leaf(jit, be, &b, sb);
+		st = emit_whole(jit, be, &b, sb, &jit->leaf, be->emit_leaf);
 	for (unsigned k = 0; st == SW_OK && k < jit->nmethods; k++)
 		st = emit_method(jit, be, &b, sb, k);
+	if (st == SW_OK && be->emit_thrower && be->emit_funclet) {
+		st = emit_whole(jit, be, &b, sb, &jit->thrower, be->emit_thrower);
+		if (st == SW_OK)
+			st = emit_whole(jit, be, &b, sb, &jit->funclet, be->emit_funclet);
+	}
 	sw_swu_builder_destroy(sb);
 	if (st == SW_OK && b.overflow)
 		st = SW_E_LIMIT;
@@ -226,12 +270,24 @@ static void init_descriptors(toyjit *jit, const toyjit_shape *shapes, unsigned n
 	jit->leaf.leaf = 1;
 	jit->leaf.index = TOYJIT_MAX_METHODS;
 	jit->leaf.jit = jit;
+	jit->leaf.gc_reg = -1;
+	snprintf(jit->thrower.name, sizeof(jit->thrower.name), "thrower");
+	jit->thrower.index = TOYJIT_MAX_METHODS + 1;
+	jit->thrower.jit = jit;
+	jit->thrower.gc_reg = -1;
+	snprintf(jit->funclet.name, sizeof(jit->funclet.name), "thrower$catch");
+	jit->funclet.index = TOYJIT_MAX_METHODS + 2;
+	jit->funclet.jit = jit;
+	jit->funclet.gc_reg = -1;
+	jit->funclet.code_flags = SW_CODE_FUNCLET;
+	jit->funclet.parent = &jit->thrower;
 	for (unsigned k = 0; k < n; k++) {
 		toyjit_method *m = &jit->methods[k];
 
 		m->index = k;
 		m->shape = shapes[k];
 		m->jit = jit;
+		m->gc_reg = -1;
 		m->saved_regs = be->saved_mask(shapes[k]);
 		snprintf(m->name, sizeof(m->name), "M%u_%s", k, be->shape_names[shapes[k]]);
 	}
@@ -259,14 +315,20 @@ sw_status toyjit_create(toyjit **out, sw_codemap *map, sw_frame **head,
 	if (!jit)
 		return SW_E_NOMEM;
 	jit->insn_starts = calloc(CODE_CAP / 8, 1);
+	jit->heap[0] = malloc(2 * TOYJIT_HEAP_SIZE);
+	jit->heap[1] = jit->heap[0] ? jit->heap[0] + TOYJIT_HEAP_SIZE : NULL;
+	jit->gc_roots = calloc(TOYJIT_GC_MAX_ROOTS, sizeof(*jit->gc_roots));
 	mem = mmap(NULL, CODE_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED || !jit->insn_starts) {
+	if (mem == MAP_FAILED || !jit->insn_starts || !jit->heap[0] || !jit->gc_roots) {
 		if (mem != MAP_FAILED)
 			munmap(mem, CODE_CAP);
 		free(jit->insn_starts);
+		free(jit->heap[0]);
+		free(jit->gc_roots);
 		free(jit);
 		return SW_E_NOMEM;
 	}
+	jit->heap_alloc = (uintptr_t)jit->heap[0];
 	jit->code = mem;
 	jit->code_cap = CODE_CAP;
 	jit->map = map;
@@ -289,6 +351,8 @@ sw_status toyjit_create(toyjit **out, sw_codemap *map, sw_frame **head,
 		free_blobs(jit);
 		munmap(mem, CODE_CAP);
 		free(jit->insn_starts);
+		free(jit->heap[0]);
+		free(jit->gc_roots);
 		free(jit);
 		return st;
 	}
@@ -304,11 +368,17 @@ void toyjit_destroy(toyjit *jit)
 		sw_codemap_remove(jit->map, jit->methods[k].start);
 	if (jit->leaf.size)
 		sw_codemap_remove(jit->map, jit->leaf.start);
+	if (jit->thrower.size) {
+		sw_codemap_remove(jit->map, jit->thrower.start);
+		sw_codemap_remove(jit->map, jit->funclet.start);
+	}
 	free_blobs(jit);
 	/* No walk may still be looking at the code once it is unmapped. */
 	sw_codemap_synchronize(jit->map);
 	munmap(jit->code, jit->code_cap);
 	free(jit->insn_starts);
+	free(jit->heap[0]);
+	free(jit->gc_roots);
 	free(jit);
 }
 
@@ -325,9 +395,54 @@ sw_status toyjit_run(toyjit *jit, unsigned depth, int pinvoke_at)
 	jit->run_depth = depth;
 	jit->run_pinvoke_at = pinvoke_at;
 	jit->shadow_top = jit->shadow;
+	/* Every run starts with an empty heap and a zero result. */
+	jit->heap_alloc = (uintptr_t)jit->heap[jit->heap_cur];
+	jit->result = 0;
+	if (!jit->run_throw)
+		jit->last_call = jit->stub_entry;
 	thunk = (void (*)(int32_t, void *))(uintptr_t)jit->thunk_start;
 	thunk((int32_t)(depth - 1), jit->entries[0]);
 	return jit->shadow_top == jit->shadow ? SW_OK : SW_E_MISMATCH;
+}
+
+sw_status toyjit_run_throw(toyjit *jit, unsigned depth)
+{
+	sw_status st;
+
+	if (!jit)
+		return SW_E_INVAL;
+	if (!jit->thrower.size)
+		return SW_E_UNSUPPORTED;
+	jit->run_throw = 1;
+	jit->last_call = (void *)(uintptr_t)jit->thrower.start;
+	st = toyjit_run(jit, depth, -1);
+	jit->run_throw = 0;
+	jit->last_call = jit->stub_entry;
+	return st;
+}
+
+uintptr_t toyjit_expected_result(const toyjit *jit, unsigned depth, int throwing)
+{
+	uintptr_t sum = 0;
+
+	for (unsigned i = 0; i < depth; i++) {
+		const toyjit_method *m = toyjit_frame_method(jit, i);
+		int32_t n = (int32_t)(depth - 1 - i);
+
+		if (!m->allocates)
+			continue;
+		/* A, then B through A's reference field, then B through the register. */
+		sum += toyjit_payload_a(m->index, n) + toyjit_payload_b(m->index, n);
+		if (m->gc_reg >= 0)
+			sum += toyjit_payload_b(m->index, n);
+		/* The innermost passes A to the stub, which adds it; the thrower ignores it. */
+		if (n == 0 && !throwing)
+			sum += toyjit_payload_a(m->index, n);
+	}
+	/* The thrower's object: added by the stub, the funclet and the thrower. */
+	if (throwing && jit->thrower.allocates)
+		sum += 3 * (uintptr_t)TOYJIT_THROW_PAYLOAD;
+	return sum;
 }
 
 size_t toyjit_shadow_depth(const toyjit *jit)
@@ -363,6 +478,10 @@ const toyjit_method *toyjit_method_of(const toyjit *jit, const void *handle)
 		return &jit->native_target;
 	if (handle == &jit->leaf && jit->leaf.size)
 		return &jit->leaf;
+	if (handle == &jit->thrower && jit->thrower.size)
+		return &jit->thrower;
+	if (handle == &jit->funclet && jit->funclet.size)
+		return &jit->funclet;
 	return NULL;
 }
 
@@ -376,13 +495,18 @@ const toyjit_method *toyjit_method_at(const toyjit *jit, uint64_t ip)
 	for (unsigned k = 0; k < jit->nmethods; k++)
 		if (in_method(&jit->methods[k], ip))
 			return &jit->methods[k];
+	if (in_method(&jit->thrower, ip))
+		return &jit->thrower;
+	if (in_method(&jit->funclet, ip))
+		return &jit->funclet;
 	return in_method(&jit->leaf, ip) ? &jit->leaf : NULL;
 }
 
 int toyjit_is_native(const toyjit *jit, uint64_t ip)
 {
 	return (ip >= jit->thunk_start && ip < jit->thunk_start + jit->thunk_size) ||
-	       (ip >= jit->stub_start && ip < jit->stub_start + jit->stub_size);
+	       (ip >= jit->stub_start && ip < jit->stub_start + jit->stub_size) ||
+	       (ip >= jit->throw_stub_start && ip < jit->throw_stub_start + jit->throw_stub_size);
 }
 
 int toyjit_insn_start(const toyjit *jit, uint64_t ip)

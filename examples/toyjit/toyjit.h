@@ -27,6 +27,21 @@
  * the shadow push and pop take effect, so that a test can stop the code at
  * any instruction (toyjit_async.h) and know what the stack holds there.
  *
+ * Objects (x86-64 back end): every method allocates two objects from a toy
+ * heap with an inline bump allocation, A (in a stack slot) and B (A's
+ * reference field, and in a callee-saved register in most shapes), keeps
+ * them across its calls and, once they return, adds their payloads to
+ * jit->result; the innermost passes A to the stub, whose TransitionFrame
+ * protects it.  The SWU GC information says where each reference lives at
+ * every offset, so that a moving collector (toyjit_gc.h) can run at the
+ * deepest point or at any instruction and the result stays right.
+ *
+ * Exceptions (x86-64 back end): toyjit_run_throw makes the innermost method
+ * call a thrower, a method whose "try" calls a throw stub (a second
+ * TransitionFrame stub) into C dispatch code, which runs the thrower's
+ * catch funclet with the thrower's frame pointer (the establisher frame);
+ * the funclet calls the ordinary stub, where the walk and the GC happen.
+ *
  * One instance serves one thread: the addresses of its shadow stack and of
  * the thread's Frame list head are built into the code.
  */
@@ -105,6 +120,12 @@ typedef struct toyjit_method {
 	uint32_t ncalls;
 	toyjit_call_site calls[TOYJIT_MAX_CALLS];
 	uint64_t saved_regs;        /* bit r (DWARF number): this method saves and clobbers r */
+	int allocates;              /* 1: allocates objects A and B (toyjit.h, Objects) */
+	int gc_reg;                 /* the register holding B across the calls (DWARF), or -1 */
+	uint32_t gc_unsafe_start;   /* the allocation sequence: no GC may stop the method there */
+	uint32_t gc_unsafe_end;
+	uint32_t code_flags;        /* SW_CODE_* it is registered with */
+	const struct toyjit_method *parent;   /* a funclet's parent method */
 	uint8_t *swu;               /* its SWU blob (also copied into the code map) */
 	size_t swu_size;
 	struct toyjit *jit;
@@ -123,6 +144,28 @@ typedef struct toyjit_shadow_entry {
 
 /* Called by the stub with the TransitionFrame it pushed (already linked). */
 typedef void (*toyjit_helper_fn)(struct toyjit *jit, sw_transition_frame *tf);
+/* Called by the throw stub: the exception dispatch, with the thrower's frame pointer. */
+typedef void (*toyjit_dispatch_fn)(struct toyjit *jit, sw_transition_frame *tf, uintptr_t establisher);
+
+/* A heap object: TOYJIT_OBJ_WORDS pointer-sized words. */
+enum {
+	TOYJIT_OBJ_HEADER = 0,      /* 0, or the new address | 1 once the collector moved it */
+	TOYJIT_OBJ_PAYLOAD = 1,     /* an integer */
+	TOYJIT_OBJ_REF = 2,         /* a reference to another object, or 0 */
+	TOYJIT_OBJ_WORDS = 4
+};
+#define TOYJIT_OBJ_SIZE ((int32_t)(TOYJIT_OBJ_WORDS * sizeof(uintptr_t)))
+#define TOYJIT_HEAP_SIZE (256 * 1024)   /* bytes per semispace: a run of any depth fits */
+#define TOYJIT_THROW_PAYLOAD 0x7e570000u /* the thrower's object */
+
+/* A root the collector found, kept until the walk is over. */
+typedef struct toyjit_gc_root {
+	uint64_t addr;              /* where it lives, or 0: in register reg of the seed context */
+	uint64_t value;
+	uint32_t reg;
+	uint32_t kind;              /* an sw_frame_state: FRAMELESS (method) or FRAME */
+} toyjit_gc_root;
+#define TOYJIT_GC_MAX_ROOTS 8192
 
 typedef struct toyjit {
 	/* Read and written by the generated code (their addresses are in it). */
@@ -133,6 +176,11 @@ typedef struct toyjit {
 	void *stub_entry;
 	toyjit_helper_fn helper;
 	sw_frame **head;                        /* the thread's Frame list head */
+	uintptr_t heap_alloc;                   /* the toy heap's next free byte (bump allocation) */
+	uintptr_t result;                       /* the program's result: payloads the code added up */
+	void *last_call;                        /* what the innermost method calls: stub or thrower */
+	void *throw_stub_entry;                 /* the thrower's "throw": a stub into dispatch */
+	toyjit_dispatch_fn dispatch;            /* what the throw stub calls */
 	toyjit_shadow_entry shadow[TOYJIT_MAX_DEPTH + 8]; /* outermost first */
 
 	void *user;                             /* for the helper */
@@ -152,6 +200,14 @@ typedef struct toyjit {
 	unsigned run_depth;                     /* depth of the current toyjit_run */
 	int run_pinvoke_at;
 	unsigned pinvoke_calls;                 /* bumped as the P/Invoke target enters and returns */
+	toyjit_method thrower;                  /* the method with a catch funclet (thrower.size == 0: none) */
+	toyjit_method funclet;                  /* its catch handler, registered as a funclet */
+	uint64_t throw_stub_start, throw_stub_size; /* native code: the throw stub */
+	int run_throw;                          /* the current run goes through the thrower */
+	volatile int funclet_active;            /* the dispatcher is running the funclet */
+	uint8_t *heap[2];                       /* the two semispaces */
+	unsigned heap_cur;                      /* the one allocated from */
+	toyjit_gc_root *gc_roots;               /* the collector's root buffer (allocated up front) */
 } toyjit;
 
 /*
@@ -175,6 +231,21 @@ void toyjit_destroy(toyjit *jit);
  * not balanced afterwards.
  */
 sw_status toyjit_run(toyjit *jit, unsigned depth, int pinvoke_at);
+
+/*
+ * toyjit_run_throw - as toyjit_run without a P/Invoke, but the innermost
+ * method calls the thrower, whose funclet calls the stub (and the helper,
+ * with jit->funclet_active set).  SW_E_UNSUPPORTED when the back end has
+ * no thrower.
+ */
+sw_status toyjit_run_throw(toyjit *jit, unsigned depth);
+
+/*
+ * toyjit_expected_result - what jit->result must be after a run of `depth`
+ * frames (through the thrower when `throwing`), whatever the collector did
+ * meanwhile.  0 when the back end allocates no objects.
+ */
+uintptr_t toyjit_expected_result(const toyjit *jit, unsigned depth, int throwing);
 
 /* toyjit_shadow_depth - how many methods are on the shadow stack now. */
 size_t toyjit_shadow_depth(const toyjit *jit);

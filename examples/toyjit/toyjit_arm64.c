@@ -437,14 +437,16 @@ static void arm64_thunk(toyjit *jit, code_buf *b)
  * x19-x28, fp, lr; the caller's SP at B + 96), points fp at its fp slot and
  * builds a TransitionFrame below it:
  *
- *   tf = B - 32 = { next = *head, TRANSITION, 0, method 0, B }
+ *   tf = B - 64 = { next = *head, TRANSITION, 0, method 0, B, SW_TF_GENERIC,
+ *                   protected 0, count 0 }
  *
  * then links it, calls helper(jit, &tf), unlinks it and returns to the
  * method that called it.
  */
 static void arm64_stub(toyjit *jit, code_buf *b)
 {
-	const uint32_t tf_size = (uint32_t)sizeof(sw_transition_frame);
+	/* The Frame's size, rounded up: sp stays 16-byte aligned. */
+	const uint32_t tf_size = ((uint32_t)sizeof(sw_transition_frame) + 15) & ~15u;
 
 	arm64_align(b, 16);
 	jit->stub_start = (uintptr_t)(b->code + b->len);
@@ -459,6 +461,10 @@ static void arm64_stub(toyjit *jit, code_buf *b)
 	arm64_str_w(b, 10, ARM64_SP, (uint32_t)offsetof(sw_transition_frame, base.type));
 	arm64_str_w(b, ARM64_ZR, ARM64_SP, (uint32_t)offsetof(sw_transition_frame, base.attributes));
 	arm64_str(b, 0, ARM64_ZR, ARM64_SP, (int32_t)offsetof(sw_transition_frame, method), ARM64_OFFSET);
+	/* SW_TF_GENERIC (0); its call carries no reference argument: nothing to protect. */
+	arm64_str(b, 0, ARM64_ZR, ARM64_SP, (int32_t)offsetof(sw_transition_frame, subtype), ARM64_OFFSET);
+	arm64_str(b, 0, ARM64_ZR, ARM64_SP, (int32_t)offsetof(sw_transition_frame, protected_refs), ARM64_OFFSET);
+	arm64_str(b, 0, ARM64_ZR, ARM64_SP, (int32_t)offsetof(sw_transition_frame, protected_count), ARM64_OFFSET);
 	arm64_add_imm(b, 10, ARM64_SP, tf_size);
 	arm64_str(b, 0, 10, ARM64_SP, (int32_t)offsetof(sw_transition_frame, transition_block), ARM64_OFFSET);
 	arm64_add_imm(b, 10, ARM64_SP, 0);

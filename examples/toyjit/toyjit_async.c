@@ -31,6 +31,10 @@ static struct {
 	toyjit_shadow_entry *shadow;    /* the shadow stack when it stopped */
 	size_t depth;
 	uint64_t head, sp;
+	int gc;                         /* collect at each stop */
+	int gc_ran;
+	sw_status gc_status;
+	toyjit_async_stats *stats;
 } g;
 
 /* The instruction pointer the trap reports, and how to set it. */
@@ -60,6 +64,66 @@ static void set_pc(ucontext_t *uc, uint64_t pc)
 	(void)uc;
 	(void)pc;
 #endif
+}
+
+/* Write register `reg` (DWARF number) of the context the thread resumes with; -1 if it cannot. */
+static int set_reg(ucontext_t *uc, unsigned reg, uint64_t value)
+{
+#if defined(__x86_64__)
+	static const int greg[17] = {
+		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP
+	};
+
+	if (reg >= 17)
+		return -1;
+	uc->uc_mcontext.gregs[greg[reg]] = (greg_t)value;
+	return 0;
+#elif defined(__i386__)
+	static const int greg[8] = {
+		REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_UESP, REG_EBP, REG_ESI, REG_EDI
+	};
+
+	if (reg >= 8)
+		return -1;
+	uc->uc_mcontext.gregs[greg[reg]] = (greg_t)value;
+	return 0;
+#elif defined(__aarch64__)
+	if (reg > 30)
+		return -1;
+	uc->uc_mcontext.regs[reg] = value;
+	return 0;
+#else
+	(void)uc;
+	(void)reg;
+	(void)value;
+	return -1;
+#endif
+}
+
+/*
+ * A collection from the stopped context, unless the method stopped inside
+ * an allocation sequence (no safe point) or the run has a P/Invoke: the
+ * toy JIT, unlike the CLR's, does not save every callee-saved register in
+ * a method with an inlined P/Invoke, so references in registers of the
+ * frames under the InlinedCallFrame cannot be found.
+ */
+static void collect_at_stop(ucontext_t *uc, const sw_context *ctx)
+{
+	const toyjit_method *m = toyjit_method_at(g.jit, g.addr);
+	uint32_t off = m ? (uint32_t)(g.addr - m->start) : 0;
+	sw_context moved = *ctx;
+
+	if (!m || g.jit->run_pinvoke_at >= 0 ||
+	    (off >= m->gc_unsafe_start && off < m->gc_unsafe_end)) {
+		g.stats->gc_unsafe++;
+		return;
+	}
+	g.gc_ran = 1;
+	g.gc_status = toyjit_gc_collect(g.jit, g.thread, &moved, &g.stats->gc);
+	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+		if ((moved.valid >> r & 1) && moved.regs[r] != ctx->regs[r] && set_reg(uc, r, moved.regs[r]) != 0)
+			g.gc_status = SW_E_UNSUPPORTED;
 }
 
 static void die(const char *what)
@@ -100,6 +164,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	if (g.ctx_status == SW_OK)
 		for (unsigned i = 0; i < g.nflags; i++)
 			toyjit_walk_record_from(g.thread, &ctx, g.flags[i], g.walks[i]);
+	if (g.gc && g.ctx_status == SW_OK)
+		collect_at_stop(uc, &ctx);
 	g.hit = 1;
 }
 
@@ -113,6 +179,9 @@ static int scenario(const toyjit *jit, const toyjit_method *m, unsigned which,
 {
 	unsigned n = jit->nmethods, k = m->leaf ? 0 : m->index;
 
+	/* With a collector: runs without a P/Invoke first (see collect_at_stop). */
+	if (g.gc)
+		which = which < 2 ? which ^ 1 : which;
 	switch (which) {
 	case 0:
 		*depth = k + 1 + 2 * n;
@@ -141,9 +210,19 @@ static int stop_at(const toyjit_method *m, uint32_t off)
 	g.hit = 0;
 	if ((st = toyjit_patch(g.jit, g.addr, h->trap, h->trap_len)) != SW_OK)
 		return st;
-	for (unsigned which = 0; !g.hit && scenario(g.jit, m, which, &depth, &pinvoke_at); which++)
+	g.gc_ran = 0;
+	g.gc_status = SW_OK;
+	for (unsigned which = 0; !g.hit && scenario(g.jit, m, which, &depth, &pinvoke_at); which++) {
 		if ((st = toyjit_run(g.jit, depth, pinvoke_at)) != SW_OK)
 			return st;
+		/* Whatever the collector did, the program computes what it must. */
+		g.stats->results++;
+		if (g.jit->result != toyjit_expected_result(g.jit, depth, 0)) {
+			g.stats->results_bad++;
+			if (g.hit && g.gc_status == SW_OK)
+				g.gc_status = SW_E_MISMATCH;
+		}
+	}
 	if (!g.hit && (st = toyjit_patch(g.jit, g.addr, g.orig, g.len)) != SW_OK)
 		return st;
 	return g.hit;
@@ -171,6 +250,19 @@ static void check_stop(const toyjit_method *m, uint32_t off, toyjit_async_stats 
 	pt.head = g.head;
 	pt.pc = g.addr;
 	pt.sp = g.sp;
+	if (g.gc_ran) {
+		stats->gc_stops++;
+		if (g.gc_status != SW_OK) {
+			stats->failed++;
+			snprintf(msg, sizeof(msg), "the collection at this stop: %s%s%s (%#llx)",
+			         sw_strerror(g.gc_status), g.stats->gc.what ? ": " : "",
+			         g.stats->gc.what ? g.stats->gc.what : "", g.stats->gc.value);
+			report(log, reported, max_report, m, off, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING, msg);
+		}
+	} else if (g.gc_status != SW_OK) {
+		stats->failed++;
+		report(log, reported, max_report, m, off, 0, "wrong result after a run without a collection");
+	}
 	for (unsigned i = 0; i < g.nflags; i++) {
 		stats->walks++;
 		if (g.ctx_status != SW_OK) {
@@ -208,9 +300,9 @@ static sw_status sweep_method(const toyjit_method *m, toyjit_async_stats *stats,
 	return SW_OK;
 }
 
-sw_status toyjit_async_check_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
-                                 unsigned nflags, FILE *log, unsigned max_report,
-                                 toyjit_async_stats *stats)
+static sw_status sweep_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
+                           unsigned nflags, FILE *log, unsigned max_report,
+                           toyjit_async_stats *stats, int gc)
 {
 	struct sigaction sa, old;
 	unsigned reported = 0;
@@ -225,6 +317,8 @@ sw_status toyjit_async_check_all(toyjit *jit, const sw_thread *t, const unsigned
 	g.jit = jit;
 	g.thread = t;
 	g.nflags = nflags;
+	g.gc = gc;
+	g.stats = stats;
 	memcpy(g.flags, flags, nflags * sizeof(*flags));
 	g.shadow = calloc(TOYJIT_MAX_DEPTH, sizeof(*g.shadow));
 	for (unsigned i = 0; i < nflags; i++)
@@ -256,4 +350,18 @@ sw_status toyjit_async_check_all(toyjit *jit, const sw_thread *t, const unsigned
 	if (st == SW_OK && stats->failed)
 		st = SW_E_MISMATCH;
 	return st;
+}
+
+sw_status toyjit_async_check_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
+                                 unsigned nflags, FILE *log, unsigned max_report,
+                                 toyjit_async_stats *stats)
+{
+	return sweep_all(jit, t, flags, nflags, log, max_report, stats, 0);
+}
+
+sw_status toyjit_async_gc_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
+                              unsigned nflags, FILE *log, unsigned max_report,
+                              toyjit_async_stats *stats)
+{
+	return sweep_all(jit, t, flags, nflags, log, max_report, stats, 1);
 }

@@ -9,13 +9,15 @@
  * copies the shadow stack and the Frame list head, and resumes at the same
  * instruction.  Once the run is over the walk is checked against that
  * snapshot (toyjit_walk_check_at): the decoder must be exact at every
- * offset, in prologs, bodies and epilogs alike.
+ * offset, in prologs, bodies and epilogs alike.  With a collection at each
+ * stop, so must the GC information be.
  */
 #ifndef TOYJIT_ASYNC_H
 #define TOYJIT_ASYNC_H
 
 #include <stdio.h>
 #include "toyjit.h"
+#include "toyjit_gc.h"
 
 typedef struct toyjit_async_stats {
 	unsigned methods;           /* methods visited (the leaf included) */
@@ -23,6 +25,10 @@ typedef struct toyjit_async_stats {
 	unsigned walks;             /* walks checked (one per flag set per offset) */
 	unsigned passed, failed;    /* walks; an offset no scenario reached counts as failed */
 	unsigned unreached;
+	unsigned results, results_bad;  /* runs whose jit->result was checked; wrong ones */
+	unsigned gc_stops;              /* stops where the collector ran (toyjit_async_gc_all) */
+	unsigned gc_unsafe;             /* stops where it did not: an allocation, or a P/Invoke run */
+	toyjit_gc_stats gc;             /* what the collections did */
 } toyjit_async_stats;
 
 /*
@@ -37,5 +43,17 @@ typedef struct toyjit_async_stats {
 sw_status toyjit_async_check_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
                                  unsigned nflags, FILE *log, unsigned max_report,
                                  toyjit_async_stats *stats);
+
+/*
+ * toyjit_async_gc_all - the same sweep, and at every stop outside an
+ * allocation sequence (toyjit_method.gc_unsafe_*) of a run without a
+ * P/Invoke, a collection (toyjit_gc_collect) from the signal context: roots
+ * in registers are updated in the ucontext the thread resumes with.  Every
+ * run's jit->result must still be toyjit_expected_result.  Host back ends
+ * without GC information collect nothing and still check the results.
+ */
+sw_status toyjit_async_gc_all(toyjit *jit, const sw_thread *t, const unsigned *flags,
+                              unsigned nflags, FILE *log, unsigned max_report,
+                              toyjit_async_stats *stats);
 
 #endif /* TOYJIT_ASYNC_H */

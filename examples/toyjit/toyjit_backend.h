@@ -43,6 +43,11 @@ void tj_shadow_popped(struct tj_emit *e);
 
 /* The P/Invoke target, which the back ends call (see toyjit.c). */
 void toyjit_pinvoke_target(int32_t n, toyjit_entry_fn entry, toyjit *jit);
+/* The exception dispatch the throw stub calls: runs the thrower's funclet. */
+void toyjit_dispatch(toyjit *jit, sw_transition_frame *tf, uintptr_t establisher);
+/* The payloads of method index k's objects A and B in the frame whose argument is n. */
+uintptr_t toyjit_payload_a(unsigned k, int32_t n);
+uintptr_t toyjit_payload_b(unsigned k, int32_t n);
 
 struct toyjit_backend {
 	toyjit_host host;
@@ -57,6 +62,10 @@ struct toyjit_backend {
 	void (*emit_stub)(toyjit *jit, code_buf *b);
 	/* The leaf method, or NULL: prolog, body and epilog, described. */
 	void (*emit_leaf)(struct tj_emit *e);
+	/* Exceptions, or all NULL: the throw stub (sets jit->throw_stub_*), the thrower, its funclet. */
+	void (*emit_throw_stub)(toyjit *jit, code_buf *b);
+	void (*emit_thrower)(struct tj_emit *e);
+	void (*emit_funclet)(struct tj_emit *e);
 	/* Prolog of a shape, described; returns the SP-relative offset of its locals. */
 	int32_t (*emit_prolog)(struct tj_emit *e, toyjit_shape shape);
 	/* Body: clobber, shadow push, the calls (to `next`), shadow pop. */

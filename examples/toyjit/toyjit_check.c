@@ -34,6 +34,12 @@ static sw_walk_action record_frame(const sw_crawl_frame *cf, void *data)
 	f->method = sw_crawl_frame_method(cf);
 	f->frame = sw_crawl_frame_frame(cf);
 	f->offset = sw_crawl_frame_relative_offset(cf);
+	f->is_funclet = sw_crawl_frame_is_funclet(cf);
+	f->is_filter = sw_crawl_frame_is_filter_funclet(cf);
+	f->is_parent_of_funclet = sw_crawl_frame_is_parent_of_funclet(cf);
+	f->report_gc = sw_crawl_frame_should_report_gc(cf);
+	f->trust = (uint32_t)sw_crawl_frame_trust(cf);
+	f->no_frame_transition = sw_crawl_frame_is_no_frame_transition(cf);
 	if (code) {
 		f->has_code = 1;
 		f->code = *code;

@@ -22,6 +22,11 @@ typedef struct toyjit_walked {
 	uint64_t ip, sp;            /* 0 when not known */
 	uint32_t offset;            /* relative offset (managed frames) */
 	int has_code;               /* code info present */
+	int is_funclet, is_filter;  /* sw_crawl_frame_is_funclet, _is_filter_funclet */
+	int is_parent_of_funclet;   /* sw_crawl_frame_is_parent_of_funclet */
+	int report_gc;              /* sw_crawl_frame_should_report_gc */
+	uint32_t trust;             /* sw_crawl_frame_trust: how its registers were found */
+	int no_frame_transition;    /* sw_crawl_frame_is_no_frame_transition */
 	sw_code_info code;
 	uint64_t valid;             /* rd->cur */
 	uint64_t regs[SW_MAX_REGS];

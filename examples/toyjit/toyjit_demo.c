@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "toyjit.h"
 #include "toyjit_check.h"
+#include "toyjit_gc.h"
 
 static __thread sw_frame *frame_head;   /* this thread's Frame list */
 
@@ -20,7 +21,22 @@ struct demo {
 	sw_status check;
 	unsigned managed;
 	char msg[512];
+	int gc;                     /* -g: collect in the helper */
+	toyjit_gc_stats gc_stats;
+	sw_status gc_status;
 };
+
+/* The funclet rules' view of a managed frame, as a tag. */
+static const char *funclet_tag(const toyjit_walked *f)
+{
+	if (f->is_filter)
+		return "  [filter funclet]";
+	if (f->is_funclet)
+		return "  [funclet]";
+	if (f->is_parent_of_funclet)
+		return f->report_gc ? "  [parent of funclet]" : "  [parent of funclet, no GC report]";
+	return "";
+}
 
 static void print_frame(const toyjit *jit, const toyjit_walked *f, size_t k)
 {
@@ -43,13 +59,44 @@ static void print_frame(const toyjit *jit, const toyjit_walked *f, size_t k)
 		       toyjit_is_native(jit, f->ip) ? "the C caller's entry thunk" : "unmanaged code");
 		return;
 	default:
-		printf("%3zu  %-14s %-22s ip %#llx  sp %#llx  +%#x\n", k, toyjit_state_name(f->state),
-		       name, (unsigned long long)f->ip, (unsigned long long)f->sp, f->offset);
+		printf("%3zu  %-14s %-22s ip %#llx  sp %#llx  +%#x  (%s)%s%s\n", k,
+		       toyjit_state_name(f->state), name, (unsigned long long)f->ip,
+		       (unsigned long long)f->sp, f->offset, sw_frame_trust_name((sw_frame_trust)f->trust),
+		       f->no_frame_transition ? "  [no-frame transition]" : "", funclet_tag(f));
 		return;
 	}
 }
 
-/* The stub calls this with its TransitionFrame linked: walk, print, check. */
+/*
+ * Under the thrower's funclet the shadow stack holds only the chain: check
+ * what the funclet rules say instead.  The funclet must be reported as one
+ * (unless the flags skip it) and the thrower as its parent.
+ */
+static sw_status check_funclet_walk(const toyjit *jit, struct demo *d)
+{
+	const toyjit_walk *w = d->walk;
+	int funclet = 0, parent = 0;
+
+	d->managed = 0;
+	for (size_t k = 0; k < w->n && k < TOYJIT_WALK_MAX; k++) {
+		const toyjit_walked *f = &w->frames[k];
+
+		d->managed += f->state == SW_STATE_FRAMELESS;
+		funclet += f->method == &jit->funclet && f->is_funclet;
+		parent += f->method == &jit->thrower && f->is_parent_of_funclet;
+	}
+	if (w->result != SW_CONTINUE)
+		snprintf(d->msg, sizeof(d->msg), "the walk did not complete");
+	else if (parent != 1)
+		snprintf(d->msg, sizeof(d->msg), "the thrower is not flagged as the funclet's parent");
+	else if (funclet != !(d->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)))
+		snprintf(d->msg, sizeof(d->msg), "the funclet is %sreported", funclet ? "" : "not ");
+	else
+		return SW_OK;
+	return SW_E_MISMATCH;
+}
+
+/* The stub calls this with its TransitionFrame linked: walk, print, check, collect. */
 static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 {
 	struct demo *d = jit->user;
@@ -61,17 +108,27 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 		print_frame(jit, &d->walk->frames[k], k);
 	if (d->walk->result != SW_CONTINUE)
 		printf("walk stopped: %s at depth %u\n", sw_strerror(d->walk->err.status), d->walk->err.depth);
-	d->check = toyjit_walk_check(jit, d->walk, d->msg, sizeof(d->msg), &d->managed);
+	if (jit->funclet_active)
+		d->check = check_funclet_walk(jit, d);
+	else
+		d->check = toyjit_walk_check(jit, d->walk, d->msg, sizeof(d->msg), &d->managed);
+	if (d->gc)
+		d->gc_status = toyjit_gc_collect(jit, &d->thread, NULL, &d->gc_stats);
 }
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-q] [-f] [-v]\n"
+	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-v]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4,\n"
 	        "            or DEPTH - 2 on shallower stacks)\n"
 	        "  -P        no P/Invoke\n"
+	        "  -e        throw: the innermost method calls a thrower, whose catch\n"
+	        "            funclet calls the stub (no P/Invoke)\n"
+	        "  -g        run the moving collector after the walk and check the result\n"
+	        "            (implies -P unless -e)\n"
+	        "  -s        walk with SW_WALK_SKIPFUNCLETS\n"
 	        "  -q        walk with SW_WALK_QUICKUNWIND\n"
 	        "  -f        walk with SW_WALK_FUNCTIONSONLY\n"
 	        "  -v        also dump each method's SWU metadata\n");
@@ -83,7 +140,7 @@ int main(int argc, char **argv)
 		TOYJIT_RBP_FRAME, TOYJIT_NO_FP, TOYJIT_BIG_FRAME, TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP
 	};
 	unsigned nshapes = sizeof(shapes) / sizeof(shapes[0]);
-	int depth = 12, pinvoke_at = 4, pinvoke_given = 0, verbose = 0, opt;
+	int depth = 12, pinvoke_at = 4, pinvoke_given = 0, verbose = 0, throwing = 0, opt;
 	struct demo d;
 	sw_codemap *map = NULL;
 	toyjit *jit = NULL;
@@ -93,17 +150,30 @@ int main(int argc, char **argv)
 	d.flags = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
 	d.check = SW_E_STATE;
 	snprintf(d.msg, sizeof(d.msg), "the stub never called the helper");
-	while ((opt = getopt(argc, argv, "d:p:Pqfvh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:Pegqfsvh")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); pinvoke_given = 1; break;
 		case 'P': pinvoke_at = -1; pinvoke_given = 1; break;
+		case 'e': throwing = 1; break;
+		case 'g': d.gc = 1; break;
+		case 's': d.flags |= SW_WALK_SKIPFUNCLETS; break;
 		case 'q': d.flags |= SW_WALK_QUICKUNWIND; break;
 		case 'f': d.flags |= SW_WALK_FUNCTIONSONLY; break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	/*
+	 * The collector needs a run without a P/Invoke: the toy JIT keeps
+	 * references in callee-saved registers that an InlinedCallFrame loses.
+	 */
+	if (throwing || (d.gc && !pinvoke_given))
+		pinvoke_at = -1, pinvoke_given = 1;
+	if (d.gc && pinvoke_at >= 0) {
+		fprintf(stderr, "toyjit-demo: -g needs a run without a P/Invoke (-P)\n");
+		return 2;
 	}
 	/* The default P/Invoke moves inward on shallow stacks, and goes on the shallowest. */
 	if (!pinvoke_given && pinvoke_at >= depth - 1)
@@ -123,7 +193,9 @@ int main(int argc, char **argv)
 
 	printf("toyjit-demo: %u methods at %#llx, %d managed frames, ", nshapes,
 	       (unsigned long long)jit->methods[0].start, depth);
-	if (pinvoke_at >= 0)
+	if (throwing)
+		printf("the innermost throws, its catch funclet calls the stub\n");
+	else if (pinvoke_at >= 0)
 		printf("P/Invoke at frame %d\n", pinvoke_at);
 	else
 		printf("no P/Invoke\n");
@@ -139,15 +211,33 @@ int main(int argc, char **argv)
 	printf("walk from the stub's TransitionFrame, flags %#x:\n", d.flags);
 	fflush(stdout);
 
-	st = toyjit_run(jit, (unsigned)depth, pinvoke_at);
+	st = throwing ? toyjit_run_throw(jit, (unsigned)depth) : toyjit_run(jit, (unsigned)depth, pinvoke_at);
 	if (st != SW_OK) {
-		printf("toyjit-demo: the run left the shadow stack unbalanced\n");
+		printf("toyjit-demo: the run failed: %s\n", st == SW_E_MISMATCH ?
+		       "it left the shadow stack unbalanced" : sw_strerror(st));
 		d.check = st;
 	}
 	if (d.check == SW_OK)
-		printf("shadow stack check: OK (%u managed frames)\n", d.managed);
+		printf("%s check: OK (%u managed frames)\n", throwing ? "funclet" : "shadow stack", d.managed);
 	else
-		printf("shadow stack check: MISMATCH: %s\n", d.msg);
+		printf("%s check: MISMATCH: %s\n", throwing ? "funclet" : "shadow stack", d.msg);
+	if (d.gc) {
+		uintptr_t want = toyjit_expected_result(jit, (unsigned)depth, throwing);
+
+		printf("collector: %u objects moved, %u roots updated (%u stack slots, %u saved registers, "
+		       "%u Frame slots), %u frame(s) not reporting\n", d.gc_stats.moved, d.gc_stats.roots,
+		       d.gc_stats.slot_roots, d.gc_stats.saved_roots, d.gc_stats.frame_roots,
+		       d.gc_stats.skipped);
+		if (d.gc_status != SW_OK) {
+			printf("collector: FAILED: %s%s%s\n", sw_strerror(d.gc_status),
+			       d.gc_stats.what ? ": " : "", d.gc_stats.what ? d.gc_stats.what : "");
+			d.check = d.gc_status;
+		}
+		printf("result: %#llx, expected %#llx: %s\n", (unsigned long long)jit->result,
+		       (unsigned long long)want, jit->result == want ? "OK" : "WRONG");
+		if (jit->result != want)
+			d.check = SW_E_MISMATCH;
+	}
 
 	toyjit_destroy(jit);
 	sw_codemap_destroy(map);

@@ -1,6 +1,8 @@
 /*
  * toyjit_x64.c - the toy JIT's x86-64 back end: five prolog shapes, the
- * body, the entry thunk and the TransitionFrame stub in x86-64 machine code.
+ * body (with its objects and their GC information), the entry thunk, the
+ * TransitionFrame stubs, the thrower and its catch funclet in x86-64
+ * machine code.
  *
  * Stack alignment: every method keeps the System V rule (rsp is 16-byte
  * aligned at each call it makes), so the C functions it calls get an aligned
@@ -97,10 +99,10 @@ static int32_t x64_prolog(struct emit *e, toyjit_shape shape)
 		push_reg(e, X64_RBX);
 		alloc_stack(e, 56);
 		return 0;
-	case TOYJIT_NO_FP:              /* 8 + 40 + 48 = 96 */
+	case TOYJIT_NO_FP:              /* 8 + 40 + 64 = 112 */
 		for (size_t i = 0; i < sizeof(no_fp_saves); i++)
 			push_reg(e, no_fp_saves[i]);
-		alloc_stack(e, 48);
+		alloc_stack(e, 64);
 		return 0;
 	case TOYJIT_BIG_FRAME:          /* 8 + 8 + 0x3000 */
 		push_reg(e, X64_RBP);
@@ -142,7 +144,7 @@ static void x64_epilog(struct emit *e, toyjit_shape shape)
 		pop_reg(e, X64_RBP);
 		break;
 	case TOYJIT_NO_FP:
-		free_stack(e, 48);
+		free_stack(e, 64);
 		for (size_t i = sizeof(no_fp_saves); i-- > 0;)
 			pop_reg(e, no_fp_saves[i]);
 		break;
@@ -164,6 +166,83 @@ static void x64_epilog(struct emit *e, toyjit_shape shape)
 		break;
 	}
 	ret(e);
+}
+
+/* CFA - rsp in the body of each shape (what its prolog pushed and allocated, and the return address). */
+static int32_t body_depth(toyjit_shape shape)
+{
+	switch (shape) {
+	case TOYJIT_RBP_FRAME: return 8 + 16 + 56;
+	case TOYJIT_NO_FP: return 8 + 40 + 64;
+	case TOYJIT_BIG_FRAME: return 8 + 8 + 3 * PAGE;
+	case TOYJIT_MOV_SAVES: return 8 + 88;
+	case TOYJIT_OFFSET_FP: return 8 + 16 + 72;
+	default: return 0;
+	}
+}
+
+/* Where each shape keeps object A: an rsp-relative slot clear of the InlinedCallFrame and the saves. */
+static int32_t gc_slot(toyjit_shape shape)
+{
+	return shape == TOYJIT_MOV_SAVES ? 8 : LOCALS_SIZE;
+}
+
+/* The callee-saved register (hardware number) that holds object B, or -1: none is free. */
+static int gc_reg(toyjit_shape shape)
+{
+	switch (shape) {
+	case TOYJIT_RBP_FRAME:
+	case TOYJIT_OFFSET_FP:
+		return X64_RBX;
+	case TOYJIT_NO_FP:
+		return X64_R13;
+	case TOYJIT_MOV_SAVES:
+		return X64_R12;
+	default:
+		return -1;      /* big_frame saves only rbp, its frame pointer */
+	}
+}
+
+/* GC information: hardware register r holds a reference in [start, end). */
+static void gc_live_reg(struct emit *e, unsigned r, uint32_t start, uint32_t end)
+{
+	note(e, sw_swu_gc_register(e->sb, x64_dwarf_reg(r), 0, start, end));
+}
+
+/* ... the slot at [CFA + cfa_offset] does. */
+static void gc_live_slot(struct emit *e, int32_t cfa_offset, uint32_t start, uint32_t end)
+{
+	note(e, sw_swu_gc_stack_slot(e->sb, cfa_offset, 0, start, end));
+}
+
+/* Add the payload in hardware register r to jit->result (clobbers rdx). */
+static void add_to_result(struct emit *e, unsigned r)
+{
+	x64_mov_ri64(e->b, X64_RDX, (uintptr_t)&e->jit->result);
+	x64_add_mr(e->b, X64_RDX, 0, r);
+}
+
+/*
+ * The inline allocation of `count` objects (1 or 2): rcx = the first, rdx
+ * = the second; headers and reference fields zeroed; rax clobbered.  The
+ * new objects sit in scratch registers no GC information describes, so no
+ * collection may stop the method inside: the caller records the range.
+ */
+static void emit_alloc(struct emit *e, int count)
+{
+	x64_buf *b = e->b;
+
+	x64_mov_ri64(b, X64_RAX, (uintptr_t)&e->jit->heap_alloc);
+	x64_mov_rm(b, X64_RCX, X64_RAX, 0);
+	x64_lea(b, X64_RDX, X64_RCX, count * TOYJIT_OBJ_SIZE);
+	x64_mov_mr(b, X64_RAX, 0, X64_RDX);                 /* heap_alloc += count objects */
+	x64_mov_m64_i32(b, X64_RCX, TOYJIT_OBJ_HEADER * 8, 0);
+	x64_mov_m64_i32(b, X64_RCX, TOYJIT_OBJ_REF * 8, 0);
+	if (count > 1) {
+		x64_lea(b, X64_RDX, X64_RCX, TOYJIT_OBJ_SIZE);
+		x64_mov_m64_i32(b, X64_RDX, TOYJIT_OBJ_HEADER * 8, 0);
+		x64_mov_m64_i32(b, X64_RDX, TOYJIT_OBJ_REF * 8, 0);
+	}
 }
 
 /* Callee-saved registers (hardware numbers) a shape saves, other than its frame pointer. */
@@ -276,21 +355,49 @@ static void emit_pinvoke(struct emit *e, int32_t L, unsigned next)
 }
 
 /*
- * The body: clobber the saved registers; shadow push; then by the argument
- * n in edi: n == 0 calls the stub, n == pinvoke_n makes the P/Invoke, any
- * other n calls the next method with n - 1; shadow pop.
+ * The body: allocate A and B (A.ref = B), A into its stack slot and B into
+ * the shape's GC register; clobber the other saved registers; shadow push;
+ * then by the argument n in edi: n == 0 calls jit->last_call (the stub, or
+ * the thrower) with A as its second argument, n == pinvoke_n makes the
+ * P/Invoke, any other n calls the next method with n - 1; then add A's,
+ * A.ref's and B's payloads to jit->result; shadow pop.  The GC information
+ * covers every offset at which each reference is live, the call sites
+ * included; the allocation itself is no safe point (gc_unsafe_*).
  */
 static void x64_body(struct emit *e, int32_t L, unsigned next)
 {
-	const toyjit_method *m = e->m;
+	toyjit_method *m = e->m;
 	x64_buf *b = e->b;
 	toyjit *jit = e->jit;
 	unsigned char regs[5];
 	size_t nregs = shape_clobbers(m->shape, regs);
+	int g = gc_reg(m->shape);
+	int32_t S = gc_slot(m->shape), slot_cfa = S - body_depth(m->shape);
 	size_t to_stub, to_pinvoke, done[2];
+	uint32_t slot_from, reg_from, use, ref_from, arg_from;
+
+	m->allocates = 1;
+	m->gc_reg = g >= 0 ? (int)x64_dwarf_reg((unsigned)g) : -1;
+	m->gc_unsafe_start = here(e);
+	emit_alloc(e, 2);
+	x64_mov_r32_r32(b, X64_RAX, X64_RDI);               /* rax = n */
+	x64_lea(b, X64_R8, X64_RAX, (int32_t)((m->index + 1) << 12));
+	x64_mov_mr(b, X64_RCX, TOYJIT_OBJ_PAYLOAD * 8, X64_R8);
+	x64_lea(b, X64_R8, X64_RAX, (int32_t)((m->index + 1) << 20));
+	x64_mov_mr(b, X64_RDX, TOYJIT_OBJ_PAYLOAD * 8, X64_R8);
+	x64_mov_mr(b, X64_RCX, TOYJIT_OBJ_REF * 8, X64_RDX); /* A.ref = B */
+	x64_mov_mr(b, X64_RSP, S, X64_RCX);
+	slot_from = here(e);
+	reg_from = 0;
+	if (g >= 0) {
+		x64_mov_rr(b, (unsigned)g, X64_RDX);
+		reg_from = here(e);
+	}
+	m->gc_unsafe_end = here(e);
 
 	for (size_t i = 0; i < nregs; i++)
-		x64_mov_ri64(b, regs[i], toyjit_clobber_value(m->index, x64_dwarf_reg(regs[i])));
+		if ((int)regs[i] != g)
+			x64_mov_ri64(b, regs[i], toyjit_clobber_value(m->index, x64_dwarf_reg(regs[i])));
 	emit_shadow_push(e, m);
 
 	x64_test_r32(b, X64_RDI);
@@ -305,10 +412,14 @@ static void x64_body(struct emit *e, int32_t L, unsigned next)
 	tj_call_site(e, 0);
 	done[0] = x64_jmp(b);
 
+	/* A is the stub's reference argument: live in rsi up to the call, not at its return. */
 	x64_patch_rel32(b, to_stub, b->len);
-	x64_mov_ri64(b, X64_RAX, (uintptr_t)&jit->stub_entry);
+	x64_mov_rm(b, X64_RSI, X64_RSP, S);
+	arg_from = here(e);
+	x64_mov_ri64(b, X64_RAX, (uintptr_t)&jit->last_call);
 	x64_call_m(b, X64_RAX, 0);
 	tj_call_site(e, 0);
+	gc_live_reg(e, X64_RSI, arg_from, here(e));
 	done[1] = x64_jmp(b);
 
 	x64_patch_rel32(b, to_pinvoke, b->len);
@@ -316,6 +427,23 @@ static void x64_body(struct emit *e, int32_t L, unsigned next)
 
 	x64_patch_rel32(b, done[0], b->len);
 	x64_patch_rel32(b, done[1], b->len);
+	/* The objects are used after the calls: a stale reference reads the poisoned old space. */
+	x64_mov_rm(b, X64_RAX, X64_RSP, S);                 /* rax = A */
+	use = here(e);
+	gc_live_slot(e, slot_cfa, slot_from, use);
+	x64_mov_rm(b, X64_RCX, X64_RAX, TOYJIT_OBJ_REF * 8); /* rcx = A.ref (B) */
+	ref_from = here(e);
+	x64_mov_rm(b, X64_RAX, X64_RAX, TOYJIT_OBJ_PAYLOAD * 8);
+	gc_live_reg(e, X64_RAX, use, here(e));
+	x64_mov_rm(b, X64_RCX, X64_RCX, TOYJIT_OBJ_PAYLOAD * 8);
+	gc_live_reg(e, X64_RCX, ref_from, here(e));
+	x64_add_rr(b, X64_RAX, X64_RCX);
+	if (g >= 0) {
+		x64_mov_rm(b, X64_RCX, (unsigned)g, TOYJIT_OBJ_PAYLOAD * 8);
+		gc_live_reg(e, (unsigned)g, reg_from, here(e));
+		x64_add_rr(b, X64_RAX, X64_RCX);
+	}
+	add_to_result(e, X64_RAX);
 	emit_shadow_pop(e);
 }
 
@@ -349,54 +477,203 @@ static void x64_thunk(toyjit *jit, x64_buf *b)
 }
 
 /*
- * The stub, native code.  It pushes the x64 transition block after the
+ * The stubs, native code.  A stub pushes the x64 transition block after the
  * return address (rbp, rbx, r12, r13, r14, r15, so that at B: r15 r14 r13
  * r12 rbx rbp ra) and builds a TransitionFrame below it:
  *
  *   rbp = B + 40 (the saved rbp: a normal frame-pointer frame)
- *   tf  = B - 32 = { next = *head, TRANSITION, 0, method 0, B }
+ *   tf  = B - 72 = { next = *head, TRANSITION, 0, method 0, B, SW_TF_GENERIC,
+ *                    protected, count }
+ *   B - 16: the reference argument (rsi) as the stub keeps it; B - 8: the
+ *   one-entry array of protected slots, { B - 16 }
  *
- * then links it, calls helper(jit, &tf) on an aligned stack, unlinks it
- * and returns to the method that called it.
+ * then links it, calls the C function in *fn_slot on an aligned stack
+ * (jit, &tf, and, for the throw stub, the caller's rbp: the establisher
+ * frame), unlinks it and returns to the method that called it.  The stub
+ * proper protects its reference argument (protected = &array, count 1) and
+ * adds its payload to jit->result after the call, through the slot the
+ * collector updated; the throw stub's call carries none (0, 0).
  */
-static void x64_stub(toyjit *jit, x64_buf *b)
+#define STUB_LOCALS 16          /* the argument slot and the protected array */
+
+static void emit_stub_common(toyjit *jit, x64_buf *b, void *fn_slot, int protect, int pass_fp)
 {
 	const int32_t tf_size = (int32_t)sizeof(sw_transition_frame);
+	const int32_t frame = tf_size + STUB_LOCALS;
+	const int32_t arg = tf_size, array = tf_size + 8;
 
-	x64_align(b, 16);
-	jit->stub_start = (uintptr_t)(b->code + b->len);
 	for (size_t i = 0; i < sizeof(thunk_regs); i++)
 		x64_push(b, thunk_regs[i]);
 	x64_lea(b, X64_RBP, X64_RSP, 40);
-	x64_sub_ri(b, X64_RSP, tf_size);
+	x64_sub_ri(b, X64_RSP, frame);
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)jit->head);
 	x64_mov_rm(b, X64_RCX, X64_RAX, 0);
 	x64_mov_mr(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.next), X64_RCX);
 	x64_mov_m32_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.type), SW_FRAME_TRANSITION);
 	x64_mov_m32_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.attributes), 0);
 	x64_mov_m64_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, method), 0);
-	x64_lea(b, X64_RCX, X64_RSP, tf_size);
+	x64_lea(b, X64_RCX, X64_RSP, frame);
 	x64_mov_mr(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, transition_block), X64_RCX);
+	x64_mov_m64_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, subtype), SW_TF_GENERIC);
+	if (protect) {
+		x64_mov_mr(b, X64_RSP, arg, X64_RSI);
+		x64_lea(b, X64_RCX, X64_RSP, arg);
+		x64_mov_mr(b, X64_RSP, array, X64_RCX);
+		x64_lea(b, X64_RCX, X64_RSP, array);
+		x64_mov_mr(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, protected_refs), X64_RCX);
+		x64_mov_m64_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, protected_count), 1);
+	} else {
+		x64_mov_m64_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, protected_refs), 0);
+		x64_mov_m64_i32(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, protected_count), 0);
+	}
 	x64_mov_mr(b, X64_RAX, 0, X64_RSP);                 /* head = &tf */
 
 	x64_mov_rr(b, X64_RSI, X64_RSP);
 	x64_mov_ri64(b, X64_RDI, (uintptr_t)jit);
+	if (pass_fp)
+		x64_mov_rm(b, X64_RDX, X64_RBP, 0);         /* the caller's rbp */
 	x64_and_ri(b, X64_RSP, -16);
-	x64_mov_ri64(b, X64_RAX, (uintptr_t)&jit->helper);
+	x64_mov_ri64(b, X64_RAX, (uintptr_t)fn_slot);
 	x64_call_m(b, X64_RAX, 0);
 
-	x64_lea(b, X64_RSP, X64_RBP, -40 - tf_size);       /* back to tf */
+	x64_lea(b, X64_RSP, X64_RBP, -40 - frame);          /* back to tf */
+	if (protect) {
+		x64_mov_rm(b, X64_RAX, X64_RSP, arg);       /* the argument, moved or not */
+		x64_mov_rm(b, X64_RAX, X64_RAX, TOYJIT_OBJ_PAYLOAD * 8);
+		x64_mov_ri64(b, X64_RCX, (uintptr_t)&jit->result);
+		x64_add_mr(b, X64_RCX, 0, X64_RAX);
+	}
 	x64_mov_rm(b, X64_RCX, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.next));
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)jit->head);
 	x64_mov_mr(b, X64_RAX, 0, X64_RCX);                 /* head = tf.next */
-	x64_add_ri(b, X64_RSP, tf_size);
+	x64_add_ri(b, X64_RSP, frame);
 	for (size_t i = sizeof(thunk_regs); i-- > 0;)
 		x64_pop(b, thunk_regs[i]);
 	x64_ret(b);
-	jit->stub_size = (uintptr_t)(b->code + b->len) - jit->stub_start;
-	jit->stub_entry = (void *)(uintptr_t)jit->stub_start;
 }
 
+static void x64_stub(toyjit *jit, x64_buf *b)
+{
+	x64_align(b, 16);
+	jit->stub_start = (uintptr_t)(b->code + b->len);
+	emit_stub_common(jit, b, &jit->helper, 1, 0);
+	jit->stub_size = (uintptr_t)(b->code + b->len) - jit->stub_start;
+	jit->stub_entry = (void *)(uintptr_t)jit->stub_start;
+	jit->last_call = jit->stub_entry;
+}
+
+static void x64_throw_stub(toyjit *jit, x64_buf *b)
+{
+	x64_align(b, 16);
+	jit->throw_stub_start = (uintptr_t)(b->code + b->len);
+	emit_stub_common(jit, b, &jit->dispatch, 0, 1);
+	jit->throw_stub_size = (uintptr_t)(b->code + b->len) - jit->throw_stub_start;
+	jit->throw_stub_entry = (void *)(uintptr_t)jit->throw_stub_start;
+	jit->dispatch = toyjit_dispatch;
+}
+
+/*
+ * The thrower, a managed method with a try/catch:
+ *
+ *   push rbp; mov rbp, rsp; sub rsp, 16           (CFA = rbp + 16)
+ *   allocate A (payload TOYJIT_THROW_PAYLOAD); [rbp - 8] = A
+ *   call [throw_stub_entry]                       the "try": it throws
+ *   rax = [rbp - 8]; result += rax->payload       after the catch
+ *   mov rsp, rbp; pop rbp; ret
+ *
+ * The catch funclet reaches A through the establisher frame (its rbp).
+ */
+#define THROWER_SLOT (-8)       /* rbp-relative */
+
+static void x64_thrower(struct emit *e)
+{
+	toyjit_method *m = e->m;
+	x64_buf *b = e->b;
+	uint32_t slot_from, use;
+
+	push_reg(e, X64_RBP);
+	set_frame(e, 0);
+	alloc_stack(e, 16);
+	note(e, sw_swu_end_prolog(e->sb, here(e)));
+	m->prolog_size = here(e);
+
+	m->allocates = 1;
+	m->gc_unsafe_start = here(e);
+	emit_alloc(e, 1);
+	x64_mov_ri64(b, X64_RAX, TOYJIT_THROW_PAYLOAD);
+	x64_mov_mr(b, X64_RCX, TOYJIT_OBJ_PAYLOAD * 8, X64_RAX);
+	x64_mov_mr(b, X64_RBP, THROWER_SLOT, X64_RCX);
+	slot_from = here(e);
+	m->gc_unsafe_end = here(e);
+
+	x64_mov_ri64(b, X64_RAX, (uintptr_t)&e->jit->throw_stub_entry);
+	x64_call_m(b, X64_RAX, 0);
+	tj_call_site(e, 0);
+
+	x64_mov_rm(b, X64_RAX, X64_RBP, THROWER_SLOT);
+	use = here(e);
+	gc_live_slot(e, THROWER_SLOT - 16, slot_from, use);    /* CFA = rbp + 16 */
+	x64_mov_rm(b, X64_RAX, X64_RAX, TOYJIT_OBJ_PAYLOAD * 8);
+	gc_live_reg(e, X64_RAX, use, here(e));
+	add_to_result(e, X64_RAX);
+
+	note(e, sw_swu_epilog_begin(e->sb, here(e)));
+	restore_sp_from_frame(e, 0);
+	pop_reg(e, X64_RBP);
+	ret(e);
+}
+
+/*
+ * The thrower's catch handler, a funclet called by the dispatcher with the
+ * establisher frame (the thrower's rbp) in rdi:
+ *
+ *   push rbp; sub rsp, 16                         (CFA = rsp + 32)
+ *   mov rbp, rdi                                  the parent's frame
+ *   [rsp] = [rbp - 8]                             its A, in the funclet's own slot
+ *   call [stub_entry] with rsi = A                the walk and the GC happen there
+ *   rax = [rsp]; result += rax->payload; [rbp - 8] = rax
+ *   add rsp, 16; pop rbp; ret
+ *
+ * A walk for the GC reports the funclet and not its parent: the shared
+ * reference is copied into a slot the funclet's own GC information covers,
+ * and written back to the parent's slot once the call has returned.
+ */
+static void x64_funclet(struct emit *e)
+{
+	x64_buf *b = e->b;
+	uint32_t from, slot_from, arg_from, use;
+
+	push_reg(e, X64_RBP);
+	alloc_stack(e, 16);
+	note(e, sw_swu_end_prolog(e->sb, here(e)));
+	e->m->prolog_size = here(e);
+
+	x64_mov_rr(b, X64_RBP, X64_RDI);
+	x64_mov_rm(b, X64_RAX, X64_RBP, THROWER_SLOT);
+	from = here(e);
+	x64_mov_mr(b, X64_RSP, 0, X64_RAX);
+	slot_from = here(e);
+	gc_live_reg(e, X64_RAX, from, slot_from);
+	x64_mov_rm(b, X64_RSI, X64_RSP, 0);
+	arg_from = here(e);
+	x64_mov_ri64(b, X64_RAX, (uintptr_t)&e->jit->stub_entry);
+	x64_call_m(b, X64_RAX, 0);
+	tj_call_site(e, 0);
+	gc_live_reg(e, X64_RSI, arg_from, here(e));
+
+	x64_mov_rm(b, X64_RAX, X64_RSP, 0);
+	use = here(e);
+	gc_live_slot(e, -32, slot_from, use);
+	x64_mov_rm(b, X64_RCX, X64_RAX, TOYJIT_OBJ_PAYLOAD * 8);
+	add_to_result(e, X64_RCX);
+	x64_mov_mr(b, X64_RBP, THROWER_SLOT, X64_RAX);      /* write back to the parent */
+	gc_live_reg(e, X64_RAX, use, here(e));
+
+	note(e, sw_swu_epilog_begin(e->sb, here(e)));
+	free_stack(e, 16);
+	pop_reg(e, X64_RBP);
+	ret(e);
+}
 
 static const char *const x64_shape_names[TOYJIT_NSHAPES] = {
 	"rbp_frame", "no_fp", "big_frame", "mov_saves", "offset_fp"
@@ -423,6 +700,9 @@ const struct toyjit_backend toyjit_backend_x64 = {
 	.emit_thunk = x64_thunk,
 	.emit_stub = x64_stub,
 	.emit_leaf = NULL,
+	.emit_throw_stub = x64_throw_stub,
+	.emit_thrower = x64_thrower,
+	.emit_funclet = x64_funclet,
 	.emit_prolog = x64_prolog,
 	.emit_body = x64_body,
 	.emit_epilog = x64_epilog,

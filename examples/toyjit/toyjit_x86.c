@@ -398,7 +398,8 @@ static void x86_thunk(toyjit *jit, code_buf *b)
  * the caller's SP at B + 20) and builds a TransitionFrame below it:
  *
  *   ebp = B + 12 (the saved ebp: a normal frame-pointer frame)
- *   tf  = B - 20 = { next = *head, TRANSITION, 0, method 0, B }
+ *   tf  = B - 28 = { next = *head, TRANSITION, 0, method 0, B, SW_TF_GENERIC,
+ *                    protected 0, count 0 }
  *
  * then links it, calls helper(jit, &tf) on an aligned stack, unlinks it
  * and returns to the method that called it.
@@ -419,6 +420,10 @@ static void x86_stub(toyjit *jit, code_buf *b)
 	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, base.type), SW_FRAME_TRANSITION);
 	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, base.attributes), 0);
 	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, method), 0);
+	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, subtype), SW_TF_GENERIC);
+	/* Its call carries no reference argument: nothing to protect. */
+	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, protected_refs), 0);
+	x86_mov_m_i32(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, protected_count), 0);
 	x86_lea(b, X86_ECX, X86_ESP, tf_size);
 	x86_mov_mr(b, X86_ESP, (int32_t)offsetof(sw_transition_frame, transition_block), X86_ECX);
 	x86_mov_mr(b, X86_EAX, 0, X86_ESP);                 /* head = &tf */

@@ -287,3 +287,27 @@ void x64_patch_rel32(x64_buf *b, size_t field, size_t target)
 {
 	code_patch32(b, field, (uint32_t)(int32_t)((int64_t)target - (int64_t)(field + 4)));
 }
+
+void x64_mov_r32_r32(x64_buf *b, unsigned dst, unsigned src)  /* 89 /r: zero-extends */
+{
+	code_insn(b);
+	rex(b, 0, src, dst);
+	put8(b, 0x89);
+	modrm_reg(b, src, dst);
+}
+
+void x64_add_rr(x64_buf *b, unsigned dst, unsigned src)      /* REX.W 01 /r */
+{
+	code_insn(b);
+	rex(b, 1, src, dst);
+	put8(b, 0x01);
+	modrm_reg(b, src, dst);
+}
+
+void x64_add_mr(x64_buf *b, unsigned base, int32_t disp, unsigned src) /* REX.W 01 /r */
+{
+	code_insn(b);
+	rex(b, 1, src, base);
+	put8(b, 0x01);
+	modrm_mem(b, src, base, disp);
+}

@@ -55,6 +55,9 @@ void x64_lea(x64_buf *b, unsigned dst, unsigned base, int32_t disp);     /* lea 
 size_t x64_lea_rip(x64_buf *b, unsigned dst);
 
 void x64_add_ri(x64_buf *b, unsigned r, int32_t imm);              /* add r, simm32 (64-bit) */
+void x64_add_rr(x64_buf *b, unsigned dst, unsigned src);            /* add dst, src (64-bit) */
+void x64_add_mr(x64_buf *b, unsigned base, int32_t disp, unsigned src); /* add qword [base+disp], src */
+void x64_mov_r32_r32(x64_buf *b, unsigned dst, unsigned src);       /* mov dst32, src32 (zero-extends) */
 void x64_sub_ri(x64_buf *b, unsigned r, int32_t imm);              /* sub r, simm32 (64-bit) */
 void x64_and_ri(x64_buf *b, unsigned r, int32_t imm);              /* and r, simm32 (64-bit) */
 void x64_sub_m64_i8(x64_buf *b, unsigned base, int32_t disp, int8_t imm); /* sub qword [..], simm8 */
