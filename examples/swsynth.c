@@ -2,7 +2,8 @@
  * swsynth - generate synthetic stacks, print the frames a correct walk
  * reports, walk them and say whether the walk agreed.
  *
- *   swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max] [-q] [-d]
+ *   swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-t type] [-m min] [-M max]
+ *           [-q] [-d] [-g]
  *
  * Used to reproduce a failing seed from the test suite.  Uses only the
  * public API.
@@ -89,6 +90,12 @@ static void print_frame(sw_arch arch, size_t i, const sw_synth_frame *f)
 		}
 		if (f->locs[ip_reg(arch)])
 			printf(" ra@%#" PRIx64, f->locs[ip_reg(arch)]);
+		if (f->is_funclet)
+			printf(f->is_filter_funclet ? " filter-funclet" : " funclet");
+		if (f->is_parent_of_funclet)
+			printf(" parent-of-funclet");
+		if (!f->should_report_gc)
+			printf(" no-gc");
 		break;
 	case SW_STATE_FRAME:
 	case SW_STATE_SKIPPED_FRAME:
@@ -100,6 +107,31 @@ static void print_frame(sw_arch arch, size_t i, const sw_synth_frame *f)
 		break;
 	}
 	putchar('\n');
+}
+
+/* The GC roots the walk must report for frame i. */
+static void print_roots(const sw_synth *s, unsigned flags, size_t i)
+{
+	sw_gc_root roots[64];
+	size_t n;
+	sw_status st = sw_synth_expected_roots(s, flags, i, roots, 64, &n);
+
+	if (st != SW_OK) {
+		printf("      roots: %s\n", sw_strerror(st));
+		return;
+	}
+	for (size_t k = 0; k < n && k < 64; k++) {
+		printf("      root value=%#" PRIx64, roots[k].value);
+		if (roots[k].addr)
+			printf(" @%#" PRIx64, roots[k].addr);
+		if (roots[k].reg != ~0u)
+			printf(" reg=%s", sw_arch_reg_name(sw_synth_thread(s)->arch, roots[k].reg));
+		if (roots[k].flags & SW_GC_INTERIOR)
+			printf(" interior");
+		if (roots[k].flags & SW_GC_PINNED)
+			printf(" pinned");
+		putchar('\n');
+	}
 }
 
 static int parse_arch(const char *s, sw_arch *out)
@@ -148,17 +180,19 @@ static int parse_u64(const char *s, uint64_t *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-m min] [-M max]\n"
-	        "               [-q] [-d]\n"
+	        "usage: swsynth [-a arch] [-s seed] [-f flags] [-n count] [-F features] [-t type]\n"
+	        "               [-m min] [-M max] [-q] [-d] [-g]\n"
 	        "  -a arch      x64, x86 or arm64 (default x64)\n"
 	        "  -s seed      first seed (default 1)\n"
 	        "  -f flags     walk flags, SW_WALK_* values (default 0)\n"
 	        "  -n count     how many consecutive seeds (default 1)\n"
-	        "  -F features  SW_SYNTH_* features (default 0x1f, all)\n"
+	        "  -F features  SW_SYNTH_* features (default 0x7ff, all)\n"
+	        "  -t type      an SW_FRAME_* type every stack must contain (default 0, none)\n"
 	        "  -m min       fewest managed frames (default 1)\n"
 	        "  -M max       most managed frames (default 24)\n"
 	        "  -q           print only failures and the summary\n"
-	        "  -d           also dump the SWU of each method on the stack\n");
+	        "  -d           also dump the SWU of each method on the stack\n"
+	        "  -g           also print and check each frame's GC roots\n");
 }
 
 int main(int argc, char **argv)
@@ -166,11 +200,11 @@ int main(int argc, char **argv)
 	uint64_t seed = 1, flags = 0, count = 1, v;
 	sw_arch arch = SW_ARCH_X64;
 	sw_synth_params p;
-	int quiet = 0, dump = 0, opt;
+	int quiet = 0, dump = 0, gc = 0, opt;
 	unsigned failures = 0;
 
 	sw_synth_params_default(&p);
-	while ((opt = getopt(argc, argv, "a:s:f:n:F:m:M:qdh")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:f:n:F:t:m:M:qdgh")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (!parse_arch(optarg, &arch))
@@ -193,6 +227,11 @@ int main(int argc, char **argv)
 				goto bad;
 			p.features = (unsigned)v;
 			break;
+		case 't':
+			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			p.frame_type = (uint32_t)v;
+			break;
 		case 'm':
 			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
 				goto bad;
@@ -208,6 +247,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			dump = 1;
+			break;
+		case 'g':
+			gc = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -240,15 +282,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		sw_synth_expected(s, (unsigned)flags, f, n);
-		st = sw_synth_check(s, (unsigned)flags, msg, sizeof msg);
+		st = gc ? sw_synth_check_roots(s, (unsigned)flags, msg, sizeof msg)
+		        : sw_synth_check(s, (unsigned)flags, msg, sizeof msg);
 		if (!quiet || st != SW_OK) {
 			const sw_context *c = sw_synth_context(s);
 
 			printf("%s seed %#" PRIx64 " flags %#" PRIx64 " features %#x: %zu frames"
 			       " from ip %#" PRIx64 " sp %#" PRIx64 "\n", sw_arch_name(arch),
 			       sd, flags, p.features, n, sw_context_ip(c), sw_context_sp(c));
-			for (size_t k = 0; k < n; k++)
+			for (size_t k = 0; k < n; k++) {
 				print_frame(arch, k, &f[k]);
+				if (gc)
+					print_roots(s, (unsigned)flags, k);
+			}
 			if (dump)
 				dump_methods(s, f, n);
 			if (st == SW_OK)

@@ -31,6 +31,7 @@ SW_API void sw_synth_params_default(sw_synth_params *p)
 	p->min_frames = 1;
 	p->max_frames = 24;
 	p->features = SW_SYNTH_ALL;
+	p->frame_type = 0;
 }
 
 static sw_status check_params(const sw_synth_params *p)
@@ -39,6 +40,9 @@ static sw_status check_params(const sw_synth_params *p)
 		return SW_E_INVAL;
 	if (p->max_frames > SWI_SYNTH_MAX_FRAMES)
 		return SW_E_LIMIT;
+	/* A forced Frame kind must be a built-in one. */
+	if (p->frame_type > SW_FRAME_DEBUGGER_U2M_CATCH)
+		return SW_E_INVAL;
 	return SW_OK;
 }
 
@@ -74,7 +78,7 @@ SW_API sw_status sw_synth_create(sw_synth **out, sw_arch arch, uint64_t seed,
 		 * The records must tell one story: every frame reached, every
 		 * pass-through register unchanged.  If not, the generator is wrong.
 		 */
-		swi_synth_expect(s, 0, NULL, 0, &consistent);
+		swi_synth_expect(s, 0, NULL, 0, &consistent, NULL);
 		if (!consistent)
 			st = SW_E_STATE;
 	}
@@ -115,5 +119,35 @@ SW_API size_t sw_synth_expected(const sw_synth *s, unsigned flags, sw_synth_fram
 		return 0;
 	if (!out)
 		cap = 0;
-	return swi_synth_expect(s, flags, out, cap, NULL);
+	return swi_synth_expect(s, flags, out, cap, NULL, NULL);
+}
+
+SW_API sw_status sw_synth_expected_roots(const sw_synth *s, unsigned flags, size_t frame,
+                                         sw_gc_root *out, size_t cap, size_t *count)
+{
+	struct swi_synth_roots r;
+	const struct swi_synth_frame_roots *fr;
+	sw_status st;
+
+	if (count)
+		*count = 0;
+	if (!s || !count || (!out && cap))
+		return SW_E_INVAL;
+	memset(&r, 0, sizeof r);
+	swi_synth_expect(s, flags, NULL, 0, NULL, &r);
+	if (r.nomem) {
+		swi_synth_roots_free(&r);
+		return SW_E_NOMEM;
+	}
+	if (frame >= r.nframes) {
+		swi_synth_roots_free(&r);
+		return SW_E_INVAL;
+	}
+	fr = &r.frames[frame];
+	st = fr->status;
+	*count = fr->count;
+	for (size_t i = 0; i < fr->count && i < cap; i++)
+		out[i] = r.roots[fr->first + i];
+	swi_synth_roots_free(&r);
+	return st;
 }

@@ -32,4 +32,6 @@ dist_man_MANS += \
 	man/sw_synth_context.3 \
 	man/sw_synth_expected.3 \
 	man/sw_synth_check.3 \
+	man/sw_synth_expected_roots.3 \
+	man/sw_synth_check_roots.3 \
 	man/swsynth.1

@@ -80,6 +80,8 @@ static void choose_units(struct swi_synth_gen *g, struct swi_synth_method *m,
 	swi_synth_shuffle(g, xs, 10);
 	swi_synth_shuffle(g, ds, 8);
 	nx = rnd(g, 4) ? rnd(g, 5) : rnd(g, 11);
+	if (m->saves_all)
+		nx = 10;
 	nd = rnd(g, 5) == 0 ? 1 + rnd(g, 8) : 0;
 
 	sh->nunits = 0;
@@ -294,6 +296,7 @@ static void arm64_invent(struct swi_synth_gen *g, struct swi_synth_method *m, in
 
 	memset(&sh, 0, sizeof sh);
 	m->can_call = !leaf;
+	m->saves_all = swi_synth_saves_all(g, want_region);
 	m->has_frame = !leaf && rnd(g, 4) != 0;
 	sh.pac = rnd(g, 4) == 0;
 	choose_units(g, m, &sh, leaf);

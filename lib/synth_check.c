@@ -17,6 +17,7 @@ struct check {
 	unsigned flags;
 	char *msg;
 	size_t msg_size;
+	const struct swi_synth_roots *roots;    /* compare GC roots too, or NULL */
 };
 
 static sw_status report(const struct check *c, sw_status st, const char *fmt, ...)
@@ -107,6 +108,17 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 		if ((uint32_t)!!sw_crawl_frame_has_faulted(cf) != e->has_faulted)
 			return differ(c, i, e, "has_faulted", e->has_faulted,
 			              !!sw_crawl_frame_has_faulted(cf));
+		if ((uint32_t)!!sw_crawl_frame_is_funclet(cf) != e->is_funclet)
+			return differ(c, i, e, "is_funclet", e->is_funclet, !!sw_crawl_frame_is_funclet(cf));
+		if ((uint32_t)!!sw_crawl_frame_is_filter_funclet(cf) != e->is_filter_funclet)
+			return differ(c, i, e, "is_filter_funclet", e->is_filter_funclet,
+			              !!sw_crawl_frame_is_filter_funclet(cf));
+		if ((uint32_t)!!sw_crawl_frame_is_parent_of_funclet(cf) != e->is_parent_of_funclet)
+			return differ(c, i, e, "is_parent_of_funclet", e->is_parent_of_funclet,
+			              !!sw_crawl_frame_is_parent_of_funclet(cf));
+		if ((uint32_t)!!sw_crawl_frame_should_report_gc(cf) != e->should_report_gc)
+			return differ(c, i, e, "should_report_gc", e->should_report_gc,
+			              !!sw_crawl_frame_should_report_gc(cf));
 		return compare_regs(c, i, e, rd);
 	case SW_STATE_FRAME:
 	case SW_STATE_SKIPPED_FRAME:
@@ -138,6 +150,87 @@ static void describe(const sw_synth_frame *e, char *buf, size_t size)
 		         e->ip, e->sp);
 }
 
+/* ---- GC roots ---------------------------------------------------------- */
+
+#define CHECK_MAX_ROOTS 256
+
+struct root_list {
+	sw_gc_root r[CHECK_MAX_ROOTS];
+	size_t n;           /* may exceed CHECK_MAX_ROOTS: counted, not kept */
+};
+
+static sw_walk_action collect_root(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	struct root_list *l = data;
+
+	(void)cf;
+	if (l->n < CHECK_MAX_ROOTS)
+		l->r[l->n] = *root;
+	l->n++;
+	return SW_CONTINUE;
+}
+
+static int root_cmp(const void *pa, const void *pb)
+{
+	const sw_gc_root *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->reg != b->reg)
+		return a->reg < b->reg ? -1 : 1;
+	if (a->value != b->value)
+		return a->value < b->value ? -1 : 1;
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	return 0;
+}
+
+static int root_in(const sw_gc_root *r, const sw_gc_root *set, size_t n)
+{
+	return bsearch(r, set, n, sizeof *set, root_cmp) != NULL;
+}
+
+static sw_status root_differ(const struct check *c, size_t i, const sw_synth_frame *e,
+                             const char *what, const sw_gc_root *r)
+{
+	return report(c, SW_E_MISMATCH, "frame %zu (%s): %s root addr %#" PRIx64 " value %#" PRIx64
+	              " reg %d flags %u", i, swi_synth_state_name(e->state), what, r->addr,
+	              r->value, r->reg == ~0u ? -1 : (int)r->reg, r->flags);
+}
+
+/* Enumerate the frame's roots and compare them, as sets, with the expectation. */
+static sw_status compare_roots(const struct check *c, size_t i, const sw_synth_frame *e,
+                               const sw_crawl_frame *cf)
+{
+	const struct swi_synth_frame_roots *fr = &c->roots->frames[i];
+	sw_gc_root want[CHECK_MAX_ROOTS];
+	struct root_list got;
+	sw_status st;
+
+	got.n = 0;
+	st = sw_crawl_frame_enum_gc_roots(cf, collect_root, &got);
+	if (st != fr->status)
+		return report(c, SW_E_MISMATCH, "frame %zu (%s): GC root enumeration: expected %s, got %s",
+		              i, swi_synth_state_name(e->state), sw_strerror(fr->status), sw_strerror(st));
+	if (st != SW_OK)
+		return SW_OK;
+	if (fr->count > CHECK_MAX_ROOTS || got.n > CHECK_MAX_ROOTS)
+		return report(c, SW_E_LIMIT, "frame %zu: more than %d roots", i, CHECK_MAX_ROOTS);
+	memcpy(want, c->roots->roots + fr->first, fr->count * sizeof *want);
+	qsort(want, fr->count, sizeof *want, root_cmp);
+	qsort(got.r, got.n, sizeof *got.r, root_cmp);
+	for (size_t k = 0; k < fr->count; k++)
+		if (!root_in(&want[k], got.r, got.n))
+			return root_differ(c, i, e, "missing", &want[k]);
+	for (size_t k = 0; k < got.n; k++)
+		if (!root_in(&got.r[k], want, fr->count))
+			return root_differ(c, i, e, "extra", &got.r[k]);
+	if (got.n != fr->count)
+		return report(c, SW_E_MISMATCH, "frame %zu (%s): %zu roots, expected %zu", i,
+		              swi_synth_state_name(e->state), got.n, fr->count);
+	return SW_OK;
+}
+
 static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *exp, size_t n)
 {
 	const sw_synth *s = c->s;
@@ -165,6 +258,8 @@ static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *e
 			break;
 		}
 		st = compare(c, i, &exp[i], cf);
+		if (st == SW_OK && c->roots)
+			st = compare_roots(c, i, &exp[i], cf);
 		if (st != SW_OK)
 			break;
 		i++;
@@ -184,9 +279,10 @@ static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *e
 	return st;
 }
 
-SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size)
+static sw_status check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size, int roots)
 {
-	struct check c = { s, flags, msg, msg_size };
+	struct check c = { s, flags, msg, msg_size, NULL };
+	struct swi_synth_roots r;
 	sw_synth_frame *exp;
 	unsigned char *head;
 	size_t n;
@@ -196,13 +292,22 @@ SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, si
 		msg[0] = '\0';
 	if (!s)
 		return SW_E_INVAL;
-	n = swi_synth_expect(s, flags, NULL, 0, NULL);
+	memset(&r, 0, sizeof r);
+	n = swi_synth_expect(s, flags, NULL, 0, NULL, NULL);
 	exp = malloc((n ? n : 1) * sizeof *exp);
 	if (!exp)
 		return report(&c, SW_E_NOMEM, "out of memory");
-	swi_synth_expect(s, flags, exp, n, NULL);
+	swi_synth_expect(s, flags, exp, n, NULL, roots ? &r : NULL);
+	if (r.nomem) {
+		free(exp);
+		swi_synth_roots_free(&r);
+		return report(&c, SW_E_NOMEM, "out of memory");
+	}
+	if (roots)
+		c.roots = &r;
 	st = walk_and_compare(&c, exp, n);
 	free(exp);
+	swi_synth_roots_free(&r);
 
 	if (flags & SW_WALK_POPFRAMES) {
 		/* Every Frame was passed, so every Frame was popped; then undo it. */
@@ -215,4 +320,15 @@ SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, si
 		swi_store_le(head, s->a->ptr, s->head);
 	}
 	return st;
+}
+
+SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size)
+{
+	return check(s, flags, msg, msg_size, 0);
+}
+
+SW_API sw_status sw_synth_check_roots(const sw_synth *s, unsigned flags, char *msg,
+                                      size_t msg_size)
+{
+	return check(s, flags, msg, msg_size, 1);
 }

@@ -7,6 +7,7 @@
  * the stack image or an SWU blob.  The arch table names IP, SP, the frame
  * register and the callee-saved set; the rules are the same on every arch.
  */
+#include <stdlib.h>
 #include "synth_internal.h"
 
 /* A register context with the target address each value came from. */
@@ -23,7 +24,82 @@ struct expect {
 	sw_synth_frame *out;
 	size_t cap, n;
 	int consistent;
+	struct swi_synth_roots *roots;  /* or NULL */
+	/* The funclet rules (see sw_walk_frames(3)), as the walk keeps them. */
+	void *skip_to_parent;           /* nothing is reported until this parent */
+	void *funclet_parent;           /* the parent to flag when it is reached */
+	int funclet_was_filter;
 };
+
+void swi_synth_roots_free(struct swi_synth_roots *r)
+{
+	free(r->roots);
+	free(r->frames);
+	memset(r, 0, sizeof *r);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size, int *nomem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	q = realloc(p, n * size);
+	if (!q) {
+		*nomem = 1;
+		return p;
+	}
+	*cap = n;
+	return q;
+}
+
+/* Frame number e->n - 1 was just reported: it has no roots yet. */
+static void roots_frame(struct expect *e)
+{
+	struct swi_synth_roots *r = e->roots;
+
+	if (!r || r->nomem)
+		return;
+	r->frames = grow(r->frames, &r->frames_cap, r->nframes + 1, sizeof *r->frames, &r->nomem);
+	if (r->nomem)
+		return;
+	r->frames[r->nframes].first = r->nroots;
+	r->frames[r->nframes].count = 0;
+	r->frames[r->nframes].status = SW_OK;
+	r->nframes++;
+}
+
+static void add_root(struct expect *e, uint64_t addr, uint64_t value, uint32_t reg, uint32_t flags)
+{
+	struct swi_synth_roots *r = e->roots;
+
+	if (!r || r->nomem || !r->nframes)
+		return;
+	r->roots = grow(r->roots, &r->roots_cap, r->nroots + 1, sizeof *r->roots, &r->nomem);
+	if (r->nomem)
+		return;
+	r->roots[r->nroots].addr = addr;
+	r->roots[r->nroots].value = value;
+	r->roots[r->nroots].reg = reg;
+	r->roots[r->nroots].flags = flags;
+	r->nroots++;
+	r->frames[r->nframes - 1].count++;
+}
+
+/* The enumeration of the frame just reported fails with st: its roots do not count. */
+static void roots_fail(struct expect *e, sw_status st)
+{
+	struct swi_synth_roots *r = e->roots;
+
+	if (!r || r->nomem || !r->nframes)
+		return;
+	r->nroots = r->frames[r->nframes - 1].first;
+	r->frames[r->nframes - 1].count = 0;
+	r->frames[r->nframes - 1].status = st;
+}
 
 const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t addr)
 {
@@ -55,14 +131,26 @@ static int managed_return(const sw_synth *s, uint64_t ra)
 	return ra != 0 && swi_synth_method_at(s, ra - 1) != NULL;
 }
 
-static sw_synth_frame *emit(struct expect *e, uint32_t state)
+/*
+ * Report a frame: the next one in out[], or only counted.  Between a
+ * funclet and its parent nothing is, unless `decided` (managed frames,
+ * which the funclet rules judge).
+ */
+static sw_synth_frame *emit(struct expect *e, uint32_t state, int decided, int *reported)
 {
-	sw_synth_frame *f = e->n < e->cap ? &e->out[e->n] : NULL;
+	sw_synth_frame *f;
 
+	*reported = 0;
+	if (e->skip_to_parent && !decided)
+		return NULL;
+	f = e->n < e->cap ? &e->out[e->n] : NULL;
 	e->n++;
+	*reported = 1;
+	roots_frame(e);
 	if (f) {
 		memset(f, 0, sizeof *f);
 		f->state = state;
+		f->should_report_gc = 1;
 	}
 	return f;
 }
@@ -70,20 +158,25 @@ static sw_synth_frame *emit(struct expect *e, uint32_t state)
 static void emit_frame(struct expect *e, const struct swi_synth_fr *fr, uint32_t state)
 {
 	sw_synth_frame *f;
+	int reported;
 
 	if ((e->flags & SW_WALK_FUNCTIONSONLY) && !fr->method)
 		return;
-	f = emit(e, state);
+	f = emit(e, state, 0, &reported);
 	if (f) {
 		f->frame_type = fr->type;
 		f->method = (void *)(uintptr_t)fr->method;
 		f->frame = fr->addr;
 	}
+	/* TransitionFrames and HelperMethodFrames protect their argument slots. */
+	for (unsigned i = 0; reported && i < fr->nprotected; i++)
+		add_root(e, fr->protected_slot[i], fr->protected_value[i], ~0u, 0);
 }
 
 static void emit_native(struct expect *e, uint32_t state, const struct expect_regs *cur)
 {
-	sw_synth_frame *f = emit(e, state);
+	int reported;
+	sw_synth_frame *f = emit(e, state, 0, &reported);
 
 	if (f) {
 		f->ip = cur->regs[e->a->ip];
@@ -91,14 +184,91 @@ static void emit_native(struct expect *e, uint32_t state, const struct expect_re
 	}
 }
 
+/*
+ * The funclet rules for a managed frame of method m: returns whether it is
+ * reported; *parent_of and *no_gc say whether it is the parent of a funclet
+ * walked below and whether it then reports no roots.
+ */
+static int funclet_rules(struct expect *e, const struct swi_synth_method *m, int *parent_of,
+                         int *no_gc)
+{
+	unsigned hide = SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY;
+	unsigned skippers = hide | SW_WALK_GC_FUNCLET_REFERENCE_REPORTING;
+
+	*parent_of = *no_gc = 0;
+	if (m->code_flags & SW_CODE_FUNCLET) {
+		int filter = (m->code_flags & SW_CODE_FILTER) != 0;
+		void *parent = e->s->methods[m->parent].handle;
+
+		/* Inside a region already skipped, a funclet is as dead as the rest. */
+		if (e->skip_to_parent)
+			return 0;
+		e->funclet_parent = parent;
+		e->funclet_was_filter = filter;
+		/* A handler's callees are dead; a filter's still live. */
+		if (!filter && (e->flags & skippers))
+			e->skip_to_parent = parent;
+		return !(e->flags & hide);
+	}
+	if (e->funclet_parent && m->handle == e->funclet_parent) {
+		*parent_of = 1;
+		*no_gc = (e->flags & SW_WALK_GC_FUNCLET_REFERENCE_REPORTING) && !e->funclet_was_filter;
+		e->funclet_parent = NULL;
+		if (e->skip_to_parent == m->handle)
+			e->skip_to_parent = NULL;
+	}
+	return !e->skip_to_parent;
+}
+
+/*
+ * A managed frame's roots: each location its GC table says is live at
+ * its offset; a slot at CFA + offset holding what the generator stored, a
+ * register where the walk restored it from (or an error if it lost it).
+ */
+static void managed_roots(struct expect *e, const struct swi_synth_inst *in,
+                          const struct expect_regs *cur)
+{
+	const struct swi_synth_method *m = &e->s->methods[in->method];
+
+	for (unsigned k = 0; k < m->ngc; k++) {
+		const struct swi_synth_gc *gc = &m->gc[k];
+
+		if (!swi_synth_gc_live(gc, in->offset))
+			continue;
+		if (!gc->in_reg) {
+			add_root(e, in->cfa + (uint64_t)(int64_t)gc->cfa_offset, in->gc_value[k], ~0u,
+			         gc->flags);
+			continue;
+		}
+		if (!(cur->valid & SWI_BIT(gc->reg))) {
+			roots_fail(e, SW_E_NOREG);
+			return;
+		}
+		if (cur->regs[gc->reg] != in->regs[gc->reg])
+			e->consistent = 0;
+		add_root(e, cur->locs[gc->reg], cur->regs[gc->reg], gc->reg, gc->flags);
+	}
+}
+
 static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
                          const struct expect_regs *cur, const unsigned marks[3])
 {
-	sw_synth_frame *f = emit(e, SW_STATE_FRAMELESS);
+	const struct swi_synth_method *m = &e->s->methods[in->method];
+	int parent_of, no_gc, reported;
+	sw_synth_frame *f;
 
+	if (!funclet_rules(e, m, &parent_of, &no_gc))
+		return;
+	f = emit(e, SW_STATE_FRAMELESS, 1, &reported);
+	if (reported && !no_gc)
+		managed_roots(e, in, cur);
 	if (!f)
 		return;
-	f->method = e->s->methods[in->method].handle;
+	f->is_funclet = (m->code_flags & SW_CODE_FUNCLET) != 0;
+	f->is_filter_funclet = (m->code_flags & SW_CODE_FILTER) != 0;
+	f->is_parent_of_funclet = (uint32_t)parent_of;
+	f->should_report_gc = !no_gc;
+	f->method = m->handle;
 	f->ip = cur->regs[e->a->ip];
 	f->sp = cur->regs[e->a->sp];
 	f->is_first = marks[0];
@@ -167,9 +337,9 @@ static void context_from_frame(const struct swi_synth_fr *fr, struct expect_regs
 }
 
 size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
-                        size_t cap, int *consistent)
+                        size_t cap, int *consistent, struct swi_synth_roots *roots)
 {
-	struct expect e = { s, s->a, flags, out, cap, 0, 1 };
+	struct expect e = { s, s->a, flags, out, cap, 0, 1, roots, NULL, NULL, 0 };
 	const unsigned ip = s->a->ip, sp = s->a->sp;
 	struct expect_regs cur, caller;
 	unsigned fi = 0, ii = 0;
@@ -229,11 +399,15 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 		{
 			const struct swi_synth_fr *fr = &s->frames[fi];
 
+			int exact;
+
 			emit_frame(&e, fr, SW_STATE_FRAME);
 			marks[0] = (fr->attributes & SW_FRAME_ATTR_RESUMABLE) != 0;
 			marks[1] = (fr->attributes & SW_FRAME_ATTR_EXCEPTION) != 0;
-			marks[2] = (fr->attributes & SW_FRAME_ATTR_FAULTED) != 0;
-			if (managed_return(s, fr->ra)) {
+			marks[2] = marks[1] && (fr->attributes & SW_FRAME_ATTR_FAULTED) != 0;
+			/* An active or interrupted frame's IP is exact, not a return address. */
+			exact = marks[0] || marks[1];
+			if (exact ? fr->ra && swi_synth_method_at(s, fr->ra) : managed_return(s, fr->ra)) {
 				context_from_frame(fr, &cur);
 				if (fr->type == SW_FRAME_INLINED_CALL)
 					came_through = (long)fi;    /* stays current until its method */

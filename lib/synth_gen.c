@@ -98,6 +98,13 @@ static uint64_t field_addr(const struct swi_synth_gen *g, uint64_t frame, unsign
 	return frame + g->a->ptr + 8 + (uint64_t)g->a->ptr * index;
 }
 
+static uint64_t align_down(uint64_t v, uint64_t to)
+{
+	return v & ~(to - 1);
+}
+
+static void call(struct swi_synth_gen *g, uint64_t ra);
+
 static struct swi_synth_fr *new_frame(struct swi_synth_gen *g, uint64_t addr, uint32_t type)
 {
 	sw_synth *s = g->s;
@@ -123,6 +130,86 @@ static struct swi_synth_fr *new_frame(struct swi_synth_gen *g, uint64_t addr, ui
 	swi_synth_store(g, addr + g->a->ptr, 4, type);
 	swi_synth_store(g, addr + g->a->ptr + 4, 4, 0);
 	return f;
+}
+
+static void set_attributes(struct swi_synth_gen *g, struct swi_synth_fr *f, uint32_t attrs)
+{
+	f->attributes = attrs;
+	swi_synth_store(g, f->addr + g->a->ptr + 4, 4, attrs);
+}
+
+static void set_field(struct swi_synth_gen *g, const struct swi_synth_fr *f, unsigned index,
+                      uint64_t v)
+{
+	swi_synth_store_ptr(g, field_addr(g, f->addr, index), v);
+}
+
+/*
+ * A context record (sw_context's layout, whatever the pointer width) at
+ * addr: the registers in `valid`, garbage in the other slots.
+ */
+static void write_record(struct swi_synth_gen *g, uint64_t addr, uint64_t valid,
+                         const uint64_t *regs)
+{
+	swi_synth_store(g, addr, 4, g->s->arch);
+	swi_synth_store(g, addr + 4, 4, 0);
+	swi_synth_store(g, addr + 8, 8, valid);
+	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+		swi_synth_store(g, addr + 16 + 8 * (uint64_t)r, 8,
+		                (valid & SWI_BIT(r)) ? regs[r] : swi_synth_rand(&g->junk));
+}
+
+/* The walk resumes with the record's registers, each located in its slot (SP aside). */
+static void frame_from_record(const struct swi_synth_arch *a, struct swi_synth_fr *f,
+                              uint64_t record, uint64_t valid, const uint64_t *regs)
+{
+	f->valid = valid;
+	for (unsigned r = 0; r < SWI_SYNTH_NREGS; r++) {
+		if (!(valid & SWI_BIT(r)))
+			continue;
+		f->regs[r] = regs[r];
+		f->locs[r] = record + 16 + 8 * (uint64_t)r;
+	}
+	f->locs[a->sp] = 0;
+}
+
+/* Slots a Frame protects: objects below *sp, then the array of their addresses. */
+struct protected_area {
+	unsigned n;
+	uint64_t array;
+	uint64_t slot[SWI_SYNTH_MAX_PROTECTED], value[SWI_SYNTH_MAX_PROTECTED];
+};
+
+static void protect(struct swi_synth_gen *g, uint64_t *sp, struct protected_area *pa)
+{
+	unsigned p = g->a->ptr;
+
+	memset(pa, 0, sizeof *pa);
+	if (!(g->s->params.features & SW_SYNTH_GC_INFO))
+		return;
+	pa->n = rnd(g, 5);
+	for (unsigned i = 0; i < pa->n; i++) {
+		*sp -= (uint64_t)p * (1 + rnd(g, 3));
+		pa->slot[i] = *sp;
+		pa->value[i] = swi_synth_object(g);
+		swi_synth_store_ptr(g, *sp, pa->value[i]);
+	}
+	if (!pa->n)
+		return;
+	*sp -= (uint64_t)p * pa->n;
+	pa->array = *sp;
+	for (unsigned i = 0; i < pa->n; i++)
+		swi_synth_store_ptr(g, pa->array + (uint64_t)p * i, pa->slot[i]);
+}
+
+static void set_protected(struct swi_synth_gen *g, struct swi_synth_fr *f, unsigned array_field,
+                          const struct protected_area *pa)
+{
+	set_field(g, f, array_field, pa->array);
+	set_field(g, f, array_field + 1, pa->n);
+	f->nprotected = pa->n;
+	memcpy(f->protected_slot, pa->slot, sizeof pa->slot);
+	memcpy(f->protected_value, pa->value, sizeof pa->value);
 }
 
 /* An InlinedCallFrame at addr; active (returning to ra) when ra != 0. */
@@ -157,15 +244,16 @@ static void write_icf(struct swi_synth_gen *g, uint64_t addr, uint64_t ra)
  * The managed method at the top of the machine calls a stub that returns
  * to `ra`: the stub stores the transition block (the arch's callee-saved
  * registers, then the return address, ending at the caller's SP; on x86
- * and x64 that slot is where the call pushed it) and links a
- * TransitionFrame below it.
+ * and x64 that slot is where the call pushed it), perhaps slots holding
+ * references it protects, and links a TransitionFrame below them.
  */
 static void call_transition_stub(struct swi_synth_gen *g, uint64_t ra)
 {
 	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
 	uint64_t caller_sp = mc->r[a->sp];
-	uint64_t block = caller_sp - (uint64_t)a->ptr * (a->nblock_regs + 1), addr;
+	uint64_t block = caller_sp - (uint64_t)a->ptr * (a->nblock_regs + 1), addr, below = block;
+	struct protected_area pa;
 	struct swi_synth_fr *f;
 
 	if (a->lr >= 0)
@@ -173,15 +261,17 @@ static void call_transition_stub(struct swi_synth_gen *g, uint64_t ra)
 	for (unsigned i = 0; i < a->nblock_regs; i++)
 		swi_synth_store_ptr(g, block + (uint64_t)a->ptr * i, mc->r[a->block_regs[i]]);
 	swi_synth_store_ptr(g, block + (uint64_t)a->ptr * a->nblock_regs, ra);
-	addr = (block - swi_synth_frame_size(a, SW_TF_FIELDS) - a->ptr * rnd(g, 8)) & ~(uint64_t)(a->ptr - 1);
+	protect(g, &below, &pa);
+	addr = align_down(below - swi_synth_frame_size(a, SW_TF_FIELDS) - a->ptr * rnd(g, 8), a->ptr);
 	f = new_frame(g, addr, SW_FRAME_TRANSITION);
 	if (!f)
 		return;
 	f->method = rnd(g, 4) ? handle_like(g) : 0;
 	f->ra = ra;
-	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_METHOD), f->method);
-	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_TRANSITION_BLOCK), block);
-	swi_synth_store_ptr(g, field_addr(g, addr, SW_TF_SUBTYPE), rnd(g, 5));
+	set_field(g, f, SW_TF_METHOD, f->method);
+	set_field(g, f, SW_TF_TRANSITION_BLOCK, block);
+	set_field(g, f, SW_TF_SUBTYPE, rnd(g, 5));
+	set_protected(g, f, SW_TF_PROTECTED, &pa);
 	f->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp);
 	f->regs[a->ip] = ra;
 	f->locs[a->ip] = block + (uint64_t)a->ptr * a->nblock_regs;
@@ -196,23 +286,142 @@ static void call_transition_stub(struct swi_synth_gen *g, uint64_t ra)
 	mc->r[a->sp] = addr;
 }
 
+/*
+ * The managed method at the top calls a runtime helper that returns to
+ * `ra` and pushes a HelperMethodFrame whose machine state it has captured:
+ * IP = ra, SP = the caller's after the return, its callee-saved registers.
+ */
+static void call_helper(struct swi_synth_gen *g, uint64_t ra)
+{
+	const struct swi_synth_arch *a = g->a;
+	struct swi_synth_machine *mc = &g->mc;
+	uint64_t regs[SWI_SYNTH_NREGS], valid = a->callee_saved | SWI_BIT(a->ip) | SWI_BIT(a->sp);
+	uint64_t record, below, addr;
+	struct protected_area pa;
+	struct swi_synth_fr *f;
+
+	memcpy(regs, mc->r, sizeof regs);
+	regs[a->ip] = ra;
+	call(g, ra);
+	record = align_down(mc->r[a->sp] - a->ptr * rnd(g, 8) - SWI_SYNTH_RECORD_SIZE, 16);
+	below = record;
+	protect(g, &below, &pa);
+	addr = align_down(below - swi_synth_frame_size(a, SW_HMF_FIELDS) - a->ptr * rnd(g, 4), a->ptr);
+	f = new_frame(g, addr, SW_FRAME_HELPER_METHOD);
+	if (!f)
+		return;
+	write_record(g, record, valid, regs);
+	f->method = rnd(g, 4) ? handle_like(g) : 0;
+	f->ra = ra;
+	set_field(g, f, SW_HMF_METHOD, f->method);
+	set_field(g, f, SW_HMF_MACHINE_STATE, record);
+	set_protected(g, f, SW_HMF_PROTECTED, &pa);
+	frame_from_record(a, f, record, valid, regs);
+	mc->r[a->sp] = addr;
+}
+
+/* The attributes of the Frames that hold the interrupted frame's context. */
+static uint32_t context_attributes(uint32_t type)
+{
+	switch (type) {
+	case SW_FRAME_FAULTING_EXCEPTION:
+		return SW_FRAME_ATTR_EXCEPTION | SW_FRAME_ATTR_FAULTED;
+	case SW_FRAME_SOFTWARE_EXCEPTION:
+		return SW_FRAME_ATTR_EXCEPTION;
+	default:                        /* resumable, redirected, func-eval */
+		return SW_FRAME_ATTR_RESUMABLE;
+	}
+}
+
+static int is_context_type(uint32_t type)
+{
+	return type == SW_FRAME_FAULTING_EXCEPTION || type == SW_FRAME_RESUMABLE ||
+	       type == SW_FRAME_REDIRECTED_THREAD || type == SW_FRAME_SOFTWARE_EXCEPTION ||
+	       type == SW_FRAME_FUNC_EVAL;
+}
+
+static uint32_t context_type(struct swi_synth_gen *g)
+{
+	static const uint32_t types[5] = {
+		SW_FRAME_FAULTING_EXCEPTION, SW_FRAME_RESUMABLE, SW_FRAME_REDIRECTED_THREAD,
+		SW_FRAME_SOFTWARE_EXCEPTION, SW_FRAME_FUNC_EVAL
+	};
+	uint32_t forced = g->s->params.frame_type;
+
+	return is_context_type(forced) ? forced : types[rnd(g, 5)];
+}
+
+/*
+ * The managed method at the top of the machine is interrupted where it
+ * stands (a fault, a suspension, a throw, a function evaluation): the
+ * handler, below it, saves every register in a context record and links
+ * a Frame of `type` pointing to it.
+ */
+static void interrupt(struct swi_synth_gen *g, uint32_t type)
+{
+	const struct swi_synth_arch *a = g->a;
+	struct swi_synth_machine *mc = &g->mc;
+	uint64_t valid = SWI_BIT(a->nregs) - 1, record, addr;
+	struct swi_synth_fr *f;
+
+	record = align_down(mc->r[a->sp] - 16 * (1 + rnd(g, 16)) - SWI_SYNTH_RECORD_SIZE, 16);
+	addr = align_down(record - swi_synth_frame_size(a, SW_CTXF_FIELDS) - a->ptr * rnd(g, 4), a->ptr);
+	f = new_frame(g, addr, type);
+	if (!f)
+		return;
+	write_record(g, record, valid, mc->r);
+	set_attributes(g, f, context_attributes(type));
+	f->method = type == SW_FRAME_FUNC_EVAL ? handle_like(g) : 0;
+	f->ra = mc->r[a->ip];
+	set_field(g, f, SW_CTXF_CONTEXT, record);
+	set_field(g, f, SW_CTXF_METHOD, f->method);
+	frame_from_record(a, f, record, valid, mc->r);
+	mc->r[a->sp] = addr;
+}
+
 /* ---- the stack --------------------------------------------------------- */
 
 enum synth_next {
 	NEXT_CALL,      /* calls the next managed frame */
 	NEXT_ICF,       /* calls unmanaged code through an active InlinedCallFrame */
 	NEXT_TF,        /* calls a stub that pushes a TransitionFrame */
+	NEXT_CTX,       /* is interrupted: a Frame with a context record */
+	NEXT_HMF,       /* calls a runtime helper that pushes a HelperMethodFrame */
 	NEXT_SEED       /* is the top of the stack */
 };
 
+static int any_transition(const sw_synth *s)
+{
+	return (s->params.features & (SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_TRANSITION_FRAMES |
+	                              SW_SYNTH_CONTEXT_FRAMES | SW_SYNTH_HELPER_FRAMES)) != 0 ||
+	       s->params.frame_type != 0;
+}
+
 static enum synth_next choose_transition(struct swi_synth_gen *g)
 {
-	unsigned f = g->s->params.features;
-	int icf = (f & SW_SYNTH_NATIVE_BLOCKS) != 0, tf = (f & SW_SYNTH_TRANSITION_FRAMES) != 0;
+	unsigned f = g->s->params.features, n = 0;
+	uint32_t forced = g->s->params.frame_type;
+	enum synth_next opts[4];
 
-	if (icf && tf)
-		return rnd(g, 2) ? NEXT_ICF : NEXT_TF;
-	return icf ? NEXT_ICF : NEXT_TF;
+	if (forced == SW_FRAME_INLINED_CALL)
+		return NEXT_ICF;
+	if (forced == SW_FRAME_TRANSITION)
+		return NEXT_TF;
+	if (is_context_type(forced))
+		return NEXT_CTX;
+	if (forced == SW_FRAME_HELPER_METHOD)
+		return NEXT_HMF;
+	if (f & SW_SYNTH_NATIVE_BLOCKS)
+		opts[n++] = NEXT_ICF;
+	if (f & SW_SYNTH_TRANSITION_FRAMES)
+		opts[n++] = NEXT_TF;
+	if (f & SW_SYNTH_CONTEXT_FRAMES)
+		opts[n++] = NEXT_CTX;
+	if (f & SW_SYNTH_HELPER_FRAMES)
+		opts[n++] = NEXT_HMF;
+	if (n == 0)
+		return NEXT_TF;         /* a forced kind that lives in native blocks */
+	return n == 1 ? opts[0] : opts[rnd(g, n)];
 }
 
 static struct swi_synth_inst *new_inst(struct swi_synth_gen *g)
@@ -247,13 +456,41 @@ static void call(struct swi_synth_gen *g, uint64_t ra)
 	swi_synth_store_ptr(g, *sp, ra);
 }
 
-/* The machine calls a managed frame that returns to ra and runs it to its IP. */
-static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next next)
+/* Does `m` keep a reference in a register at `off`? */
+static int gc_register_live(const struct swi_synth_method *m, uint32_t off)
+{
+	for (unsigned i = 0; i < m->ngc; i++)
+		if (m->gc[i].in_reg && swi_synth_gc_live(&m->gc[i], off))
+			return 1;
+	return 0;
+}
+
+/* The first return-address offset where no register holds a reference (or `off`). */
+static uint32_t quiet_offset(const struct swi_synth_gen *g, const struct swi_synth_method *m,
+                             uint32_t off)
+{
+	unsigned unit = g->a->insn_align;
+
+	for (unsigned b = 0; b < m->nbodies; b++)
+		for (uint32_t o = m->bodies[b].lo + unit; o < m->bodies[b].hi; o += unit)
+			if (!gc_register_live(m, o))
+				return o;
+	return off;
+}
+
+/*
+ * The machine calls a managed frame that returns to ra and runs it to its
+ * IP; the frame is a funclet of method `parent` when that is not ~0u.
+ */
+static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next next,
+                          unsigned parent)
 {
 	sw_synth *s = g->s;
 	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
-	unsigned mi = swi_synth_pick_method(g, next == NEXT_ICF, next == NEXT_SEED);
+	int exact = next == NEXT_SEED || next == NEXT_CTX;
+	unsigned mi = parent != ~0u ? swi_synth_pick_funclet(g, parent, next == NEXT_ICF, exact)
+	                            : swi_synth_pick_method(g, next == NEXT_ICF, exact);
 	const struct swi_synth_method *m;
 	struct swi_synth_inst *in;
 	uint64_t frame_sp;
@@ -275,13 +512,19 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	in->ra_loc = a->lr >= 0 ? 0 : mc->r[a->sp];
 	memcpy(in->caller_regs, mc->r, sizeof mc->r);
 
-	if (next == NEXT_SEED)
+	if (exact) {
 		off = (s->params.features & SW_SYNTH_ANY_OFFSET) && rnd(g, 2)
 		      ? any_offset(g, m) : body_offset(g, m, 0);
-	else
+	} else {
 		off = body_offset(g, m, 1);
+		/* An InlinedCallFrame gives back only IP, SP and fp: JITs spill references first. */
+		for (unsigned t = 0; t < 4 && next == NEXT_ICF && gc_register_live(m, off); t++)
+			off = body_offset(g, m, 1);
+		if (next == NEXT_ICF && gc_register_live(m, off))
+			off = quiet_offset(g, m, off);
+	}
 	in->offset = off;
-	in->in_body = swi_synth_run_to(g, m, off, next != NEXT_SEED, &frame_sp);
+	in->in_body = swi_synth_run_to(g, m, off, !exact, &frame_sp);
 	mc->r[a->ip] = m->start + off;
 	in->ip = m->start + off;
 	in->sp = mc->r[a->sp];
@@ -289,6 +532,15 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 		in->ra_loc = mc->saved_at[a->lr];   /* 0: still (or again) in lr */
 	memcpy(in->regs, mc->r, sizeof mc->r);
 	memcpy(in->saved_at, mc->saved_at, sizeof mc->saved_at);
+
+	/* The stack slots that hold a live reference here hold an object. */
+	memset(in->gc_value, 0, sizeof in->gc_value);
+	for (unsigned k = 0; k < m->ngc; k++) {
+		if (m->gc[k].in_reg || !swi_synth_gc_live(&m->gc[k], off))
+			continue;
+		in->gc_value[k] = swi_synth_object(g);
+		swi_synth_store_ptr(g, in->cfa + (uint64_t)(int64_t)m->gc[k].cfa_offset, in->gc_value[k]);
+	}
 
 	/* Frames inside this frame's area: the active ICF takes the lowest hole. */
 	if (next == NEXT_ICF) {
@@ -298,14 +550,101 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	nfree = m->nregions - lo_region;
 	if (in->in_body && nfree && (s->params.features & SW_SYNTH_INACTIVE_ICFS) && rnd(g, 4) == 0)
 		write_icf(g, frame_sp + m->regions[lo_region + rnd(g, nfree)], 0);
+
+	/* The UnmanagedToManagedFrame of the native block below names this entry point. */
+	if (g->pending_entry) {
+		struct swi_synth_fr *f = &s->frames[g->pending_entry - 1];
+
+		f->method = (uint64_t)(uintptr_t)m->handle & a->value_mask;
+		set_field(g, f, SW_U2MF_METHOD, f->method);
+		g->pending_entry = 0;
+	}
 }
 
-/* Unmanaged code below the machine's SP: garbage bytes, any register values. */
-static void native_block(struct swi_synth_gen *g)
+/* ---- unmanaged blocks ---------------------------------------------------- */
+
+static uint32_t marker_type(struct swi_synth_gen *g)
 {
-	uint64_t *sp = &g->mc.r[g->a->sp];
+	uint32_t forced = g->s->params.frame_type;
+
+	if (forced >= SW_FRAME_DEBUGGER_CLASS_INIT && forced <= SW_FRAME_DEBUGGER_U2M_CATCH)
+		return forced;
+	return SW_FRAME_DEBUGGER_CLASS_INIT + rnd(g, 3);
+}
+
+/*
+ * A HelperMethodFrame whose helper has not captured its machine state yet
+ * (valid mask 0, or no record): reported, never followed.  Below *top.
+ */
+static void uncaptured_helper(struct swi_synth_gen *g, uint64_t *top)
+{
+	const struct swi_synth_arch *a = g->a;
+	uint64_t record = 0, below = *top, none[SWI_SYNTH_NREGS];
+	struct protected_area pa;
+	struct swi_synth_fr *f;
+
+	memset(none, 0, sizeof none);
+	if (rnd(g, 4)) {
+		record = align_down(below - SWI_SYNTH_RECORD_SIZE, 16);
+		below = record;
+	}
+	protect(g, &below, &pa);
+	*top = align_down(below - swi_synth_frame_size(a, SW_HMF_FIELDS) - a->ptr * rnd(g, 4), a->ptr);
+	f = new_frame(g, *top, SW_FRAME_HELPER_METHOD);
+	if (!f)
+		return;
+	if (record)
+		write_record(g, record, 0, none);
+	f->method = rnd(g, 4) ? handle_like(g) : 0;
+	set_field(g, f, SW_HMF_METHOD, f->method);
+	set_field(g, f, SW_HMF_MACHINE_STATE, record);
+	set_protected(g, f, SW_HMF_PROTECTED, &pa);
+}
+
+/*
+ * Unmanaged code below the machine's SP: garbage bytes, any register
+ * values, and the Frames unmanaged code pushes without resuming managed
+ * code: debugger markers, helpers not captured yet and, when managed code
+ * is entered from here (`entry`), an UnmanagedToManagedFrame just above
+ * the managed frame it calls.  They lie below the Frame that led here, so
+ * the walk meets them first.
+ */
+static void native_block(struct swi_synth_gen *g, int entry)
+{
+	const struct swi_synth_arch *a = g->a;
+	unsigned f = g->s->params.features;
+	uint32_t forced = g->s->params.frame_type;
+	uint64_t *sp = &g->mc.r[a->sp], top = align_down(*sp, a->ptr);
+	uint32_t types[3];
+	unsigned n = 0;
 
 	*sp = (*sp - 64 - 16 * rnd(g, rnd(g, 4) ? 64 : 256)) & ~15ULL;
+	if (entry && ((f & SW_SYNTH_ENTRY_FRAMES) || forced == SW_FRAME_UNMANAGED_TO_MANAGED))
+		types[n++] = SW_FRAME_UNMANAGED_TO_MANAGED;
+	if (((f & SW_SYNTH_DEBUGGER_MARKERS) && rnd(g, 3) == 0) ||
+	    (forced >= SW_FRAME_DEBUGGER_CLASS_INIT && forced <= SW_FRAME_DEBUGGER_U2M_CATCH))
+		types[n++] = marker_type(g);
+	if (((f & SW_SYNTH_HELPER_FRAMES) && rnd(g, 5) == 0) ||
+	    (forced == SW_FRAME_HELPER_METHOD && rnd(g, 2)))
+		types[n++] = SW_FRAME_HELPER_METHOD;
+	/* From the top down: the entry Frame ends up lowest. */
+	while (n-- > 0) {
+		struct swi_synth_fr *fr;
+
+		top -= a->ptr * (uint64_t)rnd(g, 6);
+		if (types[n] == SW_FRAME_HELPER_METHOD) {
+			uncaptured_helper(g, &top);
+			continue;
+		}
+		top -= swi_synth_frame_size(a, types[n] == SW_FRAME_UNMANAGED_TO_MANAGED ? SW_U2MF_FIELDS : 0);
+		fr = new_frame(g, top, types[n]);
+		if (fr && types[n] == SW_FRAME_UNMANAGED_TO_MANAGED) {
+			set_field(g, fr, SW_U2MF_METHOD, 0);
+			g->pending_entry = g->s->nframes;
+		}
+	}
+	if (*sp > top - 16)
+		*sp = (top - 16 - 16 * rnd(g, 4)) & ~15ULL;
 	swi_synth_stack_touch(g, *sp);
 	randomize_all(g);
 }
@@ -348,28 +687,53 @@ static void build_stack(struct swi_synth_gen *g)
 	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
 	unsigned n = s->params.min_frames + rnd(g, s->params.max_frames - s->params.min_frames + 1);
-	int transitions = (s->params.features & (SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_TRANSITION_FRAMES)) != 0;
+	unsigned f = s->params.features;
+	uint32_t forced = s->params.frame_type;
+	int transitions = any_transition(s);
+	unsigned force_at = forced && n ? rnd(g, n) : n;
+	unsigned parent = ~0u, between = 0;     /* a funclet to come, and the frames before it */
 	uint64_t ra;
 
 	s->native_seed = n == 0 ||
-		(transitions && (s->params.features & SW_SYNTH_NATIVE_SEED) && rnd(g, 4) == 0);
+		(transitions && (f & SW_SYNTH_NATIVE_SEED) && rnd(g, 4) == 0) || force_at == n - 1;
 	for (unsigned r = 0; r < a->nregs; r++)
 		mc->r[r] = swi_synth_value(g);
 	/* The outermost caller's SP at its call, 16-aligned. */
 	mc->r[a->sp] = (g->stack_hi - 16 * rnd(g, 16)) & ~15ULL;
-	ra = rnd(g, 2) ? 0 : native_address(g);
+	ra = rnd(g, 2) && forced != SW_FRAME_UNMANAGED_TO_MANAGED ? 0 : native_address(g);
+	/* Entered from unmanaged code: its Frames lie above the outermost managed frame. */
+	if (ra && ((f & (SW_SYNTH_ENTRY_FRAMES | SW_SYNTH_DEBUGGER_MARKERS | SW_SYNTH_HELPER_FRAMES)) ||
+	           forced))
+		native_block(g, 1);
 	for (unsigned i = 0; i < n && g->err == SW_OK; i++) {
 		enum synth_next next;
 		const struct swi_synth_inst *in;
+		unsigned funclet_of = between == 0 ? parent : ~0u;
 
 		if (i + 1 == n)
 			next = s->native_seed ? choose_transition(g) : NEXT_SEED;
+		else if (i == force_at)
+			next = choose_transition(g);
+		else if (transitions && parent != ~0u && between == 1 && rnd(g, 2))
+			next = choose_transition(g);    /* the exception dispatcher calls the funclet */
 		else
 			next = transitions && rnd(g, 5) == 0 ? choose_transition(g) : NEXT_CALL;
-		managed_frame(g, ra, next);
+		managed_frame(g, ra, next, funclet_of);
 		if (g->err != SW_OK)
 			return;
 		in = &s->insts[s->ninsts - 1];
+		if (funclet_of != ~0u) {
+			parent = ~0u;
+		} else if (parent != ~0u) {
+			between--;
+		} else if ((f & SW_SYNTH_FUNCLETS) && i + 1 < n &&
+		           !s->methods[in->method].code_flags && rnd(g, 3) == 0) {
+			/* A funclet of this method runs above it, over 0 to 3 frames. */
+			parent = in->method;
+			between = rnd(g, 4);
+			if (between > n - i - 2)
+				between = n - i - 2;
+		}
 		switch (next) {
 		case NEXT_CALL:
 			ra = in->ip;
@@ -377,12 +741,22 @@ static void build_stack(struct swi_synth_gen *g)
 		case NEXT_ICF:
 			/* The unmanaged callee and its frames. */
 			call(g, in->ip);
-			native_block(g);
+			native_block(g, i + 1 < n);
 			ra = native_address(g);
 			break;
 		case NEXT_TF:
 			call_transition_stub(g, in->ip);
-			native_block(g);
+			native_block(g, i + 1 < n);
+			ra = native_address(g);
+			break;
+		case NEXT_CTX:
+			interrupt(g, context_type(g));
+			native_block(g, i + 1 < n);
+			ra = native_address(g);
+			break;
+		case NEXT_HMF:
+			call_helper(g, in->ip);
+			native_block(g, i + 1 < n);
 			ra = native_address(g);
 			break;
 		case NEXT_SEED:
@@ -391,7 +765,7 @@ static void build_stack(struct swi_synth_gen *g)
 	}
 	if (s->native_seed) {
 		if (n == 0)
-			native_block(g);
+			native_block(g, 0);
 		mc->r[a->ip] = native_address(g);
 	}
 	/* The seed SP is on the stack even where nothing was stored (an arm64 leaf). */

@@ -34,6 +34,7 @@ struct swi_synth_gen {
 	uint64_t code_cursor;           /* next free code address */
 	unsigned methods_cap, insts_cap, frames_cap;
 	struct swi_synth_machine mc;
+	unsigned pending_entry;         /* 1 + the UnmanagedToManagedFrame awaiting its method, or 0 */
 	sw_status err;                  /* first failure; later steps become no-ops */
 };
 
@@ -65,6 +66,8 @@ void swi_synth_store_ptr(struct swi_synth_gen *g, uint64_t addr, uint64_t v);
 /* A random register value of the arch's width; new values for the registers in mask. */
 uint64_t swi_synth_value(struct swi_synth_gen *g);
 void swi_synth_randomize(struct swi_synth_gen *g, uint64_t mask);
+/* A recognisable object reference of the arch's width. */
+uint64_t swi_synth_object(struct swi_synth_gen *g);
 /*
  * Execute `m` from its entry up to code offset `off` (the instructions that
  * end at or before it).  ra_view: `off` is the return address of a call in
@@ -74,6 +77,17 @@ void swi_synth_randomize(struct swi_synth_gen *g, uint64_t mask);
 int swi_synth_run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, uint32_t off,
                      int ra_view, uint64_t *frame_sp);
 
+/*
+ * A method that calls unmanaged code through an InlinedCallFrame saves
+ * every callee-saved register when references may live in them (as the
+ * CLR's JIT does): the Frame gives back only IP, SP and the frame
+ * register, so its callers' registers must be found in its frame.
+ */
+static inline int swi_synth_saves_all(const struct swi_synth_gen *g, int want_region)
+{
+	return want_region && (g->s->params.features & SW_SYNTH_GC_INFO);
+}
+
 /* ---- methods (synth_method.c) ------------------------------------------ */
 
 /*
@@ -82,6 +96,9 @@ int swi_synth_run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, 
  * in the code map; 0 after a failure, which g->err then names.
  */
 unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region, int leaf_ok);
+/* A funclet of method `parent` for the next frame, perhaps a new one. */
+unsigned swi_synth_pick_funclet(struct swi_synth_gen *g, unsigned parent, int want_region,
+                                int leaf_ok);
 
 /* ---- building blocks of the per-arch method shapes (synth_method.c) ---- */
 

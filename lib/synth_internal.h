@@ -24,6 +24,9 @@
 #define SWI_SYNTH_MAX_BODIES      (SWI_SYNTH_MAX_EPILOGS + 1)
 #define SWI_SYNTH_MAX_BODY_OPS    64    /* x86 argument pushes, pops and calls */
 #define SWI_SYNTH_MAX_REGIONS     2     /* holes for Frames in one method's area */
+#define SWI_SYNTH_MAX_GC          24    /* GC live ranges of one method */
+#define SWI_SYNTH_MAX_PROTECTED   6     /* slots one Frame protects */
+#define SWI_SYNTH_RECORD_SIZE     (16 + 8 * SW_MAX_REGS)    /* a context record */
 
 /* Register arrays are indexed by the arch's register numbers. */
 #define SWI_SYNTH_NREGS SW_MAX_REGS
@@ -113,6 +116,18 @@ struct swi_synth_range {
 	uint32_t lo, hi;        /* [lo, hi) */
 };
 
+/*
+ * One GC live range: a stack slot at [CFA + cfa_offset] or a register
+ * holds a reference at offsets [lo, hi).  A location may have several
+ * ranges (in different bodies), always with the same flags.
+ */
+struct swi_synth_gc {
+	uint8_t in_reg, reg;
+	uint16_t flags;         /* SW_GC_* */
+	int32_t cfa_offset;
+	uint32_t lo, hi;
+};
+
 struct swi_synth_method {
 	void *handle;
 	uint64_t start;
@@ -121,6 +136,7 @@ struct swi_synth_method {
 	uint32_t alloc;         /* bytes the prolog allocates */
 	int has_frame;          /* fp is a frame register */
 	int can_call;           /* its bodies may call (arm64: lr is saved) */
+	int saves_all;          /* it saves every integer callee-saved register */
 	unsigned nops;
 	struct swi_synth_op ops[SWI_SYNTH_MAX_PROLOG_OPS];
 	unsigned nepilogs;
@@ -132,7 +148,16 @@ struct swi_synth_method {
 	/* Holes for Frames in the allocated area, ascending offsets from the body's SP. */
 	unsigned nregions;
 	uint32_t regions[SWI_SYNTH_MAX_REGIONS];
+	uint32_t code_flags;    /* SW_CODE_FUNCLET, SW_CODE_FILTER */
+	unsigned parent;        /* a funclet's parent method (index) */
+	unsigned ngc;
+	struct swi_synth_gc gc[SWI_SYNTH_MAX_GC];
 };
+
+static inline int swi_synth_gc_live(const struct swi_synth_gc *gc, uint32_t off)
+{
+	return gc->lo <= off && off < gc->hi;
+}
 
 /* One managed frame on the stack, as the model machine saw it at its IP. */
 struct swi_synth_inst {
@@ -146,6 +171,7 @@ struct swi_synth_inst {
 	uint64_t regs[SWI_SYNTH_NREGS];         /* registers at ip */
 	uint64_t caller_regs[SWI_SYNTH_NREGS];  /* registers at the call into it */
 	uint64_t saved_at[SWI_SYNTH_NREGS];     /* slot of each caller value still saved */
+	uint64_t gc_value[SWI_SYNTH_MAX_GC];    /* the reference in each live stack slot */
 };
 
 /* One Frame and the context it establishes when its return address is managed. */
@@ -153,8 +179,11 @@ struct swi_synth_fr {
 	uint64_t addr;
 	uint32_t type;
 	uint32_t attributes;
-	uint64_t method;                        /* ICF datum, TF method */
-	uint64_t ra;                            /* 0: inactive */
+	uint64_t method;                        /* ICF datum, TF method, ... */
+	uint64_t ra;                            /* 0: inactive or not followed */
+	unsigned nprotected;                    /* slots it protects (TF, HMF) */
+	uint64_t protected_slot[SWI_SYNTH_MAX_PROTECTED];
+	uint64_t protected_value[SWI_SYNTH_MAX_PROTECTED];
 	uint64_t valid;
 	uint64_t regs[SWI_SYNTH_NREGS];
 	uint64_t locs[SWI_SYNTH_NREGS];
@@ -200,13 +229,29 @@ static inline uint32_t swi_synth_below(uint64_t *state, uint32_t n)
 /* Fill `s` (arch, seed, params set) with a generated stack. */
 sw_status swi_synth_generate(sw_synth *s);
 
+/* The expected GC roots of every frame of a walk. */
+struct swi_synth_frame_roots {
+	size_t first, count;        /* in swi_synth_roots.roots */
+	sw_status status;           /* SW_OK or SW_E_NOREG */
+};
+struct swi_synth_roots {
+	sw_gc_root *roots;
+	size_t nroots, roots_cap;
+	struct swi_synth_frame_roots *frames;
+	size_t nframes, frames_cap;
+	int nomem;
+};
+
+void swi_synth_roots_free(struct swi_synth_roots *r);
+
 /*
  * Replay the walk with `flags` over the records; returns the number of
  * frames (out[] gets the first `cap`).  *consistent is cleared when the
- * records contradict themselves (a generator bug).
+ * records contradict themselves (a generator bug).  With `roots`, also
+ * each frame's GC roots.
  */
 size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
-                        size_t cap, int *consistent);
+                        size_t cap, int *consistent, struct swi_synth_roots *roots);
 
 /* The method containing `addr`, or NULL. */
 const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t addr);

@@ -96,6 +96,16 @@ void swi_synth_randomize(struct swi_synth_gen *g, uint64_t mask)
 		g->mc.r[__builtin_ctzll(mask)] = swi_synth_value(g);
 }
 
+uint64_t swi_synth_object(struct swi_synth_gen *g)
+{
+	uint64_t r = rnd64(g);
+
+	/* "Objects" live at 0x4f..., 8-aligned: easy to spot in a dump. */
+	if (g->a->ptr == 4)
+		return 0x4f000000ULL + ((r & 0x1fffffULL) << 3);
+	return 0x4f0000000000ULL + ((r & 0xffffffffULL) << 3);
+}
+
 /*
  * paciasp: a random non-zero authentication code in the arch's code bits,
  * the sign bit aside (for arm64 user space, bits 48-62).
@@ -235,6 +245,10 @@ int swi_synth_run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, 
 			exec_op(g, &e->ops[i]);
 		return 0;
 	}
+	/* The registers that hold a live reference here hold an object. */
+	for (unsigned i = 0; i < m->ngc; i++)
+		if (m->gc[i].in_reg && swi_synth_gc_live(&m->gc[i], off))
+			mc->r[m->gc[i].reg] = swi_synth_object(g);
 	/* Arguments pushed for calls (x86); each body ends with none pushed. */
 	for (unsigned i = 0; i < m->nbody_ops && m->body_ops[i].end <= off; i++) {
 		const struct swi_synth_op *op = &m->body_ops[i];

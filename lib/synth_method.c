@@ -126,9 +126,13 @@ void swi_synth_bodies_and_epilogs(struct swi_synth_gen *g, struct swi_synth_meth
 
 #define REGION_WINDOW 4096
 
-/* Mark the slots the prolog stores into, as offsets from the body's SP. */
+/*
+ * Mark the slots the prolog stores into, as offsets from the body's SP;
+ * returns the size of the frame area within the window.  *moved (if not
+ * NULL) gets how far the prolog moves SP.
+ */
 static uint32_t frame_slots(const struct swi_synth_gen *g, const struct swi_synth_method *m,
-                            uint8_t *used, uint32_t window)
+                            uint8_t *used, uint32_t window, int64_t *moved)
 {
 	int64_t sp = 0, stores[2 * SWI_SYNTH_MAX_PROLOG_OPS];
 	unsigned n = 0, p = g->a->ptr;
@@ -166,6 +170,8 @@ static uint32_t frame_slots(const struct swi_synth_gen *g, const struct swi_synt
 		if (off >= 0 && off < window)
 			used[off / p] = 1;
 	}
+	if (moved)
+		*moved = -sp;
 	return (uint32_t)(-sp < window ? -sp : window);
 }
 
@@ -189,7 +195,7 @@ void swi_synth_place_regions(struct swi_synth_gen *g, struct swi_synth_method *m
 
 	memset(used, 0, sizeof used);
 	m->nregions = 0;
-	area = frame_slots(g, m, used, REGION_WINDOW);
+	area = frame_slots(g, m, used, REGION_WINDOW, NULL);
 	if (area < size)
 		return;
 	npos = (area - size) / p + 1;
@@ -215,6 +221,127 @@ void swi_synth_place_regions(struct swi_synth_gen *g, struct swi_synth_method *m
 		m->regions[0] = m->regions[1];
 		m->regions[1] = t;
 	}
+}
+
+/* ---- GC information ------------------------------------------------------------- */
+
+/* A random live range inside body `b`: all of it, or a part. */
+static void gc_range(struct swi_synth_gen *g, const struct swi_synth_range *b,
+                     struct swi_synth_gc *gc)
+{
+	unsigned unit = g->a->insn_align;
+	uint32_t n = (b->hi - b->lo) / unit, first, len;
+
+	if (rnd(g, 3) == 0) {
+		gc->lo = b->lo;
+		gc->hi = b->hi;
+		return;
+	}
+	first = rnd(g, n);
+	len = 1 + rnd(g, n - first);
+	gc->lo = b->lo + unit * first;
+	gc->hi = gc->lo + unit * len;
+}
+
+/* One location live in 1 or 2 distinct bodies, the first `skip` bodies aside. */
+static void gc_location(struct swi_synth_gen *g, struct swi_synth_method *m,
+                        const struct swi_synth_gc *loc, unsigned skip)
+{
+	unsigned nb = m->nbodies - skip, k, b0;
+
+	if (m->nbodies <= skip)
+		return;
+	k = 1 + rnd(g, nb < 2 ? 1 : 2);
+	b0 = rnd(g, nb);
+	for (unsigned i = 0; i < k && m->ngc < SWI_SYNTH_MAX_GC; i++) {
+		struct swi_synth_gc *gc = &m->gc[m->ngc++];
+
+		*gc = *loc;
+		gc_range(g, &m->bodies[skip + (b0 + i) % nb], gc);
+	}
+}
+
+static uint16_t gc_flags(struct swi_synth_gen *g)
+{
+	switch (rnd(g, 10)) {
+	case 0:
+		return SW_GC_INTERIOR;
+	case 1:
+		return SW_GC_PINNED;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Where the method keeps references: stack slots of its frame area that
+ * no save and no Frame hole uses, and callee-saved registers it saved
+ * (and so may change), the frame register aside.  Live only in bodies.
+ */
+static void choose_gc(struct swi_synth_gen *g, struct swi_synth_method *m)
+{
+	const struct swi_synth_arch *a = g->a;
+	uint8_t used[REGION_WINDOW / 4];
+	unsigned p = a->ptr, nslots = rnd(g, 5);
+	uint32_t icf = swi_synth_frame_size(a, SW_ICF_FIELDS), area;
+	int64_t moved, entry = a->lr >= 0 ? 0 : p;
+	uint64_t saved = 0, regs;
+
+	m->ngc = 0;
+	memset(used, 0, sizeof used);
+	area = frame_slots(g, m, used, REGION_WINDOW, &moved);
+	for (unsigned i = 0; i < m->nregions; i++)
+		for (uint32_t o = m->regions[i]; o < m->regions[i] + icf && o / p < sizeof used; o += p)
+			used[o / p] = 1;
+	for (unsigned i = 0; i < nslots && area >= p; i++) {
+		struct swi_synth_gc loc = { 0, 0, gc_flags(g), 0, 0, 0 };
+		uint32_t pos = p * rnd(g, area / p);
+
+		if (used[pos / p])
+			continue;
+		used[pos / p] = 1;
+		loc.cfa_offset = (int32_t)((int64_t)pos - moved - entry);
+		gc_location(g, m, &loc, 0);
+	}
+	for (unsigned i = 0; i < m->nops; i++) {
+		const struct swi_synth_op *op = &m->ops[i];
+
+		if (op->kind == SWI_OP_PUSH || op->kind == SWI_OP_SAVE)
+			saved |= SWI_BIT(op->reg);
+		else if (op->kind == SWI_OP_PUSH_PAIR || op->kind == SWI_OP_SAVE_PAIR)
+			saved |= SWI_BIT(op->reg) | SWI_BIT(op->reg2);
+	}
+	regs = saved & a->callee_saved & ~a->float_regs;
+	if (m->has_frame)
+		regs &= ~SWI_BIT(a->fp);
+	for (; regs; regs &= regs - 1) {
+		struct swi_synth_gc loc = { 1, 0, gc_flags(g), 0, 0, 0 };
+
+		if (rnd(g, 2))
+			continue;
+		loc.reg = (uint8_t)__builtin_ctzll(regs);
+		/*
+		 * A method that calls through an InlinedCallFrame spills its
+		 * references around that call: its first body keeps none in
+		 * registers (see quiet_offset in synth_gen.c).
+		 */
+		gc_location(g, m, &loc, m->saves_all ? 1 : 0);
+	}
+}
+
+static sw_status describe_gc(sw_swu_builder *b, const struct swi_synth_method *m)
+{
+	sw_status st = SW_OK;
+
+	for (unsigned i = 0; i < m->ngc && st == SW_OK; i++) {
+		const struct swi_synth_gc *gc = &m->gc[i];
+
+		if (gc->in_reg)
+			st = sw_swu_gc_register(b, gc->reg, gc->flags, gc->lo, gc->hi);
+		else
+			st = sw_swu_gc_stack_slot(b, gc->cfa_offset, gc->flags, gc->lo, gc->hi);
+	}
+	return st;
 }
 
 /* ---- the SWU description ---------------------------------------------------- */
@@ -321,6 +448,8 @@ static sw_status register_method(struct swi_synth_gen *g, const struct swi_synth
 	sw_code_info ci;
 	sw_status st = describe(b, m);
 
+	if (st == SW_OK)
+		st = describe_gc(b, m);
 	if (st == SW_OK) {
 		st = sw_swu_finish(b, m->size, small, sizeof small, &len);
 		if (st == SW_E_LIMIT && len > sizeof small) {
@@ -337,6 +466,9 @@ static sw_status register_method(struct swi_synth_gen *g, const struct swi_synth
 		ci.size = m->size;
 		ci.unwind = blob;
 		ci.unwind_size = (uint32_t)len;
+		ci.flags = m->code_flags;
+		if (m->code_flags & SW_CODE_FUNCLET)
+			ci.parent = g->s->methods[m->parent].handle;
 		st = sw_codemap_add(g->s->map, &ci);
 	}
 	if (blob != small)
@@ -344,8 +476,9 @@ static sw_status register_method(struct swi_synth_gen *g, const struct swi_synth
 	return st;
 }
 
-/* Invent a method, give it an address and a handle, and register it. */
-static unsigned new_method(struct swi_synth_gen *g, int want_region, int leaf_ok)
+/* Invent a method (a funclet of `parent` with code_flags), give it an address and a handle, and register it. */
+static unsigned new_method(struct swi_synth_gen *g, int want_region, int leaf_ok,
+                           uint32_t code_flags, unsigned parent)
 {
 	sw_synth *s = g->s;
 	struct swi_synth_method *m;
@@ -367,12 +500,18 @@ static unsigned new_method(struct swi_synth_gen *g, int want_region, int leaf_ok
 	g->a->invent(g, m, want_region, leaf_ok);
 	if (g->err != SW_OK)
 		return 0;
+	m->code_flags = code_flags;
+	m->parent = parent;
+	if (g->s->params.features & SW_SYNTH_GC_INFO)
+		choose_gc(g, m);
 	/* Sometimes adjacent to the previous method, so IP - 1 lookups matter. */
 	if (rnd(g, 4))
 		g->code_cursor = ((g->code_cursor + 15) & ~15ULL) + 16 * rnd(g, 256);
 	m->start = g->code_cursor;
 	g->code_cursor += m->size;
-	m->handle = (void *)(uintptr_t)(0x5a0000000000ULL + ((uint64_t)s->nmethods << 8) + 8 * rnd(g, 32));
+	/* Handles fit the target's pointers: Frames hold them too. */
+	m->handle = (void *)(uintptr_t)((g->a->ptr == 4 ? 0x5a000000ULL : 0x5a0000000000ULL) +
+	                                ((uint64_t)s->nmethods << 8) + 8 * rnd(g, 32));
 	st = register_method(g, m);
 	if (st != SW_OK) {
 		fail(g, st);
@@ -387,14 +526,36 @@ unsigned swi_synth_pick_method(struct swi_synth_gen *g, int want_region, int lea
 	sw_synth *s = g->s;
 
 	while (g->err == SW_OK && rnd(g, 8) == 0)
-		new_method(g, 0, 1);        /* a decoy: registered, never on the stack */
+		new_method(g, 0, 1, 0, 0);  /* a decoy: registered, never on the stack */
 	if (g->err == SW_OK && s->nmethods && rnd(g, 3) == 0) {
 		for (unsigned tries = 0; tries < 4; tries++) {
 			const struct swi_synth_method *m = &s->methods[rnd(g, s->nmethods)];
 
-			if ((!want_region || m->nregions) && (leaf_ok || m->can_call))
+			/* A funclet runs only above its parent. */
+			if ((!want_region || m->nregions) && (leaf_ok || m->can_call) && !m->code_flags &&
+			    (m->saves_all || !swi_synth_saves_all(g, want_region)))
 				return (unsigned)(m - s->methods);
 		}
 	}
-	return new_method(g, want_region, leaf_ok);
+	return new_method(g, want_region, leaf_ok, 0, 0);
+}
+
+/* A funclet of method `parent`: one it already has, or a new one (sometimes a filter). */
+unsigned swi_synth_pick_funclet(struct swi_synth_gen *g, unsigned parent, int want_region,
+                                int leaf_ok)
+{
+	sw_synth *s = g->s;
+
+	if (g->err == SW_OK && rnd(g, 2)) {
+		for (unsigned i = 0; i < s->nmethods; i++) {
+			const struct swi_synth_method *m = &s->methods[i];
+
+			if ((m->code_flags & SW_CODE_FUNCLET) && m->parent == parent &&
+			    (!want_region || m->nregions) && (leaf_ok || m->can_call) &&
+			    (m->saves_all || !swi_synth_saves_all(g, want_region)))
+				return i;
+		}
+	}
+	return new_method(g, want_region, leaf_ok,
+	                  SW_CODE_FUNCLET | (rnd(g, 3) == 0 ? SW_CODE_FILTER : 0), parent);
 }

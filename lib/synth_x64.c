@@ -120,6 +120,8 @@ static void x64_invent(struct swi_synth_gen *g, struct swi_synth_method *m, int 
 	memcpy(sh.regs, x64_callee_saved, sizeof sh.regs);
 	swi_synth_shuffle(g, sh.regs, 6);
 	npush = empty ? 0 : rnd(g, 7);
+	if ((m->saves_all = swi_synth_saves_all(g, want_region)))
+		npush = 6;
 	m->has_frame = !empty && rnd(g, 2);
 	if (m->has_frame) {
 		/* The frame register is callee-saved: push it before overwriting it. */

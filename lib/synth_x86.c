@@ -122,6 +122,8 @@ static void x86_invent(struct swi_synth_gen *g, struct swi_synth_method *m, int 
 	memcpy(sh.regs, x86_callee_saved, sizeof sh.regs);
 	swi_synth_shuffle(g, sh.regs, 4);
 	sh.npush = empty ? 0 : rnd(g, 5);
+	if ((m->saves_all = swi_synth_saves_all(g, want_region)))
+		sh.npush = 4;
 	m->has_frame = !empty && rnd(g, 2);
 	if (m->has_frame) {
 		/* Usually "push ebp; mov ebp, esp" first, as the CLR's x86 JIT does. */

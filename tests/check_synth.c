@@ -6,7 +6,8 @@
  * arm64), walked from this host: loop test number _i is the arch index.
  * Every seed is reproducible: a failure prints the arch, the seed, the
  * flags and the features, and `swsynth -a ARCH -s SEED -f FLAGS -F
- * FEATURES` shows the stack.
+ * FEATURES` shows the stack (with -g and -t TYPE for the GC-root and
+ * Frame-kind tests: the expected roots under each frame).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -70,6 +71,100 @@ static void run_seeds(sw_arch arch, uint64_t first, unsigned count, unsigned fla
 
 	ck_assert_msg(failures == 0, "%s: %u of %u stacks failed (flags %#x, features %#x); first: %s",
 	              sw_arch_name(arch), failures, count, flags, features, msg);
+}
+
+/* What a root-checked run met, summed over its stacks. */
+struct root_stats {
+	unsigned long frames, roots, reg_roots, noreg, funclets, parents, no_gc;
+	unsigned long interrupted, faulted, resumed, with_type;
+};
+
+/* Count what the expectation holds for one stack (type: a Frame type to count, or 0). */
+static void add_stats(const sw_synth *s, unsigned flags, uint32_t type, struct root_stats *rs)
+{
+	size_t n = sw_synth_expected(s, flags, NULL, 0);
+	sw_synth_frame *f = calloc(n + 1, sizeof *f);
+	sw_gc_root roots[64];
+
+	ck_assert_ptr_nonnull(f);
+	sw_synth_expected(s, flags, f, n);
+	for (size_t k = 0; k < n; k++) {
+		size_t nr = 0;
+		sw_status st = sw_synth_expected_roots(s, flags, k, roots, 64, &nr);
+
+		ck_assert(st == SW_OK || st == SW_E_NOREG);
+		rs->frames++;
+		rs->noreg += st == SW_E_NOREG;
+		rs->roots += nr;
+		for (size_t r = 0; r < nr && r < 64; r++)
+			rs->reg_roots += roots[r].reg != ~0u;
+		rs->funclets += f[k].is_funclet;
+		rs->parents += f[k].is_parent_of_funclet;
+		rs->no_gc += !f[k].should_report_gc;
+		rs->interrupted += f[k].is_interrupted;
+		rs->faulted += f[k].has_faulted;
+		rs->resumed += f[k].is_first && k > 0;
+		rs->with_type += type && f[k].frame_type == type &&
+		                 (f[k].state == SW_STATE_FRAME || f[k].state == SW_STATE_SKIPPED_FRAME);
+	}
+	free(f);
+}
+
+/*
+ * Create `count` stacks and walk each with sw_synth_check_roots: frames
+ * and every frame's GC roots must match.  With `type`, every stack must
+ * hold a Frame of that type (params.frame_type) and show it to a walk
+ * without flags.  Sums what was met into *rs when not NULL.
+ */
+static void run_root_seeds(sw_arch arch, uint64_t first, unsigned count, unsigned flags,
+                           unsigned features, uint32_t type, struct root_stats *rs)
+{
+	struct root_stats local;
+	sw_synth_params p;
+	unsigned failures = 0, missing_type = 0;
+	char msg[512], first_msg[512] = "";
+
+	if (!rs)
+		rs = &local;
+	memset(rs, 0, sizeof *rs);
+	sw_synth_params_default(&p);
+	p.features = features;
+	p.frame_type = type;
+	for (unsigned i = 0; i < count; i++) {
+		uint64_t seed = first + i;
+		sw_synth *s = NULL;
+		sw_status st = sw_synth_create(&s, arch, seed, &p);
+
+		if (st != SW_OK) {
+			snprintf(msg, sizeof msg, "%s seed %#" PRIx64 ": sw_synth_create: %s",
+			         sw_arch_name(arch), seed, sw_strerror(st));
+		} else {
+			st = sw_synth_check_roots(s, flags, msg, sizeof msg);
+			add_stats(s, flags, type, rs);
+			if (type) {
+				struct root_stats all;
+
+				memset(&all, 0, sizeof all);
+				add_stats(s, 0, type, &all);
+				missing_type += all.with_type == 0;
+			}
+			sw_synth_destroy(s);
+		}
+		if (st == SW_OK)
+			continue;
+		if (failures < MAX_PRINTED)
+			fprintf(stderr, "check_synth: %s [%s]; reproduce: swsynth -g -a %s -s %#" PRIx64
+			        " -f %#x -F %#x -t %u\n", msg, sw_strerror(st), sw_arch_name(arch), seed,
+			        flags, features, type);
+		if (failures == 0)
+			snprintf(first_msg, sizeof first_msg, "%s", msg);
+		failures++;
+	}
+	ck_assert_msg(failures == 0, "%s: %u of %u stacks failed the root check (flags %#x, "
+	              "features %#x, type %u); first: %s", sw_arch_name(arch), failures, count,
+	              flags, features, type, first_msg);
+	ck_assert_msg(missing_type == 0, "%s: %u of %u stacks lack a Frame of type %u",
+	              sw_arch_name(arch), missing_type, count, type);
 }
 
 /* ---- the walk against the model, flag by flag ----------------------------- */
@@ -160,18 +255,24 @@ START_TEST(test_flag_combinations)
 }
 END_TEST
 
+static const unsigned feature_sets[] = {
+	0, SW_SYNTH_NATIVE_BLOCKS, SW_SYNTH_TRANSITION_FRAMES, SW_SYNTH_INACTIVE_ICFS,
+	SW_SYNTH_ANY_OFFSET, SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_NATIVE_SEED,
+	SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_NATIVE_SEED,
+	SW_SYNTH_CONTEXT_FRAMES, SW_SYNTH_HELPER_FRAMES, SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_ENTRY_FRAMES,
+	SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_DEBUGGER_MARKERS, SW_SYNTH_FUNCLETS, SW_SYNTH_GC_INFO,
+	SW_SYNTH_FUNCLETS | SW_SYNTH_GC_INFO | SW_SYNTH_CONTEXT_FRAMES
+};
+#define NFEATURE_SETS (int)(sizeof feature_sets / sizeof feature_sets[0])
+
 /* Each feature alone, and none: the simpler shapes must work too. */
 START_TEST(test_features_alone)
 {
-	static const unsigned features[] = {
-		0, SW_SYNTH_NATIVE_BLOCKS, SW_SYNTH_TRANSITION_FRAMES, SW_SYNTH_INACTIVE_ICFS,
-		SW_SYNTH_ANY_OFFSET, SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_NATIVE_SEED,
-		SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_NATIVE_SEED
-	};
+	int arch = _i / NFEATURE_SETS, k = _i % NFEATURE_SETS;
 
-	int arch = _i / 7, k = _i % 7;
-
-	run_seeds(arches[arch], SEED_BASE + 800000 + 1000 * (uint64_t)k, 300, 0, features[k]);
+	run_seeds(arches[arch], SEED_BASE + 800000 + 1000 * (uint64_t)k, 300, 0, feature_sets[k]);
+	run_root_seeds(arches[arch], SEED_BASE + 850000 + 1000 * (uint64_t)k, 300, 0,
+	               feature_sets[k], 0, NULL);
 }
 END_TEST
 
@@ -192,6 +293,255 @@ START_TEST(test_pop_frames_restores)
 		ck_assert_msg(st == SW_OK, "walk after POPFRAMES: %s", msg);
 		sw_synth_destroy(s);
 	}
+}
+END_TEST
+
+/* ---- GC roots --------------------------------------------------------------------- */
+
+static void write_ptr(const sw_thread *t, uint64_t addr, uint64_t v);
+
+/*
+ * The GC's walk over 10,000 stacks per arch: every frame's roots exactly
+ * as the model predicts, none missing, none extra; and the stacks hold
+ * what a GC walk must meet (slots, registers, funclets, Frames).
+ */
+START_TEST(test_gc_roots_10000)
+{
+	struct root_stats rs;
+
+	run_root_seeds(arches[_i], SEED_BASE + 2000000, 10000, 0, SW_SYNTH_ALL, 0, &rs);
+	fprintf(stderr, "check_synth: %s: 10000 stacks, %lu frames, %lu roots (%lu in registers),"
+	        " %lu funclets\n", sw_arch_name(arches[_i]), rs.frames, rs.roots, rs.reg_roots,
+	        rs.funclets);
+	ck_assert_uint_ge(rs.roots, 50000);
+	ck_assert_uint_ge(rs.reg_roots, 10000);
+	ck_assert_uint_ge(rs.funclets, 1000);
+	ck_assert_uint_eq(rs.noreg, 0);     /* a full unwind loses no register */
+}
+END_TEST
+
+/* One test per walk flag, frames and roots on every arch. */
+static const unsigned walk_flags[] = {
+	SW_WALK_FUNCTIONSONLY, SW_WALK_SKIPFUNCLETS, SW_WALK_POPFRAMES, SW_WALK_QUICKUNWIND,
+	SW_WALK_HANDLESKIPPEDFRAMES, SW_WALK_LIGHTUNWIND, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING,
+	SW_WALK_UNWIND_FLOATS
+};
+#define NWALK_FLAGS (int)(sizeof walk_flags / sizeof walk_flags[0])
+
+START_TEST(test_walk_flag)
+{
+	sw_arch arch = arches[_i % NARCHES];
+	unsigned flags = walk_flags[_i / NARCHES];
+	unsigned features = SW_SYNTH_ALL;
+	struct root_stats rs, none;
+
+	/* LIGHTUNWIND promises bodies only. */
+	if (flags & SW_WALK_LIGHTUNWIND)
+		features &= ~(unsigned)SW_SYNTH_ANY_OFFSET;
+	run_root_seeds(arch, SEED_BASE + 3000000 + 10000 * (uint64_t)(_i / NARCHES), 1000, flags,
+	               features, 0, &rs);
+	run_root_seeds(arch, SEED_BASE + 3000000 + 10000 * (uint64_t)(_i / NARCHES), 1000, 0,
+	               features, 0, &none);
+	switch (flags) {
+	case SW_WALK_QUICKUNWIND:
+	case SW_WALK_LIGHTUNWIND:
+		/* Live references in lost callee-saved registers: SW_E_NOREG, predicted. */
+		ck_assert_uint_ge(rs.noreg, 100);
+		break;
+	case SW_WALK_FUNCTIONSONLY:
+	case SW_WALK_SKIPFUNCLETS:
+		ck_assert_uint_eq(rs.funclets, 0);
+		ck_assert_uint_ge(rs.parents, 100);
+		ck_assert_uint_lt(rs.frames, none.frames);
+		break;
+	case SW_WALK_GC_FUNCLET_REFERENCE_REPORTING:
+		ck_assert_uint_ge(rs.funclets, 100);
+		ck_assert_uint_ge(rs.no_gc, 50);
+		ck_assert_uint_lt(rs.frames, none.frames);
+		ck_assert_uint_eq(rs.noreg, 0);
+		break;
+	default:
+		ck_assert_uint_eq(rs.noreg, 0);
+		ck_assert_uint_eq(rs.no_gc, 0);
+		break;
+	}
+}
+END_TEST
+
+/* One test per Frame kind: a stack generator option forces it into every stack. */
+static const uint32_t frame_kinds[] = {
+	SW_FRAME_INLINED_CALL, SW_FRAME_TRANSITION, SW_FRAME_FAULTING_EXCEPTION,
+	SW_FRAME_RESUMABLE, SW_FRAME_REDIRECTED_THREAD, SW_FRAME_SOFTWARE_EXCEPTION,
+	SW_FRAME_HELPER_METHOD, SW_FRAME_UNMANAGED_TO_MANAGED, SW_FRAME_FUNC_EVAL,
+	SW_FRAME_DEBUGGER_CLASS_INIT, SW_FRAME_DEBUGGER_EXIT, SW_FRAME_DEBUGGER_U2M_CATCH
+};
+#define NFRAME_KINDS (int)(sizeof frame_kinds / sizeof frame_kinds[0])
+
+START_TEST(test_frame_kind)
+{
+	sw_arch arch = arches[_i % NARCHES];
+	uint32_t type = frame_kinds[_i / NARCHES];
+	uint64_t first = SEED_BASE + 4000000 + 10000 * (uint64_t)(_i / NARCHES);
+	struct root_stats rs;
+
+	run_root_seeds(arch, first, 300, 0, SW_SYNTH_ALL, type, &rs);
+	ck_assert_uint_ge(rs.with_type, 300);
+	switch (type) {
+	case SW_FRAME_FAULTING_EXCEPTION:
+		ck_assert_uint_ge(rs.faulted, 100);
+		ck_assert_uint_eq(rs.faulted, rs.interrupted);
+		break;
+	case SW_FRAME_SOFTWARE_EXCEPTION:
+		ck_assert_uint_ge(rs.interrupted, 100);
+		ck_assert_uint_eq(rs.faulted, 0);
+		break;
+	case SW_FRAME_RESUMABLE:
+	case SW_FRAME_REDIRECTED_THREAD:
+	case SW_FRAME_FUNC_EVAL:
+		ck_assert_uint_ge(rs.resumed, 100);
+		ck_assert_uint_eq(rs.interrupted, 0);
+		break;
+	default:
+		break;
+	}
+	/* And the profiler's and the GC's flags over the same stacks. */
+	run_root_seeds(arch, first, 300, SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
+	               SW_SYNTH_ALL, type, NULL);
+	run_root_seeds(arch, first, 300, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING | SW_WALK_POPFRAMES,
+	               SW_SYNTH_ALL, type, NULL);
+}
+END_TEST
+
+/* The expected roots: the count whatever the capacity; bad frames refused. */
+START_TEST(test_expected_roots_api)
+{
+	sw_synth *s;
+	sw_gc_root r[2];
+	size_t count, n, checked = 0;
+
+	for (uint64_t seed = 1; seed < 200 && checked < 10; seed++) {
+		ck_assert_int_eq(sw_synth_create(&s, arches[_i], seed, NULL), SW_OK);
+		n = sw_synth_expected(s, 0, NULL, 0);
+		ck_assert_int_eq(sw_synth_expected_roots(s, 0, n, r, 2, &count), SW_E_INVAL);
+		ck_assert_uint_eq(count, 0);
+		ck_assert_int_eq(sw_synth_expected_roots(NULL, 0, 0, r, 2, &count), SW_E_INVAL);
+		ck_assert_int_eq(sw_synth_expected_roots(s, 0, 0, r, 2, NULL), SW_E_INVAL);
+		for (size_t k = 0; k < n; k++) {
+			ck_assert_int_eq(sw_synth_expected_roots(s, 0, k, NULL, 0, &count), SW_OK);
+			if (count > 2) {
+				memset(r, 0xa5, sizeof r);
+				ck_assert_int_eq(sw_synth_expected_roots(s, 0, k, r, 1, &n), SW_OK);
+				ck_assert_uint_eq(n, count);
+				ck_assert_uint_eq(r[1].addr, 0xa5a5a5a5a5a5a5a5ULL);
+				checked++;
+				break;
+			}
+		}
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(checked, 5);
+}
+END_TEST
+
+/* The first expected root of a frame that is a stack slot (or a register's save slot). */
+static int find_slot_root(const sw_synth *s, int want_reg, size_t *frame, sw_gc_root *out)
+{
+	size_t n = sw_synth_expected(s, 0, NULL, 0);
+
+	for (size_t k = 0; k < n; k++) {
+		sw_gc_root r[64];
+		size_t c;
+
+		if (sw_synth_expected_roots(s, 0, k, r, 64, &c) != SW_OK)
+			continue;
+		for (size_t i = 0; i < c && i < 64; i++) {
+			if (r[i].addr && (r[i].reg != ~0u) == want_reg) {
+				*frame = k;
+				*out = r[i];
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The root check can fail: overwrite a live reference (a stack slot, a
+ * Frame's protected slot or a register's save slot) and the root check
+ * must disagree, while the frame check alone may still pass.
+ */
+START_TEST(test_root_corruption_detected)
+{
+	sw_arch arch = arches[_i];
+	uint64_t flip = sw_arch_pointer_size(arch) == 8 ? 0x100000001ULL : 0x10001ULL;
+	unsigned corrupted[2] = { 0, 0 };
+
+	for (uint64_t seed = 1; seed < 400 && (corrupted[0] < 20 || corrupted[1] < 20); seed++) {
+		for (int want_reg = 0; want_reg < 2; want_reg++) {
+			sw_synth *s;
+			const sw_thread *t;
+			sw_gc_root root;
+			size_t frame;
+			char msg[512];
+
+			ck_assert_int_eq(sw_synth_create(&s, arch, seed, NULL), SW_OK);
+			t = sw_synth_thread(s);
+			if (find_slot_root(s, want_reg, &frame, &root)) {
+				ck_assert_int_eq(sw_synth_check_roots(s, 0, msg, sizeof msg), SW_OK);
+				write_ptr(t, root.addr, root.value ^ flip);
+				ck_assert_int_eq(sw_synth_check_roots(s, 0, msg, sizeof msg), SW_E_MISMATCH);
+				ck_assert_msg(strstr(msg, "root") || strstr(msg, "expected"), "message: %s", msg);
+				if (!want_reg)      /* a slot only the GC information names */
+					ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_OK);
+				write_ptr(t, root.addr, root.value);
+				ck_assert_int_eq(sw_synth_check_roots(s, 0, msg, sizeof msg), SW_OK);
+				corrupted[want_reg]++;
+			}
+			sw_synth_destroy(s);
+		}
+	}
+	ck_assert_uint_ge(corrupted[0], 20);
+	ck_assert_uint_ge(corrupted[1], 20);
+}
+END_TEST
+
+/*
+ * Dropping a Frame's protected slots (its count set to 0) loses roots:
+ * "missing" root.
+ */
+START_TEST(test_root_missing_detected)
+{
+	sw_arch arch = arches[_i];
+	unsigned p = sw_arch_pointer_size(arch), tried = 0;
+	sw_synth_params params;
+
+	sw_synth_params_default(&params);
+	params.frame_type = SW_FRAME_TRANSITION;
+	for (uint64_t seed = 1; seed < 300 && tried < 20; seed++) {
+		sw_synth *s;
+		sw_synth_frame f[128];
+		size_t n;
+		char msg[512];
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, seed, &params), SW_OK);
+		n = sw_synth_expected(s, 0, f, 128);
+		for (size_t k = 0; k < n && k < 128; k++) {
+			size_t c;
+
+			if (f[k].state != SW_STATE_FRAME || f[k].frame_type != SW_FRAME_TRANSITION ||
+			    sw_synth_expected_roots(s, 0, k, NULL, 0, &c) != SW_OK || c == 0)
+				continue;
+			/* Field 4, protected_count, at P + 8 + 4 P. */
+			write_ptr(sw_synth_thread(s), f[k].frame + p + 8 + 4 * p, 0);
+			ck_assert_int_eq(sw_synth_check_roots(s, 0, msg, sizeof msg), SW_E_MISMATCH);
+			ck_assert_msg(strstr(msg, "missing") != NULL, "message: %s", msg);
+			tried++;
+			break;
+		}
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(tried, 10);
 }
 END_TEST
 
@@ -306,6 +656,7 @@ START_TEST(test_params)
 	ck_assert_uint_eq(p.min_frames, 1);
 	ck_assert_uint_eq(p.max_frames, 24);
 	ck_assert_uint_eq(p.features, SW_SYNTH_ALL);
+	ck_assert_uint_eq(p.frame_type, 0);
 
 	/* No features: exactly n managed frames, no Frames, no markers. */
 	p.min_frames = p.max_frames = 7;
@@ -346,7 +697,10 @@ START_TEST(test_params)
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	ck_assert_ptr_null(s);
 	sw_synth_params_default(&p);
-	p.features = 0x100;
+	p.features = SW_SYNTH_ALL + 1;
+	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
+	sw_synth_params_default(&p);
+	p.frame_type = SW_FRAME_TYPE_USER;
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	ck_assert_int_eq(sw_synth_create(NULL, arch, 1, NULL), SW_E_INVAL);
 	ck_assert_int_eq(sw_synth_create(&s, SW_ARCH_NONE, 1, NULL), SW_E_INVAL);
@@ -653,8 +1007,14 @@ static Suite *synth_suite(void)
 	tcase_add_loop_test(walk, test_pop_frames, 0, NARCHES);
 	tcase_add_loop_test(walk, test_snapshot_flags, 0, NARCHES);
 	tcase_add_loop_test(walk, test_flag_combinations, 0, NARCHES);
-	tcase_add_loop_test(walk, test_features_alone, 0, 7 * NARCHES);
+	tcase_add_loop_test(walk, test_features_alone, 0, NFEATURE_SETS * NARCHES);
 	tcase_add_loop_test(walk, test_pop_frames_restores, 0, NARCHES);
+	tcase_add_loop_test(walk, test_gc_roots_10000, 0, NARCHES);
+	tcase_add_loop_test(walk, test_walk_flag, 0, NWALK_FLAGS * NARCHES);
+	tcase_add_loop_test(walk, test_frame_kind, 0, NFRAME_KINDS * NARCHES);
+	tcase_add_loop_test(gen, test_expected_roots_api, 0, NARCHES);
+	tcase_add_loop_test(gen, test_root_corruption_detected, 0, NARCHES);
+	tcase_add_loop_test(gen, test_root_missing_detected, 0, NARCHES);
 	tcase_set_timeout(walk, 120);
 	suite_add_tcase(s, walk);
 	return s;

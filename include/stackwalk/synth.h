@@ -31,13 +31,20 @@ enum {
 	SW_SYNTH_INACTIVE_ICFS     = 0x4,   /* inactive InlinedCallFrames (skipped Frames) */
 	SW_SYNTH_ANY_OFFSET        = 0x8,   /* the seed may stop in a prolog or an epilog */
 	SW_SYNTH_NATIVE_SEED       = 0x10,  /* the seed may be in unmanaged code */
-	SW_SYNTH_ALL               = 0x1f
+	SW_SYNTH_CONTEXT_FRAMES    = 0x20,  /* managed code interrupted: Frames with a context record */
+	SW_SYNTH_HELPER_FRAMES     = 0x40,  /* runtime helpers with HelperMethodFrames */
+	SW_SYNTH_ENTRY_FRAMES      = 0x80,  /* an UnmanagedToManagedFrame at each entry from native */
+	SW_SYNTH_DEBUGGER_MARKERS  = 0x100, /* the debugger's marker Frames in unmanaged blocks */
+	SW_SYNTH_FUNCLETS          = 0x200, /* funclets above their parents */
+	SW_SYNTH_GC_INFO           = 0x400, /* GC tables, references in live slots, protected Frame slots */
+	SW_SYNTH_ALL               = 0x7ff
 };
 
 typedef struct sw_synth_params {
 	unsigned min_frames;        /* managed frames, at least */
 	unsigned max_frames;        /* and at most */
 	unsigned features;          /* SW_SYNTH_* */
+	uint32_t frame_type;        /* 0, or an SW_FRAME_* type every stack must contain */
 } sw_synth_params;
 
 /* One frame a correct walk reports. */
@@ -51,6 +58,8 @@ typedef struct sw_synth_frame {
 	uint64_t valid;             /* registers whose value is known */
 	uint64_t regs[SW_MAX_REGS];
 	uint64_t locs[SW_MAX_REGS]; /* where each was restored from (0: live) */
+	uint32_t is_funclet, is_filter_funclet, is_parent_of_funclet;
+	uint32_t should_report_gc;  /* what sw_crawl_frame_should_report_gc says */
 } sw_synth_frame;
 
 /* sw_synth_params_default - 1 to 24 managed frames, every feature. */
@@ -78,6 +87,25 @@ SW_API size_t sw_synth_expected(const sw_synth *s, unsigned flags,
  * walk's own error.
  */
 SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size);
+
+/*
+ * sw_synth_expected_roots - the GC roots sw_crawl_frame_enum_gc_roots must
+ * report for frame number `frame` of a walk with `flags`, in any order,
+ * into out[0..cap); *count gets how many there are (which may exceed
+ * cap).  SW_OK; SW_E_NOREG when the enumeration must fail with that error
+ * (a live reference in a register the walk lost), *count then 0;
+ * SW_E_INVAL for a NULL argument or a frame the walk does not report.
+ */
+SW_API sw_status sw_synth_expected_roots(const sw_synth *s, unsigned flags, size_t frame,
+                                         sw_gc_root *out, size_t cap, size_t *count);
+
+/*
+ * sw_synth_check_roots - sw_synth_check, and for every frame also compare
+ * its GC roots (as sets: address, value, register, flags) and its
+ * should-report-GC mark with the expectation.
+ */
+SW_API sw_status sw_synth_check_roots(const sw_synth *s, unsigned flags, char *msg,
+                                      size_t msg_size);
 
 #ifdef __cplusplus
 }
