@@ -114,6 +114,7 @@ SW_API const char *sw_frame_trust_name(sw_frame_trust trust)
 	case SW_TRUST_CFI:      return "cfi";
 	case SW_TRUST_ANALYSIS: return "analysis";
 	case SW_TRUST_SIGNAL:   return "signal";
+	case SW_TRUST_FRAME_POINTER: return "fp";
 	default:                return "none";
 	}
 }

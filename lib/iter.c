@@ -137,7 +137,7 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->frame_type = SW_FRAME_TYPE_NONE;
 	cf->trust = SW_TRUST_NONE;
 	if (state == SW_STATE_FRAMELESS || state == SW_STATE_NATIVE_FRAME) {
-		cf->code = it->code;
+		cf->code = it->code == &it->fp_code ? NULL : it->code;
 		cf->rel_offset = (uint32_t)(cur_reg(it, it->arch->ip_reg) - it->code->start);
 		cf->trust = it->trust;
 	} else if (state == SW_STATE_NATIVE_MARKER || state == SW_STATE_INITIAL_NATIVE) {
@@ -251,6 +251,60 @@ static int is_native(const sw_code_info *code)
 	return code && (code->flags & SW_CODE_NATIVE);
 }
 
+/*
+ * Code nothing describes.  With NATIVE_FRAMES and FRAME_POINTER_FALLBACK it
+ * is stepped as a native frame by its frame pointer, the last resort;
+ * otherwise the walk passes it as unmanaged code (NULL).
+ */
+static const sw_code_info *unknown_code(struct swi_iter *it, uint64_t ip)
+{
+	unsigned both = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
+
+	if ((it->flags & both) != both)
+		return NULL;
+	memset(&it->fp_code, 0, sizeof it->fp_code);
+	it->fp_code.start = ip;
+	it->fp_code.size = 1;
+	it->fp_code.flags = SW_CODE_NATIVE;
+	return &it->fp_code;
+}
+
+/*
+ * One frame-pointer step: the frame record at FP holds the caller's FP and
+ * the return address (x64, x86 and arm64 alike).  Only IP, SP and FP are
+ * known afterwards.  The record must lie on the stack, at or above SP, so
+ * the step moves toward the base.
+ */
+static sw_status frame_pointer_step(struct swi_iter *it)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_context *cur = &it->rd.cur;
+	sw_context *caller = &it->rd.caller;
+	unsigned p = a->ptr_size;
+	uint64_t fp = cur->regs[a->fp_reg], sp = cur->regs[a->sp_reg], ra, next_fp;
+	sw_status st;
+
+	if (!(cur->valid & (1ULL << a->fp_reg)))
+		return SW_E_NOREG;
+	if ((fp & (p - 1)) || fp < sp || fp > it->thread->stack_hi - 2 * (uint64_t)p)
+		return SW_E_BADSP;
+	if ((st = swi_read_ptr(it->thread->memory, p, fp, &next_fp)) != SW_OK ||
+	    (st = swi_read_ptr(it->thread->memory, p, fp + p, &ra)) != SW_OK)
+		return st;
+	caller->arch = cur->arch;
+	caller->valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
+	caller->regs[a->ip_reg] = ra & ~it->thread->ptrauth_mask;
+	it->rd.caller_loc[a->ip_reg] = fp + p;
+	caller->regs[a->sp_reg] = fp + 2 * (uint64_t)p;
+	it->rd.caller_loc[a->sp_reg] = 0;
+	caller->regs[a->fp_reg] = next_fp;
+	it->rd.caller_loc[a->fp_reg] = fp;
+	it->rd.caller_valid = 1;
+	it->caller_trust = SW_TRUST_FRAME_POINTER;
+	it->caller_active = 0;
+	return SW_OK;
+}
+
 /* How a frame's callee's unwind information was made: the caller's trust. */
 static uint8_t trust_of(const sw_code_info *code)
 {
@@ -269,6 +323,8 @@ static sw_status unwind_frame(struct swi_iter *it)
 	uint64_t sp = it->rd.cur.regs[a->sp_reg];
 	sw_status st;
 
+	if (it->code == &it->fp_code)
+		return frame_pointer_step(it);
 	if (!(it->code->flags & SW_CODE_SIGNAL_TRAMPOLINE)) {
 		it->caller_trust = trust_of(it->code);
 		it->caller_active = 0;
@@ -390,6 +446,8 @@ static int step_start(struct swi_iter *it)
 	}
 	it->trust = SW_TRUST_CONTEXT;
 	it->code = lookup(it, cur_reg(it, it->arch->ip_reg), 1);
+	if (!it->code && !(it->flags & SW_WALK_THREAD_EXECUTING_MANAGED_CODE))
+		it->code = unknown_code(it, cur_reg(it, it->arch->ip_reg));
 	if (it->code) {
 		it->is_first = 1;
 		it->active = 1;
@@ -487,6 +545,8 @@ static int step_after_managed(struct swi_iter *it)
 	if (ip == 0)
 		return done(it);
 	it->code = it->active ? lookup(it, ip, 1) : lookup_return(it, ip);
+	if (!it->code)
+		it->code = unknown_code(it, ip);
 	it->step = it->code ? SWI_STEP_UNWIND : SWI_STEP_FRAMES;
 	/* Leaving managed code for native code: the marker, whether it is walked or not. */
 	if (!from_native && (!it->code || is_native(it->code)) &&

@@ -51,6 +51,11 @@ struct swi_iter {
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
 	const sw_code_info *code;       /* the managed frame in rd.cur */
+	/*
+	 * Stands for unknown native code stepped by its frame pointer
+	 * (FRAME_POINTER_FALLBACK): native, no method, no SWU.
+	 */
+	sw_code_info fp_code;
 	int active;                     /* rd.cur's IP is exact, not a return address */
 	uint8_t is_first, is_interrupted, has_faulted, reserved;
 	/*

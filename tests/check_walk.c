@@ -59,7 +59,10 @@ static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
 	ck_assert_int_eq(sw_crawl_frame_is_frameless(cf), x->state == SW_STATE_FRAMELESS);
 	ck_assert_int_eq(sw_crawl_frame_is_native_marker(cf), x->state == SW_STATE_NATIVE_MARKER);
 	ck_assert_int_eq(sw_crawl_frame_depth(cf), (uint32_t)(r->n - 1));
-	if (x->state == SW_STATE_FRAMELESS || x->state == SW_STATE_NATIVE_FRAME) {
+	if (x->state == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf)) {
+		/* Unknown code stepped by its frame pointer: no code info, no method. */
+		ck_assert_ptr_null(x->method);
+	} else if (x->state == SW_STATE_FRAMELESS || x->state == SW_STATE_NATIVE_FRAME) {
 		const sw_code_info *ci = sw_crawl_frame_code_info(cf);
 		ck_assert_ptr_nonnull(ci);
 		ck_assert_ptr_eq(ci->method, x->method);
@@ -621,6 +624,51 @@ START_TEST(signal_frames)
 }
 END_TEST
 
+/* Unknown native code with a frame-pointer chain, above managed A. */
+START_TEST(frame_pointer_fallback)
+{
+	sb_world w;
+	recording r;
+	unsigned both = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
+
+	sb_init(&w);
+	sb_add_method_a(&w, A_START, &method_a);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, CALLER_RBP);
+	sb_put(&w, S0 - 96, A_START + 25);        /* A called X */
+	sb_put(&w, S0 - 104, S0 - 8);             /* X: push rbp; mov rbp, rsp */
+	sb_put(&w, S0 - 136, SB_NATIVE_IP + 0x40); /* X called Y */
+	sb_put(&w, S0 - 144, S0 - 104);           /* Y: push rbp; mov rbp, rsp */
+	sw_context_set(&w.seed, SW_X64_RIP, SB_NATIVE_IP + 0x900);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 160);
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 144);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r, both, NULL), SW_CONTINUE);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_int_eq(r.f[0].faulted, SW_TRUST_CONTEXT);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_int_eq(r.f[1].faulted, SW_TRUST_FRAME_POINTER);
+	check_reg(&r.f[1], SW_X64_RIP, SB_NATIVE_IP + 0x40, S0 - 136);
+	check_reg(&r.f[1], SW_X64_RSP, S0 - 128, 0);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_FRAME_POINTER);
+	check_reg(&r.f[2], SW_X64_RBP, S0 - 8, S0 - 104);
+	check_reg(&r.f[2], SW_X64_RSP, S0 - 88, 0);
+	/* A's caller cannot be stepped (its frame pointer is garbage): reported, then the Frames (none). */
+	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_uint_eq(sw_context_ip(&r.f[3].rd.cur), SB_NATIVE_IP);
+	ck_assert_str_eq(sw_frame_trust_name(SW_TRUST_FRAME_POINTER), "fp");
+
+	/* Without the fallback the unknown seed is unmanaged: no frames, no Frames. */
+	walk(&w, &w.seed, SW_WALK_NATIVE_FRAMES, &r);
+	ck_assert_int_eq(r.n, 0);
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(quick_and_light_unwind)
 {
 	sb_world w;
@@ -1010,6 +1058,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, async_walks_must_be_asked_for);
 	tcase_add_test(tc, native_frames);
 	tcase_add_test(tc, signal_frames);
+	tcase_add_test(tc, frame_pointer_fallback);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);

@@ -44,9 +44,10 @@ enum {
 	SW_WALK_SKIP_GSCOOKIE_CHECK  = 0x10000, /* accepted; there are no GS cookies to check */
 	SW_WALK_UNWIND_FLOATS        = 0x20000, /* also restore floating-point callee-saved registers */
 	/* libstackwalk's own, above the CLR's: */
-	SW_WALK_NATIVE_FRAMES        = 0x100000 /* unwind native code (SW_CODE_NATIVE) instead of only marking it */
+	SW_WALK_NATIVE_FRAMES        = 0x100000, /* unwind native code (SW_CODE_NATIVE) instead of only marking it */
+	SW_WALK_FRAME_POINTER_FALLBACK = 0x200000 /* with NATIVE_FRAMES: step unknown code by its frame pointer */
 };
-#define SW_WALK_KNOWN_FLAGS 0x13ffffU
+#define SW_WALK_KNOWN_FLAGS 0x33ffffU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {
@@ -74,7 +75,8 @@ typedef enum sw_frame_trust {
 	SW_TRUST_JIT        = 3,    /* unwinding its callee with JIT-emitted SWU */
 	SW_TRUST_CFI        = 4,    /* unwinding its callee with SWU imported from CFI */
 	SW_TRUST_ANALYSIS   = 5,    /* unwinding its callee with SWU from instruction analysis */
-	SW_TRUST_SIGNAL     = 6     /* the kernel's signal frame */
+	SW_TRUST_SIGNAL     = 6,    /* the kernel's signal frame */
+	SW_TRUST_FRAME_POINTER = 7  /* following its callee's frame pointer (a last resort) */
 } sw_frame_trust;
 
 /* sw_frame_state_name - "FRAMELESS", "FRAME", ...; "?" for an unknown value. */
@@ -154,7 +156,7 @@ SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf);
 
 /* How the frame's registers were found. */
 SW_API sw_frame_trust sw_crawl_frame_trust(const sw_crawl_frame *cf);
-/* sw_frame_trust_name - "context", "frame", "jit", "cfi", "analysis", "signal", "none". */
+/* sw_frame_trust_name - "context", "frame", "jit", "cfi", "analysis", "signal", "fp", "none". */
 SW_API const char *sw_frame_trust_name(sw_frame_trust trust);
 /* How many frames were reported before this one. */
 SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
