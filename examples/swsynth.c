@@ -102,6 +102,9 @@ static void print_frame(sw_arch arch, size_t i, const sw_synth_frame *f)
 		printf(" frame=%#" PRIx64 " type=%u (%s) method=%p", f->frame, f->frame_type,
 		       frame_type_name(f->frame_type), f->method);
 		break;
+	case SW_STATE_NO_FRAME_TRANSITION:
+		printf(" tracker=%#" PRIx64 " ip=%#" PRIx64 " sp=%#" PRIx64, f->frame, f->ip, f->sp);
+		break;
 	default:
 		printf(" ip=%#" PRIx64 " sp=%#" PRIx64, f->ip, f->sp);
 		break;
@@ -186,7 +189,7 @@ static void usage(FILE *out)
 	        "  -s seed      first seed (default 1)\n"
 	        "  -f flags     walk flags, SW_WALK_* values (default 0)\n"
 	        "  -n count     how many consecutive seeds (default 1)\n"
-	        "  -F features  SW_SYNTH_* features (default 0x7ff, all)\n"
+	        "  -F features  SW_SYNTH_* features (default 0xfff, all; 0x1000 stale Frames)\n"
 	        "  -t type      an SW_FRAME_* type every stack must contain (default 0, none)\n"
 	        "  -m min       fewest managed frames (default 1)\n"
 	        "  -M max       most managed frames (default 24)\n"
@@ -268,6 +271,7 @@ int main(int argc, char **argv)
 		sw_synth_frame *f;
 		size_t n;
 		char msg[512];
+		sw_walk_error want;
 		sw_status st = sw_synth_create(&s, arch, sd, &p);
 
 		if (st != SW_OK) {
@@ -295,6 +299,10 @@ int main(int argc, char **argv)
 				if (gc)
 					print_roots(s, (unsigned)flags, k);
 			}
+			if (sw_synth_expected_error(s, (unsigned)flags, &want) != SW_OK)
+				printf("#%-3zu then the walk fails: %s at frame %#" PRIx64 " (ip %#" PRIx64
+				       " sp %#" PRIx64 ")\n", n, sw_strerror(want.status), want.frame,
+				       want.ip, want.sp);
 			if (dump)
 				dump_methods(s, f, n);
 			if (st == SW_OK)

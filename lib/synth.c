@@ -36,7 +36,8 @@ SW_API void sw_synth_params_default(sw_synth_params *p)
 
 static sw_status check_params(const sw_synth_params *p)
 {
-	if (p->min_frames > p->max_frames || (p->features & ~(unsigned)SW_SYNTH_ALL))
+	if (p->min_frames > p->max_frames ||
+	    (p->features & ~(unsigned)(SW_SYNTH_ALL | SW_SYNTH_STALE_FRAMES)))
 		return SW_E_INVAL;
 	if (p->max_frames > SWI_SYNTH_MAX_FRAMES)
 		return SW_E_LIMIT;
@@ -76,9 +77,11 @@ SW_API sw_status sw_synth_create(sw_synth **out, sw_arch arch, uint64_t seed,
 	if (st == SW_OK) {
 		/*
 		 * The records must tell one story: every frame reached, every
-		 * pass-through register unchanged.  If not, the generator is wrong.
+		 * pass-through register unchanged, exactly the stale Frames
+		 * below SP.  If not, the generator is wrong.
 		 */
-		swi_synth_expect(s, 0, NULL, 0, &consistent, NULL);
+		swi_synth_expect(s, SW_WALK_DISABLE_MISSING_FRAME_DETECTION, NULL, 0, &consistent,
+		                 NULL, NULL);
 		if (!consistent)
 			st = SW_E_STATE;
 	}
@@ -99,6 +102,7 @@ SW_API void sw_synth_destroy(sw_synth *s)
 	free(s->methods);
 	free(s->insts);
 	free(s->frames);
+	free(s->trackers);
 	free(s->image);
 	free(s);
 }
@@ -119,7 +123,21 @@ SW_API size_t sw_synth_expected(const sw_synth *s, unsigned flags, sw_synth_fram
 		return 0;
 	if (!out)
 		cap = 0;
-	return swi_synth_expect(s, flags, out, cap, NULL, NULL);
+	return swi_synth_expect(s, flags, out, cap, NULL, NULL, NULL);
+}
+
+SW_API sw_status sw_synth_expected_error(const sw_synth *s, unsigned flags, sw_walk_error *err)
+{
+	sw_walk_error end;
+
+	if (err)
+		memset(err, 0, sizeof *err);
+	if (!s)
+		return SW_E_INVAL;
+	swi_synth_expect(s, flags, NULL, 0, NULL, NULL, &end);
+	if (err)
+		*err = end;
+	return end.status;
 }
 
 SW_API sw_status sw_synth_expected_roots(const sw_synth *s, unsigned flags, size_t frame,
@@ -134,7 +152,7 @@ SW_API sw_status sw_synth_expected_roots(const sw_synth *s, unsigned flags, size
 	if (!s || !count || (!out && cap))
 		return SW_E_INVAL;
 	memset(&r, 0, sizeof r);
-	swi_synth_expect(s, flags, NULL, 0, NULL, &r);
+	swi_synth_expect(s, flags, NULL, 0, NULL, &r, NULL);
 	if (r.nomem) {
 		swi_synth_roots_free(&r);
 		return SW_E_NOMEM;

@@ -31,6 +31,7 @@ dist_man_MANS += \
 	man/sw_synth_thread.3 \
 	man/sw_synth_context.3 \
 	man/sw_synth_expected.3 \
+	man/sw_synth_expected_error.3 \
 	man/sw_synth_check.3 \
 	man/sw_synth_expected_roots.3 \
 	man/sw_synth_check_roots.3 \

@@ -120,6 +120,14 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 			return differ(c, i, e, "should_report_gc", e->should_report_gc,
 			              !!sw_crawl_frame_should_report_gc(cf));
 		return compare_regs(c, i, e, rd);
+	case SW_STATE_NO_FRAME_TRANSITION:
+		if (sw_crawl_frame_frame(cf) != e->frame)
+			return differ(c, i, e, "tracker address", e->frame, sw_crawl_frame_frame(cf));
+		if (ip != e->ip)
+			return differ(c, i, e, "ip", e->ip, ip);
+		if (sp != e->sp)
+			return differ(c, i, e, "sp", e->sp, sp);
+		return SW_OK;
 	case SW_STATE_FRAME:
 	case SW_STATE_SKIPPED_FRAME:
 		if (sw_crawl_frame_frame(cf) != e->frame)
@@ -145,6 +153,8 @@ static void describe(const sw_synth_frame *e, char *buf, size_t size)
 	if (e->state == SW_STATE_FRAME || e->state == SW_STATE_SKIPPED_FRAME)
 		snprintf(buf, size, "%s at %#" PRIx64 " type %u", swi_synth_state_name(e->state),
 		         e->frame, e->frame_type);
+	else if (e->state == SW_STATE_NO_FRAME_TRANSITION)
+		snprintf(buf, size, "%s tracker %#" PRIx64, swi_synth_state_name(e->state), e->frame);
 	else
 		snprintf(buf, size, "%s ip %#" PRIx64 " sp %#" PRIx64, swi_synth_state_name(e->state),
 		         e->ip, e->sp);
@@ -231,7 +241,41 @@ static sw_status compare_roots(const struct check *c, size_t i, const sw_synth_f
 	return SW_OK;
 }
 
-static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *exp, size_t n)
+/* How the walk ended (r: sw_iter_next's last result) against how it must end. */
+static sw_status compare_end(const struct check *c, int r, const sw_walk_error *err,
+                             const sw_walk_error *want, size_t i, size_t n,
+                             const sw_synth_frame *exp)
+{
+	char what[96];
+
+	if (r < 0 && want->status == SW_OK)
+		return report(c, r, "walk failed after %zu frames (expected %zu): %s at depth %" PRIu32
+		              ", ip %#" PRIx64 " sp %#" PRIx64 " frame %#" PRIx64, i, n,
+		              sw_strerror(err->status ? err->status : r), err->depth, err->ip, err->sp,
+		              err->frame);
+	if (r < 0 && (r != want->status || err->status != want->status ||
+	              err->depth != want->depth || err->frame != want->frame ||
+	              err->ip != want->ip || err->sp != want->sp))
+		return report(c, SW_E_MISMATCH, "walk failed with %s at depth %" PRIu32 ", ip %#" PRIx64
+		              " sp %#" PRIx64 " frame %#" PRIx64 "; expected %s at depth %" PRIu32
+		              ", ip %#" PRIx64 " sp %#" PRIx64 " frame %#" PRIx64,
+		              sw_strerror(err->status ? err->status : r), err->depth, err->ip, err->sp,
+		              err->frame, sw_strerror(want->status), want->depth, want->ip, want->sp,
+		              want->frame);
+	if (r == 0 && want->status != SW_OK)
+		return report(c, SW_E_MISMATCH, "walk completed after %zu frames; expected it to fail "
+		              "with %s at depth %" PRIu32 ", frame %#" PRIx64, i,
+		              sw_strerror(want->status), want->depth, want->frame);
+	if (i < n) {
+		describe(&exp[i], what, sizeof what);
+		return report(c, SW_E_MISMATCH, "walk ended after %zu frames, expected %zu; frame %zu: %s",
+		              i, n, i, what);
+	}
+	return SW_OK;
+}
+
+static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *exp, size_t n,
+                                  const sw_walk_error *want)
 {
 	const sw_synth *s = c->s;
 	sw_iter it;
@@ -239,7 +283,6 @@ static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *e
 	sw_status st;
 	size_t i = 0;
 	int r;
-	char what[96];
 
 	st = sw_iter_init(&it, &s->thread, &s->ctx, 0, c->flags);
 	if (st != SW_OK)
@@ -264,16 +307,9 @@ static sw_status walk_and_compare(const struct check *c, const sw_synth_frame *e
 			break;
 		i++;
 	}
-	if (st == SW_OK && r < 0) {
+	if (st == SW_OK) {
 		sw_iter_error(&it, &err);
-		st = r;
-		report(c, st, "walk failed after %zu frames (expected %zu): %s at depth %" PRIu32
-		       ", ip %#" PRIx64 " sp %#" PRIx64 " frame %#" PRIx64, i, n,
-		       sw_strerror(err.status ? err.status : r), err.depth, err.ip, err.sp, err.frame);
-	} else if (st == SW_OK && i < n) {
-		describe(&exp[i], what, sizeof what);
-		st = report(c, SW_E_MISMATCH, "walk ended after %zu frames, expected %zu; frame %zu: %s",
-		            i, n, i, what);
+		st = compare_end(c, r, &err, want, i, n, exp);
 	}
 	sw_iter_end(&it);
 	return st;
@@ -283,6 +319,7 @@ static sw_status check(const sw_synth *s, unsigned flags, char *msg, size_t msg_
 {
 	struct check c = { s, flags, msg, msg_size, NULL };
 	struct swi_synth_roots r;
+	sw_walk_error want;
 	sw_synth_frame *exp;
 	unsigned char *head;
 	size_t n;
@@ -293,11 +330,11 @@ static sw_status check(const sw_synth *s, unsigned flags, char *msg, size_t msg_
 	if (!s)
 		return SW_E_INVAL;
 	memset(&r, 0, sizeof r);
-	n = swi_synth_expect(s, flags, NULL, 0, NULL, NULL);
+	n = swi_synth_expect(s, flags, NULL, 0, NULL, NULL, NULL);
 	exp = malloc((n ? n : 1) * sizeof *exp);
 	if (!exp)
 		return report(&c, SW_E_NOMEM, "out of memory");
-	swi_synth_expect(s, flags, exp, n, NULL, roots ? &r : NULL);
+	swi_synth_expect(s, flags, exp, n, NULL, roots ? &r : NULL, &want);
 	if (r.nomem) {
 		free(exp);
 		swi_synth_roots_free(&r);
@@ -305,14 +342,17 @@ static sw_status check(const sw_synth *s, unsigned flags, char *msg, size_t msg_
 	}
 	if (roots)
 		c.roots = &r;
-	st = walk_and_compare(&c, exp, n);
+	st = walk_and_compare(&c, exp, n, &want);
 	free(exp);
 	swi_synth_roots_free(&r);
 
 	if (flags & SW_WALK_POPFRAMES) {
-		/* Every Frame was passed, so every Frame was popped; then undo it. */
+		/*
+		 * A complete walk passed every Frame, so every Frame was popped;
+		 * then undo it.
+		 */
 		head = s->image + (s->head_slot - s->image_lo);
-		if (st == SW_OK && swi_load_le(head, s->a->ptr) != 0)
+		if (st == SW_OK && want.status == SW_OK && swi_load_le(head, s->a->ptr) != 0)
 			st = report(&c, SW_E_MISMATCH,
 			            "POPFRAMES: head slot %#" PRIx64 " holds %#" PRIx64
 			            " after the walk, expected 0", s->head_slot,

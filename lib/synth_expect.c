@@ -2,8 +2,8 @@
  * synth_expect.c - the frames a correct walk of a synthetic stack reports.
  *
  * This replays the CLR's walk rules (managed frame, skipped Frames, native
- * marker, Frame processing) over what the generator's model machine
- * recorded.  Register values come from the machine's records, never from
+ * marker, Frame processing, exception trackers, stale Frames below SP) over
+ * what the generator's model machine recorded.  Register values come from the machine's records, never from
  * the stack image or an SWU blob.  The arch table names IP, SP, the frame
  * register and the callee-saved set; the rules are the same on every arch.
  */
@@ -184,6 +184,19 @@ static void emit_native(struct expect *e, uint32_t state, const struct expect_re
 	}
 }
 
+/* An exception tracker's transition (NO_FRAME_TRANSITION): the tracker and where the walk is. */
+static void emit_tracker(struct expect *e, const struct swi_synth_fr *t, const struct expect_regs *cur)
+{
+	int reported;
+	sw_synth_frame *f = emit(e, SW_STATE_NO_FRAME_TRANSITION, 0, &reported);
+
+	if (f) {
+		f->frame = t->addr;
+		f->ip = cur->regs[e->a->ip];
+		f->sp = cur->regs[e->a->sp];
+	}
+}
+
 /*
  * The funclet rules for a managed frame of method m: returns whether it is
  * reported; *parent_of and *no_gc say whether it is the parent of a funclet
@@ -336,17 +349,33 @@ static void context_from_frame(const struct swi_synth_fr *fr, struct expect_regs
 	memcpy(cur->locs, fr->locs, sizeof cur->locs);
 }
 
+/* The walk must stop with st at the Frame fr, having reported e->n frames. */
+static void expect_failure(const struct expect *e, sw_walk_error *err, sw_status st,
+                           const struct swi_synth_fr *fr, const struct expect_regs *cur)
+{
+	unsigned ip = e->a->ip, sp = e->a->sp;
+
+	err->status = st;
+	err->depth = (uint32_t)e->n;
+	err->ip = (cur->valid & SWI_BIT(ip)) ? cur->regs[ip] : 0;
+	err->sp = (cur->valid & SWI_BIT(sp)) ? cur->regs[sp] : 0;
+	err->frame = fr->addr;
+}
+
 size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
-                        size_t cap, int *consistent, struct swi_synth_roots *roots)
+                        size_t cap, int *consistent, struct swi_synth_roots *roots,
+                        sw_walk_error *err)
 {
 	struct expect e = { s, s->a, flags, out, cap, 0, 1, roots, NULL, NULL, 0 };
 	const unsigned ip = s->a->ip, sp = s->a->sp;
 	struct expect_regs cur, caller;
-	unsigned fi = 0, ii = 0;
+	sw_walk_error end;
+	unsigned fi = 0, ii = 0, ti = 0;
 	unsigned marks[3] = { 0, 0, 0 };   /* is_first, is_interrupted, has_faulted */
 	long came_through = -1;             /* the ICF that led to the next managed frame */
 	int managed;
 
+	memset(&end, 0, sizeof end);
 	memset(&cur, 0, sizeof cur);
 	cur.valid = s->ctx.valid;
 	memcpy(cur.regs, s->ctx.regs, sizeof cur.regs);
@@ -373,6 +402,10 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			}
 			in = &s->insts[ii++];
 			caller_sp = in->cfa;
+			/* Trackers inside this frame or deeper: their exceptions are gone, silently. */
+			for (; ti < s->ntrackers && s->trackers[ti].addr < caller_sp; ti++)
+				if (!s->trackers[ti].stale)
+					e.consistent = 0;
 			/* Frames inside this method's frame: skipped Frames. */
 			for (; fi < s->nframes && s->frames[fi].addr < caller_sp; fi++) {
 				if ((long)fi == came_through || (flags & SW_WALK_HANDLESKIPPEDFRAMES))
@@ -393,6 +426,21 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			managed = 0;
 			continue;
 		}
+		/* An exception tracker nearer the top than the next Frame comes first. */
+		if (ti < s->ntrackers && (fi >= s->nframes || s->trackers[ti].addr < s->frames[fi].addr)) {
+			const struct swi_synth_fr *t = &s->trackers[ti++];
+
+			if (t->stale || !swi_synth_method_at(s, t->ra) || t->regs[sp] < cur.regs[sp])
+				e.consistent = 0;
+			if (flags & SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS)
+				emit_tracker(&e, t, &cur);
+			/* The faulted frame: interrupted, faulted, at its exact IP. */
+			context_from_frame(t, &cur);
+			marks[0] = 0;
+			marks[1] = marks[2] = 1;
+			managed = 1;
+			continue;
+		}
 		/* Frames: the next one holds the state where managed code resumes. */
 		if (fi >= s->nframes)
 			break;
@@ -401,6 +449,19 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 
 			int exact;
 
+			/* Below SP: a Frame that should have been popped. */
+			if ((cur.valid & SWI_BIT(sp)) && fr->addr < cur.regs[sp]) {
+				if (!fr->stale)
+					e.consistent = 0;
+				if (flags & SW_WALK_DISABLE_MISSING_FRAME_DETECTION) {
+					fi++;
+					continue;
+				}
+				expect_failure(&e, &end, SW_E_BADFRAME, fr, &cur);
+				break;
+			}
+			if (fr->stale)
+				e.consistent = 0;
 			emit_frame(&e, fr, SW_STATE_FRAME);
 			marks[0] = (fr->attributes & SW_FRAME_ATTR_RESUMABLE) != 0;
 			marks[1] = (fr->attributes & SW_FRAME_ATTR_EXCEPTION) != 0;
@@ -419,10 +480,14 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			}
 		}
 	}
-	/* A complete walk passes every managed frame and every Frame. */
-	if (ii != s->ninsts || fi != s->nframes)
+	/* A complete walk passes every managed frame, every Frame and every tracker. */
+	if (end.status == SW_OK && (ii != s->ninsts || fi != s->nframes || ti != s->ntrackers))
 		e.consistent = 0;
+	if (end.status == SW_OK)
+		end.depth = (uint32_t)e.n;
 	if (consistent)
 		*consistent = e.consistent;
+	if (err)
+		*err = end;
 	return e.n;
 }

@@ -379,6 +379,126 @@ static void interrupt(struct swi_synth_gen *g, uint32_t type)
 	mc->r[a->sp] = addr;
 }
 
+/* ---- exception trackers --------------------------------------------------- */
+
+/*
+ * An exception tracker at addr: next (linked once every tracker is known),
+ * then the address of its context record.
+ */
+static struct swi_synth_fr *new_tracker(struct swi_synth_gen *g, uint64_t addr, uint64_t record)
+{
+	sw_synth *s = g->s;
+	struct swi_synth_fr *t;
+
+	if (s->ntrackers == g->trackers_cap) {
+		unsigned cap = g->trackers_cap ? 2 * g->trackers_cap : 8;
+		void *p = realloc(s->trackers, cap * sizeof *s->trackers);
+
+		if (!p) {
+			fail(g, SW_E_NOMEM);
+			return NULL;
+		}
+		s->trackers = p;
+		g->trackers_cap = cap;
+	}
+	t = &s->trackers[s->ntrackers++];
+	memset(t, 0, sizeof *t);
+	t->addr = addr;
+	swi_synth_store_ptr(g, addr, 0);
+	swi_synth_store_ptr(g, addr + g->a->ptr, record);
+	return t;
+}
+
+/*
+ * The managed method at the top of the machine faults where it stands and
+ * no Frame is pushed (the CLR's way on x86): the exception-handling code
+ * below it saves every register in a context record and keeps an exception
+ * tracker pointing to it, the two in either order, among its own bytes.
+ */
+static void fault_with_tracker(struct swi_synth_gen *g)
+{
+	const struct swi_synth_arch *a = g->a;
+	struct swi_synth_machine *mc = &g->mc;
+	uint64_t valid = SWI_BIT(a->nregs) - 1, record, addr, below;
+	struct swi_synth_fr *t;
+
+	below = mc->r[a->sp] - 16 * (uint64_t)(1 + rnd(g, 16));
+	if (rnd(g, 2)) {
+		record = align_down(below - SWI_SYNTH_RECORD_SIZE, 16);
+		addr = align_down(record - 2 * a->ptr - a->ptr * rnd(g, 8), a->ptr);
+		below = addr;
+	} else {
+		addr = align_down(below - 2 * a->ptr, a->ptr);
+		record = align_down(addr - a->ptr * rnd(g, 8) - SWI_SYNTH_RECORD_SIZE, 16);
+		below = record;
+	}
+	write_record(g, record, valid, mc->r);
+	t = new_tracker(g, addr, record);
+	if (!t)
+		return;
+	t->ra = mc->r[a->ip];
+	frame_from_record(a, t, record, valid, mc->r);
+	mc->r[a->sp] = below;
+}
+
+/*
+ * A tracker of an exception already dealt with, still linked: inside a
+ * managed frame's area or deeper than a managed seed, below a managed
+ * frame's caller SP, where the walk passes it without a word.  Its record
+ * is never read: garbage.
+ */
+static void stale_tracker(struct swi_synth_gen *g, uint64_t addr)
+{
+	struct swi_synth_fr *t = new_tracker(g, addr, swi_synth_value(g));
+
+	if (t)
+		t->stale = 1;
+}
+
+/*
+ * Frames an unmanaged seed left linked below its SP: an InlinedCallFrame
+ * or a TransitionFrame of a call that has returned (the runtime should
+ * have popped it).  Their fields are stale; only the header is ever read.
+ */
+static void stale_frames(struct swi_synth_gen *g)
+{
+	const struct swi_synth_arch *a = g->a;
+	uint64_t addr = align_down(g->mc.r[a->sp], a->ptr);
+	unsigned n = 1 + rnd(g, 2);
+
+	for (unsigned i = 0; i < n && g->err == SW_OK; i++) {
+		int icf = rnd(g, 2);
+		struct swi_synth_fr *f;
+
+		addr -= swi_synth_frame_size(a, icf ? SW_ICF_FIELDS : SW_TF_FIELDS) +
+		        a->ptr * (uint64_t)(1 + rnd(g, 16));
+		f = new_frame(g, addr, icf ? SW_FRAME_INLINED_CALL : SW_FRAME_TRANSITION);
+		if (!f)
+			return;
+		f->stale = 1;
+		f->method = rnd(g, 2) ? handle_like(g) : 0;
+		if (icf) {
+			/* The return address into the method that made the call, or already 0. */
+			if (rnd(g, 2) && g->s->nmethods) {
+				const struct swi_synth_method *m = &g->s->methods[rnd(g, g->s->nmethods)];
+
+				f->ra = m->start + m->bodies[0].lo + a->insn_align;
+			}
+			set_field(g, f, SW_ICF_DATUM, f->method);
+			set_field(g, f, SW_ICF_CALL_SITE_SP, addr - a->ptr * rnd(g, 64));
+			set_field(g, f, SW_ICF_RETURN_ADDRESS, f->ra);
+			set_field(g, f, SW_ICF_CALLEE_SAVED_FP, swi_synth_value(g));
+		} else {
+			set_field(g, f, SW_TF_METHOD, f->method);
+			set_field(g, f, SW_TF_TRANSITION_BLOCK, addr - a->ptr * (1 + rnd(g, 64)));
+			set_field(g, f, SW_TF_SUBTYPE, rnd(g, 5));
+			set_field(g, f, SW_TF_PROTECTED, 0);
+			set_field(g, f, SW_TF_PROTECTED_COUNT, 0);
+		}
+	}
+	swi_synth_stack_touch(g, addr);
+}
+
 /* ---- the stack --------------------------------------------------------- */
 
 enum synth_next {
@@ -387,13 +507,15 @@ enum synth_next {
 	NEXT_TF,        /* calls a stub that pushes a TransitionFrame */
 	NEXT_CTX,       /* is interrupted: a Frame with a context record */
 	NEXT_HMF,       /* calls a runtime helper that pushes a HelperMethodFrame */
+	NEXT_TRACKER,   /* faults: an exception tracker, no Frame */
 	NEXT_SEED       /* is the top of the stack */
 };
 
 static int any_transition(const sw_synth *s)
 {
 	return (s->params.features & (SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_TRANSITION_FRAMES |
-	                              SW_SYNTH_CONTEXT_FRAMES | SW_SYNTH_HELPER_FRAMES)) != 0 ||
+	                              SW_SYNTH_CONTEXT_FRAMES | SW_SYNTH_HELPER_FRAMES |
+	                              SW_SYNTH_TRACKERS)) != 0 ||
 	       s->params.frame_type != 0;
 }
 
@@ -401,7 +523,7 @@ static enum synth_next choose_transition(struct swi_synth_gen *g)
 {
 	unsigned f = g->s->params.features, n = 0;
 	uint32_t forced = g->s->params.frame_type;
-	enum synth_next opts[4];
+	enum synth_next opts[5];
 
 	if (forced == SW_FRAME_INLINED_CALL)
 		return NEXT_ICF;
@@ -419,6 +541,8 @@ static enum synth_next choose_transition(struct swi_synth_gen *g)
 		opts[n++] = NEXT_CTX;
 	if (f & SW_SYNTH_HELPER_FRAMES)
 		opts[n++] = NEXT_HMF;
+	if (f & SW_SYNTH_TRACKERS)
+		opts[n++] = NEXT_TRACKER;
 	if (n == 0)
 		return NEXT_TF;         /* a forced kind that lives in native blocks */
 	return n == 1 ? opts[0] : opts[rnd(g, n)];
@@ -488,7 +612,7 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	sw_synth *s = g->s;
 	const struct swi_synth_arch *a = g->a;
 	struct swi_synth_machine *mc = &g->mc;
-	int exact = next == NEXT_SEED || next == NEXT_CTX;
+	int exact = next == NEXT_SEED || next == NEXT_CTX || next == NEXT_TRACKER;
 	unsigned mi = parent != ~0u ? swi_synth_pick_funclet(g, parent, next == NEXT_ICF, exact)
 	                            : swi_synth_pick_method(g, next == NEXT_ICF, exact);
 	const struct swi_synth_method *m;
@@ -496,6 +620,7 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	uint64_t frame_sp;
 	uint32_t off;
 	unsigned nfree, lo_region = 0;
+	uint32_t holes[SWI_SYNTH_MAX_REGIONS];
 
 	if (g->err != SW_OK)
 		return;
@@ -547,9 +672,18 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 		write_icf(g, frame_sp + m->regions[0], in->ip);
 		lo_region = 1;
 	}
-	nfree = m->nregions - lo_region;
-	if (in->in_body && nfree && (s->params.features & SW_SYNTH_INACTIVE_ICFS) && rnd(g, 4) == 0)
-		write_icf(g, frame_sp + m->regions[lo_region + rnd(g, nfree)], 0);
+	nfree = 0;
+	for (unsigned k = lo_region; k < m->nregions; k++)
+		holes[nfree++] = m->regions[k];
+	if (in->in_body && nfree && (s->params.features & SW_SYNTH_INACTIVE_ICFS) && rnd(g, 4) == 0) {
+		unsigned k = rnd(g, nfree);
+
+		write_icf(g, frame_sp + holes[k], 0);
+		holes[k] = holes[--nfree];
+	}
+	/* A tracker of an exception this frame (or a deeper one) has dealt with. */
+	if (in->in_body && nfree && (s->params.features & SW_SYNTH_TRACKERS) && rnd(g, 6) == 0)
+		stale_tracker(g, frame_sp + holes[rnd(g, nfree)]);
 
 	/* The UnmanagedToManagedFrame of the native block below names this entry point. */
 	if (g->pending_entry) {
@@ -649,26 +783,42 @@ static void native_block(struct swi_synth_gen *g, int entry)
 	randomize_all(g);
 }
 
+/* Sort a list of Frames or trackers by address and link it: newest (lowest) first. */
+static uint64_t link_list(struct swi_synth_gen *g, struct swi_synth_fr *list, unsigned n)
+{
+	/* Insertion sort: a handful of entries. */
+	for (unsigned i = 1; i < n; i++) {
+		struct swi_synth_fr f = list[i];
+		unsigned j = i;
+
+		while (j > 0 && list[j - 1].addr > f.addr) {
+			list[j] = list[j - 1];
+			j--;
+		}
+		list[j] = f;
+	}
+	for (unsigned i = 0; i + 1 < n; i++)
+		swi_synth_store_ptr(g, list[i].addr, list[i + 1].addr);
+	return n ? list[0].addr : 0;
+}
+
 static void link_frames(struct swi_synth_gen *g)
 {
 	sw_synth *s = g->s;
+	unsigned slots = SYNTH_HEAD_AREA / g->a->ptr, k;
 
-	/* Insertion sort: a handful of Frames, ascending addresses = newest first. */
-	for (unsigned i = 1; i < s->nframes; i++) {
-		struct swi_synth_fr f = s->frames[i];
-		unsigned j = i;
-
-		while (j > 0 && s->frames[j - 1].addr > f.addr) {
-			s->frames[j] = s->frames[j - 1];
-			j--;
-		}
-		s->frames[j] = f;
-	}
-	for (unsigned i = 0; i + 1 < s->nframes; i++)
-		swi_synth_store_ptr(g, s->frames[i].addr, s->frames[i + 1].addr);
-	s->head = s->nframes ? s->frames[0].addr : 0;
-	s->head_slot = g->stack_hi + g->a->ptr * rnd(g, SYNTH_HEAD_AREA / g->a->ptr);
+	s->head = link_list(g, s->frames, s->nframes);
+	k = rnd(g, slots);
+	s->head_slot = g->stack_hi + g->a->ptr * k;
 	swi_synth_store_ptr(g, s->head_slot, s->head);
+	/* The tracker list's head, in another slot above the stack (holding 0 if none). */
+	if (s->params.features & SW_SYNTH_TRACKERS) {
+		unsigned j = rnd(g, slots - 1);
+
+		j += j >= k;
+		s->exception_head_slot = g->stack_hi + g->a->ptr * j;
+		swi_synth_store_ptr(g, s->exception_head_slot, link_list(g, s->trackers, s->ntrackers));
+	}
 }
 
 static void reverse_insts(sw_synth *s)
@@ -694,8 +844,10 @@ static void build_stack(struct swi_synth_gen *g)
 	unsigned parent = ~0u, between = 0;     /* a funclet to come, and the frames before it */
 	uint64_t ra;
 
+	/* Stale Frames lie below an unmanaged seed: make those twice as frequent. */
 	s->native_seed = n == 0 ||
-		(transitions && (f & SW_SYNTH_NATIVE_SEED) && rnd(g, 4) == 0) || force_at == n - 1;
+		(transitions && (f & SW_SYNTH_NATIVE_SEED) &&
+		 rnd(g, 4) < ((f & SW_SYNTH_STALE_FRAMES) ? 2u : 1u)) || force_at == n - 1;
 	for (unsigned r = 0; r < a->nregs; r++)
 		mc->r[r] = swi_synth_value(g);
 	/* The outermost caller's SP at its call, 16-aligned. */
@@ -759,6 +911,11 @@ static void build_stack(struct swi_synth_gen *g)
 			native_block(g, i + 1 < n);
 			ra = native_address(g);
 			break;
+		case NEXT_TRACKER:
+			fault_with_tracker(g);
+			native_block(g, i + 1 < n);
+			ra = native_address(g);
+			break;
 		case NEXT_SEED:
 			break;
 		}
@@ -767,6 +924,14 @@ static void build_stack(struct swi_synth_gen *g)
 		if (n == 0)
 			native_block(g, 0);
 		mc->r[a->ip] = native_address(g);
+		if (f & SW_SYNTH_STALE_FRAMES)
+			stale_frames(g);
+	} else if ((f & SW_SYNTH_TRACKERS) && rnd(g, 4) == 0) {
+		/* Deeper than a managed seed: its caller SP passes it. */
+		uint64_t addr = align_down(mc->r[a->sp], a->ptr) - a->ptr * (uint64_t)(2 + rnd(g, 16));
+
+		stale_tracker(g, addr);
+		swi_synth_stack_touch(g, addr);
 	}
 	/* The seed SP is on the stack even where nothing was stored (an arm64 leaf). */
 	swi_synth_stack_touch(g, mc->r[a->sp]);
@@ -815,5 +980,6 @@ sw_status swi_synth_generate(sw_synth *s)
 	if (st == SW_OK)
 		st = sw_thread_init(&s->thread, s->arch, s->map, &s->mem, s->head_slot,
 		                    stack_lo, g.stack_hi);
+	s->thread.exception_head = s->exception_head_slot;
 	return st;
 }

@@ -32,7 +32,7 @@ struct swi_synth_gen {
 	uint64_t window_hi, stack_hi;
 	uint64_t low;                   /* lowest stack address in use */
 	uint64_t code_cursor;           /* next free code address */
-	unsigned methods_cap, insts_cap, frames_cap;
+	unsigned methods_cap, insts_cap, frames_cap, trackers_cap;
 	struct swi_synth_machine mc;
 	unsigned pending_entry;         /* 1 + the UnmanagedToManagedFrame awaiting its method, or 0 */
 	sw_status err;                  /* first failure; later steps become no-ops */

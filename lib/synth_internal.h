@@ -174,11 +174,16 @@ struct swi_synth_inst {
 	uint64_t gc_value[SWI_SYNTH_MAX_GC];    /* the reference in each live stack slot */
 };
 
-/* One Frame and the context it establishes when its return address is managed. */
+/*
+ * One Frame and the context it establishes when its return address is
+ * managed; or one exception tracker (type 0, ra the faulted IP) and the
+ * faulted frame's context in its record.
+ */
 struct swi_synth_fr {
 	uint64_t addr;
 	uint32_t type;
 	uint32_t attributes;
+	int stale;                              /* below the seed's SP, or a tracker already dealt with */
 	uint64_t method;                        /* ICF datum, TF method, ... */
 	uint64_t ra;                            /* 0: inactive or not followed */
 	unsigned nprotected;                    /* slots it protects (TF, HMF) */
@@ -201,10 +206,13 @@ struct sw_synth {
 	unsigned ninsts;
 	struct swi_synth_fr *frames;            /* ascending addresses: list order */
 	unsigned nframes;
+	struct swi_synth_fr *trackers;          /* exception trackers, ascending addresses */
+	unsigned ntrackers;
 	int native_seed;                        /* the seed IP is unmanaged */
 	unsigned char *image;                   /* the stack image's storage */
 	uint64_t image_lo;                      /* target address of image[0] */
 	uint64_t head_slot, head;               /* Frame list head slot and its value */
+	uint64_t exception_head_slot;           /* the tracker list's, or 0 without SW_SYNTH_TRACKERS */
 	sw_memory mem;
 	sw_thread thread;
 	sw_context ctx;
@@ -248,10 +256,12 @@ void swi_synth_roots_free(struct swi_synth_roots *r);
  * Replay the walk with `flags` over the records; returns the number of
  * frames (out[] gets the first `cap`).  *consistent is cleared when the
  * records contradict themselves (a generator bug).  With `roots`, also
- * each frame's GC roots.
+ * each frame's GC roots; with `err`, how the walk ends (status SW_OK, or
+ * the error it must stop with and where).
  */
 size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
-                        size_t cap, int *consistent, struct swi_synth_roots *roots);
+                        size_t cap, int *consistent, struct swi_synth_roots *roots,
+                        sw_walk_error *err);
 
 /* The method containing `addr`, or NULL. */
 const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t addr);

@@ -76,7 +76,7 @@ static void run_seeds(sw_arch arch, uint64_t first, unsigned count, unsigned fla
 /* What a root-checked run met, summed over its stacks. */
 struct root_stats {
 	unsigned long frames, roots, reg_roots, noreg, funclets, parents, no_gc;
-	unsigned long interrupted, faulted, resumed, with_type;
+	unsigned long interrupted, faulted, resumed, with_type, no_frame;
 };
 
 /* Count what the expectation holds for one stack (type: a Frame type to count, or 0). */
@@ -104,6 +104,7 @@ static void add_stats(const sw_synth *s, unsigned flags, uint32_t type, struct r
 		rs->interrupted += f[k].is_interrupted;
 		rs->faulted += f[k].has_faulted;
 		rs->resumed += f[k].is_first && k > 0;
+		rs->no_frame += f[k].state == SW_STATE_NO_FRAME_TRANSITION;
 		rs->with_type += type && f[k].frame_type == type &&
 		                 (f[k].state == SW_STATE_FRAME || f[k].state == SW_STATE_SKIPPED_FRAME);
 	}
@@ -233,7 +234,9 @@ START_TEST(test_flag_combinations)
 		SW_WALK_FUNCTIONSONLY, SW_WALK_POPFRAMES, SW_WALK_QUICKUNWIND,
 		SW_WALK_HANDLESKIPPEDFRAMES, SW_WALK_LIGHTUNWIND,
 		SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT,
-		SW_WALK_SKIPFUNCLETS, SW_WALK_UNWIND_FLOATS
+		SW_WALK_SKIPFUNCLETS, SW_WALK_UNWIND_FLOATS, SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS,
+		SW_WALK_DISABLE_MISSING_FRAME_DETECTION, SW_WALK_ALLOW_ASYNC_STACK_WALK,
+		SW_WALK_THREAD_IS_SUSPENDED
 	};
 	unsigned failures = 0;
 	char msg[512] = "";
@@ -261,7 +264,9 @@ static const unsigned feature_sets[] = {
 	SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_NATIVE_SEED,
 	SW_SYNTH_CONTEXT_FRAMES, SW_SYNTH_HELPER_FRAMES, SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_ENTRY_FRAMES,
 	SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_DEBUGGER_MARKERS, SW_SYNTH_FUNCLETS, SW_SYNTH_GC_INFO,
-	SW_SYNTH_FUNCLETS | SW_SYNTH_GC_INFO | SW_SYNTH_CONTEXT_FRAMES
+	SW_SYNTH_FUNCLETS | SW_SYNTH_GC_INFO | SW_SYNTH_CONTEXT_FRAMES, SW_SYNTH_TRACKERS,
+	SW_SYNTH_TRACKERS | SW_SYNTH_NATIVE_SEED | SW_SYNTH_GC_INFO,
+	SW_SYNTH_NATIVE_BLOCKS | SW_SYNTH_NATIVE_SEED | SW_SYNTH_STALE_FRAMES
 };
 #define NFEATURE_SETS (int)(sizeof feature_sets / sizeof feature_sets[0])
 
@@ -298,7 +303,9 @@ END_TEST
 
 /* ---- GC roots --------------------------------------------------------------------- */
 
+static uint64_t read_ptr(const sw_thread *t, uint64_t addr);
 static void write_ptr(const sw_thread *t, uint64_t addr, uint64_t v);
+static unsigned ip_reg(sw_arch arch);
 
 /*
  * The GC's walk over 10,000 stacks per arch: every frame's roots exactly
@@ -410,6 +417,321 @@ START_TEST(test_frame_kind)
 	               SW_SYNTH_ALL, type, NULL);
 	run_root_seeds(arch, first, 300, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING | SW_WALK_POPFRAMES,
 	               SW_SYNTH_ALL, type, NULL);
+}
+END_TEST
+
+/* ---- the flags the walk of a synthetic stack needs trackers or stale Frames for ---- */
+
+/* How many trackers the thread's list holds. */
+static unsigned count_trackers(const sw_thread *t)
+{
+	unsigned n = 0;
+
+	if (!t->exception_head)
+		return 0;
+	for (uint64_t a = read_ptr(t, t->exception_head); a && n < 10000; a = read_ptr(t, a))
+		n++;
+	return n;
+}
+
+/*
+ * NOTIFY_ON_NO_FRAME_TRANSITIONS over 1,000 stacks per arch, frames and
+ * roots: each exception tracker reported before its faulted frame, which
+ * is interrupted and faulted either way; stale trackers (deeper than a
+ * managed frame's caller SP) passed silently.
+ */
+START_TEST(test_no_frame_transitions)
+{
+	sw_arch arch = arches[_i];
+	uint64_t first = SEED_BASE + 5000000;
+	unsigned flags = SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS;
+	unsigned long listed = 0;
+	struct root_stats rs, none;
+	sw_synth_params p;
+
+	run_root_seeds(arch, first, 1000, flags, SW_SYNTH_ALL, 0, &rs);
+	run_root_seeds(arch, first, 1000, 0, SW_SYNTH_ALL, 0, &none);
+	sw_synth_params_default(&p);
+	for (unsigned i = 0; i < 1000; i++) {
+		sw_synth *s;
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, first + i, &p), SW_OK);
+		listed += count_trackers(sw_synth_thread(s));
+		sw_synth_destroy(s);
+	}
+	fprintf(stderr, "check_synth: %s: NO_FRAME_TRANSITIONS: %lu trackers reported, %lu stale"
+	        " passed, %lu faulted frames\n", sw_arch_name(arch), rs.no_frame,
+	        listed - rs.no_frame, rs.faulted);
+	ck_assert_uint_ge(rs.no_frame, 100);
+	ck_assert_uint_eq(none.no_frame, 0);
+	/* The flag adds the transitions and changes nothing else. */
+	ck_assert_uint_eq(rs.frames, none.frames + rs.no_frame);
+	ck_assert_uint_eq(rs.faulted, none.faulted);
+	ck_assert_uint_ge(rs.faulted, rs.no_frame);
+	ck_assert_uint_eq(rs.noreg, 0);
+	/* Trackers the walk passed without a word. */
+	ck_assert_uint_ge(listed - rs.no_frame, 50);
+	/* And with the profiler's and the GC's flags. */
+	run_root_seeds(arch, first, 300, flags | SW_WALK_FUNCTIONSONLY |
+	               SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, SW_SYNTH_ALL, 0, NULL);
+	run_root_seeds(arch, first, 300, flags | SW_WALK_GC_FUNCLET_REFERENCE_REPORTING |
+	               SW_WALK_POPFRAMES, SW_SYNTH_ALL, 0, NULL);
+}
+END_TEST
+
+/*
+ * The tracker check can fail: change a callee-saved register or the IP in
+ * the context record of a tracker the walk follows.
+ */
+START_TEST(test_tracker_corruption_detected)
+{
+	sw_arch arch = arches[_i];
+	unsigned p = sw_arch_pointer_size(arch), ip = ip_reg(arch);
+	uint64_t flip = p == 8 ? 0x100000001ULL : 0x10001ULL;
+	uint64_t ip_flip = arch == SW_ARCH_ARM64 ? 4 : 1;
+	unsigned reg_tried = 0, ip_tried = 0, ip_mismatch = 0;
+
+	for (uint64_t seed = 1; seed < 400 && (reg_tried < 30 || ip_tried < 30); seed++) {
+		sw_synth_frame f[128];
+		const sw_thread *t;
+		sw_synth *s;
+		size_t n;
+		char msg[512];
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, seed, NULL), SW_OK);
+		t = sw_synth_thread(s);
+		n = sw_synth_expected(s, SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS, f, 128);
+		for (size_t k = 0; k + 1 < n && k + 1 < 128; k++) {
+			uint64_t record, slot = 0, value;
+			const sw_synth_frame *ff;
+			size_t j = k + 1;
+			sw_status st;
+
+			if (f[k].state != SW_STATE_NO_FRAME_TRANSITION)
+				continue;
+			/* The faulted frame, after the Frames skipped in its area. */
+			while (j < n && j < 128 && f[j].state == SW_STATE_SKIPPED_FRAME)
+				j++;
+			if (j >= n || j >= 128)
+				break;
+			ff = &f[j];
+			ck_assert_uint_eq(ff->state, SW_STATE_FRAMELESS);
+			ck_assert(ff->is_interrupted && ff->has_faulted && !ff->is_first);
+			record = read_ptr(t, f[k].frame + p);
+			/* The faulted frame's registers are the record's slots (SP aside). */
+			ck_assert_uint_eq(ff->locs[ip], record + 16 + 8 * (uint64_t)ip);
+			for (unsigned r = 0; r < SW_MAX_REGS && !slot; r++)
+				if (r != ip && ff->locs[r] && ((ff->valid >> r) & 1))
+					slot = ff->locs[r];
+			if (seed & 1) {
+				slot = record + 16 + 8 * (uint64_t)ip;
+				ip_tried++;
+			} else if (slot) {
+				reg_tried++;
+			} else {
+				break;
+			}
+			value = read_ptr(t, slot);
+			ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_OK);
+			write_ptr(t, slot, value ^ (seed & 1 ? ip_flip : flip));
+			st = sw_synth_check(s, 0, msg, sizeof msg);
+			if (seed & 1) {
+				/* A wrong IP: a wrong frame, or a walk that cannot go on. */
+				ck_assert_int_ne(st, SW_OK);
+				ip_mismatch += st == SW_E_MISMATCH;
+			} else {
+				ck_assert_int_eq(st, SW_E_MISMATCH);
+				ck_assert_msg(strstr(msg, "expected") != NULL, "message: %s", msg);
+			}
+			write_ptr(t, slot, value);
+			ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_OK);
+			break;
+		}
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(reg_tried, 30);
+	ck_assert_uint_ge(ip_tried, 30);
+	ck_assert_uint_ge(ip_mismatch, 10);
+}
+END_TEST
+
+/*
+ * DISABLE_MISSING_FRAME_DETECTION over 1,000 stacks with stale Frames
+ * below unmanaged seeds: without the flag the walk must fail with
+ * SW_E_BADFRAME exactly where predicted (sw_synth_check accepts that
+ * failure and no other), with it the stale Frames are passed and the rest
+ * matches, roots included.
+ */
+START_TEST(test_missing_frame_detection)
+{
+	sw_arch arch = arches[_i];
+	unsigned features = SW_SYNTH_ALL | SW_SYNTH_STALE_FRAMES, failing = 0, stale = 0;
+	unsigned disable = SW_WALK_DISABLE_MISSING_FRAME_DETECTION, failures = 0;
+	uint64_t first = SEED_BASE + 5100000;
+	char first_msg[512] = "";
+	sw_synth_params p;
+
+	sw_synth_params_default(&p);
+	p.features = features;
+	for (unsigned i = 0; i < 1000; i++) {
+		static const unsigned also[] = {
+			0, SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT | SW_WALK_POPFRAMES,
+			SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS
+		};
+		unsigned more = also[i % 3];
+		const sw_thread *t;
+		const sw_context *c;
+		sw_walk_error want, with;
+		sw_synth *s;
+		sw_status st;
+		char msg[512];
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, first + i, &p), SW_OK);
+		t = sw_synth_thread(s);
+		c = sw_synth_context(s);
+		if (sw_synth_expected_error(s, more, &want) != SW_OK) {
+			unsigned below = 0;
+
+			ck_assert_int_eq(want.status, SW_E_BADFRAME);
+			ck_assert_uint_lt(want.frame, sw_context_sp(c));
+			ck_assert_uint_eq(want.depth, sw_synth_expected(s, more, NULL, 0));
+			for (uint64_t a = read_ptr(t, t->frame_head); a; a = read_ptr(t, a))
+				below += a < sw_context_sp(c);
+			ck_assert_uint_ge(below, 1);
+			/* The head of the list is the stale Frame the walk stops at. */
+			ck_assert_uint_eq(read_ptr(t, t->frame_head), want.frame);
+			failing++;
+			stale += below;
+		}
+		ck_assert_int_eq(sw_synth_expected_error(s, more | disable, &with), SW_OK);
+		st = sw_synth_check(s, more, msg, sizeof msg);
+		if (st == SW_OK)
+			st = sw_synth_check_roots(s, more | disable, msg, sizeof msg);
+		if (st != SW_OK) {
+			if (failures++ == 0)
+				snprintf(first_msg, sizeof first_msg, "%s", msg);
+			fprintf(stderr, "check_synth: %s [%s]; reproduce: swsynth -g -a %s -s %#" PRIx64
+			        " -f %#x -F %#x\n", msg, sw_strerror(st), sw_arch_name(arch), first + i,
+			        more, features);
+		}
+		sw_synth_destroy(s);
+	}
+	fprintf(stderr, "check_synth: %s: DISABLE_MISSING_FRAME_DETECTION: %u walks fail without"
+	        " it, %u stale Frames passed with it\n", sw_arch_name(arch), failing, stale);
+	ck_assert_msg(failures == 0, "%s: %u of 1000 stacks failed; first: %s", sw_arch_name(arch),
+	              failures, first_msg);
+	ck_assert_uint_ge(failing, 100);
+	ck_assert_uint_ge(stale, failing);
+}
+END_TEST
+
+/*
+ * The expected failure is checked, not assumed: unlink the stale Frames
+ * (the head slot pointing past them) and a walk that completes is a
+ * mismatch; a wrong expectation the other way round too.
+ */
+START_TEST(test_expected_failure_checked)
+{
+	sw_arch arch = arches[_i];
+	unsigned tried = 0;
+	sw_synth_params p;
+
+	sw_synth_params_default(&p);
+	p.features = SW_SYNTH_ALL | SW_SYNTH_STALE_FRAMES;
+	for (uint64_t seed = 1; seed < 400 && tried < 20; seed++) {
+		const sw_thread *t;
+		sw_walk_error want;
+		uint64_t head, a, sp;
+		sw_synth *s;
+		char msg[512];
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, seed, &p), SW_OK);
+		if (sw_synth_expected_error(s, 0, &want) == SW_OK) {
+			sw_synth_destroy(s);
+			continue;
+		}
+		t = sw_synth_thread(s);
+		sp = sw_context_sp(sw_synth_context(s));
+		head = read_ptr(t, t->frame_head);
+		for (a = head; a && a < sp; a = read_ptr(t, a))
+			;
+		ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_OK);
+		write_ptr(t, t->frame_head, a);
+		ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_E_MISMATCH);
+		ck_assert_msg(strstr(msg, "expected it to fail") || strstr(msg, "extra frame"),
+		              "message: %s", msg);
+		write_ptr(t, t->frame_head, head);
+		ck_assert_int_eq(sw_synth_check(s, 0, msg, sizeof msg), SW_OK);
+		tried++;
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(tried, 20);
+	ck_assert_int_eq(sw_synth_expected_error(NULL, 0, NULL), SW_E_INVAL);
+}
+END_TEST
+
+/*
+ * ALLOW_ASYNC_STACK_WALK and THREAD_IS_SUSPENDED change nothing on a
+ * buffer: 1,000 stacks per arch and flag, the expectation exactly that of
+ * a walk without flags, frames and roots.  (A walk of this process's own
+ * memory off the caller's stack is refused without ALLOW_ASYNC: that is
+ * check_walk's.)
+ */
+/* Do walks of s with flags fa and fb report the same frames and end the same way? */
+static int same_expectation_flags(const sw_synth *s, unsigned fa, unsigned fb)
+{
+	size_t na = sw_synth_expected(s, fa, NULL, 0), nb = sw_synth_expected(s, fb, NULL, 0);
+	sw_walk_error ea, eb;
+	sw_synth_frame *a, *b;
+	int same;
+
+	if (na != nb)
+		return 0;
+	a = calloc(na + 1, sizeof *a);
+	b = calloc(nb + 1, sizeof *b);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	sw_synth_expected(s, fa, a, na);
+	sw_synth_expected(s, fb, b, nb);
+	same = memcmp(a, b, na * sizeof *a) == 0;
+	same &= sw_synth_expected_error(s, fa, &ea) == sw_synth_expected_error(s, fb, &eb);
+	same &= memcmp(&ea, &eb, sizeof ea) == 0;
+	free(a);
+	free(b);
+	return same;
+}
+
+static const unsigned no_effect_flags[] = {
+	SW_WALK_ALLOW_ASYNC_STACK_WALK, SW_WALK_THREAD_IS_SUSPENDED
+};
+#define NNO_EFFECT_FLAGS (int)(sizeof no_effect_flags / sizeof no_effect_flags[0])
+
+START_TEST(test_no_effect_flag)
+{
+	sw_arch arch = arches[_i % NARCHES];
+	unsigned flags = no_effect_flags[_i / NARCHES];
+	uint64_t first = SEED_BASE + 5200000 + 10000 * (uint64_t)(_i / NARCHES);
+	unsigned long frames = 0;
+	struct root_stats rs, none;
+
+	for (unsigned i = 0; i < 1000; i++) {
+		sw_synth *s;
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, first + i, NULL), SW_OK);
+		ck_assert_msg(same_expectation_flags(s, flags, 0),
+		              "%s seed %#" PRIx64 ": flags %#x change the expectation",
+		              sw_arch_name(arch), first + i, flags);
+		frames += sw_synth_expected(s, flags, NULL, 0);
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(frames, 5000);
+	run_root_seeds(arch, first, 1000, flags, SW_SYNTH_ALL, 0, &rs);
+	run_root_seeds(arch, first, 1000, 0, SW_SYNTH_ALL, 0, &none);
+	ck_assert(memcmp(&rs, &none, sizeof rs) == 0);
+	/* With every other flag too. */
+	run_seeds(arch, first, 300, flags | SW_WALK_FUNCTIONSONLY | SW_WALK_QUICKUNWIND |
+	          SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NOTIFY_ON_NO_FRAME_TRANSITIONS,
+	          SW_SYNTH_ALL);
 }
 END_TEST
 
@@ -697,7 +1019,7 @@ START_TEST(test_params)
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	ck_assert_ptr_null(s);
 	sw_synth_params_default(&p);
-	p.features = SW_SYNTH_ALL + 1;
+	p.features = (SW_SYNTH_ALL | SW_SYNTH_STALE_FRAMES) + 1;
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	sw_synth_params_default(&p);
 	p.frame_type = SW_FRAME_TYPE_USER;
@@ -1012,6 +1334,11 @@ static Suite *synth_suite(void)
 	tcase_add_loop_test(walk, test_gc_roots_10000, 0, NARCHES);
 	tcase_add_loop_test(walk, test_walk_flag, 0, NWALK_FLAGS * NARCHES);
 	tcase_add_loop_test(walk, test_frame_kind, 0, NFRAME_KINDS * NARCHES);
+	tcase_add_loop_test(walk, test_no_frame_transitions, 0, NARCHES);
+	tcase_add_loop_test(walk, test_missing_frame_detection, 0, NARCHES);
+	tcase_add_loop_test(walk, test_no_effect_flag, 0, NNO_EFFECT_FLAGS * NARCHES);
+	tcase_add_loop_test(gen, test_tracker_corruption_detected, 0, NARCHES);
+	tcase_add_loop_test(gen, test_expected_failure_checked, 0, NARCHES);
 	tcase_add_loop_test(gen, test_expected_roots_api, 0, NARCHES);
 	tcase_add_loop_test(gen, test_root_corruption_detected, 0, NARCHES);
 	tcase_add_loop_test(gen, test_root_missing_detected, 0, NARCHES);

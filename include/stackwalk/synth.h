@@ -37,7 +37,10 @@ enum {
 	SW_SYNTH_DEBUGGER_MARKERS  = 0x100, /* the debugger's marker Frames in unmanaged blocks */
 	SW_SYNTH_FUNCLETS          = 0x200, /* funclets above their parents */
 	SW_SYNTH_GC_INFO           = 0x400, /* GC tables, references in live slots, protected Frame slots */
-	SW_SYNTH_ALL               = 0x7ff
+	SW_SYNTH_TRACKERS          = 0x800, /* faults without a Frame: exception trackers (the CLR's ExInfo) */
+	SW_SYNTH_ALL               = 0xfff,
+	/* Not in SW_SYNTH_ALL: walks without DISABLE_MISSING_FRAME_DETECTION fail on them. */
+	SW_SYNTH_STALE_FRAMES      = 0x1000 /* Frames left linked below an unmanaged seed's SP */
 };
 
 typedef struct sw_synth_params {
@@ -82,9 +85,20 @@ SW_API size_t sw_synth_expected(const sw_synth *s, unsigned flags,
                                 sw_synth_frame *out, size_t cap);
 
 /*
+ * sw_synth_expected_error - how a walk with `flags` must end: SW_OK when
+ * it completes, else the error it must stop with (SW_E_BADFRAME at a stale
+ * Frame).  *err (may be NULL) gets the status, the number of frames
+ * reported before the failure, and the IP, SP and Frame sw_iter_error
+ * must give; all 0 but the depth when the walk completes.  SW_E_INVAL for
+ * a NULL s.
+ */
+SW_API sw_status sw_synth_expected_error(const sw_synth *s, unsigned flags, sw_walk_error *err);
+
+/*
  * sw_synth_check - walk with `flags` and compare every frame with the
- * expectation.  SW_OK, SW_E_MISMATCH (with a description in msg), or the
- * walk's own error.
+ * expectation, and how the walk ends with sw_synth_expected_error.  SW_OK
+ * (also for a walk that fails exactly as expected), SW_E_MISMATCH (with a
+ * description in msg), or the walk's own unexpected error.
  */
 SW_API sw_status sw_synth_check(const sw_synth *s, unsigned flags, char *msg, size_t msg_size);
 
