@@ -17,5 +17,8 @@
 #include <stackwalk/walk.h>
 #include <stackwalk/synth.h>
 #include <stackwalk/target.h>
+#include <stackwalk/module.h>
+#include <stackwalk/core.h>
+#include <stackwalk/process.h>
 
 #endif /* STACKWALK_H */

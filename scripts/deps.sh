@@ -4,7 +4,7 @@
 
 # Debian packages the build, the tests and the benchmarks need.
 SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
-libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind \
+libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind gdb gdb-multiarch \
 gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 
 sw_install_deps() {

@@ -1152,7 +1152,7 @@ START_TEST(bad_headers)
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
 	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
-	PATCH(2, 0x04, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x08, SW_E_UNSUPPORTED);               /* unknown flags */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
 	PATCH(4, 17, SW_E_BADMETA);                     /* prolog beyond code */
@@ -1425,7 +1425,8 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 5, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(2, 9, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(2, 5, SW_E_BADMETA);              /* rows cannot have body ops */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
 	PATCH(7, 1, SW_E_BADMETA);              /* one op: trailing bytes, args left pushed */
 	PATCH(7, 20, SW_E_BADMETA);             /* more ops than body bytes */
@@ -2094,7 +2095,7 @@ START_TEST(gc_bad_blobs)
 	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
-	PATCH(2, 0x06, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x0a, SW_E_UNSUPPORTED);       /* an unknown section */
 	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
 	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */
 	PATCH(7, 0x01, SW_E_BADMETA);           /* one location: the other is trailing */
@@ -3179,6 +3180,252 @@ START_TEST(dump_text_gc)
 }
 END_TEST
 
+/* ---- Row operations (imported CFI) ---- */
+
+/* The x64 example of swu(5): push rbp; mov rbp, rsp; ... leave; ret. */
+static struct blob shape_rows_x64(void)
+{
+	sw_swu_builder *b = new_builder();
+	struct blob bl;
+
+	OK(sw_swu_def_cfa_offset(b, 1, 16));
+	OK(sw_swu_saved_at(b, 1, RBP, -16));
+	OK(sw_swu_def_cfa(b, 4, RBP, 16));
+	OK(sw_swu_def_cfa(b, 21, RSP, 8));
+	OK(sw_swu_same_value(b, 21, RBP));
+	bl = finish(b, 22);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(rows_x64)
+{
+	static const unsigned char bytes[] = {
+		0xe5, 0x11, 0x04, 0x16, 0x05,
+		0x01, 0x11, 0x10,
+		0x00, 0x12, 0x06, 0x70,
+		0x03, 0x10, 0x06, 0x10,
+		0x11, 0x10, 0x07, 0x08,
+		0x00, 0x13, 0x06,
+	};
+	/* While the CFA is on rbp, SP's depth is the last one known (16). */
+	static const struct row rows[] = {
+		{ 0,  SW_SWU_BODY, RSP, 8,  8,  "" },
+		{ 1,  SW_SWU_BODY, RSP, 16, 16, "rbp:-16" },
+		{ 4,  SW_SWU_BODY, RBP, 16, 16, "rbp:-16" },
+		{ 21, SW_SWU_BODY, RSP, 8,  8,  "" },
+	};
+	struct blob bl = shape_rows_x64();
+	sw_swu_header h;
+
+	ck_assert_uint_eq(bl.len, sizeof bytes);
+	ck_assert_int_eq(memcmp(bl.p, bytes, sizeof bytes), 0);
+	ck_assert_int_eq(sw_swu_decode_header(bl.p, bl.len, &h), SW_OK);
+	ck_assert_uint_eq(h.row_ops, 5);
+	ck_assert_uint_eq(h.code_size, 22);
+	ck_assert_uint_eq(h.prolog_size + h.prolog_ops + h.epilogs + h.body_ops, 0);
+	check_rules(&bl, 22, rows, NROWS(rows));
+	free(bl.p);
+}
+END_TEST
+
+/*
+ * Rows that the prolog form cannot say: a cold part entered with a frame
+ * (ops at 0), the return address moved (x86), any register as the CFA,
+ * a CFA offset below the frame register, GC information with rows.
+ */
+START_TEST(rows_x86_and_arm64)
+{
+	static const struct arow x86[] = {
+		{ 0, SW_SWU_BODY, SW_X86_ESP, 24, 24, "-4", "ebx:-8 esi:-12" },
+		{ 3, SW_SWU_BODY, SW_X86_ECX, -4, 24, "-12", "ebx:-8 esi:-12" },
+		{ 5, SW_SWU_BODY, SW_X86_ECX, -4, 24, "-12", "esi:-12" },
+		{ 9, SW_SWU_BODY, SW_X86_ESP, 4, 4, "-4", "" },
+	};
+	static const struct arow arm64[] = {
+		{ 0,  SW_SWU_BODY, SW_ARM64_SP, 0,  0,  "lr", "" },
+		{ 4,  SW_SWU_BODY, SW_ARM64_SP, 32, 32, "-24", "fp:-32 lr:-24" },
+		{ 8,  SW_SWU_BODY, SW_ARM64_FP, 32, 32, "-24", "fp:-32 lr:-24 d8:-16" },
+		{ 24, SW_SWU_BODY, SW_ARM64_SP, 0,  0,  "lr", "" },
+	};
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl;
+
+	OK(sw_swu_def_cfa_offset(b, 0, 24));
+	OK(sw_swu_saved_at(b, 0, SW_X86_EBX, -8));
+	OK(sw_swu_saved_at(b, 0, SW_X86_ESI, -12));
+	OK(sw_swu_def_cfa(b, 3, SW_X86_ECX, -4));
+	OK(sw_swu_saved_at(b, 3, SW_X86_EIP, -12));
+	OK(sw_swu_same_value(b, 5, SW_X86_EBX));
+	OK(sw_swu_def_cfa(b, 9, SW_X86_ESP, 4));
+	OK(sw_swu_saved_at(b, 9, SW_X86_EIP, -4));
+	OK(sw_swu_same_value(b, 9, SW_X86_ESI));
+	OK(sw_swu_gc_register(b, SW_X86_EAX, 0, 2, 6));
+	bl = finish(b, 12);
+	check_arch_rules(&bl, SW_ARCH_X86, 12, x86, NROWS(x86), NULL, 0);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+
+	b = new_builder_for(SW_ARCH_ARM64);
+	OK(sw_swu_def_cfa_offset(b, 4, 32));
+	OK(sw_swu_saved_at(b, 4, SW_ARM64_FP, -32));
+	OK(sw_swu_saved_at(b, 4, SW_ARM64_LR, -24));
+	OK(sw_swu_def_cfa(b, 8, SW_ARM64_FP, 32));
+	OK(sw_swu_saved_at(b, 8, SW_ARM64_D8, -16));
+	OK(sw_swu_def_cfa(b, 24, SW_ARM64_SP, 0));
+	OK(sw_swu_same_value(b, 24, SW_ARM64_FP));
+	OK(sw_swu_same_value(b, 24, SW_ARM64_LR));
+	OK(sw_swu_same_value(b, 24, SW_ARM64_D8));
+	bl = finish(b, 28);
+	check_arch_rules(&bl, SW_ARCH_ARM64, 28, arm64, NROWS(arm64), NULL, 0);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(rows_misuse)
+{
+	sw_swu_builder *b = new_builder();
+	unsigned char buf[64];
+	size_t len;
+
+	/* Bad registers and offsets stick like any error. */
+	ck_assert_int_eq(sw_swu_def_cfa(b, 0, SW_X64_RIP, 8), SW_E_INVAL);
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 0, 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* CFI's word even for a CFA below SP; but within the frame limit. */
+	OK(sw_swu_def_cfa(b, 0, RSP, -8));
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_def_cfa(b, 0, RSP, -(int32_t)SW_SWU_MAX_FRAME - 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_def_cfa(b, 0, 17, 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at(b, 0, RSP, -8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_same_value(b, 0, SW_X64_RIP), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at(b, 0, RBX, (int32_t)SW_SWU_MAX_FRAME + 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_def_cfa(b, 0, RBP, INT32_MIN), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* Ends never decrease; equal ends are fine. */
+	OK(sw_swu_def_cfa_offset(b, 5, 16));
+	OK(sw_swu_saved_at(b, 5, RBX, -16));
+	ck_assert_int_eq(sw_swu_same_value(b, 4, RBX), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* Not mixed with the prolog form, either way. */
+	OK(sw_swu_def_cfa_offset(b, 1, 16));
+	ck_assert_int_eq(sw_swu_push_reg(b, 2, RBX), SW_E_STATE);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_def_cfa_offset(b, 1, 16));
+	ck_assert_int_eq(sw_swu_end_prolog(b, 2), SW_E_STATE);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_push_reg(b, 1, RBX));
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 1, 16), SW_E_STATE);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_end_prolog(b, 0));
+	ck_assert_int_eq(sw_swu_saved_at(b, 1, RBX, -16), SW_E_STATE);
+	sw_swu_builder_reset(b);
+	/* The code must hold every op; arm64 has no instruction-pointer column. */
+	OK(sw_swu_def_cfa_offset(b, 10, 16));
+	ck_assert_int_eq(sw_swu_finish(b, 9, buf, sizeof buf, &len), SW_E_INVAL);
+	OK(sw_swu_finish(b, 10, buf, sizeof buf, &len));
+	sw_swu_builder_destroy(b);
+	b = new_builder_for(SW_ARCH_ARM64);
+	ck_assert_int_eq(sw_swu_saved_at(b, 0, SW_ARM64_PC, -8), SW_E_INVAL);
+	sw_swu_builder_destroy(b);
+	/* The op limit. */
+	b = new_builder();
+	for (unsigned i = 0; i < SW_SWU_MAX_ROW_OPS; i++)
+		OK(sw_swu_def_cfa_offset(b, i, 8 + 8 * (int32_t)(i & 1)));
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, SW_SWU_MAX_ROW_OPS, 8), SW_E_LIMIT);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(rows_bad_blobs)
+{
+	static const unsigned char good[] = {
+		0xe5, 0x11, 0x04, 0x16, 0x05,
+		0x01, 0x11, 0x10, 0x00, 0x12, 0x06, 0x70, 0x03, 0x10, 0x06, 0x10,
+		0x11, 0x10, 0x07, 0x08, 0x00, 0x13, 0x06,
+	};
+	unsigned char b[sizeof good];
+	sw_swu_rule r;
+
+	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
+#define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
+	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
+	PATCH(2, 0x05, SW_E_BADMETA);           /* rows with body ops */
+	PATCH(4, 0x00, SW_E_BADMETA);           /* no row op */
+	PATCH(4, 0x06, SW_E_TRUNCATED);         /* one more than there is */
+	PATCH(4, 0x04, SW_E_BADMETA);           /* one byte too many */
+	PATCH(3, 0x14, SW_E_BADMETA);           /* an op beyond the code */
+	PATCH(6, 0x01, SW_E_BADMETA);           /* a prolog op among rows */
+	PATCH(6, 0x14, SW_E_BADMETA);           /* a reserved opcode */
+	PATCH(10, 0x07, SW_E_BADMETA);          /* saved_at rsp */
+	PATCH(14, 0x10, SW_E_BADMETA);          /* def_cfa rip */
+	PATCH(18, 0x11, SW_E_BADMETA);          /* def_cfa register 17 */
+	PATCH(19, 0x78, SW_OK);                 /* def_cfa rsp, -8: as CFI may say */
+	PATCH(22, 0x10, SW_E_BADMETA);          /* same_value rip */
+	PATCH(16, 0x00, SW_OK);                 /* end 4: rules may change anywhere */
+#undef PATCH
+	/* Hostile rows never lead the decoder astray. */
+	for (size_t cut = 0; cut < sizeof good; cut++) {
+		unsigned char *p = malloc(cut ? cut : 1);
+
+		memcpy(p, good, cut);
+		ck_assert_int_ne(sw_swu_validate(p, cut), SW_OK);
+		for (uint32_t off = 0; off <= 22; off++)
+			sw_swu_decode(p, cut, off, &r);
+		free(p);
+	}
+	for (unsigned iter = 0; iter < 20000; iter++) {
+		unsigned char *p = malloc(sizeof good);
+		sw_status v;
+
+		memcpy(p, good, sizeof good);
+		p[5 + rand() % (sizeof good - 5)] = (unsigned char)rand();
+		if (iter & 1)
+			p[5 + rand() % (sizeof good - 5)] = (unsigned char)rand();
+		v = sw_swu_validate(p, sizeof good);
+		for (uint32_t off = 0; off <= 24; off++) {
+			sw_status d = sw_swu_decode(p, sizeof good, off, &r);
+
+			/* What validates, decodes. */
+			if (v == SW_OK && off <= 22)
+				ck_assert_int_eq(d, SW_OK);
+			if (d == SW_OK)
+				ck_assert_uint_lt(r.cfa_reg, SW_X64_NREGS);
+		}
+		free(p);
+	}
+}
+END_TEST
+
+START_TEST(rows_dump)
+{
+	struct blob bl = shape_rows_x64();
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	ck_assert_int_eq(sw_swu_dump(f, bl.p, bl.len), SW_OK);
+	fclose(f);
+	ck_assert_str_eq(text,
+		"SWU version 1, x64, 23 bytes\n"
+		"code size 22, 5 row ops\n"
+		"rows:\n"
+		"         1         def_cfa_offset 16                ; cfa = rsp + 16, sp = cfa - 16\n"
+		"         1         saved_at rbp at [cfa - 16]       ; cfa = rsp + 16, sp = cfa - 16\n"
+		"         4         def_cfa rbp + 16                 ; cfa = rbp + 16, sp unknown\n"
+		"        21         def_cfa rsp + 8                  ; cfa = rsp + 8, sp = cfa - 8\n"
+		"        21         same_value rbp                   ; cfa = rsp + 8, sp = cfa - 8\n");
+	free(text);
+	free(bl.p);
+}
+END_TEST
+
 static Suite *swu_suite(void)
 {
 	Suite *s = suite_create("swu");
@@ -3211,6 +3458,10 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, gc_with_body_ops);
 	tcase_add_test(tc, gc_builder_misuse);
 	tcase_add_test(tc, gc_builder_limits);
+	tcase_add_test(tc, rows_x64);
+	tcase_add_test(tc, rows_x86_and_arm64);
+	tcase_add_test(tc, rows_misuse);
+	tcase_add_test(tc, rows_dump);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(fz, bad_headers);
@@ -3222,6 +3473,7 @@ static Suite *swu_suite(void)
 	tcase_add_test(fz, random_x86_body);
 	tcase_add_test(fz, gc_bad_blobs);
 	tcase_add_test(fz, random_gc);
+	tcase_add_test(fz, rows_bad_blobs);
 	tcase_set_timeout(fz, 600);
 	suite_add_tcase(s, fz);
 	return s;

@@ -8,6 +8,10 @@
  * builder is reset, so a JIT that checks only the final status still never
  * gets a blob that silently lacks an op.
  *
+ * Row ops (imported CFI) make the other form of blob: the first one turns
+ * a builder that has described nothing yet into a row builder, which
+ * then refuses prolog, epilog and body ops (and they refuse it).
+ *
  * GC live ranges may come in any order: each location keeps its ranges
  * sorted, touching ones merged, and the locations stay in the order the
  * format wants (swu_gc_cmp), so finish only writes them out.
@@ -21,7 +25,8 @@
 enum builder_phase {
 	IN_PROLOG,              /* before sw_swu_end_prolog */
 	IN_BODY,                /* between epilogs */
-	IN_EPILOG               /* between epilog_begin and epilog_end */
+	IN_EPILOG,              /* between epilog_begin and epilog_end */
+	IN_ROWS                 /* after the first row op */
 };
 
 struct builder_epilog {
@@ -57,6 +62,9 @@ struct sw_swu_builder {
 	struct swu_state args;          /* the body state with the body ops so far */
 	struct swu_op *bops;            /* body ops (argument pushes and pops) */
 	uint32_t nbops, bops_cap;
+	struct swu_state rows;          /* the state after the row ops so far */
+	struct swu_op *rops;            /* row ops */
+	uint32_t nrops, rops_cap;
 	/* GC locations in swu_gc_cmp order; entries from ngc to gc_cap are
 	 * spares that keep their range arrays for reuse. */
 	struct gc_entry *gc;
@@ -90,6 +98,7 @@ SW_API void sw_swu_builder_destroy(sw_swu_builder *b)
 	free(b->epilogs);
 	free(b->eops);
 	free(b->bops);
+	free(b->rops);
 	for (uint32_t i = 0; i < b->gc_cap; i++)
 		free(b->gc[i].ranges);
 	free(b->gc);
@@ -108,11 +117,13 @@ SW_API void sw_swu_builder_reset(sw_swu_builder *b)
 	b->nepilogs = 0;
 	b->neops = 0;
 	b->nbops = 0;
+	b->nrops = 0;
 	for (uint32_t i = 0; i < b->ngc; i++)
 		b->gc[i].nranges = 0;
 	b->ngc = 0;
 	swu_state_init(&b->body, b->arch);
 	b->args = b->body;
+	b->rows = b->body;
 }
 
 /* Remember the first error: later calls return it. */
@@ -410,6 +421,57 @@ SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t
 	return body_op(b, SWU_OP_CALL_POPS, end, size);
 }
 
+/* A row op: at or after the last one, before any other kind of op. */
+static sw_status row_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t reg, int64_t arg)
+{
+	struct swu_op op = { .end = end, .code = code, .reg = reg, .arg = arg };
+	struct swu_state s;
+	sw_status st;
+
+	if (!b)
+		return SW_E_INVAL;
+	if (b->error != SW_OK)
+		return b->error;
+	if (b->phase != IN_ROWS && (b->phase != IN_PROLOG || b->nprolog > 0))
+		return fail(b, SW_E_STATE);
+	if (end > SW_SWU_MAX_CODE_SIZE)
+		return fail(b, SW_E_LIMIT);
+	if (end < b->last_end)
+		return fail(b, SW_E_INVAL);
+	if (b->nrops >= SW_SWU_MAX_ROW_OPS)
+		return fail(b, SW_E_LIMIT);
+	s = b->rows;
+	if ((st = swu_state_apply(&s, &op)) != SW_OK)
+		return fail(b, st);
+	if ((st = reserve((void **)&b->rops, &b->rops_cap, b->nrops, sizeof *b->rops)) != SW_OK)
+		return fail(b, st);
+	b->rows = s;
+	b->rops[b->nrops++] = op;
+	b->last_end = end;
+	b->phase = IN_ROWS;
+	return SW_OK;
+}
+
+SW_API sw_status sw_swu_def_cfa(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t offset)
+{
+	return row_op(b, SWU_OP_DEF_CFA, end, reg, offset);
+}
+
+SW_API sw_status sw_swu_def_cfa_offset(sw_swu_builder *b, uint32_t end, int32_t offset)
+{
+	return row_op(b, SWU_OP_CFA_OFFSET, end, 0, offset);
+}
+
+SW_API sw_status sw_swu_saved_at(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t cfa_offset)
+{
+	return row_op(b, SWU_OP_SAVED_AT, end, reg, cfa_offset);
+}
+
+SW_API sw_status sw_swu_same_value(sw_swu_builder *b, uint32_t end, unsigned reg)
+{
+	return row_op(b, SWU_OP_SAME_VALUE, end, reg, 0);
+}
+
 /* ---- GC information ---- */
 
 /* The first entry not ordered before `slot` (with or without flags). */
@@ -591,10 +653,15 @@ static void encode_gc(const sw_swu_builder *b, struct swu_writer *w)
 	}
 }
 
-/* The unwind ops: prolog ops, epilog table, body ops. */
+/* The unwind ops: prolog ops, epilog table, body ops; or the row ops. */
 static void encode_ops(const sw_swu_builder *b, struct swu_writer *w)
 {
 	uint32_t prev = 0;
+
+	for (uint32_t i = 0; i < b->nrops; i++) {
+		swu_put_op(w, prev, &b->rops[i]);
+		prev = b->rops[i].end;
+	}
 
 	for (uint32_t i = 0; i < b->nprolog; i++) {
 		swu_put_op(w, prev, &b->prolog[i]);
@@ -635,11 +702,16 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 {
 	swu_put_byte(w, SWU_MAGIC);
 	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
-	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0));
+	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0) |
+	             (b->nrops ? SWU_FLAG_ROWS : 0));
 	swu_put_uleb(w, code_size);
-	swu_put_uleb(w, b->prolog_size);
-	swu_put_uleb(w, b->nprolog);
-	swu_put_uleb(w, b->nepilogs);
+	if (b->nrops) {
+		swu_put_uleb(w, b->nrops);
+	} else {
+		swu_put_uleb(w, b->prolog_size);
+		swu_put_uleb(w, b->nprolog);
+		swu_put_uleb(w, b->nepilogs);
+	}
 	if (b->nbops)
 		swu_put_uleb(w, b->nbops);
 	if (b->ngc) {
@@ -671,8 +743,9 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 		return SW_E_STATE;
 	if (code_size > SW_SWU_MAX_CODE_SIZE)
 		return SW_E_LIMIT;
-	prolog_size = b->phase == IN_PROLOG ? 0 : b->prolog_size;
+	prolog_size = b->phase == IN_PROLOG || b->phase == IN_ROWS ? 0 : b->prolog_size;
 	if (code_size == 0 || code_size < prolog_size ||
+	    (b->nrops && code_size < b->rops[b->nrops - 1].end) ||
 	    (b->nepilogs && code_size < b->epilogs[b->nepilogs - 1].end) ||
 	    (b->nbops && code_size < b->bops[b->nbops - 1].end))
 		return SW_E_INVAL;

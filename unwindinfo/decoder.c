@@ -10,6 +10,10 @@
  * checks what it reads but not what it skips; sw_swu_validate(), which the
  * code map runs at registration, checks everything.
  *
+ * A row blob (imported CFI) is one list of rules in offset order: the
+ * decoder replays them from the method's entry state up to the offset,
+ * and stops at the first that lies beyond it.
+ *
  * sw_swu_gc_live() is on the walk path too (GC root reporting): the header
  * says how many bytes of ops precede the GC section, so it goes straight
  * there, and reads each location's ranges only until they pass the
@@ -85,6 +89,44 @@ static sw_status replay_body(struct swu_reader *r, const sw_swu_header *h,
 	return SW_OK;
 }
 
+/*
+ * Read one row op after `prev` (several may share an offset), checked for
+ * syntax and place; swu_state_apply() checks its meaning.
+ */
+static sw_status read_row_op(struct swu_reader *r, const sw_swu_header *h, uint32_t prev,
+                             struct swu_op *op)
+{
+	sw_status st = swu_read_op(r, prev, 0, op);
+
+	if (st != SW_OK)
+		return st;
+	if (op->end > h->code_size || !swu_op_is_row(op->code))
+		return SW_E_BADMETA;
+	return SW_OK;
+}
+
+/* The rule of a row blob: every row op at or before `offset`, in order. */
+static sw_status decode_rows(struct swu_reader *r, const sw_swu_header *h,
+                             struct swu_state *s, uint32_t offset, sw_swu_rule *out)
+{
+	uint32_t prev = 0;
+	struct swu_op op;
+
+	for (uint32_t i = 0; i < h->row_ops; i++) {
+		sw_status st = read_row_op(r, h, prev, &op);
+
+		if (st != SW_OK)
+			return st;
+		if (op.end > offset)
+			break;
+		if (swu_state_apply(s, &op) != SW_OK)
+			return SW_E_BADMETA;
+		prev = op.end;
+	}
+	swu_state_rule(s, SW_SWU_BODY, out);
+	return SW_OK;
+}
+
 static sw_status decode(const void *blob, size_t size, uint32_t offset, bool at_return,
                         sw_swu_rule *out)
 {
@@ -106,6 +148,9 @@ static sw_status decode(const void *blob, size_t size, uint32_t offset, bool at_
 		return SW_E_BADIP;
 
 	swu_state_init(&s, arch);
+	/* CFI rules hold for the return address as for the active frame. */
+	if (h.row_ops)
+		return decode_rows(&r, &h, &s, offset, out);
 	for (i = 0; i < h.prolog_ops; i++) {
 		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
 			return st;
@@ -418,6 +463,27 @@ static sw_status walk_gc(struct swu_walk_ctx *w, struct swu_reader *r, const sw_
 	return SW_OK;
 }
 
+/* Row ops ascend (several may share an offset) within the code. */
+static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const sw_swu_header *h)
+{
+	uint32_t prev = 0;
+	struct swu_op op;
+	sw_status st;
+
+	for (uint32_t i = 0; i < h->row_ops; i++) {
+		w->item = r->p;
+		if ((st = read_row_op(r, h, prev, &op)) != SW_OK)
+			return st;
+		if ((st = swu_state_apply(&w->body, &op)) != SW_OK)
+			return bad(st);
+		if (w->v && w->v->op)
+			w->v->op(w->ctx, NULL, &op, &w->body);
+		prev = op.end;
+	}
+	w->item = r->p;
+	return SW_OK;
+}
+
 sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
                    void *ctx, size_t *where)
 {
@@ -439,6 +505,8 @@ sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
 	if (v && v->header)
 		v->header(ctx, &h);
 	swu_state_init(&w.body, arch);
+	if (h.row_ops && (st = walk_rows(&w, &r, &h)) != SW_OK)
+		goto out;
 	for (uint32_t i = 0; i < h.prolog_ops; i++) {
 		w.item = r.p;
 		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)

@@ -37,6 +37,15 @@ static void dump_header(void *ctx, const sw_swu_header *h)
 	d->arch = (sw_arch)h->arch;
 	fprintf(d->out, "SWU version %" PRIu32 ", %s, %zu bytes\n",
 	        h->version, arch ? arch : "?", d->size);
+	if (h->row_ops) {
+		fprintf(d->out, "code size %" PRIu32 ", %" PRIu32 " row op%s",
+		        h->code_size, h->row_ops, h->row_ops == 1 ? "" : "s");
+		if (h->gc_locations)
+			fprintf(d->out, ", %" PRIu32 " GC location%s", h->gc_locations,
+			        h->gc_locations == 1 ? "" : "s");
+		fprintf(d->out, "\nrows:\n");
+		return;
+	}
 	fprintf(d->out, "code size %" PRIu32 ", prolog size %" PRIu32
 	        ", %" PRIu32 " prolog op%s, %" PRIu32 " epilog%s",
 	        h->code_size, h->prolog_size, h->prolog_ops, h->prolog_ops == 1 ? "" : "s",
@@ -122,8 +131,9 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 	const char *r = reg_name(d, op->reg, b1, sizeof b1);
 	const char *r2 = reg_name(d, op->reg2, b3, sizeof b3);
 	const char *sp = reg_name(d, a->sp_reg, b2, sizeof b2);
-	char rel[24] = "";
+	char rel[24] = "", spd[32];
 	int64_t arg = op->arg;
+	int32_t cfa_off = s->cfa_on_fp ? s->fp_depth : s->sp_depth;
 
 	switch (op->code) {
 	case SWU_OP_PUSH:
@@ -162,6 +172,19 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 	case SWU_OP_SAVE_REG:
 		snprintf(text, sizeof text, "save_reg %s at [%s + %" PRId64 "]", r, sp, arg);
 		break;
+	case SWU_OP_DEF_CFA:
+		snprintf(text, sizeof text, "def_cfa %s + %" PRId64, r, arg);
+		break;
+	case SWU_OP_CFA_OFFSET:
+		snprintf(text, sizeof text, "def_cfa_offset %" PRId64, arg);
+		break;
+	case SWU_OP_SAVED_AT:
+		snprintf(text, sizeof text, "saved_at %s at [cfa %c %" PRId64 "]", r,
+		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
+		break;
+	case SWU_OP_SAME_VALUE:
+		snprintf(text, sizeof text, "same_value %s", r);
+		break;
 	case SWU_OP_RESTORE_SP:
 		snprintf(text, sizeof text, "restore_sp %s = %s %c %" PRId64, sp,
 		         reg_name(d, s->fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
@@ -174,12 +197,17 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 	if (e)
 		snprintf(rel, sizeof rel, " (+%" PRIu32 ")", op->end - e->start);
 	/* The return address moves only where it arrives in a link register. */
-	if (a->entry_ra_in_lr || s->ra_signed)
+	if (a->entry_ra_in_lr || s->ra_signed || s->ra_offset != a->entry_ra_offset)
 		ra_text(d, s, ra, sizeof ra);
-	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s + %" PRId32 ", sp = cfa - %" PRId32 "%s\n",
+	/* Rows say where SP is only while the CFA is computed from it. */
+	if (swu_op_is_row(op->code) && s->cfa_on_fp)
+		snprintf(spd, sizeof spd, "sp unknown");
+	else
+		snprintf(spd, sizeof spd, "sp = cfa - %" PRId32, s->sp_depth);
+	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s %c %" PRId32 ", %s%s\n",
 	        op->end, rel, text,
 	        reg_name(d, s->cfa_on_fp ? s->fp_reg : a->sp_reg, b2, sizeof b2),
-	        s->cfa_on_fp ? s->fp_depth : s->sp_depth, s->sp_depth, ra);
+	        cfa_off < 0 ? '-' : '+', cfa_off < 0 ? -cfa_off : cfa_off, spd, ra);
 }
 
 SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)

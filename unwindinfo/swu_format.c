@@ -18,6 +18,10 @@ const char *swu_op_name(unsigned code)
 	case SWU_OP_RESTORE_SP:  return "restore_sp";
 	case SWU_OP_POP:         return "pop";
 	case SWU_OP_RESTORE_REG: return "restore_reg";
+	case SWU_OP_DEF_CFA:     return "def_cfa";
+	case SWU_OP_CFA_OFFSET:  return "def_cfa_offset";
+	case SWU_OP_SAVED_AT:    return "saved_at";
+	case SWU_OP_SAME_VALUE:  return "same_value";
 	case SWU_OP_PUSH_PAIR:   return "push_pair";
 	case SWU_OP_PUSH_SIZED:  return "push_sized";
 	case SWU_OP_SAVE_PAIR:   return "save_pair";
@@ -69,6 +73,7 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 	case SWU_OP_PUSH:
 	case SWU_OP_POP:
 	case SWU_OP_RESTORE_REG:
+	case SWU_OP_SAME_VALUE:
 		return swu_read_uleb(r, &op->reg);
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
@@ -94,7 +99,15 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 		    (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
 			return st;
 		return read_arg(r, op);
+	case SWU_OP_DEF_CFA:
+	case SWU_OP_SAVED_AT:
+		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
+			return st;
+		st = swu_read_sleb(r, &s);
+		op->arg = s;
+		return st;
 	case SWU_OP_RESTORE_SP:
+	case SWU_OP_CFA_OFFSET:
 		st = swu_read_sleb(r, &s);
 		op->arg = s;
 		return st;
@@ -132,13 +145,28 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 		return st;
 	if (flags & ~SWU_FLAGS_KNOWN)   /* optional sections this decoder does not know */
 		return SW_E_UNSUPPORTED;
-	if ((st = swu_read_uleb(r, &h->code_size)) != SW_OK ||
-	    (st = swu_read_uleb(r, &h->prolog_size)) != SW_OK ||
-	    (st = swu_read_uleb(r, &h->prolog_ops)) != SW_OK ||
-	    (st = swu_read_uleb(r, &h->epilogs)) != SW_OK)
-		return st;
+	h->prolog_size = 0;
+	h->prolog_ops = 0;
+	h->epilogs = 0;
 	h->body_ops = 0;
 	h->gc_locations = 0;
+	h->row_ops = 0;
+	if (flags & SWU_FLAG_ROWS) {
+		/* The row form has no prolog, epilogs or body ops. */
+		if (flags & SWU_FLAG_BODY_OPS)
+			return SW_E_BADMETA;
+		if ((st = swu_read_uleb(r, &h->code_size)) != SW_OK ||
+		    (st = swu_read_uleb(r, &h->row_ops)) != SW_OK)
+			return st;
+		/* A blob without a row op is written in the prolog form. */
+		if (h->row_ops == 0 || h->row_ops > SW_SWU_MAX_ROW_OPS)
+			return SW_E_BADMETA;
+	} else if ((st = swu_read_uleb(r, &h->code_size)) != SW_OK ||
+	           (st = swu_read_uleb(r, &h->prolog_size)) != SW_OK ||
+	           (st = swu_read_uleb(r, &h->prolog_ops)) != SW_OK ||
+	           (st = swu_read_uleb(r, &h->epilogs)) != SW_OK) {
+		return st;
+	}
 	if ((flags & SWU_FLAG_BODY_OPS) && (st = swu_read_uleb(r, &h->body_ops)) != SW_OK)
 		return st;
 	if (flags & SWU_FLAG_GC) {
@@ -209,7 +237,13 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 	case SWU_OP_PUSH:
 	case SWU_OP_POP:
 	case SWU_OP_RESTORE_REG:
+	case SWU_OP_SAME_VALUE:
 		swu_put_uleb(w, op->reg);
+		break;
+	case SWU_OP_DEF_CFA:
+	case SWU_OP_SAVED_AT:
+		swu_put_uleb(w, op->reg);
+		swu_put_sleb(w, (int32_t)op->arg);
 		break;
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
@@ -237,6 +271,7 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 		swu_put_uleb(w, (uint32_t)op->arg);
 		break;
 	case SWU_OP_RESTORE_SP:
+	case SWU_OP_CFA_OFFSET:
 		swu_put_sleb(w, (int32_t)op->arg);
 		break;
 	}

@@ -20,6 +20,16 @@
  *   GC locations       only with SWU_FLAG_GC: kind byte, register or slot,
  *                      range count, ranges (start delta, length)
  *
+ * The row form (SWU_FLAG_ROWS), for imported CFI, replaces everything from
+ * the prolog size to the body ops with one list of row ops:
+ *
+ *   magic, version << 4 | arch, flags, code size
+ *   row op count
+ *   GC location count, unwind op bytes   only with SWU_FLAG_GC
+ *   row ops            end delta (0 allowed: several rules change at one
+ *                      offset), opcode, operands
+ *   GC locations       only with SWU_FLAG_GC
+ *
  * Offsets are deltas, so that a typical prolog op is three bytes: an op's
  * end is relative to the previous op's end (the first: to 0 in the prolog,
  * to the epilog's start in an epilog, to the prolog size in the body), an
@@ -46,11 +56,13 @@
 /* Header flags: the optional sections present. */
 #define SWU_FLAG_BODY_OPS  0x01u        /* body op count in the header, body ops at the end */
 #define SWU_FLAG_GC        0x02u        /* GC location count and op bytes in the header, GC section last */
-#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC)
+#define SWU_FLAG_ROWS      0x04u        /* row form: code size, row op count, row ops (no prolog, epilogs) */
+#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS)
 
 /*
  * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
- * not listed are reserved: 0x09-0x1f for more architecture-neutral ops,
+ * not listed are reserved: 0x09-0x0f and 0x14-0x1f for more
+ * architecture-neutral ops,
  * 0x24-0x27 and 0x2c-0x3f for arm64, 0x43-0x5f for x86.  A decoder rejects
  * them as corrupt.  The arm64 ops need an architecture with register pairs
  * (or pointer authentication); body ops may describe any architecture.
@@ -64,6 +76,12 @@ enum swu_opcode {
 	SWU_OP_RESTORE_SP   = 0x06,   /* frame offset (SLEB128) */
 	SWU_OP_POP          = 0x07,   /* reg */
 	SWU_OP_RESTORE_REG  = 0x08,   /* reg */
+
+	/* rows (the row form only): generic rules at any offset */
+	SWU_OP_DEF_CFA      = 0x10,   /* reg, offset (SLEB128): CFA = reg + offset */
+	SWU_OP_CFA_OFFSET   = 0x11,   /* offset (SLEB128): CFA = the same register + offset */
+	SWU_OP_SAVED_AT     = 0x12,   /* reg, CFA offset (SLEB128): reg saved at [CFA + offset] */
+	SWU_OP_SAME_VALUE   = 0x13,   /* reg: reg holds its caller's value */
 
 	/* arm64 prolog */
 	SWU_OP_PUSH_PAIR    = 0x20,   /* reg1, reg2, size: stp reg1, reg2, [sp, #-size]! */
@@ -97,6 +115,11 @@ static inline bool swu_op_is_epilog(unsigned code)
 static inline bool swu_op_is_body(unsigned code)
 {
 	return code >= SWU_OP_PUSH_ARGS && code <= SWU_OP_CALL_POPS;
+}
+
+static inline bool swu_op_is_row(unsigned code)
+{
+	return code >= SWU_OP_DEF_CFA && code <= SWU_OP_SAME_VALUE;
 }
 
 /* One decoded unwind operation; `end` is absolute within the method. */

@@ -20,6 +20,7 @@ void swu_state_init(struct swu_state *s, const struct swi_arch *arch)
 	s->cfa_on_fp = false;
 	s->ra_signed = false;
 	s->args = 0;
+	s->ra_offset = arch->entry_ra_offset;
 	s->saved_mask = 0;
 }
 
@@ -326,6 +327,84 @@ static sw_status pop_args(struct swu_state *s, int64_t size)
 	return SW_OK;
 }
 
+/* ---- Row ops: the rules of imported CFI, at any offset ---- */
+
+/* A register a rule may name: any of the architecture's but SP. */
+static bool row_reg(const struct swu_state *s, uint32_t reg)
+{
+	const struct swi_arch *a = s->arch;
+
+	return reg < a->nregs && reg < SW_MAX_REGS && reg < 64 && reg != a->sp_reg;
+}
+
+static bool row_offset_ok(int64_t off)
+{
+	return off >= -(int64_t)SW_SWU_MAX_FRAME && off <= (int64_t)SW_SWU_MAX_FRAME;
+}
+
+/*
+ * CFA = reg + off: SP, a frame pointer, or a scratch register during stack
+ * realignment.  Even a negative offset on SP is taken as the CFI says it
+ * (hand-written assembly has such rows); the walker refuses a CFA below SP
+ * where it meets one.  The IP never computes a CFA.
+ */
+static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off)
+{
+	if (!row_reg(s, reg) && reg != s->arch->sp_reg)
+		return SW_E_INVAL;
+	if (reg == s->arch->ip_reg || !row_offset_ok(off))
+		return SW_E_INVAL;
+	if (reg == s->arch->sp_reg) {
+		s->cfa_on_fp = false;
+		s->fp_live = false;
+		s->sp_depth = (int32_t)off;
+	} else {
+		s->cfa_on_fp = true;
+		s->fp_live = true;
+		s->fp_reg = reg;
+		s->fp_depth = (int32_t)off;
+	}
+	return SW_OK;
+}
+
+static sw_status def_cfa_offset(struct swu_state *s, int64_t off)
+{
+	if (s->cfa_on_fp)
+		return def_cfa(s, s->fp_reg, off);
+	return def_cfa(s, s->arch->sp_reg, off);
+}
+
+/* The return address column is the IP where it arrives on the stack,
+ * the link register (an ordinary saved register here) where it does not. */
+static bool is_ra_column(const struct swu_state *s, uint32_t reg)
+{
+	return reg == s->arch->ip_reg && !s->arch->entry_ra_in_lr;
+}
+
+static sw_status saved_at(struct swu_state *s, uint32_t reg, int64_t off)
+{
+	if (!row_reg(s, reg) || !row_offset_ok(off))
+		return SW_E_INVAL;
+	if (is_ra_column(s, reg)) {
+		s->ra_offset = (int32_t)off;
+		return SW_OK;
+	}
+	if (reg == s->arch->ip_reg)
+		return SW_E_INVAL;
+	s->saved[reg] = (int32_t)off;
+	s->saved_mask |= BIT(reg);
+	return SW_OK;
+}
+
+/* The return address always has a slot: it cannot become "the same value". */
+static sw_status same_value(struct swu_state *s, uint32_t reg)
+{
+	if (!row_reg(s, reg) || reg == s->arch->ip_reg)
+		return SW_E_INVAL;
+	s->saved_mask &= ~BIT(reg);
+	return SW_OK;
+}
+
 static bool has_pairs(const struct swu_state *s)
 {
 	return s->arch->has_reg_pairs;
@@ -360,6 +439,10 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 	case SWU_OP_PUSH_ARGS:   return push_args(s, op->arg);
 	case SWU_OP_POP_ARGS:
 	case SWU_OP_CALL_POPS:   return pop_args(s, op->arg);
+	case SWU_OP_DEF_CFA:     return def_cfa(s, op->reg, op->arg);
+	case SWU_OP_CFA_OFFSET:  return def_cfa_offset(s, op->arg);
+	case SWU_OP_SAVED_AT:    return saved_at(s, op->reg, op->arg);
+	case SWU_OP_SAME_VALUE:  return same_value(s, op->reg);
 	default:                 return SW_E_INVAL;
 	}
 }
@@ -385,7 +468,7 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 	}
 	out->ra_in_reg = 0;
 	out->ra_reg = 0;
-	out->ra_offset = a->entry_ra_offset;
+	out->ra_offset = s->ra_offset;
 	if (a->entry_ra_in_lr && a->lr_reg >= 0) {
 		/* Until the link register is saved, the return address is in it. */
 		if (s->saved_mask & BIT(a->lr_reg)) {

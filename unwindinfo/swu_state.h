@@ -10,6 +10,13 @@
  * register's slot is CFA-relative (negative: below the CFA).  Body ops
  * (argument pushes) move SP too; `args` counts what they pushed so that
  * nothing pops more than was pushed.
+ *
+ * Row ops (imported CFI) set the same fields directly: the CFA on any
+ * register (cfa_on_fp with fp_reg, which need not be a frame register),
+ * any register saved at any CFA offset, and, where the return address
+ * arrives on the stack, its slot (ra_offset).  They check only what keeps
+ * the state sane (register numbers, offsets within SW_SWU_MAX_FRAME): the
+ * compiler's CFI is the authority on the rest.
  */
 #ifndef SW_UNWINDINFO_SWU_STATE_H
 #define SW_UNWINDINFO_SWU_STATE_H
@@ -29,6 +36,7 @@ struct swu_state {
 	bool cfa_on_fp;                 /* the CFA is computed from fp_reg */
 	bool ra_signed;                 /* the return address carries an authentication code */
 	int32_t args;                   /* bytes of outgoing arguments pushed in the body */
+	int32_t ra_offset;              /* the return address is at [CFA + ra_offset] (no link register) */
 	uint64_t saved_mask;            /* bit r: r's caller value is at [CFA + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
 };

@@ -31,6 +31,7 @@ extern "C" {
 #define SW_SWU_MAX_FRAME      (1u << 28)  /* bytes a frame may allocate */
 #define SW_SWU_MAX_GC_LOCATIONS 4096      /* GC locations (register or slot, with flags) */
 #define SW_SWU_MAX_GC_RANGES  65536       /* live ranges of one GC location */
+#define SW_SWU_MAX_ROW_OPS    8192        /* row operations (imported CFI) in one blob */
 
 typedef struct sw_swu_builder sw_swu_builder;
 
@@ -112,6 +113,28 @@ SW_API sw_status sw_swu_pop_args(sw_swu_builder *b, uint32_t end, uint32_t size)
 SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t size);
 
 /*
+ * Row operations: the generic form, for code whose frame is known as a
+ * table of rules (DWARF CFI rows) rather than as prolog and epilog
+ * instructions.  Each gives one rule that holds from `end` on, until a
+ * later row operation changes it: any offset, in ascending order, several
+ * at the same offset allowed.  They start from the architecture's state
+ * at a method's first instruction; a method described by row operations
+ * has no prolog, epilogs or body operations (SW_E_STATE once either kind
+ * has begun).  Registers are the library's numbers (sw_arch).
+ */
+/* CFA = reg + offset (DW_CFA_def_cfa). */
+SW_API sw_status sw_swu_def_cfa(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t offset);
+/* CFA = (the same register) + offset (DW_CFA_def_cfa_offset). */
+SW_API sw_status sw_swu_def_cfa_offset(sw_swu_builder *b, uint32_t end, int32_t offset);
+/*
+ * The caller's reg is saved at [CFA + cfa_offset] (DW_CFA_offset).  The
+ * return address column (x64 rip, x86 eip) moves the return address.
+ */
+SW_API sw_status sw_swu_saved_at(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t cfa_offset);
+/* reg holds its caller's value again (DW_CFA_same_value, DW_CFA_restore). */
+SW_API sw_status sw_swu_same_value(sw_swu_builder *b, uint32_t end, unsigned reg);
+
+/*
  * GC information (optional): where the method keeps object references, and
  * at which code offsets each holds a live one.  A range [start, end) lists
  * the offsets at which the location holds a live reference; a reference
@@ -158,7 +181,8 @@ typedef struct sw_swu_rule {
 	uint32_t ra_in_reg;             /* 1: return address is live in ra_reg (arm64 leaf) */
 	uint32_t ra_reg;
 	int32_t ra_offset;              /* otherwise at [CFA + ra_offset] */
-	int32_t sp_offset;              /* SP = CFA - sp_offset where SP is known statically */
+	int32_t sp_offset;              /* SP = CFA - sp_offset where SP is known statically
+	                                 * (a row blob knows it only while the CFA is SP-based) */
 	uint64_t saved_mask;            /* bit r: register r saved at [CFA + saved_offset[r]] */
 	int32_t saved_offset[SW_MAX_REGS];
 	uint32_t ra_signed;             /* 1: the return address carries a pointer-authentication code */
@@ -174,6 +198,7 @@ typedef struct sw_swu_header {
 	uint32_t epilogs;
 	uint32_t body_ops;              /* x86 argument pushes and pops */
 	uint32_t gc_locations;          /* locations with GC live ranges (0: no GC information) */
+	uint32_t row_ops;               /* row operations (0: prolog and epilog form) */
 } sw_swu_header;
 
 /* sw_swu_decode_header - read the blob's header; SW_E_BADMETA or SW_E_TRUNCATED if bad. */

@@ -1,0 +1,136 @@
+/*
+ * module.h - sw_module: native ELF code, its unwind rules and its symbols.
+ *
+ * A native module (an executable or a shared library, of any of the
+ * library's architectures) is loaded once: its DWARF CFI (.eh_frame, and
+ * .debug_frame where present) is imported into SWU function by function,
+ * and its function symbols (.symtab and .dynsym) are kept for
+ * symbolization.  Registering the module then adds one code-map entry per
+ * imported function, so that the walker unwinds native frames with the
+ * same decoder as managed ones and never reads DWARF during a walk.
+ * See sw_module(3).
+ */
+#ifndef STACKWALK_MODULE_H
+#define STACKWALK_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/arch.h>
+#include <stackwalk/codemap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sw_module sw_module;
+
+/* Where a native function's unwind rules came from. */
+enum {
+	SW_CFI_EH_FRAME    = 1,         /* .eh_frame (found through .eh_frame_hdr when present) */
+	SW_CFI_DEBUG_FRAME = 2          /* .debug_frame */
+};
+
+/*
+ * One imported function.  A code-map entry registered by
+ * sw_module_register() has the flags SW_CODE_NATIVE and `flags`, and its
+ * method handle points to this record (owned by the module).  A signal
+ * trampoline (its CIE has the 'S' augmentation) is registered with
+ * SW_CODE_SIGNAL_TRAMPOLINE and an SWU blob of no frame: the walker
+ * unwinds it from the kernel's signal frame.
+ */
+typedef struct sw_native_function {
+	const sw_module *module;
+	const char *name;               /* the function symbol at `start`, or NULL */
+	uint64_t start;                 /* first byte: ELF address + load bias */
+	uint64_t size;                  /* bytes, the FDE's address range */
+	const uint8_t *unwind;          /* its SWU blob (see swu(5)) */
+	uint32_t unwind_size;
+	uint32_t source;                /* SW_CFI_* */
+	uint32_t flags;                 /* more SW_CODE_* flags: SW_CODE_SIGNAL_TRAMPOLINE */
+} sw_native_function;
+
+/* Why a function's CFI was not imported. */
+enum {
+	SW_SKIP_EXPRESSION = 0,         /* the CFA or a register is a DWARF expression (PLT, stack realignment) */
+	SW_SKIP_REGISTER_RULE = 1,      /* a register held in another register, or a val_offset rule */
+	SW_SKIP_OUTERMOST = 2,          /* the return address is undefined: an outermost frame (_start) */
+	SW_SKIP_UNKNOWN_REGISTER = 3,   /* a rule for a register the library does not track */
+	SW_SKIP_LIMIT = 4,              /* beyond a hard limit (code size, rows, CFI size) */
+	SW_SKIP_OVERLAP = 5,            /* overlaps another function's CFI */
+	SW_SKIP_BAD_CFI = 6,            /* the CFI is malformed; libdw could not evaluate it */
+	SW_SKIP_COUNT = 7
+};
+#define SW_MODULE_SKIP_MAX 16           /* room in sw_module_import_stats.skipped_by */
+
+/* What loading a module found (sw_module_stats). */
+typedef struct sw_module_import_stats {
+	uint32_t fdes;                  /* FDEs read from .eh_frame and .debug_frame */
+	uint32_t functions;             /* functions imported into SWU */
+	uint32_t from_eh_frame;         /* of which from .eh_frame */
+	uint32_t from_debug_frame;      /* of which from .debug_frame */
+	uint32_t signal_trampolines;    /* of which signal trampolines */
+	uint32_t ignored;               /* FDEs for no code, or .debug_frame FDEs for code .eh_frame covers */
+	uint32_t skipped;               /* FDEs not imported: the sum of skipped_by */
+	uint32_t skipped_by[SW_MODULE_SKIP_MAX];  /* indexed by SW_SKIP_* */
+	uint32_t symbols;               /* function symbols kept from .symtab and .dynsym */
+	uint32_t row_ops;               /* SWU row ops written */
+	uint64_t unwind_bytes;          /* SWU bytes written */
+} sw_module_import_stats;
+
+/*
+ * sw_module_load - read the ELF file at `path` (ET_EXEC or ET_DYN, x86-64,
+ * i386 or AArch64, little-endian), import its CFI and read its symbols.
+ * Addresses become ELF address + `load_bias` (0 for a non-PIE executable,
+ * the load address of a shared object).  *arch_out (optional) receives
+ * the file's architecture.  SW_E_UNSUPPORTED for another kind of file,
+ * SW_E_BADMETA or SW_E_TRUNCATED for a malformed one, SW_E_NOTFOUND if
+ * the file cannot be opened.  A function whose CFI the library cannot
+ * express is skipped and counted, not an error.
+ */
+SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *arch_out,
+                                sw_module **out);
+
+/*
+ * sw_module_register - add one code-map entry (flag SW_CODE_NATIVE) per
+ * imported function.  All or nothing: on error (SW_E_EXISTS when code is
+ * already registered there) the entries added so far are removed.
+ */
+SW_API sw_status sw_module_register(sw_module *m, sw_codemap *map);
+
+/* sw_module_unregister - remove the entries sw_module_register added. */
+SW_API sw_status sw_module_unregister(sw_module *m, sw_codemap *map);
+
+/*
+ * sw_module_symbolize - the function symbol containing `address` (loaded
+ * address): *name (owned by the module) and *offset (optional), the
+ * distance from the symbol's start.  SW_E_NOTFOUND if none contains it.
+ */
+SW_API sw_status sw_module_symbolize(const sw_module *m, uint64_t address, const char **name,
+                                     uint64_t *offset);
+
+/*
+ * sw_module_load_image - the same from an ELF image in memory (`size`
+ * bytes, such as a vDSO copied out of a process); the image is not kept.
+ */
+SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t load_bias,
+                                      sw_arch *arch_out, sw_module **out);
+
+/* sw_module_functions - the imported functions, by ascending address. */
+SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,
+                                     size_t *count);
+
+/* sw_module_stats - what loading found: functions imported, skipped and why. */
+SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out);
+
+/* sw_module_skip_name - a short name for an SW_SKIP_* reason, or NULL. */
+SW_API const char *sw_module_skip_name(unsigned reason);
+
+/* sw_module_free - free the module; unregister it from every code map first. */
+SW_API void sw_module_free(sw_module *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_MODULE_H */

@@ -1,0 +1,811 @@
+/*
+ * core_file.c - an ELF core file as a walk target: threads from its
+ * NT_PRSTATUS notes, memory from its PT_LOAD segments, mapped files from
+ * its NT_FILE note.  Host-only (it opens and maps files), but it reads
+ * cores of every supported architecture on any host.
+ *
+ * The core is mapped read-only and parsed through libelf once, at open:
+ * every offset and size in it is checked against the file there, so that
+ * the memory accessor, on the walk path, only binary-searches a sorted
+ * segment table and copies (no allocation, no lock; a system call only for
+ * bytes the core omitted, which come from the mapped files).
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <gelf.h>
+#include "internal.h"
+#include "target/core_notes.h"
+
+/* Hard limits against hostile cores (Linux allows 65530 mappings by default). */
+#define CORE_MAX_SEGMENTS (1u << 17)
+#define CORE_MAX_THREADS  (1u << 16)
+#define CORE_MAX_FILES    256   /* distinct mapped files kept open */
+
+struct core_segment {
+	uint64_t start, end;            /* [p_vaddr, p_vaddr + p_memsz) */
+	uint64_t dumped_end;            /* p_vaddr + p_filesz: later bytes were omitted */
+	const unsigned char *data;      /* the dumped bytes, inside the image */
+	unsigned prot;                  /* SW_PROT_* from p_flags */
+};
+
+struct core_thread {
+	sw_context ctx;
+	int tid;
+};
+
+struct core_mapping {
+	sw_mapped_file m;
+	int fd;                         /* -1: its bytes cannot be read */
+};
+
+struct open_file {
+	const char *path;
+	int fd;                         /* -1: opening it failed; not retried */
+};
+
+struct sw_core {
+	sw_memory mem;                  /* what sw_core_memory hands out; ctx is the core */
+	sw_arch arch;
+	unsigned word;                  /* the target's pointer size */
+	unsigned flags;                 /* SW_CORE_* */
+	Elf *elf;
+	const unsigned char *image;
+	size_t size;
+	void *map;                      /* our mapping of the file (sw_core_open), or NULL */
+	struct core_segment *segs;      /* sorted by start, disjoint */
+	size_t nsegs;
+	struct core_thread *threads;
+	size_t nthreads, threads_cap;
+	struct core_mapping *maps;      /* sorted by start, disjoint */
+	size_t nmaps;
+	struct open_file files[CORE_MAX_FILES];
+	unsigned nfiles;
+	char **owned;                   /* paths copied by sw_core_add_executable */
+	size_t nowned;
+	uint64_t entry;                 /* AT_ENTRY from NT_AUXV, when has_entry */
+	int has_entry;
+	int seen_file_note;
+};
+
+static unsigned prot_from_pflags(GElf_Word f)
+{
+	return ((f & PF_R) ? SW_PROT_READ : 0) | ((f & PF_W) ? SW_PROT_WRITE : 0) |
+	       ((f & PF_X) ? SW_PROT_EXEC : 0);
+}
+
+/*
+ * Binary searches over the sorted, disjoint tables: the walk path.
+ * first_segment_after: the index of the first segment that ends after addr.
+ */
+static size_t first_segment_after(const sw_core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct core_segment *find_segment(const sw_core *c, uint64_t addr)
+{
+	size_t i = first_segment_after(c, addr);
+
+	return i < c->nsegs && c->segs[i].start <= addr ? &c->segs[i] : NULL;
+}
+
+static const struct core_mapping *find_mapping(const sw_core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < c->maps[mid].m.start)
+			hi = mid;
+		else if (addr >= c->maps[mid].m.end)
+			lo = mid + 1;
+		else
+			return &c->maps[mid];
+	}
+	return NULL;
+}
+
+/* Bytes the core omitted, from the file mapped there. */
+static sw_status read_omitted(const sw_core *c, uint64_t addr, unsigned char *out, size_t len)
+{
+	while (len > 0) {
+		const struct core_mapping *f = find_mapping(c, addr);
+		uint64_t off;
+		size_t n;
+		ssize_t got;
+
+		if (!f || f->fd < 0)
+			return SW_E_BADADDR;
+		n = f->m.end - addr < len ? (size_t)(f->m.end - addr) : len;
+		off = f->m.offset + (addr - f->m.start);
+		if (off < f->m.offset || off > (uint64_t)INT64_MAX - n)
+			return SW_E_BADADDR;
+		got = pread(f->fd, out, n, (off_t)off);
+		if (got <= 0)
+			return SW_E_BADADDR;
+		/* Past the file's end a mapping shows zeros (to its page's end). */
+		if ((size_t)got < n)
+			memset(out + got, 0, n - (size_t)got);
+		addr += n;
+		out += n;
+		len -= n;
+	}
+	return SW_OK;
+}
+
+/*
+ * Dumped bytes are copied from the image.  Bytes the core omitted - past a
+ * segment's p_filesz (the kernel, qemu), or with no segment at all (gdb
+ * leaves read-only file mappings out) - come from the mapped files.
+ */
+static sw_status core_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const sw_core *c = ctx;
+	unsigned char *out = buf;
+
+	if (addr + len < addr)
+		return SW_E_BADADDR;
+	/* A read may span adjacent segments. */
+	while (len > 0) {
+		size_t i = first_segment_after(c, addr), n = len;
+		const struct core_segment *s = i < c->nsegs ? &c->segs[i] : NULL;
+
+		if (s && s->start <= addr) {
+			if (s->end - addr < n)
+				n = (size_t)(s->end - addr);
+			if (addr < s->dumped_end) {
+				size_t d = s->dumped_end - addr < n ? (size_t)(s->dumped_end - addr) : n;
+
+				memcpy(out, s->data + (addr - s->start), d);
+				if (d < n && read_omitted(c, addr + d, out + d, n - d) != SW_OK)
+					return SW_E_BADADDR;
+			} else if (read_omitted(c, addr, out, n) != SW_OK) {
+				return SW_E_BADADDR;
+			}
+		} else {
+			/* In no segment: up to the next one, if from a file at all. */
+			if (s && s->start - addr < n)
+				n = (size_t)(s->start - addr);
+			if (read_omitted(c, addr, out, n) != SW_OK)
+				return SW_E_BADADDR;
+		}
+		addr += n;
+		out += n;
+		len -= n;
+	}
+	return SW_OK;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static sw_arch arch_of(const GElf_Ehdr *eh)
+{
+	if (eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_machine == EM_X86_64)
+		return SW_ARCH_X64;
+	if (eh->e_ident[EI_CLASS] == ELFCLASS32 && eh->e_machine == EM_386)
+		return SW_ARCH_X86;
+	if (eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_machine == EM_AARCH64)
+		return SW_ARCH_ARM64;
+	return SW_ARCH_NONE;        /* x32 (ELFCLASS32 x86-64) included */
+}
+
+/* The ELF header of a little-endian ELF file of one of our architectures. */
+static sw_status check_ehdr(Elf *elf, size_t size, GElf_Ehdr *eh, sw_arch *arch)
+{
+	if (size < EI_NIDENT)
+		return SW_E_TRUNCATED;
+	if (elf_kind(elf) != ELF_K_ELF)
+		return SW_E_UNSUPPORTED;        /* not an ELF file */
+	if (!gelf_getehdr(elf, eh))
+		return SW_E_TRUNCATED;
+	if (eh->e_ident[EI_DATA] != ELFDATA2LSB)
+		return SW_E_UNSUPPORTED;
+	*arch = arch_of(eh);
+	if (*arch == SW_ARCH_NONE)
+		return SW_E_UNSUPPORTED;
+	return SW_OK;
+}
+
+/* The program header table lies inside the file. */
+static sw_status check_phdrs(Elf *elf, const GElf_Ehdr *eh, size_t size, size_t *phnum)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
+
+	if (elf_getphdrnum(elf, phnum) != 0)
+		return SW_E_BADMETA;
+	if (*phnum == 0)
+		return SW_OK;
+	if (eh->e_phentsize != entsize)
+		return SW_E_BADMETA;
+	if (*phnum > CORE_MAX_SEGMENTS)
+		return SW_E_LIMIT;
+	if (eh->e_phoff > size || (size - eh->e_phoff) / entsize < *phnum)
+		return SW_E_TRUNCATED;
+	return SW_OK;
+}
+
+static sw_status add_thread(sw_core *c, const unsigned char *desc, size_t len)
+{
+	struct core_thread *t;
+	sw_status st;
+
+	if (c->nthreads == c->threads_cap) {
+		size_t cap = c->threads_cap ? 2 * c->threads_cap : 8;
+
+		if (c->nthreads >= CORE_MAX_THREADS)
+			return SW_E_LIMIT;
+		t = realloc(c->threads, cap * sizeof *t);
+		if (!t)
+			return SW_E_NOMEM;
+		c->threads = t;
+		c->threads_cap = cap;
+	}
+	t = &c->threads[c->nthreads];
+	st = swi_prstatus_decode(c->arch, desc, len, &t->ctx, &t->tid);
+	if (st == SW_OK)
+		c->nthreads++;
+	return st;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct core_mapping *x = a, *y = b;
+
+	return x->m.start < y->m.start ? -1 : x->m.start > y->m.start;
+}
+
+static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len)
+{
+	sw_mapped_file *tmp;
+	size_t n;
+	sw_status st;
+
+	/* One NT_FILE per core: a second one is ignored. */
+	if (c->seen_file_note)
+		return SW_OK;
+	c->seen_file_note = 1;
+	st = swi_nt_file_decode(c->word, desc, len, NULL, &n);
+	if (st != SW_OK || n == 0)
+		return st;
+	tmp = calloc(n, sizeof *tmp);
+	c->maps = calloc(n, sizeof *c->maps);
+	if (!tmp || !c->maps) {
+		free(tmp);
+		return SW_E_NOMEM;
+	}
+	st = swi_nt_file_decode(c->word, desc, len, tmp, &n);
+	for (size_t i = 0; st == SW_OK && i < n; i++) {
+		c->maps[i].m = tmp[i];
+		c->maps[i].fd = -1;
+	}
+	free(tmp);
+	if (st != SW_OK)
+		return st;
+	c->nmaps = n;
+	qsort(c->maps, n, sizeof *c->maps, cmp_mapping);
+	for (size_t i = 1; i < n; i++)
+		if (c->maps[i].m.start < c->maps[i - 1].m.end)
+			return SW_E_BADMETA;
+	return SW_OK;
+}
+
+static int is_core_name(const GElf_Nhdr *nh, const char *name)
+{
+	return nh->n_namesz == 5 && memcmp(name, "CORE", 5) == 0;
+}
+
+static sw_status read_note(sw_core *c, const GElf_Nhdr *nh, const char *name,
+                           const unsigned char *desc)
+{
+	uint64_t v;
+
+	if (!is_core_name(nh, name))
+		return SW_OK;   /* "LINUX" notes: extended register state */
+	switch (nh->n_type) {
+	case SWI_NT_PRSTATUS:
+		return add_thread(c, desc, nh->n_descsz);
+	case SWI_NT_PRFPREG:
+		/* Per-thread notes follow their thread's NT_PRSTATUS. */
+		if (c->nthreads == 0)
+			return SW_OK;
+		return swi_prfpreg_decode(c->arch, desc, nh->n_descsz,
+		                          &c->threads[c->nthreads - 1].ctx);
+	case SWI_NT_FILE:
+		return add_file_note(c, desc, nh->n_descsz);
+	case SWI_NT_AUXV:
+		if (swi_auxv_find(c->word, desc, nh->n_descsz, SWI_AT_ENTRY, &v) == SW_OK) {
+			c->entry = v;
+			c->has_entry = 1;
+		}
+		return SW_OK;
+	default:
+		return SW_OK;
+	}
+}
+
+static sw_status read_notes(sw_core *c, const GElf_Phdr *ph)
+{
+	Elf_Data *d;
+	size_t off = 0;
+
+	if (ph->p_filesz == 0)
+		return SW_OK;
+	d = elf_getdata_rawchunk(c->elf, (int64_t)ph->p_offset, ph->p_filesz,
+	                         ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+	if (!d)
+		return SW_E_BADMETA;
+	while (off < d->d_size) {
+		GElf_Nhdr nh;
+		size_t name_off, desc_off, next;
+		sw_status st;
+
+		next = gelf_getnote(d, off, &nh, &name_off, &desc_off);
+		if (next == 0 || next <= off)
+			return SW_E_BADMETA;
+		/* gelf_getnote checks these; a second look costs nothing. */
+		if (desc_off > d->d_size || d->d_size - desc_off < nh.n_descsz ||
+		    name_off > d->d_size || d->d_size - name_off < nh.n_namesz)
+			return SW_E_TRUNCATED;
+		st = read_note(c, &nh, (const char *)d->d_buf + name_off,
+		               (const unsigned char *)d->d_buf + desc_off);
+		if (st != SW_OK)
+			return st;
+		off = next;
+	}
+	return SW_OK;
+}
+
+static int cmp_segment(const void *a, const void *b)
+{
+	const struct core_segment *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* PT_LOAD segments: every one inside the file, none overlapping. */
+static sw_status read_segments(sw_core *c, size_t phnum)
+{
+	uint64_t addr_max = c->word == 8 ? UINT64_MAX : UINT32_MAX;
+	size_t n = 0;
+
+	c->segs = calloc(phnum ? phnum : 1, sizeof *c->segs);
+	if (!c->segs)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		struct core_segment *s;
+
+		if (!gelf_getphdr(c->elf, (int)i, &ph))
+			return SW_E_BADMETA;
+		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+			continue;
+		if (ph.p_filesz > ph.p_memsz || ph.p_vaddr > addr_max ||
+		    addr_max - ph.p_vaddr < ph.p_memsz - 1)
+			return SW_E_BADMETA;
+		if (ph.p_offset > c->size || c->size - ph.p_offset < ph.p_filesz)
+			return SW_E_TRUNCATED;
+		s = &c->segs[n++];
+		s->start = ph.p_vaddr;
+		s->end = ph.p_vaddr + ph.p_memsz;
+		/* Ending at the very top of a 64-bit space: its last byte is lost. */
+		if (s->end == 0)
+			s->end = UINT64_MAX;
+		s->dumped_end = ph.p_vaddr + ph.p_filesz;
+		s->data = c->image + ph.p_offset;
+		s->prot = prot_from_pflags(ph.p_flags);
+	}
+	c->nsegs = n;
+	qsort(c->segs, n, sizeof *c->segs, cmp_segment);
+	for (size_t i = 1; i < n; i++)
+		if (c->segs[i].start < c->segs[i - 1].end)
+			return SW_E_BADMETA;
+	return SW_OK;
+}
+
+/* One descriptor per distinct path; failures are remembered, not retried. */
+static int file_fd(sw_core *c, const char *path)
+{
+	struct stat sb;
+	int fd;
+
+	for (unsigned i = 0; i < c->nfiles; i++)
+		if (strcmp(c->files[i].path, path) == 0)
+			return c->files[i].fd;
+	if (c->nfiles == CORE_MAX_FILES)
+		return -1;
+	/* A hostile core may name a FIFO or a terminal: never block, never adopt it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	c->files[c->nfiles].path = path;
+	c->files[c->nfiles].fd = fd;
+	c->nfiles++;
+	return fd;
+}
+
+/* Does the core omit any byte of [lo, hi)? */
+static int omits(const sw_core *c, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = lo;
+
+	for (size_t i = first_segment_after(c, lo); a < hi; i++) {
+		const struct core_segment *s = &c->segs[i];
+
+		if (i == c->nsegs || s->start > a || s->dumped_end < (s->end < hi ? s->end : hi))
+			return 1;       /* a hole before this segment, or a short one */
+		a = s->end;
+	}
+	return 0;
+}
+
+static void open_mapped_files(sw_core *c)
+{
+	for (size_t i = 0; i < c->nmaps; i++) {
+		struct core_mapping *f = &c->maps[i];
+		const struct core_segment *s = find_segment(c, f->m.start);
+
+		if (s)
+			f->m.prot = s->prot;
+		if ((c->flags & SW_CORE_MAPPED_FILES) && omits(c, f->m.start, f->m.end))
+			f->fd = file_fd(c, f->m.path);
+	}
+}
+
+static sw_status core_parse(sw_core *c)
+{
+	GElf_Ehdr eh;
+	size_t phnum;
+	sw_status st;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return SW_E_UNSUPPORTED;
+	if (memcmp(c->image, ELFMAG, SELFMAG) != 0)
+		return SW_E_UNSUPPORTED;        /* not an ELF file */
+	/* An ELF file cut inside its header. */
+	if (c->size < sizeof(Elf32_Ehdr) ||
+	    (c->image[EI_CLASS] == ELFCLASS64 && c->size < sizeof(Elf64_Ehdr)))
+		return SW_E_TRUNCATED;
+	/* libelf only reads the image: ELF_C_READ_MMAP semantics, no conversion in place. */
+	c->elf = elf_memory((char *)(uintptr_t)c->image, c->size);
+	if (!c->elf)
+		return SW_E_BADMETA;
+	st = check_ehdr(c->elf, c->size, &eh, &c->arch);
+	if (st != SW_OK)
+		return st;
+	if (eh.e_type != ET_CORE)
+		return SW_E_UNSUPPORTED;
+	c->word = sw_arch_pointer_size(c->arch);
+	st = check_phdrs(c->elf, &eh, c->size, &phnum);
+	if (st != SW_OK)
+		return st;
+	st = read_segments(c, phnum);
+	for (size_t i = 0; st == SW_OK && i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(c->elf, (int)i, &ph))
+			return SW_E_BADMETA;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		if (ph.p_offset > c->size || c->size - ph.p_offset < ph.p_filesz)
+			return SW_E_TRUNCATED;
+		st = read_notes(c, &ph);
+	}
+	if (st != SW_OK)
+		return st;
+	/* A core without registers gives a walk nothing to start from. */
+	if (c->nthreads == 0)
+		return SW_E_BADMETA;
+	open_mapped_files(c);
+	c->mem.read = core_read;
+	c->mem.ctx = c;
+	return SW_OK;
+}
+
+static sw_status core_new(const void *image, size_t size, unsigned flags, sw_core **out)
+{
+	sw_core *c = calloc(1, sizeof *c);
+
+	if (!c)
+		return SW_E_NOMEM;
+	c->image = image;
+	c->size = size;
+	c->flags = flags;
+	*out = c;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_open_memory(const void *image, size_t size, unsigned flags,
+                                     sw_core **core)
+{
+	sw_core *c;
+	sw_status st;
+
+	if (!core || (!image && size) || (flags & ~(unsigned)SW_CORE_MAPPED_FILES))
+		return SW_E_INVAL;
+	*core = NULL;
+	if (size < EI_NIDENT)
+		return SW_E_TRUNCATED;
+	st = core_new(image, size, flags, &c);
+	if (st != SW_OK)
+		return st;
+	st = core_parse(c);
+	if (st != SW_OK) {
+		sw_core_close(c);
+		return st;
+	}
+	*core = c;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_open(const char *path, sw_core **core)
+{
+	struct stat sb;
+	void *map;
+	sw_status st;
+	int fd;
+
+	if (!path || !core)
+		return SW_E_INVAL;
+	*core = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return SW_E_INVAL;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return SW_E_INVAL;
+	}
+	if ((uint64_t)sb.st_size < EI_NIDENT) {
+		close(fd);
+		return SW_E_TRUNCATED;
+	}
+	if ((uint64_t)sb.st_size > SIZE_MAX) {
+		close(fd);
+		return SW_E_LIMIT;
+	}
+	/*
+	 * Mapped, not read: cores are large and a walk touches little of them.
+	 * A core truncated by someone else while open would raise SIGBUS.
+	 */
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return SW_E_NOMEM;
+	st = sw_core_open_memory(map, (size_t)sb.st_size, SW_CORE_MAPPED_FILES, core);
+	if (st != SW_OK) {
+		munmap(map, (size_t)sb.st_size);
+		return st;
+	}
+	(*core)->map = map;
+	return SW_OK;
+}
+
+SW_API void sw_core_close(sw_core *c)
+{
+	if (!c)
+		return;
+	if (c->elf)
+		elf_end(c->elf);
+	for (unsigned i = 0; i < c->nfiles; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	for (size_t i = 0; i < c->nowned; i++)
+		free(c->owned[i]);
+	free(c->owned);
+	if (c->map)
+		munmap(c->map, c->size);
+	free(c->segs);
+	free(c->threads);
+	free(c->maps);
+	free(c);
+}
+
+/* ---- queries ---------------------------------------------------------- */
+
+SW_API sw_arch sw_core_arch(const sw_core *c)
+{
+	return c ? c->arch : SW_ARCH_NONE;
+}
+
+SW_API unsigned sw_core_thread_count(const sw_core *c)
+{
+	return c ? (unsigned)c->nthreads : 0;
+}
+
+SW_API sw_status sw_core_thread(const sw_core *c, unsigned index, sw_context *ctx, int *tid)
+{
+	if (!c || !ctx || index >= c->nthreads)
+		return SW_E_INVAL;
+	*ctx = c->threads[index].ctx;
+	if (tid)
+		*tid = c->threads[index].tid;
+	return SW_OK;
+}
+
+SW_API const sw_memory *sw_core_memory(const sw_core *c)
+{
+	return c ? &c->mem : NULL;
+}
+
+SW_API unsigned sw_core_module_count(const sw_core *c)
+{
+	return c ? (unsigned)c->nmaps : 0;
+}
+
+SW_API sw_status sw_core_module(const sw_core *c, unsigned index, sw_mapped_file *file)
+{
+	if (!c || !file || index >= c->nmaps)
+		return SW_E_INVAL;
+	*file = c->maps[index].m;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_stack_bounds(const sw_core *c, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{
+	const struct core_segment *s;
+
+	if (!c || !lo || !hi)
+		return SW_E_INVAL;
+	s = find_segment(c, sp);
+	if (!s)
+		return SW_E_BADADDR;
+	*lo = s->start;
+	*hi = s->end;
+	return SW_OK;
+}
+
+/* ---- the executable, for cores that do not name it --------------------- */
+
+static int overlaps_mapping(const sw_core *c, size_t n, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c->maps[i].m.start < hi && lo < c->maps[i].m.end)
+			return 1;
+	return 0;
+}
+
+/* Load bias of the executable: 0 for ET_EXEC, from AT_ENTRY for PIE. */
+static sw_status exec_bias(const sw_core *c, const GElf_Ehdr *eh, uint64_t *bias)
+{
+	if (eh->e_type == ET_EXEC) {
+		/* The wrong program's file would supply the wrong code. */
+		if (c->has_entry && c->entry != eh->e_entry)
+			return SW_E_MISMATCH;
+		*bias = 0;
+		return SW_OK;
+	}
+	if (eh->e_type == ET_DYN && c->has_entry) {
+		*bias = c->entry - eh->e_entry;
+		return SW_OK;
+	}
+	return SW_E_UNSUPPORTED;
+}
+
+/*
+ * The executable's PT_LOAD segments become mappings, except where the core
+ * already names a file.  They are staged past the table's end and counted
+ * in only when all are valid, so that a failure leaves the core unchanged.
+ */
+static sw_status add_exec_segments(sw_core *c, Elf *elf, uint64_t bias, const char *path, int fd)
+{
+	uint64_t mask = c->word == 8 ? UINT64_MAX : UINT32_MAX;
+	struct core_mapping *maps;
+	size_t phnum, added = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return SW_E_BADMETA;
+	if (phnum > CORE_MAX_SEGMENTS)
+		return SW_E_LIMIT;
+	maps = realloc(c->maps, (c->nmaps + phnum + 1) * sizeof *maps);
+	if (!maps)
+		return SW_E_NOMEM;
+	c->maps = maps;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		struct core_mapping *f;
+		uint64_t start;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return SW_E_BADMETA;
+		if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
+			continue;
+		start = (ph.p_vaddr + bias) & mask;
+		if (ph.p_filesz > mask - start)
+			return SW_E_BADMETA;
+		if (overlaps_mapping(c, c->nmaps + added, start, start + ph.p_filesz))
+			continue;
+		f = &c->maps[c->nmaps + added++];
+		memset(f, 0, sizeof *f);
+		f->m.start = start;
+		f->m.end = start + ph.p_filesz;
+		f->m.offset = ph.p_offset;
+		f->m.path = path;
+		f->m.prot = prot_from_pflags(ph.p_flags);
+		f->fd = fd;
+	}
+	if (added == 0)
+		return SW_E_EXISTS;
+	c->nmaps += added;
+	qsort(c->maps, c->nmaps, sizeof *c->maps, cmp_mapping);
+	return SW_OK;
+}
+
+static sw_status keep_path(sw_core *c, const char *path, char **copy)
+{
+	char **owned = realloc(c->owned, (c->nowned + 1) * sizeof *owned);
+
+	if (!owned)
+		return SW_E_NOMEM;
+	c->owned = owned;
+	*copy = strdup(path);
+	if (!*copy)
+		return SW_E_NOMEM;
+	c->owned[c->nowned++] = *copy;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
+{
+	GElf_Ehdr eh;
+	struct stat sb;
+	sw_arch arch;
+	uint64_t bias;
+	char *copy;
+	Elf *elf;
+	sw_status st;
+	int fd;
+
+	if (!c || !path)
+		return SW_E_INVAL;
+	if (c->nfiles == CORE_MAX_FILES)
+		return SW_E_LIMIT;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return SW_E_INVAL;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return SW_E_INVAL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return SW_E_UNSUPPORTED;
+	}
+	st = check_ehdr(elf, (size_t)sb.st_size, &eh, &arch);
+	if (st == SW_OK && arch != c->arch)
+		st = SW_E_MISMATCH;
+	if (st == SW_OK)
+		st = exec_bias(c, &eh, &bias);
+	if (st == SW_OK)
+		st = keep_path(c, path, &copy);
+	if (st == SW_OK)
+		st = add_exec_segments(c, elf, bias, copy, fd);
+	elf_end(elf);
+	if (st != SW_OK) {
+		close(fd);
+		return st;
+	}
+	c->files[c->nfiles].path = copy;
+	c->files[c->nfiles].fd = fd;
+	c->nfiles++;
+	return SW_OK;
+}

@@ -1,0 +1,48 @@
+# Debugger targets: ELF core files (libelf) and live processes (ptrace), the
+# swregs example, their test and manual pages.  Host-only code, kept out of
+# the portable core: it is built into libstackwalk_elf.la.
+libstackwalk_elf_la_SOURCES += \
+	lib/target/core_notes.h \
+	lib/target/core_notes.c \
+	lib/target/core_file.c \
+	lib/target/ptrace.c
+
+noinst_PROGRAMS += examples/swregs
+examples_swregs_SOURCES = examples/swregs.c
+examples_swregs_LDADD = libstackwalk.la
+
+# check_targets attaches to tests/targets/victim and reads its cores; it
+# cross-builds the same program for i686 and aarch64 (see the test).
+check_PROGRAMS += tests/check_targets tests/targets/victim
+TESTS += tests/check_targets
+tests_check_targets_SOURCES = tests/check_targets.c
+tests_check_targets_CFLAGS = $(TEST_CFLAGS)
+tests_check_targets_LDADD = $(TEST_LIBS)
+tests_targets_victim_SOURCES = tests/targets/victim.c
+tests_targets_victim_CFLAGS = $(AM_CFLAGS) -O1 -g
+
+dist_man_MANS += \
+	man/sw_core.3 \
+	man/sw_core_open.3 \
+	man/sw_core_open_memory.3 \
+	man/sw_core_close.3 \
+	man/sw_core_arch.3 \
+	man/sw_core_thread_count.3 \
+	man/sw_core_thread.3 \
+	man/sw_core_memory.3 \
+	man/sw_core_module_count.3 \
+	man/sw_core_module.3 \
+	man/sw_core_stack_bounds.3 \
+	man/sw_core_add_executable.3 \
+	man/sw_mapped_file.3 \
+	man/sw_process.3 \
+	man/sw_process_attach.3 \
+	man/sw_process_detach.3 \
+	man/sw_process_arch.3 \
+	man/sw_process_thread_count.3 \
+	man/sw_process_thread.3 \
+	man/sw_process_memory.3 \
+	man/sw_process_module_count.3 \
+	man/sw_process_module.3 \
+	man/sw_process_stack_bounds.3 \
+	man/swregs.1

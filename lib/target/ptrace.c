@@ -1,0 +1,514 @@
+/*
+ * ptrace.c - another live process as a walk target.  Host-only: Linux
+ * ptrace, /proc and process_vm_readv, for processes of the host's own
+ * architecture (and i386 ones on an x86-64 host, whose registers the
+ * kernel hands out in the 32-bit layout).
+ *
+ * Attaching stops every thread and snapshots what a walk needs besides
+ * memory: registers and mappings.  Memory is read live (the threads are
+ * stopped, so it holds still); each read is one system call.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include "internal.h"
+#include "target/core_notes.h"
+
+#if defined(__linux__)
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#if defined(__linux__) && defined(PTRACE_SEIZE) && defined(PTRACE_GETREGSET)
+#define HAVE_SW_PTRACE 1
+#endif
+
+/* Hard limits: threads of one process, rounds of looking for new threads, maps bytes. */
+#define PROC_MAX_THREADS   (1u << 16)
+#define PROC_ATTACH_ROUNDS 64
+#define PROC_MAPS_MAX      (64u << 20)
+
+struct proc_thread {
+	int tid;
+	int pending_signal;     /* arrived while attached: handed back at detach */
+	sw_context ctx;
+};
+
+struct proc_map {
+	sw_mapped_file m;       /* m.path is NULL for anonymous mappings */
+};
+
+struct sw_process {
+	sw_memory mem;          /* ctx is the process */
+	int pid;
+	sw_arch arch;
+	int mem_fd;             /* /proc/PID/mem, the fallback reader; -1 if none */
+	int seize_errno;        /* why the first thread that refused did */
+	int *refused;           /* threads that refused to be seized (exiting) */
+	size_t nrefused;
+	struct proc_thread *threads;
+	size_t nthreads, threads_cap;
+	struct proc_map *maps;  /* every mapping, by address */
+	size_t nmaps;
+	size_t *modules;        /* indexes of the file-backed ones */
+	size_t nmodules;
+	char *maps_text;        /* /proc/PID/maps, which the paths point into */
+};
+
+#ifdef HAVE_SW_PTRACE
+
+static sw_status process_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const sw_process *p = ctx;
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (addr > UINTPTR_MAX || len > (size_t)SSIZE_MAX || addr + len < addr)
+		return SW_E_BADADDR;
+	n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return SW_OK;
+	/* Kernels without it, or a policy that forbids it: the mem file. */
+	if (p->mem_fd >= 0 && addr <= (uint64_t)INT64_MAX - len &&
+	    pread(p->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
+		return SW_OK;
+	return SW_E_BADADDR;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static int known_tid(const sw_process *p, int tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return 1;
+	for (size_t i = 0; i < p->nrefused; i++)
+		if (p->refused[i] == tid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Wait until `tid`, seized and interrupted, stops.  Returns 1 when it is
+ * stopped, 0 when it has gone.  A signal that stops it first is kept, to
+ * be handed back at detach; the interrupt then stays pending and is
+ * dropped at detach.
+ */
+static int wait_stopped(struct proc_thread *t)
+{
+	for (;;) {
+		int status;
+		pid_t r = waitpid(t->tid, &status, __WALL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) != PTRACE_EVENT_STOP)
+			t->pending_signal = WSTOPSIG(status);
+		return 1;
+	}
+}
+
+static sw_status seize_thread(sw_process *p, int tid)
+{
+	struct proc_thread *t;
+
+	if (p->nthreads == p->threads_cap) {
+		size_t cap = p->threads_cap ? 2 * p->threads_cap : 16;
+
+		if (p->nthreads >= PROC_MAX_THREADS)
+			return SW_E_LIMIT;
+		t = realloc(p->threads, cap * sizeof *t);
+		if (!t)
+			return SW_E_NOMEM;
+		p->threads = t;
+		p->threads_cap = cap;
+	}
+	/*
+	 * A thread that refuses is exiting (EPERM) or gone (ESRCH): nothing to
+	 * stop.  If all refuse, we may not trace the process: the first
+	 * refusal's errno says why.
+	 */
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+		int *r;
+
+		if (!p->seize_errno)
+			p->seize_errno = errno;
+		/* Remembered, so that it counts as new once, not in every pass. */
+		if (p->nrefused >= PROC_MAX_THREADS)
+			return SW_E_LIMIT;
+		r = realloc(p->refused, (p->nrefused + 1) * sizeof *r);
+		if (!r)
+			return SW_E_NOMEM;
+		p->refused = r;
+		p->refused[p->nrefused++] = tid;
+		return SW_OK;
+	}
+	t = &p->threads[p->nthreads];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stopped(t))
+		return SW_OK;   /* it exited meanwhile: nothing to detach */
+	p->nthreads++;
+	return SW_OK;
+}
+
+/* One pass over /proc/PID/task; *added counts the threads new to us. */
+static sw_status seize_new_threads(sw_process *p, size_t *added)
+{
+	char dir[64];
+	struct dirent *e;
+	sw_status st = SW_OK;
+	DIR *d;
+
+	snprintf(dir, sizeof dir, "/proc/%d/task", p->pid);
+	d = opendir(dir);
+	if (!d)
+		return SW_E_BADADDR;
+	*added = 0;
+	while (st == SW_OK && (e = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (*end != '\0' || tid <= 0 || tid > INT32_MAX || known_tid(p, (int)tid))
+			continue;
+		st = seize_thread(p, (int)tid);
+		/* A thread that came and went is counted; it makes us look again. */
+		(*added)++;
+	}
+	closedir(d);
+	return st;
+}
+
+/* Threads may start while we attach: look until a pass finds none new. */
+static sw_status seize_all(sw_process *p)
+{
+	for (unsigned round = 0; round < PROC_ATTACH_ROUNDS; round++) {
+		size_t added;
+		sw_status st = seize_new_threads(p, &added);
+
+		if (st != SW_OK)
+			return st;
+		if (added == 0 && p->nthreads == 0) {
+			errno = p->seize_errno ? p->seize_errno : ESRCH;
+			return SW_E_BADADDR;
+		}
+		if (added == 0)
+			return SW_OK;
+	}
+	return SW_E_LIMIT;
+}
+
+/* Which layout the kernel handed out: the host's, or i386 on an x86-64 host. */
+static sw_arch arch_of_regs(size_t len)
+{
+	if (len == swi_user_regs_size(sw_arch_host()))
+		return sw_arch_host();
+#if defined(__x86_64__)
+	if (len == swi_user_regs_size(SW_ARCH_X86))
+		return SW_ARCH_X86;
+#endif
+	return SW_ARCH_NONE;
+}
+
+static sw_status read_registers(sw_process *p, struct proc_thread *t)
+{
+	unsigned char regs[1024], fp[1024];
+	struct iovec iov = { regs, sizeof regs };
+	sw_arch arch;
+	sw_status st;
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRSTATUS, &iov) != 0)
+		return SW_E_BADADDR;
+	arch = arch_of_regs(iov.iov_len);
+	if (arch == SW_ARCH_NONE || (p->arch != SW_ARCH_NONE && arch != p->arch))
+		return SW_E_UNSUPPORTED;
+	p->arch = arch;
+	st = swi_user_regs_decode(arch, regs, iov.iov_len, &t->ctx);
+	if (st != SW_OK)
+		return st;
+	/* AArch64 d8-d15 (callee-saved); optional. */
+	iov.iov_base = fp;
+	iov.iov_len = sizeof fp;
+	if (arch == SW_ARCH_ARM64 &&
+	    ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRFPREG, &iov) == 0)
+		swi_prfpreg_decode(arch, fp, iov.iov_len, &t->ctx);
+	return SW_OK;
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+static sw_status slurp(const char *path, char **text, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	int fd;
+
+	if (!buf)
+		return SW_E_NOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return SW_E_BADADDR;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096) {
+			char *b = cap >= PROC_MAPS_MAX ? NULL : realloc(buf, 2 * cap);
+
+			if (!b) {
+				free(buf);
+				close(fd);
+				return cap >= PROC_MAPS_MAX ? SW_E_LIMIT : SW_E_NOMEM;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return SW_OK;
+}
+
+/* "start-end perms offset dev inode   path" */
+static int parse_map_line(char *line, struct proc_map *m)
+{
+	unsigned long long start, end, offset;
+	char perms[8];
+	int path_at = 0;
+
+	memset(m, 0, sizeof *m);
+	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
+	           &path_at) < 4 || start >= end)
+		return 0;
+	m->m.start = start;
+	m->m.end = end;
+	m->m.offset = offset;
+	m->m.prot = (perms[0] == 'r' ? SW_PROT_READ : 0) |
+	            (perms[1] == 'w' ? SW_PROT_WRITE : 0) |
+	            (perms[2] == 'x' ? SW_PROT_EXEC : 0);
+	if (path_at > 0 && line[path_at] == '/')
+		m->m.path = line + path_at;
+	return 1;
+}
+
+static sw_status read_maps(sw_process *p)
+{
+	char path[64], *line;
+	size_t len, lines = 0;
+	sw_status st;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", p->pid);
+	st = slurp(path, &p->maps_text, &len);
+	if (st != SW_OK)
+		return st;
+	for (size_t i = 0; i < len; i++)
+		lines += p->maps_text[i] == '\n';
+	p->maps = calloc(lines + 1, sizeof *p->maps);
+	p->modules = calloc(lines + 1, sizeof *p->modules);
+	if (!p->maps || !p->modules)
+		return SW_E_NOMEM;
+	line = p->maps_text;
+	while (*line) {
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (p->nmaps < lines + 1 && parse_map_line(line, &p->maps[p->nmaps])) {
+			if (p->maps[p->nmaps].m.path)
+				p->modules[p->nmodules++] = p->nmaps;
+			p->nmaps++;
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return SW_OK;
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+static sw_status attach(sw_process *p)
+{
+	char path[64];
+	sw_status st = seize_all(p);
+
+	for (size_t i = 0; st == SW_OK && i < p->nthreads; i++)
+		st = read_registers(p, &p->threads[i]);
+	if (st != SW_OK)
+		return st;
+	/* The group leader first, when it is alive. */
+	for (size_t i = 1; i < p->nthreads; i++)
+		if (p->threads[i].tid == p->pid) {
+			struct proc_thread tmp = p->threads[0];
+
+			p->threads[0] = p->threads[i];
+			p->threads[i] = tmp;
+		}
+	st = read_maps(p);
+	if (st != SW_OK)
+		return st;
+	snprintf(path, sizeof path, "/proc/%d/mem", p->pid);
+	p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	p->mem.read = process_read;
+	p->mem.ctx = p;
+	return SW_OK;
+}
+
+SW_API sw_status sw_process_attach(int pid, sw_process **proc)
+{
+	sw_process *p;
+	sw_status st;
+
+	if (!proc)
+		return SW_E_INVAL;
+	*proc = NULL;
+	if (pid <= 0 || pid == getpid())
+		return SW_E_INVAL;
+	p = calloc(1, sizeof *p);
+	if (!p)
+		return SW_E_NOMEM;
+	p->pid = pid;
+	p->mem_fd = -1;
+	st = attach(p);
+	if (st != SW_OK) {
+		int saved = errno;
+
+		sw_process_detach(p);
+		errno = saved;
+		return st;
+	}
+	*proc = p;
+	return SW_OK;
+}
+
+SW_API sw_status sw_process_detach(sw_process *p)
+{
+	sw_status st = SW_OK;
+
+	if (!p)
+		return SW_OK;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct proc_thread *t = &p->threads[i];
+
+		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(uintptr_t)t->pending_signal) != 0 &&
+		    errno != ESRCH)
+			st = SW_E_BADADDR;
+	}
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	free(p->threads);
+	free(p->refused);
+	free(p->maps);
+	free(p->modules);
+	free(p->maps_text);
+	free(p);
+	return st;
+}
+
+#else /* !HAVE_SW_PTRACE */
+
+SW_API sw_status sw_process_attach(int pid, sw_process **proc)
+{
+	SWI_UNUSED(pid);
+	if (proc)
+		*proc = NULL;
+	return SW_E_UNSUPPORTED;
+}
+
+SW_API sw_status sw_process_detach(sw_process *p)
+{
+	SWI_UNUSED(p);
+	return SW_OK;
+}
+
+#endif /* HAVE_SW_PTRACE */
+
+SW_API sw_arch sw_process_arch(const sw_process *p)
+{
+	return p ? p->arch : SW_ARCH_NONE;
+}
+
+SW_API unsigned sw_process_thread_count(const sw_process *p)
+{
+	return p ? (unsigned)p->nthreads : 0;
+}
+
+SW_API sw_status sw_process_thread(const sw_process *p, unsigned index, sw_context *ctx, int *tid)
+{
+	if (!p || !ctx || index >= p->nthreads)
+		return SW_E_INVAL;
+	*ctx = p->threads[index].ctx;
+	if (tid)
+		*tid = p->threads[index].tid;
+	return SW_OK;
+}
+
+SW_API const sw_memory *sw_process_memory(const sw_process *p)
+{
+	return p ? &p->mem : NULL;
+}
+
+SW_API unsigned sw_process_module_count(const sw_process *p)
+{
+	return p ? (unsigned)p->nmodules : 0;
+}
+
+SW_API sw_status sw_process_module(const sw_process *p, unsigned index, sw_mapped_file *file)
+{
+	if (!p || !file || index >= p->nmodules)
+		return SW_E_INVAL;
+	*file = p->maps[p->modules[index]].m;
+	return SW_OK;
+}
+
+SW_API sw_status sw_process_stack_bounds(const sw_process *p, uint64_t sp, uint64_t *lo,
+                                         uint64_t *hi)
+{
+	size_t a = 0, b;
+
+	if (!p || !lo || !hi)
+		return SW_E_INVAL;
+	/* /proc/PID/maps lists mappings by address. */
+	b = p->nmaps;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		const sw_mapped_file *m = &p->maps[mid].m;
+
+		if (sp < m->start)
+			b = mid;
+		else if (sp >= m->end)
+			a = mid + 1;
+		else {
+			*lo = m->start;
+			*hi = m->end;
+			return SW_OK;
+		}
+	}
+	return SW_E_BADADDR;
+}

@@ -1,0 +1,713 @@
+/*
+ * check_cfi.c - native modules: CFI imported into SWU, symbols, hostile ELF.
+ *
+ * tests/cfi/prog.c and lib.c are compiled for x86-64, i386 and arm64 at
+ * every -O level, with and without frame pointers, with .debug_frame
+ * only, and as a shared object.  Each binary is loaded with
+ * sw_module_load(), and for every imported function and EVERY address in
+ * it the SWU rule must be the one libdw computes there itself
+ * (dwarf_cfi_addrframe, dwarf_frame_cfa, dwarf_frame_register): the CFA
+ * register and offset, every saved register's slot, the return address.
+ * Symbols are compared with nm's, and corrupted copies of the binaries
+ * must give errors, never crashes.
+ *
+ * A missing cross compiler skips its architecture with a message, or
+ * fails under CI=true.
+ */
+#include <check.h>
+#include <dwarf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include <stackwalk.h>
+
+#ifndef CFI_SRCDIR
+#define CFI_SRCDIR "tests/cfi"
+#endif
+#define BIN_DIR "cfi-bin"
+
+struct toolchain {
+	const char *name;
+	const char *cc;
+	const char *nm;
+	sw_arch arch;
+	int available;
+};
+
+static struct toolchain chains[] = {
+	{ "x64", "gcc", "nm", SW_ARCH_X64, 0 },
+	{ "x86", "i686-linux-gnu-gcc", "i686-linux-gnu-nm", SW_ARCH_X86, 0 },
+	{ "arm64", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-nm", SW_ARCH_ARM64, 0 },
+};
+#define NCHAINS (sizeof chains / sizeof chains[0])
+
+struct variant {
+	const char *tag;
+	const char *flags;
+	int shared;
+};
+
+static const struct variant variants[] = {
+	{ "O0-fp", "-O0 -fno-omit-frame-pointer", 0 },
+	{ "O0-nofp", "-O0 -fomit-frame-pointer", 0 },
+	{ "O1-fp", "-O1 -fno-omit-frame-pointer", 0 },
+	{ "O1-nofp", "-O1 -fomit-frame-pointer", 0 },
+	{ "O2-fp", "-O2 -fno-omit-frame-pointer", 0 },
+	{ "O2-nofp", "-O2 -fomit-frame-pointer", 0 },
+	{ "O3-fp", "-O3 -fno-omit-frame-pointer", 0 },
+	{ "O3-nofp", "-O3 -fomit-frame-pointer", 0 },
+	{ "Os-fp", "-Os -fno-omit-frame-pointer", 0 },
+	{ "Os-nofp", "-Os -fomit-frame-pointer", 0 },
+	/* No unwind tables: the compiler's CFI goes to .debug_frame. */
+	{ "O2-debugframe", "-O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables", 0 },
+	{ "lib-O2", "-O2 -fPIC -shared", 1 },
+};
+#define NVARIANTS (sizeof variants / sizeof variants[0])
+
+/* Functions of prog.c and lib.c that must be imported (none is inlined). */
+static const char *const prog_functions[] = {
+	"cfi_leaf", "cfi_many_regs", "cfi_alloca", "cfi_vla", "cfi_big_frame", "cfi_recurse",
+	"cfi_varargs", "cfi_fail", "cfi_checked", "cfi_epilogs", "cfi_tail", NULL
+};
+static const char *const lib_functions[] = { "cfi_lib_exported", "cfi_lib_recurse", NULL };
+
+static void bin_path(char *buf, size_t len, unsigned chain, unsigned variant)
+{
+	snprintf(buf, len, BIN_DIR "/%s-%s%s", chains[chain].name, variants[variant].tag,
+	         variants[variant].shared ? ".so" : "");
+}
+
+/* Compile every variant for every toolchain there is, in parallel, once. */
+static int build_all(void)
+{
+	FILE *sh;
+	int rc;
+
+	mkdir(BIN_DIR, 0777);
+	sh = popen("/bin/sh", "w");
+	if (!sh)
+		return -1;
+	for (unsigned c = 0; c < NCHAINS; c++) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", chains[c].cc);
+		chains[c].available = system(cmd) == 0;
+		if (!chains[c].available)
+			continue;
+		for (unsigned v = 0; v < NVARIANTS; v++) {
+			char out[256];
+
+			bin_path(out, sizeof out, c, v);
+			fprintf(sh, "%s %s -o %s %s/%s &\n", chains[c].cc, variants[v].flags, out,
+			        CFI_SRCDIR, variants[v].shared ? "lib.c" : "prog.c");
+		}
+		/* A relocatable object, for the refusals. */
+		fprintf(sh, "%s -O2 -c -o " BIN_DIR "/%s.o %s/prog.c &\n", chains[c].cc,
+		        chains[c].name, CFI_SRCDIR);
+	}
+	fprintf(sh, "wait\n");
+	rc = pclose(sh);
+	return rc;
+}
+
+/* Is the toolchain there?  If not: skip with a message, or fail under CI. */
+static int have_chain(unsigned c)
+{
+	const char *ci = getenv("CI");
+
+	if (chains[c].available)
+		return 1;
+	if (ci && strcmp(ci, "true") == 0)
+		ck_abort_msg("%s not found (CI=true: cross compilers are required)", chains[c].cc);
+	printf("SKIP: %s not found: no %s binaries\n", chains[c].cc, chains[c].name);
+	return 0;
+}
+
+/* ---- The oracle: libdw's rule, in the library's registers ---- */
+
+static int oracle_reg(sw_arch arch, Dwarf_Word dw)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return dw < SW_X64_NREGS ? (int)dw : -1;
+	case SW_ARCH_X86:   return dw < SW_X86_NREGS ? (int)dw : -1;
+	case SW_ARCH_ARM64:
+		if (dw < 32)
+			return (int)dw;
+		return dw >= 72 && dw < 80 ? SW_ARM64_D8 + (int)(dw - 72) : -1;
+	default:            return -1;
+	}
+}
+
+struct expect {
+	unsigned cfa_reg;
+	int64_t cfa_offset;
+	uint64_t mask;
+	int64_t saved[SW_MAX_REGS];
+	int ra_in_reg;
+	int64_t ra_offset;
+};
+
+/* What libdw says at `addr`; 0, or -1 with a reason in *why. */
+static int oracle(Dwarf_CFI *cfi, sw_arch arch, uint64_t addr, struct expect *e, const char **why)
+{
+	unsigned ip = arch == SW_ARCH_X64 ? SW_X64_RIP : arch == SW_ARCH_X86 ? SW_X86_EIP : SW_ARM64_PC;
+	unsigned sp = arch == SW_ARCH_X64 ? SW_X64_RSP : arch == SW_ARCH_X86 ? SW_X86_ESP : SW_ARM64_SP;
+	Dwarf_Frame *f;
+	Dwarf_Op *ops;
+	size_t n;
+	int r;
+
+	memset(e, 0, sizeof *e);
+	*why = "addrframe";
+	if (dwarf_cfi_addrframe(cfi, addr, &f) != 0)
+		return -1;
+	*why = "CFA not register + offset";
+	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n != 1 || ops[0].atom != DW_OP_bregx ||
+	    (r = oracle_reg(arch, ops[0].number)) < 0)
+		goto fail;
+	e->cfa_reg = (unsigned)r;
+	e->cfa_offset = (int64_t)ops[0].number2;
+	e->ra_in_reg = arch == SW_ARCH_ARM64;
+	for (unsigned dw = 0; dw < 128; dw++) {
+		Dwarf_Op mem[3];
+		int64_t off;
+
+		if (dwarf_frame_register(f, (int)dw, mem, &ops, &n) != 0) {
+			*why = "register";
+			goto fail;
+		}
+		if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+			off = 0;
+		else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
+			off = (int64_t)ops[1].number;
+		else
+			continue;       /* same value, undefined; SP's val_offset(0) */
+		r = oracle_reg(arch, dw);
+		*why = "a register saved that the library cannot name";
+		if (r < 0 || (unsigned)r == sp)
+			goto fail;
+		if ((unsigned)r == ip) {
+			e->ra_offset = off;     /* x64, x86: the return address column */
+			continue;
+		}
+		e->mask |= 1ULL << r;
+		e->saved[r] = off;
+		if (arch == SW_ARCH_ARM64 && r == SW_ARM64_LR) {
+			e->ra_in_reg = 0;
+			e->ra_offset = off;
+		}
+	}
+	free(f);
+	return 0;
+fail:
+	free(f);
+	return -1;
+}
+
+/* Compare the SWU rule at `off` with libdw's at its address. */
+static void compare(const sw_native_function *fn, sw_arch arch, Dwarf_CFI *cfi, uint64_t bias,
+                    uint32_t off)
+{
+	struct expect e;
+	sw_swu_rule r, ra;
+	const char *why = "";
+	uint64_t addr = fn->start - bias + off;
+
+	ck_assert_msg(oracle(cfi, arch, addr, &e, &why) == 0, "%s+%u (%#" PRIx64 "): libdw: %s",
+	              fn->name ? fn->name : "?", off, addr, why);
+	ck_assert_int_eq(sw_swu_decode(fn->unwind, fn->unwind_size, off, &r), SW_OK);
+	ck_assert_int_eq(sw_swu_decode_return_address(fn->unwind, fn->unwind_size, off, &ra), SW_OK);
+	ck_assert_msg(memcmp(&r, &ra, sizeof r) == 0, "return-address rule differs at %u", off);
+	ck_assert_uint_eq(r.arch, arch);
+	ck_assert_msg(r.cfa_reg == e.cfa_reg && r.cfa_offset == e.cfa_offset,
+	              "%s+%u: CFA %s%+d, libdw %s%+" PRId64, fn->name ? fn->name : "?", off,
+	              sw_arch_reg_name(arch, r.cfa_reg), r.cfa_offset,
+	              sw_arch_reg_name(arch, e.cfa_reg), e.cfa_offset);
+	ck_assert_msg(r.saved_mask == e.mask, "%s+%u: saved %#" PRIx64 ", libdw %#" PRIx64,
+	              fn->name ? fn->name : "?", off, r.saved_mask, e.mask);
+	for (unsigned i = 0; i < SW_MAX_REGS; i++)
+		if (e.mask & (1ULL << i))
+			ck_assert_msg(r.saved_offset[i] == e.saved[i], "%s+%u: %s at %d, libdw %" PRId64,
+			              fn->name ? fn->name : "?", off, sw_arch_reg_name(arch, i),
+			              r.saved_offset[i], e.saved[i]);
+	ck_assert_msg((int)r.ra_in_reg == e.ra_in_reg, "%s+%u: ra in register %u",
+	              fn->name ? fn->name : "?", off, r.ra_in_reg);
+	if (r.ra_in_reg)
+		ck_assert_uint_eq(r.ra_reg, SW_ARM64_LR);
+	else
+		ck_assert_msg(r.ra_offset == e.ra_offset, "%s+%u: ra at %d, libdw %" PRId64,
+		              fn->name ? fn->name : "?", off, r.ra_offset, e.ra_offset);
+	ck_assert_uint_eq(r.ra_signed, 0);
+}
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	Dwarf_CFI *eh, *debug;
+};
+
+static void open_oracle(const char *path, struct elf_file *f)
+{
+	elf_version(EV_CURRENT);
+	f->fd = open(path, O_RDONLY);
+	ck_assert_int_ge(f->fd, 0);
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(f->elf);
+	f->eh = dwarf_getcfi_elf(f->elf);
+	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	f->debug = f->dw ? dwarf_getcfi(f->dw) : NULL;
+}
+
+static void close_oracle(struct elf_file *f)
+{
+	if (f->eh)
+		dwarf_cfi_end(f->eh);
+	if (f->dw)
+		dwarf_end(f->dw);
+	elf_end(f->elf);
+	close(f->fd);
+}
+
+static int has_function(const sw_native_function *fns, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fns[i].name && strcmp(fns[i].name, name) == 0 && !fns[i].flags)
+			return 1;
+	return 0;
+}
+
+/* Every address of every imported function agrees with libdw. */
+START_TEST(every_address)
+{
+	unsigned c = (unsigned)_i / NVARIANTS, v = (unsigned)_i % NVARIANTS;
+	const sw_native_function *fns;
+	sw_module_import_stats s;
+	struct elf_file ef;
+	char path[256], reasons[256] = "";
+	uint64_t addresses = 0;
+	sw_module *m;
+	sw_arch arch;
+	size_t n;
+
+	if (!have_chain(c))
+		return;
+	bin_path(path, sizeof path, c, v);
+	ck_assert_msg(access(path, R_OK) == 0, "%s was not built", path);
+	ck_assert_int_eq(sw_module_load(path, 0, &arch, &m), SW_OK);
+	ck_assert_int_eq(arch, chains[c].arch);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
+	ck_assert_uint_eq(s.functions, n);
+	ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+	/* The compilers' CFI here is all expressible but for these reasons. */
+	ck_assert_uint_eq(s.skipped_by[SW_SKIP_BAD_CFI], 0);
+	ck_assert_uint_eq(s.skipped_by[SW_SKIP_LIMIT], 0);
+	ck_assert_uint_eq(s.skipped_by[SW_SKIP_OVERLAP], 0);
+	ck_assert_uint_eq(s.skipped_by[SW_SKIP_UNKNOWN_REGISTER], 0);
+	for (const char *const *want = variants[v].shared ? lib_functions : prog_functions; *want; want++)
+		ck_assert_msg(has_function(fns, n, *want), "%s: %s not imported", path, *want);
+	if (strstr(path, "debugframe"))
+		ck_assert_uint_gt(s.from_debug_frame, 8);
+
+	open_oracle(path, &ef);
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_CFI *cfi = fns[i].source == SW_CFI_EH_FRAME ? ef.eh : ef.debug;
+
+		ck_assert_int_eq(sw_swu_validate(fns[i].unwind, fns[i].unwind_size), SW_OK);
+		ck_assert_ptr_eq(fns[i].module, m);
+		if (i > 0)
+			ck_assert_uint_ge(fns[i].start, fns[i - 1].start + fns[i - 1].size);
+		if (fns[i].flags)
+			continue;
+		ck_assert_ptr_nonnull(cfi);
+		for (uint32_t off = 0; off < fns[i].size; off++, addresses++)
+			compare(&fns[i], arch, cfi, 0, off);
+	}
+	close_oracle(&ef);
+	for (unsigned r = 0; r < SW_SKIP_COUNT; r++)
+		if (s.skipped_by[r])
+			snprintf(reasons + strlen(reasons), sizeof reasons - strlen(reasons), " %s %u",
+			         sw_module_skip_name(r), s.skipped_by[r]);
+	printf("%-24s %3u FDEs: %3u imported (%u .debug_frame), %u ignored, %u skipped%s%s; "
+	       "%" PRIu64 " addresses compared, %u row ops, %" PRIu64 " SWU bytes\n",
+	       path + sizeof BIN_DIR, s.fdes, s.functions, s.from_debug_frame, s.ignored, s.skipped,
+	       s.skipped ? ":" : "", reasons, addresses, s.row_ops, s.unwind_bytes);
+	sw_module_free(m);
+}
+END_TEST
+
+/* ---- Symbols against nm ---- */
+
+struct nm_sym {
+	uint64_t addr, size;
+	char name[128];
+};
+
+static size_t read_nm(const char *nm, const char *path, struct nm_sym *out, size_t cap)
+{
+	char cmd[512], line[512];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "%s -S --defined-only %s 2>/dev/null", nm, path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof line, p) && n < cap) {
+		unsigned long long a, s;
+		char type, name[128];
+
+		/* Only symbols with a size: "addr size type name". */
+		if (sscanf(line, "%llx %llx %c %127s", &a, &s, &type, name) != 4)
+			continue;
+		if (!strchr("TtWwi", type) || s == 0)
+			continue;
+		out[n].addr = a;
+		out[n].size = s;
+		snprintf(out[n].name, sizeof out[n].name, "%s", name);
+		n++;
+	}
+	pclose(p);
+	return n;
+}
+
+/* Is `name` one of nm's symbols at `addr`? */
+static int nm_has(const struct nm_sym *syms, size_t n, uint64_t addr, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (syms[i].addr == addr && strcmp(syms[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+START_TEST(symbols_match_nm)
+{
+	unsigned c = (unsigned)_i / NVARIANTS, v = (unsigned)_i % NVARIANTS;
+	const uint64_t bias = 0x10000000;
+	static struct nm_sym syms[4096];
+	const sw_native_function *fns;
+	const char *name;
+	uint64_t off;
+	char path[256], nm[64];
+	sw_module *m;
+	size_t n, nfns, named = 0;
+
+	if (!have_chain(c))
+		return;
+	bin_path(path, sizeof path, c, v);
+	/* The cross nm, or the host's, which reads any ELF. */
+	snprintf(nm, sizeof nm, "command -v %s >/dev/null 2>&1", chains[c].nm);
+	snprintf(nm, sizeof nm, "%s", system(nm) == 0 ? chains[c].nm : "nm");
+	n = read_nm(nm, path, syms, sizeof syms / sizeof syms[0]);
+	ck_assert_uint_ge(n, variants[v].shared ? 2 : 10);
+	ck_assert_int_eq(sw_module_load(path, bias, NULL, &m), SW_OK);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t last = syms[i].addr + syms[i].size - 1;
+
+		ck_assert_msg(sw_module_symbolize(m, syms[i].addr + bias, &name, &off) == SW_OK,
+		              "%s: no symbol at %s", path, syms[i].name);
+		ck_assert_msg(off == 0 && nm_has(syms, n, syms[i].addr, name),
+		              "%s: %s at %#" PRIx64 " symbolized as %s+%" PRIu64, path, syms[i].name,
+		              syms[i].addr, name, off);
+		ck_assert_int_eq(sw_module_symbolize(m, last + bias, &name, &off), SW_OK);
+		ck_assert_msg(nm_has(syms, n, last - off, name), "%s: %#" PRIx64 " is %s+%" PRIu64,
+		              path, last, name, off);
+	}
+	/* Below every symbol, and far beyond them. */
+	ck_assert_int_eq(sw_module_symbolize(m, bias - 1, &name, &off), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_module_symbolize(m, UINT64_MAX, &name, &off), SW_E_NOTFOUND);
+	/* Imported functions carry the name of the symbol at their start. */
+	ck_assert_int_eq(sw_module_functions(m, &fns, &nfns), SW_OK);
+	for (size_t i = 0; i < nfns; i++) {
+		if (!fns[i].name)
+			continue;
+		named++;
+		ck_assert_msg(nm_has(syms, n, fns[i].start - bias, fns[i].name) ||
+		              sw_module_symbolize(m, fns[i].start, &name, &off) == SW_OK,
+		              "%s: function %s", path, fns[i].name);
+	}
+	ck_assert_uint_ge(named, variants[v].shared ? 2 : 10);
+	sw_module_free(m);
+}
+END_TEST
+
+/* ---- Registration ---- */
+
+START_TEST(register_in_codemap)
+{
+	const sw_native_function *fns;
+	sw_codemap *map;
+	sw_code_info info;
+	char path[256];
+	sw_module *m, *again;
+	size_t n;
+
+	if (!have_chain((unsigned)_i))
+		return;
+	bin_path(path, sizeof path, (unsigned)_i, 4);
+	ck_assert_int_eq(sw_module_load(path, 0x400000, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_load(path, 0x400000, NULL, &again), SW_OK);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(sw_codemap_find(map, fns[i].start + fns[i].size - 1, &info), SW_OK);
+		ck_assert_ptr_eq(info.method, &fns[i]);
+		ck_assert_uint_eq(info.start, fns[i].start);
+		ck_assert_uint_eq(info.flags, SW_CODE_NATIVE | fns[i].flags);
+		ck_assert_int_eq(memcmp(info.unwind, fns[i].unwind, fns[i].unwind_size), 0);
+	}
+	/* The same code twice: refused, and nothing of the second stays. */
+	ck_assert_int_eq(sw_module_register(again, map), SW_E_EXISTS);
+	ck_assert_uint_eq(sw_codemap_count(map), n);
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	ck_assert_int_eq(sw_module_register(again, map), SW_OK);
+	ck_assert_uint_eq(sw_codemap_count(map), n);
+	ck_assert_int_eq(sw_module_unregister(again, map), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+	sw_module_free(m);
+	sw_module_free(again);
+}
+END_TEST
+
+/* ---- Refusals and hostile files ---- */
+
+START_TEST(bad_files)
+{
+	static const char text[] = "not an ELF file at all\n";
+	char path[256], obj[256];
+	sw_module *m = (sw_module *)&m;
+	unsigned char *buf;
+	size_t len;
+	FILE *f;
+
+	ck_assert_int_eq(sw_module_load(NULL, 0, NULL, &m), SW_E_INVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_int_eq(sw_module_load("/nonexistent/file", 0, NULL, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_module_load("/nonexistent/file", 0, NULL, &m), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_module_load("/dev/null", 0, NULL, &m), SW_E_UNSUPPORTED);
+	ck_assert_int_eq(sw_module_load("/", 0, NULL, &m), SW_E_UNSUPPORTED);
+	ck_assert_int_eq(sw_module_load_image(text, sizeof text, 0, NULL, &m), SW_E_UNSUPPORTED);
+	ck_assert_int_eq(sw_module_load_image(text, 0, 0, NULL, &m), SW_E_INVAL);
+	ck_assert_int_eq(sw_module_load_image(NULL, 10, 0, NULL, &m), SW_E_INVAL);
+	ck_assert_ptr_null(sw_module_skip_name(SW_SKIP_COUNT));
+	ck_assert_str_eq(sw_module_skip_name(SW_SKIP_EXPRESSION), "expression");
+	ck_assert_int_eq(sw_module_stats(NULL, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_module_register(NULL, NULL), SW_E_INVAL);
+	sw_module_free(NULL);
+	if (!have_chain(0))
+		return;
+	/* A relocatable object has no final addresses. */
+	snprintf(obj, sizeof obj, BIN_DIR "/x64.o");
+	ck_assert_int_eq(sw_module_load(obj, 0, NULL, &m), SW_E_UNSUPPORTED);
+	/* A file cut inside its ELF header. */
+	bin_path(path, sizeof path, 0, 4);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	buf = malloc(1 << 20);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	f = fopen(BIN_DIR "/cut", "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(buf, 1, 40, f);
+	fclose(f);
+	ck_assert_int_eq(sw_module_load(BIN_DIR "/cut", 0, NULL, &m), SW_E_TRUNCATED);
+	/* 64-bit x86 code claiming to be 32-bit. */
+	buf[EI_CLASS] = ELFCLASS32;
+	ck_assert_int_ne(sw_module_load_image(buf, len, 0, NULL, &m), SW_OK);
+	free(buf);
+}
+END_TEST
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Whatever a corrupted file gives must be consistent and safe to use. */
+static void load_hostile(const unsigned char *img, size_t len, unsigned *ok)
+{
+	const sw_native_function *fns;
+	sw_module_import_stats s;
+	sw_codemap *map;
+	sw_module *m = NULL;
+	const char *name;
+	uint64_t off;
+	size_t n;
+	sw_status st = sw_module_load_image(img, len, 0, NULL, &m);
+
+	if (st != SW_OK) {
+		ck_assert_ptr_null(m);
+		ck_assert_int_lt(st, 0);
+		return;
+	}
+	(*ok)++;
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
+	ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+	for (size_t i = 0; i < n; i++) {
+		sw_swu_rule r;
+		uint64_t step = fns[i].size / 64 + 1;
+
+		ck_assert_int_eq(sw_swu_validate(fns[i].unwind, fns[i].unwind_size), SW_OK);
+		if (i > 0)
+			ck_assert_uint_ge(fns[i].start, fns[i - 1].start + fns[i - 1].size);
+		for (uint64_t o = 0; o <= fns[i].size; o += step)
+			ck_assert_int_eq(sw_swu_decode(fns[i].unwind, fns[i].unwind_size, (uint32_t)o, &r),
+			                 SW_OK);
+		sw_module_symbolize(m, fns[i].start, &name, &off);
+	}
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	/* Overlaps were dropped at load: registering must succeed. */
+	ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+	sw_module_free(m);
+}
+
+/* Where a section's bytes lie in the file, or 0 if it has none. */
+static size_t section_at(const unsigned char *img, size_t len, const char *want, size_t *size)
+{
+	Elf *elf = elf_memory((char *)img, len);
+	size_t shstrndx, off = 0;
+
+	*size = 0;
+	if (!elf)
+		return 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (name && strcmp(name, want) == 0 && sh.sh_offset + sh.sh_size <= len) {
+				off = sh.sh_offset;
+				*size = sh.sh_size;
+			}
+		}
+	}
+	elf_end(elf);
+	return off;
+}
+
+START_TEST(hostile_elf)
+{
+	static const char *const sections[] = {
+		".eh_frame", ".eh_frame_hdr", ".debug_frame", ".symtab", ".strtab", ".dynsym",
+		".dynstr", NULL
+	};
+	unsigned c = (unsigned)_i, ok = 0, loads = 0;
+	unsigned char *img, *bad;
+	char path[256];
+	size_t len;
+	FILE *f;
+
+	if (!have_chain(c))
+		return;
+	elf_version(EV_CURRENT);
+	/* The .debug_frame variant has both kinds of CFI. */
+	bin_path(path, sizeof path, c, 10);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	img = malloc(1 << 20);
+	bad = malloc(1 << 20);
+	len = fread(img, 1, 1 << 20, f);
+	fclose(f);
+	ck_assert_uint_gt(len, 1000);
+	ck_assert_uint_lt(len, 1 << 20);
+
+	/* Every kind of truncation: an error, whatever is cut. */
+	for (size_t cut = 1; cut < len; cut += cut < 128 ? 1 : cut < 4096 ? 61 : 397, loads++) {
+		sw_module *m = NULL;
+
+		memcpy(bad, img, cut);
+		ck_assert_msg(sw_module_load_image(bad, cut, 0, NULL, &m) != SW_OK,
+		              "%s cut to %zu bytes loads", path, cut);
+		ck_assert_ptr_null(m);
+	}
+	/* Random bytes in each section, in the ELF header and the section headers. */
+	for (const char *const *s = sections; *s; s++) {
+		size_t size, at = section_at(img, len, *s, &size);
+
+		if (!at || !size)
+			continue;
+		for (int iter = 0; iter < 150; iter++, loads++) {
+			unsigned flips = 1 + (unsigned)(next_random() % 8);
+
+			memcpy(bad, img, len);
+			for (unsigned k = 0; k < flips; k++)
+				bad[at + next_random() % size] = (unsigned char)next_random();
+			load_hostile(bad, len, &ok);
+		}
+	}
+	for (int iter = 0; iter < 300; iter++, loads++) {
+		Elf64_Ehdr *eh64 = (Elf64_Ehdr *)(void *)bad;
+		Elf32_Ehdr *eh32 = (Elf32_Ehdr *)(void *)bad;
+		size_t shoff;
+
+		memcpy(bad, img, len);
+		shoff = img[EI_CLASS] == ELFCLASS64 ? eh64->e_shoff : eh32->e_shoff;
+		if (iter % 2 == 0)
+			bad[16 + next_random() % 48] = (unsigned char)next_random();
+		else if (shoff < len)
+			bad[shoff + next_random() % (len - shoff)] = (unsigned char)next_random();
+		load_hostile(bad, len, &ok);
+	}
+	printf("hostile %s: %u corrupted images loaded, %u of them still usable\n",
+	       chains[c].name, loads, ok);
+	free(img);
+	free(bad);
+}
+END_TEST
+
+static Suite *cfi_suite(void)
+{
+	Suite *s = suite_create("cfi");
+	TCase *tc = tcase_create("import");
+	TCase *hz = tcase_create("hostile");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, every_address, 0, (int)(NCHAINS * NVARIANTS));
+	tcase_add_loop_test(tc, symbols_match_nm, 0, (int)(NCHAINS * NVARIANTS));
+	tcase_add_loop_test(tc, register_in_codemap, 0, (int)NCHAINS);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(hz, 60);
+	tcase_add_test(hz, bad_files);
+	tcase_add_loop_test(hz, hostile_elf, 0, (int)NCHAINS);
+	suite_add_tcase(s, hz);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed, rc;
+
+	rc = build_all();
+	if (rc != 0) {
+		fprintf(stderr, "building the test programs failed (%d)\n", rc);
+		return 1;
+	}
+	sr = srunner_create(cfi_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,782 @@
+/*
+ * cfi_import.c - DWARF CFI (.eh_frame, .debug_frame) into SWU row blobs.
+ *
+ * The FDEs are listed by reading each section with dwarf_next_cfi() and
+ * decoding their address ranges here (libdw does not hand them out); the
+ * rules come from libdw itself: dwarf_cfi_addrframe() gives the row that
+ * holds at an address and the range it covers, so one call per row walks
+ * a function.  Each row is compared with the previous one and only the
+ * differences become SWU row ops, so the blob holds, at every offset,
+ * exactly the rule libdw computes there.
+ *
+ * Everything is bounded: FDE size, rows per FDE, the work libdw does for
+ * them (it replays the FDE's instructions for every row), code size and
+ * blob bytes.  A function beyond a limit, or with a rule SWU cannot say,
+ * is skipped and counted under its reason.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <gelf.h>
+#include <elfutils/libdw.h>
+#include "internal.h"
+#include "cfi_import.h"
+
+#define BIT(r) (1ULL << (r))
+
+/* DWARF registers looked at in each row: every register any of our
+ * architectures maps (arm64's v8-v15 are 72-79) and some room beyond. */
+#define CFI_SCAN_REGS 128
+
+/* ---- Registers ---- */
+
+/* The library's number of DWARF register `dw`, or -1 when it has none. */
+static int map_reg(sw_arch arch, Dwarf_Word dw)
+{
+	switch (arch) {
+	case SW_ARCH_X64:
+		return dw <= SW_X64_RIP ? (int)dw : -1;
+	case SW_ARCH_X86:
+		return dw <= SW_X86_EIP ? (int)dw : -1;
+	case SW_ARCH_ARM64:
+		if (dw <= SW_ARM64_SP)
+			return (int)dw;
+		/* v8-v15: their low 64 bits, d8-d15, are what AAPCS64 preserves. */
+		if (dw >= 72 && dw <= 79)
+			return SW_ARM64_D8 + (int)(dw - 72);
+		return -1;
+	default:
+		return -1;
+	}
+}
+
+/* The DWARF column of the return address: rip, eip, or arm64's lr. */
+static unsigned ra_column(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return SW_X64_RIP;
+	case SW_ARCH_X86:   return SW_X86_EIP;
+	case SW_ARCH_ARM64: return SW_ARM64_LR;
+	default:            return ~0u;
+	}
+}
+
+/* What a register's rule is, from the location description libdw gives. */
+enum rule_kind {
+	RULE_SAME,              /* same value */
+	RULE_UNDEFINED,
+	RULE_OFFSET,            /* saved at CFA + offset */
+	RULE_VAL_OFFSET,        /* its value is CFA + offset */
+	RULE_REGISTER,          /* in another register */
+	RULE_EXPRESSION
+};
+
+static bool is_register_op(unsigned atom)
+{
+	return atom == DW_OP_regx || atom == DW_OP_bregx ||
+	       (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) ||
+	       (atom >= DW_OP_breg0 && atom <= DW_OP_breg31);
+}
+
+/*
+ * libdw's forms (dwarf_frame_register): no op and no array for same value,
+ * no op for undefined, [call_frame_cfa, plus_uconst n] for offset(n), the
+ * same with stack_value for val_offset(n), a register op for register(r).
+ */
+static enum rule_kind classify(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	bool value;
+	size_t n;
+
+	*off = 0;
+	if (nops == 0)
+		return ops ? RULE_UNDEFINED : RULE_SAME;
+	value = ops[nops - 1].atom == DW_OP_stack_value;
+	n = value ? nops - 1 : nops;
+	if (n >= 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
+			*off = (int64_t)ops[1].number;  /* a negative offset wraps around */
+		else if (n != 1)
+			return RULE_EXPRESSION;
+		return value ? RULE_VAL_OFFSET : RULE_OFFSET;
+	}
+	if (n == 1 && is_register_op(ops[0].atom))
+		return RULE_REGISTER;
+	return RULE_EXPRESSION;
+}
+
+/* ---- Rows ---- */
+
+/* One CFI row in the library's registers. */
+struct cfi_row {
+	uint32_t cfa_reg;
+	int32_t cfa_offset;
+	int32_t ra_offset;              /* where the return address is (x86, x64) */
+	uint64_t saved_mask;
+	int32_t saved[SW_MAX_REGS];
+};
+
+struct import_ctx {
+	sw_arch arch;
+	const struct swi_arch *a;
+	unsigned ra_col;
+	sw_swu_builder *b;
+	struct swi_cfi_import *out;
+};
+
+/* The state at a function's first instruction, as SWU starts from it. */
+static void entry_row(const struct import_ctx *c, struct cfi_row *row)
+{
+	row->cfa_reg = c->a->sp_reg;
+	row->cfa_offset = c->a->entry_sp_offset;
+	row->ra_offset = c->a->entry_ra_offset;
+	row->saved_mask = 0;
+}
+
+static bool offset_ok(int64_t off)
+{
+	return off >= -(int64_t)SW_SWU_MAX_FRAME && off <= (int64_t)SW_SWU_MAX_FRAME;
+}
+
+/* The reason an unusable rule makes its function unimportable. */
+static int rule_reason(enum rule_kind k)
+{
+	return k == RULE_EXPRESSION ? SW_SKIP_EXPRESSION : SW_SKIP_REGISTER_RULE;
+}
+
+/* One register's rule into `row`; -1, or a skip reason. */
+static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw,
+                         struct cfi_row *row)
+{
+	const struct swi_arch *a = c->a;
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	enum rule_kind k;
+	int64_t off;
+	int r;
+
+	if (dwarf_frame_register(f, (int)dw, mem, &ops, &nops) != 0)
+		return SW_SKIP_BAD_CFI;
+	k = classify(ops, nops, &off);
+	r = map_reg(c->arch, dw);
+	if (dw == c->ra_col && k == RULE_UNDEFINED)
+		return SW_SKIP_OUTERMOST;       /* no caller: _start, a thread's entry */
+	if (k == RULE_SAME || k == RULE_UNDEFINED) {
+		/*
+		 * Either way the caller's value is not in this frame.  Compilers
+		 * never make a callee-saved register undefined, but libdw's ABI
+		 * defaults do (x86-64: rbx), so "undefined" is not a reason to
+		 * refuse; where the return address arrives on the stack it must
+		 * have a slot, though.
+		 */
+		if (dw == c->ra_col && !a->entry_ra_in_lr)
+			return SW_SKIP_BAD_CFI;
+		return -1;
+	}
+	if (r >= 0 && (unsigned)r == a->sp_reg) {
+		/* The caller's SP is the CFA, always: the rule says so or is refused. */
+		return k == RULE_VAL_OFFSET && off == 0 ? -1 : rule_reason(k);
+	}
+	if (k != RULE_OFFSET)
+		return r < 0 && k != RULE_EXPRESSION ? SW_SKIP_UNKNOWN_REGISTER : rule_reason(k);
+	if (r < 0 || (r == (int)a->ip_reg && dw != c->ra_col))
+		return SW_SKIP_UNKNOWN_REGISTER;
+	if (!offset_ok(off))
+		return SW_SKIP_LIMIT;
+	if (dw == c->ra_col && !a->entry_ra_in_lr) {
+		row->ra_offset = (int32_t)off;
+		return -1;
+	}
+	row->saved[r] = (int32_t)off;
+	row->saved_mask |= BIT(r);
+	return -1;
+}
+
+/* The whole row libdw computed; -1, or the reason it cannot be imported. */
+static int read_row(const struct import_ctx *c, Dwarf_Frame *f, struct cfi_row *row)
+{
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	int r;
+
+	entry_row(c, row);
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
+		return SW_SKIP_BAD_CFI;
+	if (nops != 1 || ops[0].atom != DW_OP_bregx)
+		return SW_SKIP_EXPRESSION;      /* DW_CFA_def_cfa_expression */
+	r = map_reg(c->arch, ops[0].number);
+	if (r < 0 || (unsigned)r == c->a->ip_reg)
+		return SW_SKIP_UNKNOWN_REGISTER;
+	if (!offset_ok((int64_t)ops[0].number2))
+		return SW_SKIP_LIMIT;
+	row->cfa_reg = (uint32_t)r;
+	row->cfa_offset = (int32_t)(int64_t)ops[0].number2;
+	for (unsigned dw = 0; dw < CFI_SCAN_REGS; dw++) {
+		int why = read_register(c, f, dw, row);
+
+		if (why >= 0)
+			return why;
+	}
+	return -1;
+}
+
+/* The row ops that turn `prev` into `cur` at offset `at`. */
+static sw_status emit_diff(const struct import_ctx *c, uint32_t at,
+                           const struct cfi_row *prev, const struct cfi_row *cur)
+{
+	sw_swu_builder *b = c->b;
+	sw_status st = SW_OK;
+
+	if (cur->cfa_reg != prev->cfa_reg)
+		st = sw_swu_def_cfa(b, at, cur->cfa_reg, cur->cfa_offset);
+	else if (cur->cfa_offset != prev->cfa_offset)
+		st = sw_swu_def_cfa_offset(b, at, cur->cfa_offset);
+	if (st == SW_OK && cur->ra_offset != prev->ra_offset)
+		st = sw_swu_saved_at(b, at, c->a->ip_reg, cur->ra_offset);
+	for (uint64_t m = cur->saved_mask | prev->saved_mask; st == SW_OK && m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+
+		if (!(cur->saved_mask & BIT(r)))
+			st = sw_swu_same_value(b, at, r);
+		else if (!(prev->saved_mask & BIT(r)) || prev->saved[r] != cur->saved[r])
+			st = sw_swu_saved_at(b, at, r, cur->saved[r]);
+	}
+	return st;
+}
+
+/* ---- Functions ---- */
+
+static sw_status grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return SW_OK;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return SW_E_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return SW_OK;
+}
+
+/* Encode what the builder holds and add the function. */
+static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t hi,
+                              uint32_t source, uint32_t flags)
+{
+	struct swi_cfi_import *out = c->out;
+	size_t need = 0, len = 0;
+	sw_status st;
+
+	st = sw_swu_finish(c->b, (uint32_t)(hi - lo), NULL, 0, &need);
+	if (st != SW_E_LIMIT || need == 0)
+		return st == SW_OK ? SW_E_BADMETA : st;
+	if (need > SWI_CFI_MAX_BLOB_BYTES - out->blobs_len)
+		return SW_E_LIMIT;
+	if ((st = grow((void **)&out->blobs, &out->blobs_cap, out->blobs_len + need, 1)) != SW_OK ||
+	    (st = grow((void **)&out->fns, &out->fns_cap, out->nfns + 1, sizeof *out->fns)) != SW_OK)
+		return st;
+	st = sw_swu_finish(c->b, (uint32_t)(hi - lo), out->blobs + out->blobs_len, need, &len);
+	if (st != SW_OK)
+		return st;
+	out->fns[out->nfns++] = (struct swi_cfi_fn){
+		.start = lo, .size = hi - lo, .source = source, .flags = flags,
+		.blob = out->blobs_len, .blob_size = (uint32_t)len
+	};
+	out->blobs_len += len;
+	return SW_OK;
+}
+
+/*
+ * Walk the rows of the FDE covering [lo, hi) and build its blob.  *why
+ * receives -1 when the function was added, else the reason it was not;
+ * the status is an error only for memory.
+ */
+static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t lo,
+                            uint64_t hi, size_t fde_bytes, uint32_t source, int *why)
+{
+	struct cfi_row prev, cur;
+	uint64_t addr = lo, work = 0;
+	unsigned rows = 0;
+	sw_status st;
+
+	*why = SW_SKIP_LIMIT;
+	if (hi - lo > SW_SWU_MAX_CODE_SIZE || fde_bytes > SWI_CFI_MAX_FDE_BYTES)
+		return SW_OK;
+	*why = SW_SKIP_BAD_CFI;
+	if (!cfi)
+		return SW_OK;
+	sw_swu_builder_reset(c->b);
+	entry_row(c, &prev);
+	while (addr < hi) {
+		Dwarf_Frame *f = NULL;
+		Dwarf_Addr start = 0, end = 0;
+		bool signal = false;
+		int ra, reason;
+
+		/* libdw replays the FDE up to each row: bound rows and that work. */
+		work += fde_bytes;
+		if (++rows > SWI_CFI_MAX_ROWS || work > SWI_CFI_MAX_WORK) {
+			*why = SW_SKIP_LIMIT;
+			return SW_OK;
+		}
+		if (dwarf_cfi_addrframe(cfi, addr, &f) != 0) {
+			*why = SW_SKIP_BAD_CFI;
+			return SW_OK;
+		}
+		ra = dwarf_frame_info(f, &start, &end, &signal);
+		if (ra < 0 || start > addr || end <= addr)
+			reason = SW_SKIP_BAD_CFI;
+		else if (start < lo || end > hi)
+			reason = SW_SKIP_OVERLAP;       /* the rows of another FDE */
+		else if ((unsigned)ra != c->ra_col)
+			reason = SW_SKIP_UNKNOWN_REGISTER;
+		else if (signal)
+			reason = SW_SKIP_COUNT;         /* below: a signal trampoline */
+		else
+			reason = read_row(c, f, &cur);
+		free(f);
+		if (reason == SW_SKIP_COUNT) {
+			/* The walker unwinds it from the kernel's signal frame: no frame here. */
+			sw_swu_builder_reset(c->b);
+			st = add_function(c, lo, hi, source, SW_CODE_SIGNAL_TRAMPOLINE);
+			*why = st == SW_OK ? -1 : SW_SKIP_LIMIT;
+			return st == SW_E_NOMEM ? st : SW_OK;
+		}
+		if (reason >= 0) {
+			*why = reason;
+			return SW_OK;
+		}
+		st = emit_diff(c, (uint32_t)(addr - lo), &prev, &cur);
+		if (st != SW_OK) {
+			*why = st == SW_E_LIMIT ? SW_SKIP_LIMIT : SW_SKIP_BAD_CFI;
+			return st == SW_E_NOMEM ? st : SW_OK;
+		}
+		prev = cur;
+		addr = end;
+	}
+	st = add_function(c, lo, hi, source, 0);
+	if (st == SW_E_NOMEM)
+		return st;
+	*why = st == SW_OK ? -1 : SW_SKIP_LIMIT;
+	return SW_OK;
+}
+
+/* ---- FDE address ranges ---- */
+
+/* An unsigned LEB128 of at most 10 bytes within [*p, end). */
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out, bool is_signed)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*p >= end || shift >= 64)
+			return false;
+		b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (is_signed && shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	*out = v;
+	return true;
+}
+
+static bool read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool is_signed,
+                       uint64_t *out)
+{
+	uint64_t v;
+
+	if ((size_t)(end - *p) < size)
+		return false;
+	v = swi_load_le(*p, size);
+	if (is_signed && size < 8 && (v & (1ULL << (8 * size - 1))))
+		v |= ~(uint64_t)0 << (8 * size);
+	*p += size;
+	*out = v;
+	return true;
+}
+
+/*
+ * A DW_EH_PE-encoded pointer at *p, whose own address is `here`.  FDE
+ * ranges use absolute or PC-relative pointers only; `any` accepts the
+ * other applications too, for a value that is only skipped (the
+ * personality routine).
+ */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, unsigned enc, unsigned ptr_size,
+                         uint64_t here, bool any, uint64_t *out)
+{
+	uint64_t v;
+	bool ok;
+
+	if (enc == DW_EH_PE_omit)
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:  ok = read_fixed(p, end, ptr_size, false, &v); break;
+	case DW_EH_PE_uleb128: ok = read_uleb(p, end, &v, false); break;
+	case DW_EH_PE_udata2:  ok = read_fixed(p, end, 2, false, &v); break;
+	case DW_EH_PE_udata4:  ok = read_fixed(p, end, 4, false, &v); break;
+	case DW_EH_PE_udata8:  ok = read_fixed(p, end, 8, false, &v); break;
+	case DW_EH_PE_sleb128: ok = read_uleb(p, end, &v, true); break;
+	case DW_EH_PE_sdata2:  ok = read_fixed(p, end, 2, true, &v); break;
+	case DW_EH_PE_sdata4:  ok = read_fixed(p, end, 4, true, &v); break;
+	case DW_EH_PE_sdata8:  ok = read_fixed(p, end, 8, true, &v); break;
+	default:               return false;
+	}
+	if (!ok)
+		return false;
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		v += here;
+	else if ((enc & 0x70) != DW_EH_PE_absptr && !any)
+		return false;
+	if ((enc & DW_EH_PE_indirect) && !any)
+		return false;
+	if (ptr_size == 4)
+		v &= 0xffffffffu;
+	*out = v;
+	return true;
+}
+
+/* What an FDE needs from its CIE. */
+struct cie_info {
+	Dwarf_Off offset;               /* the CIE read last (one-entry cache) */
+	bool valid;
+	unsigned fde_enc;               /* how initial_location and address_range are encoded */
+};
+
+/*
+ * The FDE pointer encoding from the augmentation ('R'); the other letters
+ * are only stepped over.  An augmentation without 'z' cannot be sized,
+ * unless it is empty.
+ */
+static bool parse_augmentation(const Dwarf_CIE *cie, unsigned ptr_size, unsigned *fde_enc)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	uint64_t ignored;
+
+	*fde_enc = DW_EH_PE_absptr;
+	if (!aug)
+		return false;
+	if (aug[0] == '\0')
+		return true;
+	if (aug[0] != 'z' || !p)
+		return false;
+	for (size_t i = 1; i < 32 && aug[i]; i++) {
+		switch (aug[i]) {
+		case 'R':
+			if (p >= end)
+				return false;
+			*fde_enc = *p++;
+			break;
+		case 'L':
+			if (p >= end)
+				return false;
+			p++;
+			break;
+		case 'P': {
+			unsigned enc;
+
+			if (p >= end)
+				return false;
+			enc = *p++;
+			if (!read_encoded(&p, end, enc, ptr_size, 0, true, &ignored))
+				return false;
+			break;
+		}
+		case 'S':               /* signal frame: dwarf_frame_info says so */
+		case 'B':               /* arm64 BTI */
+		case 'G':               /* arm64 MTE */
+			break;
+		default:
+			/* Sized by 'z', but an 'R' after it would be missed. */
+			return false;
+		}
+	}
+	return true;
+}
+
+struct section {
+	Elf_Data *data;
+	uint64_t addr;                  /* sh_addr: the base of PC-relative pointers */
+	bool eh;
+	uint32_t source;
+};
+
+static bool load_cie(const unsigned char *ident, const struct section *s, unsigned ptr_size,
+                     Dwarf_Off off, struct cie_info *ci)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next = 0;
+
+	if (ci->offset == off)
+		return ci->valid;
+	ci->offset = off;
+	ci->valid = false;
+	if (dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
+		return false;
+	if (!parse_augmentation(&e.cie, ptr_size, &ci->fde_enc))
+		return false;
+	/* .debug_frame addresses are target-sized, whatever the augmentation. */
+	if (!s->eh)
+		ci->fde_enc = DW_EH_PE_absptr;
+	ci->valid = true;
+	return true;
+}
+
+/* The range of an FDE: [*lo, *hi), or false if it cannot be decoded. */
+static bool fde_range(const struct section *s, const Dwarf_FDE *fde, const struct cie_info *ci,
+                      unsigned ptr_size, uint64_t *lo, uint64_t *hi)
+{
+	const uint8_t *p = fde->start, *end = fde->end;
+	const uint8_t *base = s->data->d_buf;
+	uint64_t start, len;
+
+	if (!p || !end || p < base || end > base + s->data->d_size || p > end)
+		return false;
+	if (!read_encoded(&p, end, ci->fde_enc, ptr_size, s->addr + (uint64_t)(fde->start - base),
+	                  false, &start) ||
+	    !read_encoded(&p, end, ci->fde_enc & 0x0f, ptr_size, 0, false, &len))
+		return false;
+	if (len > UINT64_MAX - start || (ptr_size == 4 && start + len > 0x100000000ULL))
+		return false;
+	*lo = start;
+	*hi = start + len;
+	return true;
+}
+
+static void skip(struct swi_cfi_import *out, int why)
+{
+	out->stats.skipped++;
+	out->stats.skipped_by[why]++;
+}
+
+/* Is [lo, hi) covered, even in part, by a function already imported (sorted)? */
+static bool overlaps_imported(const struct swi_cfi_import *out, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = n;
+
+	/* The first function that ends after lo. */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (out->fns[mid].start + out->fns[mid].size <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < n && out->fns[a].start < hi;
+}
+
+/*
+ * Every FDE of one section.  `sorted` functions imported before (from
+ * .eh_frame) take precedence: a .debug_frame FDE for their code is ignored.
+ */
+static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct section *s,
+                              Dwarf_CFI *cfi, size_t sorted)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct swi_cfi_import *out = c->out;
+	struct cie_info ci = { (Dwarf_Off)-1, false, 0 };
+	Dwarf_Off off = 0;
+	sw_status st;
+
+	if (!ident)
+		return SW_E_BADMETA;
+	/* Every entry is at least 4 bytes: the section's size bounds the loop. */
+	for (size_t n = 0; n <= s->data->d_size / 4; n++) {
+		Dwarf_CFI_Entry e;
+		Dwarf_Off next = off;
+		uint64_t lo, hi;
+		int rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e);
+		int why;
+
+		if (rc > 0)
+			break;
+		if (rc < 0) {
+			/* An unreadable entry; go on only when libdw found its end. */
+			out->stats.fdes++;
+			skip(out, SW_SKIP_BAD_CFI);
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			off = next;
+			continue;
+		}
+		if (next <= off)
+			break;          /* no progress: a loop in hostile data */
+		off = next;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		out->stats.fdes++;
+		if (!load_cie(ident, s, c->a->ptr_size, e.fde.CIE_pointer, &ci) ||
+		    !fde_range(s, &e.fde, &ci, c->a->ptr_size, &lo, &hi)) {
+			skip(out, SW_SKIP_BAD_CFI);
+			continue;
+		}
+		/* No code: discarded by the linker (start 0), or empty. */
+		if (lo == hi || lo == 0 || (sorted && overlaps_imported(out, sorted, lo, hi))) {
+			out->stats.ignored++;
+			continue;
+		}
+		st = import_fde(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start), s->source, &why);
+		if (st != SW_OK)
+			return st;
+		if (why >= 0)
+			skip(out, why);
+	}
+	return SW_OK;
+}
+
+static int fn_cmp(const void *pa, const void *pb)
+{
+	const struct swi_cfi_fn *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return 0;
+}
+
+/* Sort by start; a function overlapping the one before it is dropped. */
+static void sort_functions(struct swi_cfi_import *out)
+{
+	size_t keep = 0;
+
+	if (out->nfns > 1)
+		qsort(out->fns, out->nfns, sizeof *out->fns, fn_cmp);
+	for (size_t i = 0; i < out->nfns; i++) {
+		if (keep > 0 && out->fns[i].start < out->fns[keep - 1].start + out->fns[keep - 1].size) {
+			skip(out, SW_SKIP_OVERLAP);
+			continue;
+		}
+		out->fns[keep++] = out->fns[i];
+	}
+	out->nfns = keep;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/* The section's bytes (decompressed when needed), or NULL. */
+static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d;
+
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	d = elf_getdata(scn, NULL);
+	return d && d->d_buf && d->d_size ? d : NULL;
+}
+
+static void finish_stats(struct swi_cfi_import *out)
+{
+	out->stats.functions = (uint32_t)out->nfns;
+	out->stats.from_eh_frame = 0;
+	out->stats.from_debug_frame = 0;
+	out->stats.signal_trampolines = 0;
+	for (size_t i = 0; i < out->nfns; i++) {
+		if (out->fns[i].source == SW_CFI_EH_FRAME)
+			out->stats.from_eh_frame++;
+		else
+			out->stats.from_debug_frame++;
+		if (out->fns[i].flags & SW_CODE_SIGNAL_TRAMPOLINE)
+			out->stats.signal_trampolines++;
+	}
+	out->stats.unwind_bytes = out->blobs_len;
+}
+
+/* Count the row ops in the blobs (for the statistics). */
+static void count_row_ops(struct swi_cfi_import *out)
+{
+	for (size_t i = 0; i < out->nfns; i++) {
+		sw_swu_header h;
+
+		if (sw_swu_decode_header(out->blobs + out->fns[i].blob, out->fns[i].blob_size, &h) == SW_OK)
+			out->stats.row_ops += h.row_ops;
+	}
+}
+
+sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out)
+{
+	struct import_ctx c = { arch, swi_arch_get(arch), ra_column(arch), NULL, out };
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	sw_status st;
+
+	memset(out, 0, sizeof *out);
+	if (!elf || !c.a)
+		return SW_E_INVAL;
+	if ((st = sw_swu_builder_create(&c.b, arch)) != SW_OK)
+		return st;
+
+	/* .eh_frame first: it is what the program itself unwinds with. */
+	if ((scn = find_section(elf, ".eh_frame", &sh)) != NULL) {
+		struct section s = { section_data(scn, &sh), sh.sh_addr, true, SW_CFI_EH_FRAME };
+
+		if (s.data) {
+			Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+
+			st = scan_section(&c, elf, &s, cfi, 0);
+			if (cfi)
+				dwarf_cfi_end(cfi);
+			if (st != SW_OK)
+				goto out;
+		}
+	}
+	sort_functions(out);
+
+	if ((scn = find_section(elf, ".debug_frame", &sh)) != NULL) {
+		struct section s = { section_data(scn, &sh), sh.sh_addr, false, SW_CFI_DEBUG_FRAME };
+
+		if (s.data) {
+			Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+			Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
+
+			st = scan_section(&c, elf, &s, cfi, out->nfns);
+			if (dw)
+				dwarf_end(dw);
+			if (st != SW_OK)
+				goto out;
+		}
+	}
+	sort_functions(out);
+	finish_stats(out);
+	count_row_ops(out);
+	st = SW_OK;
+out:
+	sw_swu_builder_destroy(c.b);
+	return st;
+}
+
+void swi_cfi_import_free(struct swi_cfi_import *imp)
+{
+	if (!imp)
+		return;
+	free(imp->fns);
+	free(imp->blobs);
+	memset(imp, 0, sizeof *imp);
+}

@@ -1,0 +1,51 @@
+/*
+ * cfi_import.h (internal) - DWARF CFI into SWU, one function per FDE.
+ *
+ * The importer reads .eh_frame and .debug_frame with elfutils' libdw, asks
+ * it for the rule row at every change across each FDE's range, and writes
+ * the same rules as SWU row ops (swu(5)): CFA = register + offset, the
+ * registers saved at CFA offsets, the return address.  What SWU cannot
+ * express (expressions, register-in-register) is skipped and counted,
+ * never guessed.  Only module loading calls it, never a walk.
+ */
+#ifndef SW_UNWINDINFO_CFI_IMPORT_H
+#define SW_UNWINDINFO_CFI_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libelf.h>
+#include <stackwalk/module.h>
+
+/* Hard limits against hostile CFI. */
+#define SWI_CFI_MAX_FDE_BYTES  (64u << 10)     /* one FDE's size */
+#define SWI_CFI_MAX_ROWS       (4u * SW_SWU_MAX_ROW_OPS)  /* libdw rows walked in one FDE */
+#define SWI_CFI_MAX_WORK       (1u << 26)      /* rows x FDE bytes: libdw replays each row */
+#define SWI_CFI_MAX_BLOB_BYTES (1u << 30)      /* SWU bytes in one module */
+
+/* One imported function: ELF addresses (no load bias) and its blob. */
+struct swi_cfi_fn {
+	uint64_t start, size;
+	uint32_t source;                /* SW_CFI_* */
+	uint32_t flags;                 /* SW_CODE_SIGNAL_TRAMPOLINE or 0 */
+	size_t blob;                    /* offset of its SWU in `blobs` */
+	uint32_t blob_size;
+};
+
+struct swi_cfi_import {
+	struct swi_cfi_fn *fns;         /* by ascending start, never overlapping */
+	size_t nfns, fns_cap;
+	uint8_t *blobs;
+	size_t blobs_len, blobs_cap;
+	sw_module_import_stats stats;   /* all but `symbols` */
+};
+
+/*
+ * Import the CFI of `elf` (already checked to be of `arch`).  A function
+ * whose CFI cannot be expressed is skipped and counted; an error is
+ * returned only for memory, or for sections libelf cannot read at all.
+ * Free with swi_cfi_import_free(), also after an error.
+ */
+sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out);
+void swi_cfi_import_free(struct swi_cfi_import *imp);
+
+#endif /* SW_UNWINDINFO_CFI_IMPORT_H */

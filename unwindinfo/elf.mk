@@ -1,0 +1,36 @@
+# Native modules: ELF files whose DWARF CFI is imported into SWU, with their
+# symbols (elfutils' libelf and libdw, so in the elf part of the library);
+# their tests and manual pages.
+
+libstackwalk_elf_la_SOURCES += \
+	unwindinfo/cfi_import.h \
+	unwindinfo/cfi_import.c \
+	lib/module.c
+
+# Real programs of every architecture, compiled at check time from
+# tests/cfi/ by the cross compilers, are loaded and compared with libdw.
+check_PROGRAMS += tests/check_cfi
+TESTS += tests/check_cfi
+tests_check_cfi_SOURCES = tests/check_cfi.c
+tests_check_cfi_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBDW_CFLAGS) \
+	-DCFI_SRCDIR='"$(abs_top_srcdir)/tests/cfi"'
+tests_check_cfi_CFLAGS = $(TEST_CFLAGS)
+tests_check_cfi_LDADD = $(TEST_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS)
+EXTRA_DIST += tests/cfi/prog.c tests/cfi/lib.c
+CLEANFILES += -r cfi-bin
+
+dist_man_MANS += \
+	man/sw_module.3 \
+	man/sw_module_load.3 \
+	man/sw_module_load_image.3 \
+	man/sw_module_register.3 \
+	man/sw_module_unregister.3 \
+	man/sw_module_symbolize.3 \
+	man/sw_module_functions.3 \
+	man/sw_module_stats.3 \
+	man/sw_module_skip_name.3 \
+	man/sw_module_free.3 \
+	man/sw_swu_def_cfa.3 \
+	man/sw_swu_def_cfa_offset.3 \
+	man/sw_swu_saved_at.3 \
+	man/sw_swu_same_value.3
