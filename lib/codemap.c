@@ -385,7 +385,8 @@ static sw_status check_info(const sw_code_info *info)
 	if (info->size > UINT64_MAX - info->start)
 		return SW_E_INVAL;      /* start + size would wrap */
 	if (info->flags & ~(uint32_t)(SW_CODE_FUNCLET | SW_CODE_FILTER | SW_CODE_NATIVE |
-	                              SW_CODE_ANALYZED | SW_CODE_SIGNAL_TRAMPOLINE))
+	                              SW_CODE_ANALYZED | SW_CODE_SIGNAL_TRAMPOLINE |
+	                              SW_CODE_OUTERMOST))
 		return SW_E_INVAL;
 	/* No blob can describe more code than this; it also bounds the pages
 	 * (and so the memory) one method can occupy. */

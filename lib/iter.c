@@ -325,6 +325,17 @@ static sw_status unwind_frame(struct swi_iter *it)
 
 	if (it->code == &it->fp_code)
 		return frame_pointer_step(it);
+	/* Nothing called a thread's first function: the walk ends with it. */
+	if (it->code->flags & SW_CODE_OUTERMOST) {
+		sw_context_init(&it->rd.caller, (sw_arch)it->thread->arch);
+		it->rd.caller.regs[a->ip_reg] = 0;
+		it->rd.caller.regs[a->sp_reg] = it->thread->stack_hi;
+		it->rd.caller.valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg);
+		it->rd.caller_valid = 1;
+		it->caller_trust = trust_of(it->code);
+		it->caller_active = 0;
+		return SW_OK;
+	}
 	if (!(it->code->flags & SW_CODE_SIGNAL_TRAMPOLINE)) {
 		it->caller_trust = trust_of(it->code);
 		it->caller_active = 0;

@@ -624,6 +624,27 @@ START_TEST(signal_frames)
 }
 END_TEST
 
+/* A thread's first function ends the walk: no caller, no marker. */
+START_TEST(outermost_function)
+{
+	sb_world w;
+	sb_method a, b;
+	recording r;
+
+	sb_init(&w);
+	lay_out_b_over_a(&w, &a, &b);
+	reflag(&w, A_START, SW_CODE_OUTERMOST);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	reflag(&w, A_START, SW_CODE_OUTERMOST | SW_CODE_NATIVE);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NATIVE_FRAMES, &r);
+	ck_assert_int_eq(r.n, 3);          /* B, the marker, A */
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_FRAME);
+	sb_fini(&w);
+}
+END_TEST
+
 /* Unknown native code with a frame-pointer chain, above managed A. */
 START_TEST(frame_pointer_fallback)
 {
@@ -1059,6 +1080,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, native_frames);
 	tcase_add_test(tc, signal_frames);
 	tcase_add_test(tc, frame_pointer_fallback);
+	tcase_add_test(tc, outermost_function);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);
 	tcase_add_test(tc, transition_frame_from_native_seed);

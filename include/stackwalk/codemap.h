@@ -26,7 +26,8 @@ enum {
 	SW_CODE_FILTER  = 2,    /* a filter funclet (with SW_CODE_FUNCLET) */
 	SW_CODE_NATIVE  = 4,    /* native code (an ELF module's function): its SWU came from CFI */
 	SW_CODE_ANALYZED = 8,   /* native code whose SWU came from instruction analysis, not CFI */
-	SW_CODE_SIGNAL_TRAMPOLINE = 16  /* the kernel's signal return trampoline (__restore_rt) */
+	SW_CODE_SIGNAL_TRAMPOLINE = 16, /* the kernel's signal return trampoline (__restore_rt) */
+	SW_CODE_OUTERMOST = 32  /* a thread's first function (_start, clone's child): nothing called it */
 };
 
 /* What a lookup returns (the CLR's EECodeInfo). */
