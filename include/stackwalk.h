@@ -17,6 +17,7 @@
 #include <stackwalk/walk.h>
 #include <stackwalk/synth.h>
 #include <stackwalk/target.h>
+#include <stackwalk/snapshot.h>
 #include <stackwalk/module.h>
 #include <stackwalk/core.h>
 #include <stackwalk/process.h>

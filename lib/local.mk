@@ -17,4 +17,5 @@ libstackwalk_core_la_SOURCES += \
 	lib/iter_unwind.c \
 	lib/crawl_frame.c \
 	lib/gc_roots.c \
+	lib/snapshot.c \
 	lib/walk.c

@@ -23,6 +23,9 @@ SW_API const char *sw_strerror(sw_status status)
 	case SW_E_STATE:       return "called in the wrong state";
 	case SW_E_READONLY:    return "target memory is read-only";
 	case SW_E_LIMIT:       return "a size limit was exceeded";
+	case SW_E_ABORTED:     return "the stack snapshot was stopped by its callback";
+	case SW_E_UNMANAGED_CTX: return "the seed context is not in managed code";
+	case SW_E_UNSAFE:      return "the thread cannot be walked safely now";
 	default:               return "unknown error";
 	}
 }

@@ -2,6 +2,7 @@
 dist_man_MANS += \
 	man/stackwalk.7 \
 	man/sw_strerror.3 \
+	man/sw_snapshot.3 \
 	man/sw_context_from_ucontext.3 \
 	man/sw_arch.3 \
 	man/sw_context.3 \

@@ -3,6 +3,7 @@
  * inside it, print the frames and check them against the shadow stack.
  * See toyjit-demo(1).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct demo {
 	unsigned managed;
 	char msg[512];
 	int gc;                     /* -g: collect in the helper */
+	int snapshot;               /* -S: also take a profiler's stack snapshot */
 	toyjit_gc_stats gc_stats;
 	sw_status gc_status;
 };
@@ -96,6 +98,21 @@ static sw_status check_funclet_walk(const toyjit *jit, struct demo *d)
 	return SW_E_MISMATCH;
 }
 
+/* A profiler's view: one line per managed method, one per unmanaged block. */
+static sw_walk_action print_snapshot_frame(const sw_snapshot_frame *f, void *data)
+{
+	const toyjit *jit = data;
+	const char *name = "[unmanaged]";
+
+	for (unsigned i = 0; f->method && i < jit->nmethods; i++)
+		if (f->method == (const void *)&jit->methods[i])
+			name = jit->methods[i].name;
+	if (f->method && !strcmp(name, "[unmanaged]"))
+		name = "[Frame with a method]";
+	printf("  %2u  %-22s ip 0x%" PRIx64 "\n", f->depth, name, f->ip);
+	return SW_CONTINUE;
+}
+
 /* The stub calls this with its TransitionFrame linked: walk, print, check, collect. */
 static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 {
@@ -112,6 +129,14 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 		d->check = check_funclet_walk(jit, d);
 	else
 		d->check = toyjit_walk_check(jit, d->walk, d->msg, sizeof(d->msg), &d->managed);
+	if (d->snapshot) {
+		sw_status st;
+
+		printf("stack snapshot (DoStackSnapshot semantics):\n");
+		st = sw_snapshot(&d->thread, NULL, 0, print_snapshot_frame, jit);
+		if (st != SW_OK)
+			printf("snapshot failed: %s\n", sw_strerror(st));
+	}
 	if (d->gc)
 		d->gc_status = toyjit_gc_collect(jit, &d->thread, NULL, &d->gc_stats);
 }
@@ -119,7 +144,7 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-v]\n"
+	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-S] [-v]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4,\n"
 	        "            or DEPTH - 2 on shallower stacks)\n"
@@ -131,6 +156,7 @@ static void usage(FILE *out)
 	        "  -s        walk with SW_WALK_SKIPFUNCLETS\n"
 	        "  -q        walk with SW_WALK_QUICKUNWIND\n"
 	        "  -f        walk with SW_WALK_FUNCTIONSONLY\n"
+	        "  -S        also print a profiler's stack snapshot (sw_snapshot)\n"
 	        "  -v        also dump each method's SWU metadata\n");
 }
 
@@ -150,7 +176,7 @@ int main(int argc, char **argv)
 	d.flags = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
 	d.check = SW_E_STATE;
 	snprintf(d.msg, sizeof(d.msg), "the stub never called the helper");
-	while ((opt = getopt(argc, argv, "d:p:Pegqfsvh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:PegqfsSvh")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); pinvoke_given = 1; break;
@@ -158,6 +184,7 @@ int main(int argc, char **argv)
 		case 'e': throwing = 1; break;
 		case 'g': d.gc = 1; break;
 		case 's': d.flags |= SW_WALK_SKIPFUNCLETS; break;
+		case 'S': d.snapshot = 1; break;
 		case 'q': d.flags |= SW_WALK_QUICKUNWIND; break;
 		case 'f': d.flags |= SW_WALK_FUNCTIONSONLY; break;
 		case 'v': verbose = 1; break;

@@ -34,7 +34,10 @@ enum {
 	SW_E_MISMATCH    = -15,  /* a checked walk differs from what was expected */
 	SW_E_STATE       = -16,  /* called in the wrong state (iterator finished, builder order) */
 	SW_E_READONLY    = -17,  /* target memory cannot be written (POPFRAMES) */
-	SW_E_LIMIT       = -18   /* a hard size limit was exceeded */
+	SW_E_LIMIT       = -18,  /* a hard size limit was exceeded */
+	SW_E_ABORTED     = -19,  /* a snapshot's callback stopped it */
+	SW_E_UNMANAGED_CTX = -20, /* a snapshot's seed context is not in managed code */
+	SW_E_UNSAFE      = -21   /* the thread cannot be walked safely now */
 };
 
 /* sw_strerror - a static, human-readable description of an sw_status. */
