@@ -18,6 +18,7 @@
 #include <stackwalk/synth.h>
 #include <stackwalk/target.h>
 #include <stackwalk/snapshot.h>
+#include <stackwalk/image.h>
 #include <stackwalk/module.h>
 #include <stackwalk/core.h>
 #include <stackwalk/process.h>

@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include "internal.h"
 #include "cfi_import.h"
+#include "image_format.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -33,6 +34,7 @@ struct module_symbol {
 struct sw_module {
 	sw_arch arch;
 	uint64_t bias;
+	uint64_t base;                  /* the lowest PT_LOAD address (ELF address) */
 	sw_native_function *fns;
 	size_t nfns;
 	uint8_t *blobs;
@@ -330,8 +332,41 @@ static sw_status take_functions(sw_module *m, struct swi_cfi_import *imp)
 	return SW_OK;
 }
 
-static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, sw_arch *arch_out,
-                          sw_module **out)
+/* The lowest address a PT_LOAD segment asks for: an SWU image's base. */
+static uint64_t load_base(Elf *elf)
+{
+	uint64_t base = UINT64_MAX;
+	size_t n = 0;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n && i < 65536; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < base)
+			base = ph.p_vaddr;
+	}
+	return base == UINT64_MAX ? 0 : base;
+}
+
+/* Instruction analysis of what the CFI did not describe (SW_MODULE_ANALYZE). */
+static sw_status analyze(sw_module *m, Elf *elf, struct swi_cfi_import *imp)
+{
+	struct swi_symbol_range *r = NULL;
+	sw_status st;
+
+	if (m->nsyms && !(r = calloc(m->nsyms, sizeof *r)))
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < m->nsyms; i++)
+		r[i] = (struct swi_symbol_range){ m->syms[i].start - m->bias, m->syms[i].size,
+		                                  m->names + m->syms[i].name };
+	st = swi_analyze_module(elf, m->arch, r, m->nsyms, imp);
+	free(r);
+	return st;
+}
+
+static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsigned flags,
+                          sw_arch *arch_out, sw_module **out)
 {
 	struct swi_cfi_import imp;
 	sw_module *m;
@@ -347,12 +382,15 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, sw_a
 		return SW_E_NOMEM;
 	m->arch = arch;
 	m->bias = load_bias;
+	m->base = load_base(elf);
 	/* Symbols first: imported functions take their names. */
 	if ((st = read_symbols(m, elf)) != SW_OK) {
 		sw_module_free(m);
 		return st;
 	}
 	st = swi_cfi_import(elf, arch, &imp);
+	if (st == SW_OK && (flags & SW_MODULE_ANALYZE))
+		st = analyze(m, elf, &imp);
 	if (st == SW_OK)
 		st = take_functions(m, &imp);
 	if (st == SW_OK) {
@@ -375,6 +413,12 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, sw_a
 SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *arch_out,
                                 sw_module **out)
 {
+	return sw_module_load_flags(path, load_bias, 0, arch_out, out);
+}
+
+SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsigned flags,
+                                      sw_arch *arch_out, sw_module **out)
+{
 	struct stat sb;
 	sw_status st;
 	Elf *elf;
@@ -383,7 +427,7 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 	if (!out)
 		return SW_E_INVAL;
 	*out = NULL;
-	if (!path)
+	if (!path || (flags & ~(unsigned)SW_MODULE_ANALYZE))
 		return SW_E_INVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return SW_E_UNSUPPORTED;
@@ -396,7 +440,7 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 	}
 	/* Read, not mapped: a file truncated while we read it cannot fault us. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	st = load_elf(elf, (uint64_t)sb.st_size, load_bias, arch_out, out);
+	st = load_elf(elf, (uint64_t)sb.st_size, load_bias, flags, arch_out, out);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -406,6 +450,12 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t load_bias,
                                       sw_arch *arch_out, sw_module **out)
 {
+	return sw_module_load_image_flags(image, size, load_bias, 0, arch_out, out);
+}
+
+SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
+                                            unsigned flags, sw_arch *arch_out, sw_module **out)
+{
 	sw_status st;
 	char *copy;
 	Elf *elf;
@@ -413,7 +463,7 @@ SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t l
 	if (!out)
 		return SW_E_INVAL;
 	*out = NULL;
-	if (!image || size == 0)
+	if (!image || size == 0 || (flags & ~(unsigned)SW_MODULE_ANALYZE))
 		return SW_E_INVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return SW_E_UNSUPPORTED;
@@ -423,7 +473,7 @@ SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t l
 		return SW_E_NOMEM;
 	memcpy(copy, image, size);
 	elf = elf_memory(copy, size);
-	st = load_elf(elf, size, load_bias, arch_out, out);
+	st = load_elf(elf, size, load_bias, flags, arch_out, out);
 	if (elf)
 		elf_end(elf);
 	free(copy);
@@ -522,6 +572,13 @@ SW_API const char *sw_module_skip_name(unsigned reason)
 	};
 
 	return reason < SW_SKIP_COUNT ? names[reason] : NULL;
+}
+
+void swi_module_image_info(const sw_module *m, sw_arch *arch, uint64_t *base, uint64_t *bias)
+{
+	*arch = m->arch;
+	*base = m->base;
+	*bias = m->bias;
 }
 
 SW_API void sw_module_free(sw_module *m)

@@ -298,7 +298,8 @@ static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t 
  * the status is an error only for memory.
  */
 static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t lo,
-                            uint64_t hi, size_t fde_bytes, uint32_t source, int *why)
+                            uint64_t hi, size_t fde_bytes, uint32_t source, int *why,
+                            uint64_t *where)
 {
 	struct cfi_row prev, cur;
 	uint64_t addr = lo, work = 0;
@@ -306,6 +307,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 	sw_status st;
 
 	*why = SW_SKIP_LIMIT;
+	*where = lo;
 	if (hi - lo > SW_SWU_MAX_CODE_SIZE || fde_bytes > SWI_CFI_MAX_FDE_BYTES)
 		return SW_OK;
 	*why = SW_SKIP_BAD_CFI;
@@ -350,6 +352,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 		}
 		if (reason >= 0) {
 			*why = reason;
+			*where = addr;
 			return SW_OK;
 		}
 		st = emit_diff(c, (uint32_t)(addr - lo), &prev, &cur);
@@ -559,6 +562,19 @@ static void skip(struct swi_cfi_import *out, int why)
 	out->stats.skipped_by[why]++;
 }
 
+/* Remember a skipped FDE's range (for instruction analysis). */
+static sw_status note_skip(struct swi_cfi_import *out, uint64_t lo, uint64_t hi, uint64_t where,
+                           int why)
+{
+	sw_status st = grow((void **)&out->skips, &out->skips_cap, out->nskips + 1,
+	                    sizeof *out->skips);
+
+	if (st != SW_OK)
+		return st;
+	out->skips[out->nskips++] = (struct swi_cfi_skip){ lo, hi - lo, where, (uint32_t)why };
+	return SW_OK;
+}
+
 /* Is [lo, hi) covered, even in part, by a function already imported (sorted)? */
 static bool overlaps_imported(const struct swi_cfi_import *out, size_t n, uint64_t lo, uint64_t hi)
 {
@@ -595,7 +611,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 	for (size_t n = 0; n <= s->data->d_size / 4; n++) {
 		Dwarf_CFI_Entry e;
 		Dwarf_Off next = off;
-		uint64_t lo, hi;
+		uint64_t lo, hi, where = 0;
 		int rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e);
 		int why;
 
@@ -626,11 +642,15 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 			out->stats.ignored++;
 			continue;
 		}
-		st = import_fde(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start), s->source, &why);
+		st = import_fde(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start), s->source, &why,
+		                &where);
 		if (st != SW_OK)
 			return st;
-		if (why >= 0)
+		if (why >= 0) {
 			skip(out, why);
+			if ((st = note_skip(out, lo, hi, where, why)) != SW_OK)
+				return st;
+		}
 	}
 	return SW_OK;
 }
@@ -778,5 +798,6 @@ void swi_cfi_import_free(struct swi_cfi_import *imp)
 		return;
 	free(imp->fns);
 	free(imp->blobs);
+	free(imp->skips);
 	memset(imp, 0, sizeof *imp);
 }

@@ -31,9 +31,18 @@ struct swi_cfi_fn {
 	uint32_t blob_size;
 };
 
+/* An FDE that was skipped, for instruction analysis to take over. */
+struct swi_cfi_skip {
+	uint64_t start, size;           /* ELF addresses */
+	uint64_t where;                 /* the address whose row made it unimportable */
+	uint32_t reason;                /* SW_SKIP_* */
+};
+
 struct swi_cfi_import {
 	struct swi_cfi_fn *fns;         /* by ascending start, never overlapping */
 	size_t nfns, fns_cap;
+	struct swi_cfi_skip *skips;     /* FDEs skipped with a known range, in section order */
+	size_t nskips, skips_cap;
 	uint8_t *blobs;
 	size_t blobs_len, blobs_cap;
 	sw_module_import_stats stats;   /* all but `symbols` */
@@ -47,5 +56,21 @@ struct swi_cfi_import {
  */
 sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out);
 void swi_cfi_import_free(struct swi_cfi_import *imp);
+
+/* A function symbol (ELF address) for instruction analysis to consider. */
+struct swi_symbol_range {
+	uint64_t start, size;
+	const char *name;
+};
+
+/*
+ * Instruction analysis of what the CFI import left (analyze_module.c):
+ * FDEs skipped for a rule SWU cannot say, function symbols no FDE covers,
+ * PLT entries; outermost functions get an empty blob and
+ * SW_CODE_OUTERMOST.  Adds to imp->fns (sorted again) and imp's analysis
+ * statistics; an error only for memory.
+ */
+sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                             size_t nsyms, struct swi_cfi_import *imp);
 
 #endif /* SW_UNWINDINFO_CFI_IMPORT_H */

@@ -29,7 +29,8 @@ typedef struct sw_module sw_module;
 /* Where a native function's unwind rules came from. */
 enum {
 	SW_CFI_EH_FRAME    = 1,         /* .eh_frame (found through .eh_frame_hdr when present) */
-	SW_CFI_DEBUG_FRAME = 2          /* .debug_frame */
+	SW_CFI_DEBUG_FRAME = 2,         /* .debug_frame */
+	SW_CFI_ANALYSIS    = 3          /* no usable CFI: instruction analysis (SW_MODULE_ANALYZE) */
 };
 
 /*
@@ -48,7 +49,7 @@ typedef struct sw_native_function {
 	const uint8_t *unwind;          /* its SWU blob (see swu(5)) */
 	uint32_t unwind_size;
 	uint32_t source;                /* SW_CFI_* */
-	uint32_t flags;                 /* more SW_CODE_* flags: SW_CODE_SIGNAL_TRAMPOLINE */
+	uint32_t flags;                 /* more SW_CODE_* flags: SIGNAL_TRAMPOLINE, ANALYZED, OUTERMOST */
 } sw_native_function;
 
 /* Why a function's CFI was not imported. */
@@ -76,8 +77,26 @@ typedef struct sw_module_import_stats {
 	uint32_t skipped_by[SW_MODULE_SKIP_MAX];  /* indexed by SW_SKIP_* */
 	uint32_t symbols;               /* function symbols kept from .symtab and .dynsym */
 	uint32_t row_ops;               /* SWU row ops written */
-	uint64_t unwind_bytes;          /* SWU bytes written */
+	uint64_t unwind_bytes;          /* SWU bytes written (CFI and analysis) */
+	/* With SW_MODULE_ANALYZE: */
+	uint32_t analyzed;              /* functions described (wholly or in part) by instruction analysis */
+	uint32_t analyzed_entries;      /* the functions they gave (a function described in part gives
+	                                 * one per run of describable instructions) */
+	uint32_t analysis_failed;       /* candidates analysis could not describe */
+	uint32_t outermost;             /* outermost functions (_start), flagged SW_CODE_OUTERMOST */
 } sw_module_import_stats;
+
+/* Options of sw_module_load_flags() and sw_module_load_image_flags(). */
+enum {
+	/*
+	 * Also describe code that has no usable CFI by instruction analysis
+	 * (Capstone): FDEs skipped for expressions or register rules, function
+	 * symbols no FDE covers, PLT entries; and register outermost functions
+	 * (the return address undefined from their first instruction, or the
+	 * symbol _start) with SW_CODE_OUTERMOST.  See sw_module(3).
+	 */
+	SW_MODULE_ANALYZE = 1
+};
 
 /*
  * sw_module_load - read the ELF file at `path` (ET_EXEC or ET_DYN, x86-64,
@@ -116,6 +135,15 @@ SW_API sw_status sw_module_symbolize(const sw_module *m, uint64_t address, const
  */
 SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t load_bias,
                                       sw_arch *arch_out, sw_module **out);
+
+/*
+ * sw_module_load_flags, sw_module_load_image_flags - sw_module_load and
+ * sw_module_load_image with options (SW_MODULE_*); an unknown bit is SW_E_INVAL.
+ */
+SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsigned flags,
+                                      sw_arch *arch_out, sw_module **out);
+SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
+                                            unsigned flags, sw_arch *arch_out, sw_module **out);
 
 /* sw_module_functions - the imported functions, by ascending address. */
 SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,

@@ -1,0 +1,114 @@
+/*
+ * swimport - turn an ELF file's unwind information into an SWU image.
+ *
+ *   swimport [-C] [-q] [-o OUT] ELF
+ *
+ * The CFI of the file (.eh_frame, .debug_frame) is imported into SWU, and
+ * the code it does not describe (PLT entries, assembly without CFI, stack
+ * realignment) by instruction analysis unless -C; the module's functions,
+ * with their names, are written as one SWU image (swu-image(5)) that
+ * sw_codemap_add_image(3) registers in one call.  OUT defaults to ELF.swui.
+ * A summary goes to stderr unless -q.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stackwalk.h>
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: swimport [-C] [-q] [-o OUT] ELF\n");
+	exit(2);
+}
+
+static int write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int ok;
+
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	ok = fwrite(buf, 1, len, f) == len;
+	ok = (fclose(f) == 0) && ok;
+	if (!ok) {
+		perror(path);
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
+static void summary(const char *in, const char *out, sw_arch arch, const sw_module_import_stats *s,
+                    size_t n, size_t len)
+{
+	fprintf(stderr, "%s: %s, %u FDEs: %u imported, %u ignored, %u skipped", in, sw_arch_name(arch),
+	        s->fdes, s->functions, s->ignored, s->skipped);
+	for (unsigned r = 0; r < SW_SKIP_COUNT; r++)
+		if (s->skipped_by[r])
+			fprintf(stderr, " (%u %s)", s->skipped_by[r], sw_module_skip_name(r));
+	fprintf(stderr, "; analysis: %u functions in %u entries, %u failed; %u outermost\n",
+	        s->analyzed, s->analyzed_entries, s->analysis_failed, s->outermost);
+	fprintf(stderr, "%s: %zu entries, %zu bytes\n", out, n, len);
+}
+
+int main(int argc, char **argv)
+{
+	const char *out = NULL;
+	unsigned flags = SW_MODULE_ANALYZE;
+	int quiet = 0, c, rc = 1;
+	char *def = NULL;
+	void *buf = NULL;
+	size_t len = 0, n = 0;
+	const sw_native_function *fns;
+	sw_module_import_stats s;
+	sw_module *m = NULL;
+	sw_arch arch;
+	sw_status st;
+
+	while ((c = getopt(argc, argv, "Cqo:h")) != -1) {
+		switch (c) {
+		case 'C': flags = 0; break;
+		case 'q': quiet = 1; break;
+		case 'o': out = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	if (!out) {
+		size_t l = strlen(argv[optind]);
+
+		if (!(def = malloc(l + 6)))
+			return 1;
+		memcpy(def, argv[optind], l);
+		memcpy(def + l, ".swui", 6);
+		out = def;
+	}
+	st = sw_module_load_flags(argv[optind], 0, flags, &arch, &m);
+	if (st != SW_OK) {
+		fprintf(stderr, "swimport: %s: %s\n", argv[optind], sw_strerror(st));
+		goto done;
+	}
+	st = sw_module_write_image(m, NULL, 0, &len);
+	if (st == SW_E_LIMIT && len > 0 && (buf = malloc(len)) != NULL)
+		st = sw_module_write_image(m, buf, len, &len);
+	if (st == SW_OK)
+		st = sw_image_validate(buf, len);
+	if (st != SW_OK) {
+		fprintf(stderr, "swimport: %s: cannot write an image: %s\n", argv[optind], sw_strerror(st));
+		goto done;
+	}
+	if (write_file(out, buf, len) != 0)
+		goto done;
+	if (!quiet && sw_module_stats(m, &s) == SW_OK && sw_module_functions(m, &fns, &n) == SW_OK)
+		summary(argv[optind], out, arch, &s, n, len);
+	rc = 0;
+done:
+	free(buf);
+	free(def);
+	sw_module_free(m);
+	return rc;
+}

@@ -1,0 +1,364 @@
+/*
+ * analyze_module.c - the code of an ELF module that instruction analysis
+ * describes, once the CFI import is done.
+ *
+ * Candidates are the FDEs the importer skipped for a rule SWU cannot say
+ * (a DWARF expression, a register rule), the function symbols no FDE
+ * covers (hand-written assembly without CFI), and the PLT, cut into its
+ * entries: each is a stub that jumps through the GOT with CFA = SP + one
+ * pointer throughout, the lazy path pushing one more word, and PLT0
+ * pushing one.  An FDE whose return address is undefined from its first
+ * instruction (and a symbol named _start) is the outermost frame: it gets
+ * an SWU blob of no frame and SW_CODE_OUTERMOST, for the walker to stop.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gelf.h>
+#include "internal.h"
+#include "cfi_import.h"
+#include "analyze.h"
+
+#define MAX_CODE_SECTIONS 256
+
+struct code_section {
+	uint64_t addr, size;
+	const uint8_t *data;
+	bool plt;
+	unsigned plt0, entry;           /* PLT: the first entry's size and the others' */
+};
+
+struct candidate {
+	uint64_t start, size;
+	unsigned mode;                  /* SWI_ANALYZE_* */
+	bool outermost;
+};
+
+struct amod {
+	sw_arch arch;
+	struct swi_cfi_import *imp;
+	struct code_section secs[MAX_CODE_SECTIONS];
+	size_t nsecs;
+	struct candidate *cands;
+	size_t ncands, cands_cap;
+	size_t imported;                /* imp->fns[0 .. imported) came from CFI, sorted */
+	uint64_t fn_start;              /* the function being added */
+};
+
+static sw_status grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return SW_OK;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return SW_E_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return SW_OK;
+}
+
+/* PLT sections and the size of their entries (PLT0 first in .plt). */
+static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
+{
+	s->plt = strcmp(name, ".plt") == 0 || strcmp(name, ".plt.sec") == 0 ||
+	         strcmp(name, ".plt.got") == 0 || strcmp(name, ".iplt") == 0;
+	if (!s->plt)
+		return;
+	s->entry = 16;
+	s->plt0 = strcmp(name, ".plt") == 0 ? (arch == SW_ARCH_ARM64 ? 32 : 16) : 0;
+	/* .plt.got without IBT: jmp *GOT and a 2-byte nop. */
+	if (arch != SW_ARCH_ARM64 && strcmp(name, ".plt.got") == 0 && s->size % 16 != 0)
+		s->entry = 8;
+}
+
+static void read_sections(Elf *elf, struct amod *am)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL && am->nsecs < MAX_CODE_SECTIONS;) {
+		struct code_section *s = &am->secs[am->nsecs];
+		const char *name;
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_size == 0 || sh.sh_addr + sh.sh_size < sh.sh_addr)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		memset(s, 0, sizeof *s);
+		s->addr = sh.sh_addr;
+		s->size = sh.sh_size;
+		s->data = d->d_buf;
+		plt_layout(am->arch, name ? name : "", s);
+		am->nsecs++;
+	}
+}
+
+/* The code section holding all of [start, start + size), or NULL. */
+static const struct code_section *section_of(const struct amod *am, uint64_t start, uint64_t size)
+{
+	for (size_t i = 0; i < am->nsecs; i++) {
+		const struct code_section *s = &am->secs[i];
+
+		if (start >= s->addr && start - s->addr < s->size && size <= s->size - (start - s->addr))
+			return s;
+	}
+	return NULL;
+}
+
+static bool in_plt(const struct amod *am, uint64_t start)
+{
+	const struct code_section *s = section_of(am, start, 1);
+
+	return s && s->plt;
+}
+
+static sw_status add_candidate(struct amod *am, uint64_t start, uint64_t size, unsigned mode,
+                               bool outermost)
+{
+	sw_status st;
+
+	if (size == 0 || !section_of(am, start, size))
+		return SW_OK;
+	if ((st = grow((void **)&am->cands, &am->cands_cap, am->ncands + 1, sizeof *am->cands)) != SW_OK)
+		return st;
+	am->cands[am->ncands++] = (struct candidate){ start, size, mode, outermost };
+	return SW_OK;
+}
+
+/* Does [lo, hi) overlap a function imported from CFI? */
+static bool covered_by_imported(const struct amod *am, uint64_t lo, uint64_t hi)
+{
+	const struct swi_cfi_import *imp = am->imp;
+	size_t a = 0, b = am->imported;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (imp->fns[mid].start + imp->fns[mid].size <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < am->imported && imp->fns[a].start < hi;
+}
+
+/* ... or a skipped FDE? */
+static bool covered(const struct amod *am, uint64_t lo, uint64_t hi)
+{
+	const struct swi_cfi_import *imp = am->imp;
+
+	if (covered_by_imported(am, lo, hi))
+		return true;
+	for (size_t i = 0; i < imp->nskips; i++)
+		if (imp->skips[i].start < hi && lo < imp->skips[i].start + imp->skips[i].size)
+			return true;
+	return false;
+}
+
+static sw_status gather(struct amod *am, const struct swi_symbol_range *syms, size_t nsyms)
+{
+	const struct swi_cfi_import *imp = am->imp;
+	sw_status st = SW_OK;
+
+	/* The PLT, entry by entry. */
+	for (size_t i = 0; i < am->nsecs && st == SW_OK; i++) {
+		const struct code_section *s = &am->secs[i];
+		uint64_t off = 0;
+
+		if (!s->plt)
+			continue;
+		if (s->plt0 && s->plt0 <= s->size) {
+			st = add_candidate(am, s->addr, s->plt0, SWI_ANALYZE_STUB, false);
+			off = s->plt0;
+		}
+		for (; st == SW_OK && off + s->entry <= s->size; off += s->entry)
+			st = add_candidate(am, s->addr + off, s->entry, SWI_ANALYZE_STUB, false);
+	}
+	/* FDEs with rules SWU cannot say; outermost frames. */
+	for (size_t i = 0; i < imp->nskips && st == SW_OK; i++) {
+		const struct swi_cfi_skip *k = &imp->skips[i];
+
+		switch (k->reason) {
+		case SW_SKIP_OUTERMOST:
+			/*
+			 * Undefined from the first instruction; on arm64 from the
+			 * second, after the landing pad (bti c) _start begins with.
+			 */
+			if (k->where - k->start <= (am->arch == SW_ARCH_ARM64 ? 4u : 0u))
+				st = add_candidate(am, k->start, k->size, 0, true);
+			break;
+		case SW_SKIP_EXPRESSION:
+		case SW_SKIP_REGISTER_RULE:
+		case SW_SKIP_UNKNOWN_REGISTER:
+		case SW_SKIP_BAD_CFI:
+			if (!in_plt(am, k->start))
+				st = add_candidate(am, k->start, k->size, 0, false);
+			break;
+		default:
+			break;          /* too big, or overlapping: not ours to guess */
+		}
+	}
+	/* Functions no FDE covers. */
+	for (size_t i = 0; i < nsyms && st == SW_OK; i++) {
+		const struct swi_symbol_range *y = &syms[i];
+
+		if (y->size == 0 || y->start + y->size < y->start || in_plt(am, y->start) ||
+		    covered(am, y->start, y->start + y->size))
+			continue;
+		st = add_candidate(am, y->start, y->size, 0, y->name && strcmp(y->name, "_start") == 0);
+	}
+	return st;
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return 0;
+}
+
+/* Append one function (ELF addresses) with a copy of its blob. */
+static sw_status add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
+                        uint32_t flags, const uint8_t *blob, size_t len)
+{
+	sw_status st;
+
+	if (len > SWI_CFI_MAX_BLOB_BYTES - imp->blobs_len)
+		return SW_E_LIMIT;
+	if ((st = grow((void **)&imp->blobs, &imp->blobs_cap, imp->blobs_len + len, 1)) != SW_OK ||
+	    (st = grow((void **)&imp->fns, &imp->fns_cap, imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
+		return st;
+	memcpy(imp->blobs + imp->blobs_len, blob, len);
+	imp->fns[imp->nfns++] = (struct swi_cfi_fn){
+		.start = start, .size = size, .source = source, .flags = flags,
+		.blob = imp->blobs_len, .blob_size = (uint32_t)len
+	};
+	imp->blobs_len += len;
+	imp->stats.unwind_bytes += len;
+	return SW_OK;
+}
+
+static sw_status add_piece(void *ctx, uint32_t offset, uint32_t size, const uint8_t *blob,
+                           size_t blob_size)
+{
+	struct amod *am = ctx;
+	sw_status st = add_fn(am->imp, am->fn_start + offset, size, SW_CFI_ANALYSIS,
+	                      SW_CODE_ANALYZED, blob, blob_size);
+
+	if (st == SW_OK)
+		am->imp->stats.analyzed_entries++;
+	return st;
+}
+
+/* An outermost function: no frame to describe; the flag says it all. */
+static sw_status add_outermost(struct amod *am, const struct candidate *k)
+{
+	sw_swu_builder *b;
+	uint8_t blob[16];
+	size_t len = 0;
+	sw_status st;
+
+	if ((st = sw_swu_builder_create(&b, am->arch)) != SW_OK)
+		return st;
+	st = sw_swu_finish(b, (uint32_t)k->size, blob, sizeof blob, &len);
+	sw_swu_builder_destroy(b);
+	if (st == SW_OK)
+		st = add_fn(am->imp, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST, blob, len);
+	if (st == SW_OK)
+		am->imp->stats.outermost++;
+	return st;
+}
+
+static sw_status analyze_one(struct amod *am, const struct candidate *k)
+{
+	const struct code_section *s = section_of(am, k->start, k->size);
+	struct swi_analysis an;
+	size_t before = am->imp->nfns;
+	sw_status st;
+
+	if (k->size > SW_SWU_MAX_CODE_SIZE)
+		return SW_OK;
+	if (k->outermost)
+		return add_outermost(am, k);
+	st = swi_analyze(am->arch, s->data + (k->start - s->addr), (size_t)k->size, k->start, k->mode, &an);
+	if (st == SW_E_NOMEM)
+		return st;
+	if (st != SW_OK || an.fail) {
+		am->imp->stats.analysis_failed++;
+		return SW_OK;
+	}
+	am->fn_start = k->start;
+	st = swi_analysis_pieces(&an, am->arch, (uint32_t)k->size, add_piece, am);
+	swi_analysis_free(&an);
+	if (st == SW_E_NOMEM)
+		return st;
+	if (st != SW_OK || am->imp->nfns == before) {
+		/* Beyond a limit of the format: none of it, rather than a part. */
+		am->imp->stats.analyzed_entries -= (uint32_t)(am->imp->nfns - before);
+		am->imp->nfns = before;
+		am->imp->stats.analysis_failed++;
+		return SW_OK;
+	}
+	am->imp->stats.analyzed++;
+	return SW_OK;
+}
+
+static int fn_cmp(const void *pa, const void *pb)
+{
+	const struct swi_cfi_fn *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return 0;
+}
+
+sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                             size_t nsyms, struct swi_cfi_import *imp)
+{
+	struct amod *am;
+	uint64_t end = 0;
+	sw_status st;
+
+	if (!elf || !imp)
+		return SW_E_INVAL;
+	am = calloc(1, sizeof *am);
+	if (!am)
+		return SW_E_NOMEM;
+	am->arch = arch;
+	am->imp = imp;
+	am->imported = imp->nfns;
+	read_sections(elf, am);
+	st = gather(am, syms, nsyms);
+	if (st == SW_OK && am->ncands > 1)
+		qsort(am->cands, am->ncands, sizeof *am->cands, cand_cmp);
+	for (size_t i = 0; i < am->ncands && st == SW_OK; i++) {
+		const struct candidate *k = &am->cands[i];
+
+		/* The first of overlapping candidates wins; CFI beats them all. */
+		if (k->start < end || covered_by_imported(am, k->start, k->start + k->size))
+			continue;
+		end = k->start + k->size;
+		st = analyze_one(am, k);
+	}
+	if (st == SW_OK && imp->nfns > 1)
+		qsort(imp->fns, imp->nfns, sizeof *imp->fns, fn_cmp);
+	free(am->cands);
+	free(am);
+	return st;
+}
