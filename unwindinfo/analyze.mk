@@ -6,6 +6,7 @@ libstackwalk_elf_la_SOURCES += \
 	unwindinfo/analyze.h \
 	unwindinfo/analyze.c \
 	unwindinfo/analyze_module.c \
+	lib/image_format.h \
 	lib/image.c
 
 stackwalkinclude_HEADERS += include/stackwalk/image.h
