@@ -106,8 +106,11 @@ int main(int argc, char **argv)
 		sw_core *core;
 
 		st = sw_core_open(argv[2], &core);
-		if (st == SW_OK && argc == 4)
+		if (st == SW_OK && argc == 4) {
 			st = sw_core_add_executable(core, argv[3]);
+			if (st == SW_E_EXISTS)
+				st = SW_OK;     /* the core names the program already */
+		}
 		if (st != SW_OK) {
 			fprintf(stderr, "swregs: %s: %s\n", argv[argc - 1], sw_strerror(st));
 			return 1;

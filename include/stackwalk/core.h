@@ -106,8 +106,9 @@ SW_API sw_status sw_core_stack_bounds(const sw_core *core, uint64_t sp, uint64_t
  * name it (qemu-user writes no NT_FILE note, and omits the code): its
  * PT_LOAD segments, relocated by the entry point the core's auxiliary
  * vector records, become mapped files and supply the omitted bytes.
- * Mappings the core already names are kept.  SW_E_MISMATCH if the file's
- * architecture differs from the core's.
+ * Mappings the core already names are kept; SW_E_EXISTS if it names all
+ * of them (nothing was added: callers may treat it as success).
+ * SW_E_MISMATCH if the file's architecture differs from the core's.
  */
 SW_API sw_status sw_core_add_executable(sw_core *core, const char *path);
 

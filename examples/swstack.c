@@ -1,0 +1,848 @@
+/*
+ * swstack - print every thread's backtrace of a live process or a core
+ * file, native frames included, through the library's public API.
+ *
+ *   swstack [OPTIONS] -p PID
+ *   swstack [OPTIONS] --core CORE [--exe EXE]
+ *
+ * Every file-backed mapping of the target is loaded once as a native
+ * module (its CFI imported into SWU, its symbols kept) at the load bias the
+ * mapping gives, and the vDSO is loaded from a copy of its image in the
+ * target's memory.  Each thread is walked from its registers with
+ * SW_WALK_NATIVE_FRAMES and, unless --no-fp, SW_WALK_FRAME_POINTER_FALLBACK,
+ * and printed as gdb prints a backtrace, one "#N 0xPC" line per frame.
+ * See swstack(1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stackwalk.h>
+#include "swstack_elf.h"
+
+#define AT_SYSINFO_EHDR_TYPE 33         /* the vDSO's address, in the auxiliary vector */
+#define MAX_TRAMPOLINES 16              /* signal trampolines found by their code */
+#define MAX_REWALKS 4                   /* walks of one thread that find a new trampoline */
+
+/* Exit codes (documented in swstack(1)). */
+enum { EXIT_WALKED = 0, EXIT_TARGET = 1, EXIT_USAGE = 2, EXIT_WALK_FAILED = 3 };
+
+static const char *progname = "swstack";
+
+/* What a core and a process have in common, as seen by this tool. */
+struct target {
+	const char *kind;               /* "core" or "process" */
+	const char *name;               /* the core's path, or the pid */
+	sw_arch arch;
+	unsigned threads, files;
+	sw_status (*thread)(const void *t, unsigned i, sw_context *ctx, int *tid);
+	sw_status (*file)(const void *t, unsigned i, sw_mapped_file *f);
+	sw_status (*bounds)(const void *t, uint64_t sp, uint64_t *lo, uint64_t *hi);
+	const sw_memory *mem;
+	const void *handle;
+	unsigned char *auxv;            /* the auxiliary vector, or NULL */
+	size_t auxv_len;
+	unsigned auxv_word;
+};
+
+/* One mapped file (or the vDSO) and the module loaded from it. */
+struct module {
+	char *path;
+	uint64_t lo, hi;                /* the target addresses its mappings cover */
+	uint64_t bias;
+	sw_module *m;                   /* NULL if it could not be loaded */
+	int registered;
+};
+
+/* One frame as printed. */
+struct frame {
+	uint64_t pc;
+	const char *function;           /* NULL when no symbol contains it */
+	uint64_t offset;                /* pc - the symbol's start */
+	const char *module;             /* NULL when no module contains it */
+	sw_frame_trust trust;
+	int trampoline;                 /* the kernel's signal trampoline */
+};
+
+/* One thread's walk. */
+struct walk {
+	struct frame *frames;
+	size_t count, cap;
+	sw_walk_error err;
+	int failed;
+};
+
+struct options {
+	const char *core, *exe, *sysroot;
+	int pid, json, no_fp, verbose;
+};
+
+struct tool {
+	struct options opt;
+	struct target t;
+	sw_codemap *map;
+	struct module *mods;
+	size_t nmods, mods_cap;
+	/* Trampolines registered from their code, and the records they point to. */
+	sw_native_function tramp[MAX_TRAMPOLINES];
+	unsigned ntramp;
+	int exit_code;
+};
+
+/* ---- targets ------------------------------------------------------------------ */
+
+static sw_status core_thread(const void *t, unsigned i, sw_context *c, int *tid)
+{ return sw_core_thread(t, i, c, tid); }
+static sw_status core_file(const void *t, unsigned i, sw_mapped_file *f)
+{ return sw_core_module(t, i, f); }
+static sw_status core_bounds(const void *t, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{ return sw_core_stack_bounds(t, sp, lo, hi); }
+static sw_status proc_thread(const void *t, unsigned i, sw_context *c, int *tid)
+{ return sw_process_thread(t, i, c, tid); }
+static sw_status proc_file(const void *t, unsigned i, sw_mapped_file *f)
+{ return sw_process_module(t, i, f); }
+static sw_status proc_bounds(const void *t, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{ return sw_process_stack_bounds(t, sp, lo, hi); }
+
+/* Read a whole (small) file such as /proc/PID/auxv; NULL on failure. */
+static unsigned char *read_small_file(const char *path, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	unsigned char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf + n, cap - n);
+
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+		if (n == cap) {
+			unsigned char *p = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!p)
+				break;
+			buf = p;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+static int open_core(struct tool *tl, sw_core **core)
+{
+	sw_status st = sw_core_open(tl->opt.core, core);
+
+	if (st != SW_OK) {
+		/* SW_E_INVAL: the file could not be opened or is not a regular file (errno). */
+		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core,
+		        st == SW_E_INVAL && errno ? strerror(errno) : sw_strerror(st));
+		return -1;
+	}
+	/* SW_E_EXISTS: the core names the executable already (gcore's and the kernel's do). */
+	if (tl->opt.exe && (st = sw_core_add_executable(*core, tl->opt.exe)) != SW_OK &&
+	    st != SW_E_EXISTS) {
+		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.exe,
+		        st == SW_E_MISMATCH ? "not the core's architecture" : sw_strerror(st));
+		sw_core_close(*core);
+		*core = NULL;
+		return -1;
+	}
+	tl->t = (struct target){ "core", tl->opt.core, sw_core_arch(*core), sw_core_thread_count(*core),
+	                         sw_core_module_count(*core), core_thread, core_file, core_bounds,
+	                         sw_core_memory(*core), *core, NULL, 0, 0 };
+	tl->t.auxv = swstack_core_auxv(tl->opt.core, &tl->t.auxv_len, &tl->t.auxv_word);
+	return 0;
+}
+
+static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t name_len)
+{
+	char path[64];
+	sw_status st = sw_process_attach(tl->opt.pid, proc);
+
+	snprintf(name, name_len, "%d", tl->opt.pid);
+	if (st != SW_OK) {
+		fprintf(stderr, "%s: pid %d: %s%s%s\n", progname, tl->opt.pid, sw_strerror(st),
+		        st == SW_E_BADADDR ? ": " : "", st == SW_E_BADADDR ? strerror(errno) : "");
+		return -1;
+	}
+	tl->t = (struct target){ "process", name, sw_process_arch(*proc),
+	                         sw_process_thread_count(*proc), sw_process_module_count(*proc),
+	                         proc_thread, proc_file, proc_bounds, sw_process_memory(*proc),
+	                         *proc, NULL, 0, 0 };
+	snprintf(path, sizeof path, "/proc/%d/auxv", tl->opt.pid);
+	tl->t.auxv = read_small_file(path, &tl->t.auxv_len);
+	tl->t.auxv_word = sw_arch_pointer_size(tl->t.arch);
+	return 0;
+}
+
+/* ---- modules ------------------------------------------------------------------ */
+
+static struct module *add_module(struct tool *tl, const char *path, uint64_t lo, uint64_t hi)
+{
+	struct module *m;
+
+	if (tl->nmods == tl->mods_cap) {
+		size_t cap = tl->mods_cap ? tl->mods_cap * 2 : 32;
+		struct module *p = realloc(tl->mods, cap * sizeof *p);
+
+		if (!p)
+			return NULL;
+		tl->mods = p;
+		tl->mods_cap = cap;
+	}
+	m = &tl->mods[tl->nmods];
+	memset(m, 0, sizeof *m);
+	if (!(m->path = strdup(path)))
+		return NULL;
+	m->lo = lo;
+	m->hi = hi;
+	tl->nmods++;
+	return m;
+}
+
+/* The file to read for a target path: under --sysroot when it exists there. */
+static const char *host_path(const struct tool *tl, const char *path, char *buf, size_t len)
+{
+	if (tl->opt.sysroot && (size_t)snprintf(buf, len, "%s%s", tl->opt.sysroot, path) < len &&
+	    access(buf, R_OK) == 0)
+		return buf;
+	return path;
+}
+
+/* The load bias of `file` mapped at `start` from file offset `off`. */
+static int file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
+{
+	unsigned char head[64], *hdrs;
+	uint64_t delta;
+	size_t size;
+	ssize_t got;
+	int fd = open(file, O_RDONLY), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+	    (size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
+	    (hdrs = malloc(size)) != NULL) {
+		got = pread(fd, hdrs, size, 0);
+		if (got == (ssize_t)size && swstack_elf_delta(hdrs, size, off, &delta) == 0) {
+			*bias = start - off - delta;
+			rc = 0;
+		}
+		free(hdrs);
+	}
+	close(fd);
+	return rc;
+}
+
+static void warn_module(const struct tool *tl, const char *path, const char *why)
+{
+	if (tl->opt.verbose || !tl->opt.json)
+		fprintf(stderr, "%s: warning: %s: %s\n", progname, path, why);
+}
+
+/* Load and register one module (m->m NULL when it cannot be loaded). */
+static void load_module(struct tool *tl, struct module *m, const char *file, const void *image,
+                        size_t size)
+{
+	sw_arch arch = SW_ARCH_NONE;
+	sw_status st;
+
+	st = image ? sw_module_load_image(image, size, m->bias, &arch, &m->m)
+	           : sw_module_load(file, m->bias, &arch, &m->m);
+	if (st != SW_OK) {
+		m->m = NULL;
+		warn_module(tl, m->path, sw_strerror(st));
+		return;
+	}
+	if (arch != tl->t.arch) {
+		warn_module(tl, m->path, "not the target's architecture");
+		sw_module_free(m->m);
+		m->m = NULL;
+		return;
+	}
+	if ((st = sw_module_register(m->m, tl->map)) != SW_OK) {
+		warn_module(tl, m->path, sw_strerror(st));
+		return;
+	}
+	m->registered = 1;
+	if (tl->opt.verbose) {
+		sw_module_import_stats s;
+
+		if (sw_module_stats(m->m, &s) == SW_OK)
+			fprintf(stderr, "%s: %s at 0x%" PRIx64 " (bias 0x%" PRIx64 "): %u of %u FDEs "
+			        "imported, %u skipped, %u symbols\n", progname, m->path, m->lo, m->bias,
+			        s.functions, s.fdes, s.skipped, s.symbols);
+	}
+}
+
+/*
+ * The mapped files, by address: consecutive mappings of one path are one
+ * module, placed by its lowest mapping (file offset 0, normally).
+ */
+static int load_files(struct tool *tl)
+{
+	for (unsigned i = 0; i < tl->t.files; i++) {
+		sw_mapped_file f;
+		struct module *m;
+		char buf[4096];
+		const char *file;
+
+		/* Pseudo-files such as "[vdso]" or "[heap]" have no file to read. */
+		if (tl->t.file(tl->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
+		    f.path[0] == '[')
+			continue;
+		if (tl->nmods > 0 && strcmp(tl->mods[tl->nmods - 1].path, f.path) == 0 &&
+		    f.offset != 0) {
+			m = &tl->mods[tl->nmods - 1];
+			if (f.end > m->hi)
+				m->hi = f.end;
+			continue;
+		}
+		if (!(m = add_module(tl, f.path, f.start, f.end)))
+			return -1;
+		file = host_path(tl, f.path, buf, sizeof buf);
+		if (file_bias(file, f.start, f.offset, &m->bias) != 0) {
+			warn_module(tl, f.path, "cannot read its ELF program headers");
+			continue;
+		}
+		m->registered = -1;     /* loaded below, once its extent is known */
+	}
+	for (size_t i = 0; i < tl->nmods; i++) {
+		struct module *m = &tl->mods[i];
+		char buf[4096];
+
+		if (m->registered == -1) {
+			m->registered = 0;
+			load_module(tl, m, host_path(tl, m->path, buf, sizeof buf), NULL, 0);
+		}
+	}
+	return 0;
+}
+
+/* The vDSO: no file, so its image is copied out of the target's memory. */
+static int load_vdso(struct tool *tl)
+{
+	unsigned char head[64], *image;
+	uint64_t base, delta;
+	struct module *m;
+	size_t size;
+
+	if (!tl->t.auxv || swstack_auxv_find(tl->t.auxv, tl->t.auxv_len, tl->t.auxv_word,
+	                                     AT_SYSINFO_EHDR_TYPE, &base) != 0 || base == 0)
+		return 0;
+	if (sw_memory_read(tl->t.mem, base, head, sizeof head) != SW_OK ||
+	    (size = swstack_elf_headers_size(head, sizeof head)) < sizeof head)
+		return 0;
+	if (!(image = malloc(size)))
+		return -1;
+	/* First the headers, to learn the image's extent; then all of it. */
+	if (sw_memory_read(tl->t.mem, base, image, size) == SW_OK) {
+		size_t whole = swstack_elf_image_size(image, size);
+		unsigned char *p = whole > size ? realloc(image, whole) : image;
+
+		if (!p) {
+			free(image);
+			return -1;
+		}
+		image = p;
+		if (whole > size && sw_memory_read(tl->t.mem, base, image, whole) != SW_OK)
+			whole = 0;
+		if (whole >= size && swstack_elf_delta(image, whole, 0, &delta) == 0 &&
+		    (m = add_module(tl, "[vdso]", base, base + whole)) != NULL) {
+			m->bias = base - delta;
+			load_module(tl, m, NULL, image, whole);
+		}
+	}
+	free(image);
+	return 0;
+}
+
+static const struct module *module_at(const struct tool *tl, uint64_t addr)
+{
+	for (size_t i = 0; i < tl->nmods; i++)
+		if (addr >= tl->mods[i].lo && addr < tl->mods[i].hi)
+			return &tl->mods[i];
+	return NULL;
+}
+
+static void unload_modules(struct tool *tl)
+{
+	for (size_t i = 0; i < tl->nmods; i++)
+		if (tl->mods[i].registered)
+			sw_module_unregister(tl->mods[i].m, tl->map);
+	for (unsigned i = 0; i < tl->ntramp; i++)
+		sw_codemap_remove(tl->map, tl->tramp[i].start);
+	sw_codemap_synchronize(tl->map);
+	for (size_t i = 0; i < tl->nmods; i++) {
+		sw_module_free(tl->mods[i].m);
+		free(tl->mods[i].path);
+	}
+	free(tl->mods);
+	tl->mods = NULL;
+	tl->nmods = 0;
+}
+
+/* ---- signal trampolines without CFI ------------------------------------------ */
+
+/*
+ * The rt_sigreturn sequences the kernel's and qemu-user's trampolines
+ * consist of.  Most trampolines have CFI that marks them (glibc's
+ * __restore_rt, the vDSO's); qemu-user 7 puts arm64's in an anonymous page
+ * with none, and gdb recognises it by these instructions, so this does too.
+ */
+static const struct sigreturn_code {
+	sw_arch arch;
+	unsigned len;
+	unsigned char code[12];
+} sigreturn_codes[] = {
+	{ SW_ARCH_X64, 9, { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 } },  /* mov $15,%rax; syscall */
+	{ SW_ARCH_X86, 7, { 0xb8, 0xad, 0, 0, 0, 0xcd, 0x80 } },              /* mov $173,%eax; int $0x80 */
+	{ SW_ARCH_ARM64, 8, { 0x68, 0x11, 0x80, 0xd2, 0x01, 0, 0, 0xd4 } },   /* mov x8,#139; svc #0 */
+};
+
+static const struct sigreturn_code *sigreturn_at(const struct tool *tl, uint64_t pc)
+{
+	for (size_t i = 0; i < sizeof sigreturn_codes / sizeof sigreturn_codes[0]; i++) {
+		const struct sigreturn_code *s = &sigreturn_codes[i];
+		unsigned char code[sizeof s->code];
+
+		if (s->arch == tl->t.arch && sw_memory_read(tl->t.mem, pc, code, s->len) == SW_OK &&
+		    memcmp(code, s->code, s->len) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/* Register a trampoline found at `pc`: no frame; the walker reads the signal frame. */
+static int add_trampoline(struct tool *tl, uint64_t pc, unsigned len)
+{
+	sw_swu_builder *b;
+	unsigned char blob[64];
+	size_t blob_len;
+	sw_code_info info;
+	sw_native_function *fn;
+	sw_status st;
+
+	if (tl->ntramp == MAX_TRAMPOLINES || sw_swu_builder_create(&b, tl->t.arch) != SW_OK)
+		return -1;
+	st = sw_swu_finish(b, len, blob, sizeof blob, &blob_len);
+	sw_swu_builder_destroy(b);
+	if (st != SW_OK)
+		return -1;
+	fn = &tl->tramp[tl->ntramp];
+	memset(fn, 0, sizeof *fn);
+	fn->start = pc;
+	fn->size = len;
+	fn->flags = SW_CODE_SIGNAL_TRAMPOLINE;
+	info = (sw_code_info){ fn, pc, len, blob, (uint32_t)blob_len,
+	                       SW_CODE_NATIVE | SW_CODE_SIGNAL_TRAMPOLINE, NULL };
+	if (sw_codemap_add(tl->map, &info) != SW_OK)
+		return -1;
+	tl->ntramp++;
+	return 0;
+}
+
+/* ---- walking ------------------------------------------------------------------ */
+
+static int is_trampoline(const struct tool *tl, uint64_t pc)
+{
+	sw_code_info c;
+
+	return sw_codemap_find(tl->map, pc, &c) == SW_OK && (c.flags & SW_CODE_SIGNAL_TRAMPOLINE);
+}
+
+/* Name the frame: a return address is looked up one byte back, in its call. */
+static void symbolize(const struct tool *tl, struct frame *f, int exact)
+{
+	uint64_t addr = exact || f->pc == 0 ? f->pc : f->pc - 1;
+	const struct module *m = module_at(tl, addr);
+	uint64_t off;
+
+	f->function = NULL;
+	f->module = m ? m->path : NULL;
+	if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
+		f->offset = off + (f->pc - addr);
+	else
+		f->function = NULL;
+}
+
+static int push_frame(struct walk *w, const struct frame *f)
+{
+	if (w->count == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct frame *p = realloc(w->frames, cap * sizeof *p);
+
+		if (!p)
+			return -1;
+		w->frames = p;
+		w->cap = cap;
+	}
+	w->frames[w->count++] = *f;
+	return 0;
+}
+
+/*
+ * Walk one thread from `ctx`.  The seed is reported as INITIAL_NATIVE when
+ * nothing describes its code (without the frame-pointer fallback nothing
+ * else would show it); when it is walked as a native frame after all, that
+ * second report is the same frame and is dropped.
+ */
+static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *ctx, unsigned flags,
+                       struct walk *w)
+{
+	sw_iter it;
+	sw_status st;
+	int rc, seen_seed = 0;
+
+	w->count = 0;
+	w->failed = 0;
+	memset(&w->err, 0, sizeof w->err);
+	flags |= SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT;
+	if ((st = sw_iter_init(&it, th, ctx, 0, flags)) != SW_OK) {
+		w->failed = 1;
+		w->err.status = st;
+		w->err.ip = sw_context_ip(ctx);
+		w->err.sp = sw_context_sp(ctx);
+		return 0;
+	}
+	while ((rc = sw_iter_next(&it)) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+		sw_frame_state state = sw_crawl_frame_state(cf);
+		const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+		struct frame f;
+		int exact;
+
+		if (state != SW_STATE_NATIVE_FRAME && state != SW_STATE_INITIAL_NATIVE &&
+		    state != SW_STATE_FRAMELESS)
+			continue;
+		if (state == SW_STATE_INITIAL_NATIVE) {
+			seen_seed = 1;
+		} else if (seen_seed && sw_crawl_frame_is_first(cf)) {
+			seen_seed = 0;
+			continue;
+		}
+		memset(&f, 0, sizeof f);
+		f.pc = sw_context_ip(&rd->cur);
+		f.trust = state == SW_STATE_INITIAL_NATIVE ? SW_TRUST_CONTEXT : sw_crawl_frame_trust(cf);
+		f.trampoline = is_trampoline(tl, f.pc);
+		exact = state == SW_STATE_INITIAL_NATIVE || sw_crawl_frame_is_first(cf) ||
+		        sw_crawl_frame_is_interrupted(cf) || f.trampoline;
+		symbolize(tl, &f, exact);
+		if (push_frame(w, &f) != 0) {
+			sw_iter_end(&it);
+			return -1;
+		}
+	}
+	if (rc < 0) {
+		w->failed = 1;
+		sw_iter_error(&it, &w->err);
+	}
+	sw_iter_end(&it);
+	return 0;
+}
+
+/*
+ * Walk with the frame-pointer fallback to find trampolines nothing
+ * describes (the fallback reaches them from the handler), register them,
+ * and walk again until no new one appears.
+ */
+static int find_trampolines(struct tool *tl, const sw_thread *th, const sw_context *ctx,
+                            struct walk *w)
+{
+	for (int round = 0; round < MAX_REWALKS; round++) {
+		int added = 0;
+
+		if (walk_thread(tl, th, ctx, SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK,
+		                w) != 0)
+			return -1;
+		for (size_t i = 0; i < w->count; i++) {
+			const struct sigreturn_code *s;
+			sw_code_info c;
+
+			if (sw_codemap_find(tl->map, w->frames[i].pc, &c) == SW_OK ||
+			    !(s = sigreturn_at(tl, w->frames[i].pc)))
+				continue;
+			if (add_trampoline(tl, w->frames[i].pc, s->len) == 0)
+				added = 1;
+		}
+		if (!added)
+			break;
+	}
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_text(const struct tool *tl, unsigned index, int tid, const struct walk *w)
+{
+	int width = (int)sw_arch_pointer_size(tl->t.arch) * 2;
+
+	printf("%sThread %u (LWP %d):\n", index ? "\n" : "", index + 1, tid);
+	for (size_t i = 0; i < w->count; i++) {
+		const struct frame *f = &w->frames[i];
+
+		printf("#%-2zu 0x%0*" PRIx64 " in ", i, width, f->pc);
+		if (f->function)
+			printf("%s+0x%" PRIx64, f->function, f->offset);
+		else
+			printf("??");
+		printf(" (%s) [%s]%s\n", f->module ? f->module : "??", sw_frame_trust_name(f->trust),
+		       f->trampoline ? " <signal handler called>" : "");
+	}
+	if (w->failed)
+		printf("Backtrace stopped: %s (ip 0x%" PRIx64 ", sp 0x%" PRIx64 ")\n",
+		       sw_strerror(w->err.status), w->err.ip, w->err.sp);
+}
+
+static void print_json(const struct tool *tl, unsigned index, int tid, const struct walk *w)
+{
+	printf("%s\n    {\"thread\": %u, \"lwp\": %d, \"frames\": [", index ? "," : "", index + 1, tid);
+	for (size_t i = 0; i < w->count; i++) {
+		const struct frame *f = &w->frames[i];
+
+		printf("%s\n      {\"level\": %zu, \"pc\": \"0x%" PRIx64 "\", \"function\": ",
+		       i ? "," : "", i, f->pc);
+		json_string(f->function);
+		if (f->function)
+			printf(", \"offset\": %" PRIu64, f->offset);
+		printf(", \"module\": ");
+		json_string(f->module);
+		printf(", \"trust\": \"%s\", \"signal_trampoline\": %s}", sw_frame_trust_name(f->trust),
+		       f->trampoline ? "true" : "false");
+	}
+	printf("%s], \"error\": ", w->count ? "\n    " : "");
+	if (w->failed) {
+		printf("{\"code\": %d, \"message\": ", (int)w->err.status);
+		json_string(sw_strerror(w->err.status));
+		printf(", \"depth\": %u, \"ip\": \"0x%" PRIx64 "\", \"sp\": \"0x%" PRIx64 "\"}",
+		       (unsigned)w->err.depth, w->err.ip, w->err.sp);
+	} else {
+		printf("null");
+	}
+	printf("}");
+	(void)tl;
+}
+
+/* Walk and print every thread. */
+static int walk_all(struct tool *tl)
+{
+	unsigned flags = SW_WALK_NATIVE_FRAMES;
+	struct walk w;
+	int walked = 0;
+
+	if (!tl->opt.no_fp)
+		flags |= SW_WALK_FRAME_POINTER_FALLBACK;
+	memset(&w, 0, sizeof w);
+	if (tl->opt.json) {
+		printf("{\"target\": ");
+		json_string(tl->t.kind);
+		printf(", \"name\": ");
+		json_string(tl->t.name);
+		printf(", \"arch\": ");
+		json_string(sw_arch_name(tl->t.arch));
+		printf(", \"threads\": [");
+	}
+	for (unsigned i = 0; i < tl->t.threads; i++) {
+		sw_context ctx;
+		sw_thread th;
+		uint64_t lo = 0, hi = 0;
+		sw_status st;
+		int tid = 0;
+
+		if ((st = tl->t.thread(tl->t.handle, i, &ctx, &tid)) != SW_OK) {
+			fprintf(stderr, "%s: thread %u: %s\n", progname, i + 1, sw_strerror(st));
+			tl->exit_code = EXIT_WALK_FAILED;
+			continue;
+		}
+		/* A thread whose SP lies in no segment still has its first frame. */
+		if (tl->t.bounds(tl->t.handle, sw_context_sp(&ctx), &lo, &hi) != SW_OK) {
+			lo = sw_context_sp(&ctx);
+			hi = lo + 1;
+		}
+		if ((st = sw_thread_init(&th, tl->t.arch, tl->map, tl->t.mem, 0, lo, hi)) != SW_OK) {
+			fprintf(stderr, "%s: thread %u: %s\n", progname, i + 1, sw_strerror(st));
+			tl->exit_code = EXIT_WALK_FAILED;
+			continue;
+		}
+		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
+		    walk_thread(tl, &th, &ctx, flags, &w) != 0) {
+			fprintf(stderr, "%s: out of memory\n", progname);
+			free(w.frames);
+			return -1;
+		}
+		if (w.failed)
+			tl->exit_code = EXIT_WALK_FAILED;
+		if (tl->opt.json)
+			print_json(tl, (unsigned)walked, tid, &w);
+		else
+			print_text(tl, (unsigned)walked, tid, &w);
+		walked++;
+	}
+	if (tl->opt.json)
+		printf("%s]}\n", walked ? "\n  " : "");
+	free(w.frames);
+	return walked > 0 || tl->t.threads == 0 ? 0 : -1;
+}
+
+/* ---- main --------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s [OPTIONS] -p PID\n"
+	        "       %s [OPTIONS] --core CORE [--exe EXE]\n"
+	        "Print every thread's backtrace of a process or a core file.\n"
+	        "  -p, --pid PID        attach to the process PID (ptrace)\n"
+	        "  -c, --core CORE      read the core file CORE\n"
+	        "  -e, --exe EXE        the program's executable (cores that do not name it: qemu-user's)\n"
+	        "  -s, --sysroot DIR    read the target's files under DIR when they are there\n"
+	        "  -j, --json           print JSON\n"
+	        "      --no-fp          no frame-pointer fallback for code nothing describes\n"
+	        "  -v, --verbose        report each module loaded on standard error\n"
+	        "  -h, --help           print this help\n", progname, progname);
+}
+
+/* The value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
+static const char *opt_value(int argc, char **argv, int *i, const char *s, const char *l)
+{
+	size_t n = strlen(l);
+
+	if (strcmp(argv[*i], s) == 0 || strcmp(argv[*i], l) == 0)
+		return *i + 1 < argc ? argv[++*i] : NULL;
+	if (strncmp(argv[*i], l, n) == 0 && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	return NULL;
+}
+
+static int is_opt(const char *arg, const char *s, const char *l)
+{
+	size_t n = strlen(l);
+
+	return strcmp(arg, s) == 0 || strcmp(arg, l) == 0 || (strncmp(arg, l, n) == 0 && arg[n] == '=');
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		char *end;
+		long pid;
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			exit(EXIT_WALKED);
+		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(a, "--no-fp") == 0) {
+			o->no_fp = 1;
+		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			o->verbose = 1;
+		} else if (is_opt(a, "-p", "--pid")) {
+			if (!(v = opt_value(argc, argv, &i, "-p", "--pid")))
+				return -1;
+			errno = 0;
+			pid = strtol(v, &end, 10);
+			if (errno || *end || pid <= 0 || pid > 0x7fffffff) {
+				fprintf(stderr, "%s: bad pid '%s'\n", progname, v);
+				return -1;
+			}
+			o->pid = (int)pid;
+		} else if (is_opt(a, "-c", "--core")) {
+			if (!(o->core = opt_value(argc, argv, &i, "-c", "--core")))
+				return -1;
+		} else if (is_opt(a, "-e", "--exe")) {
+			if (!(o->exe = opt_value(argc, argv, &i, "-e", "--exe")))
+				return -1;
+		} else if (is_opt(a, "-s", "--sysroot")) {
+			if (!(o->sysroot = opt_value(argc, argv, &i, "-s", "--sysroot")))
+				return -1;
+		} else {
+			fprintf(stderr, "%s: unknown argument '%s'\n", progname, a);
+			return -1;
+		}
+	}
+	if ((o->pid != 0) == (o->core != NULL)) {
+		fprintf(stderr, "%s: give one of -p PID and --core CORE\n", progname);
+		return -1;
+	}
+	if (o->exe && !o->core) {
+		fprintf(stderr, "%s: --exe goes with --core\n", progname);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool tl;
+	sw_core *core = NULL;
+	sw_process *proc = NULL;
+	char name[32];
+	sw_status st;
+	int rc;
+
+	memset(&tl, 0, sizeof tl);
+	if (parse_args(argc, argv, &tl.opt) != 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((st = sw_codemap_create(&tl.map)) != SW_OK) {
+		fprintf(stderr, "%s: %s\n", progname, sw_strerror(st));
+		return EXIT_TARGET;
+	}
+	rc = tl.opt.core ? open_core(&tl, &core) : attach_process(&tl, &proc, name, sizeof name);
+	if (rc == 0) {
+		if (tl.t.arch == SW_ARCH_NONE || sw_arch_pointer_size(tl.t.arch) == 0) {
+			fprintf(stderr, "%s: %s: unsupported architecture\n", progname, tl.t.name);
+			rc = -1;
+		} else if (load_files(&tl) != 0 || load_vdso(&tl) != 0) {
+			fprintf(stderr, "%s: out of memory\n", progname);
+			rc = -1;
+		} else {
+			rc = walk_all(&tl);
+		}
+		fflush(stdout);
+		unload_modules(&tl);
+		free(tl.t.auxv);
+	}
+	sw_core_close(core);
+	if (proc && (st = sw_process_detach(proc)) != SW_OK) {
+		fprintf(stderr, "%s: pid %d: detach: %s\n", progname, tl.opt.pid, sw_strerror(st));
+		rc = -1;
+	}
+	sw_codemap_destroy(tl.map);
+	if (rc != 0)
+		return EXIT_TARGET;
+	return ferror(stdout) ? EXIT_TARGET : tl.exit_code;
+}

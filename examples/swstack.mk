@@ -1,0 +1,29 @@
+# swstack: every thread's backtrace of a process or a core file, native
+# frames included, through the public API; and the test that compares it
+# with gdb on real programs built for x86-64, i686 and aarch64.
+bin_PROGRAMS += examples/swstack
+examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/swstack_elf.h
+examples_swstack_LDADD = libstackwalk.la
+dist_man_MANS += man/swstack.1
+
+TESTS += tests/swstack-gdb.test
+EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c
+tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+
+# The tools the test uses; override on the make command line
+# (CROSS_CC_I686, CROSS_CC_AARCH64 and QEMU_AARCH64 are the toy JIT's).
+SWSTACK_GDB = gdb-multiarch
+.PHONY: tests/swstack-gdb.env
+tests/swstack-gdb.env:
+	$(AM_V_GEN)$(MKDIR_P) tests && { \
+	  echo "SWSTACK_CC='$(CC)'"; \
+	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
+	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
+	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	  echo "GDB='$(SWSTACK_GDB)'"; \
+	} >$@
+CLEANFILES += tests/swstack-gdb.env
+clean-local: clean-swstack-gdb
+.PHONY: clean-swstack-gdb
+clean-swstack-gdb:
+	-rm -rf tests/swstack-gdb.d

@@ -1,0 +1,257 @@
+/*
+ * swstack_elf.c - the ELF reading swstack does itself (see swstack_elf.h).
+ * The library loads modules and reads cores; what it does not expose is
+ * where a file's first segment sits and the core's auxiliary vector, so
+ * swstack reads those few fields here, with explicit bounds.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "swstack_elf.h"
+
+#define PT_LOAD_TYPE 1
+#define PT_NOTE_TYPE 4
+#define NT_AUXV_TYPE 6
+
+/* An ELF file's header, the fields used here, in one shape for both classes. */
+struct elf_header {
+	unsigned word;          /* 4 or 8 */
+	uint64_t phoff, shoff;
+	unsigned phentsize, phnum, shentsize, shnum;
+};
+
+/* One program header. */
+struct elf_phdr {
+	uint32_t type;
+	uint64_t offset, vaddr, filesz;
+};
+
+static uint64_t get(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = (v << 8) | p[n];
+	return v;
+}
+
+static int read_header(const unsigned char *buf, size_t len, struct elf_header *h)
+{
+	if (len < 52 || memcmp(buf, "\177ELF", 4) != 0 || buf[5] != 1)
+		return -1;
+	if (buf[4] == 2) {
+		if (len < 64)
+			return -1;
+		h->word = 8;
+		h->phoff = get(buf + 32, 8);
+		h->shoff = get(buf + 40, 8);
+		h->phentsize = (unsigned)get(buf + 54, 2);
+		h->phnum = (unsigned)get(buf + 56, 2);
+		h->shentsize = (unsigned)get(buf + 58, 2);
+		h->shnum = (unsigned)get(buf + 60, 2);
+	} else if (buf[4] == 1) {
+		h->word = 4;
+		h->phoff = get(buf + 28, 4);
+		h->shoff = get(buf + 32, 4);
+		h->phentsize = (unsigned)get(buf + 42, 2);
+		h->phnum = (unsigned)get(buf + 44, 2);
+		h->shentsize = (unsigned)get(buf + 46, 2);
+		h->shnum = (unsigned)get(buf + 48, 2);
+	} else {
+		return -1;
+	}
+	/* Program headers must be at least as large as the fields read below. */
+	if (h->phnum > SWSTACK_ELF_MAX_PHDRS || h->phentsize < (h->word == 8 ? 56u : 32u))
+		return -1;
+	return 0;
+}
+
+/* Program header `i`, which must lie within `len` bytes. */
+static int read_phdr(const unsigned char *buf, size_t len, const struct elf_header *h,
+                     unsigned i, struct elf_phdr *ph)
+{
+	uint64_t at = h->phoff + (uint64_t)i * h->phentsize;
+	const unsigned char *p;
+
+	if (h->phoff > len || at > len || len - at < h->phentsize)
+		return -1;
+	p = buf + at;
+	ph->type = (uint32_t)get(p, 4);
+	if (h->word == 8) {
+		ph->offset = get(p + 8, 8);
+		ph->vaddr = get(p + 16, 8);
+		ph->filesz = get(p + 32, 8);
+	} else {
+		ph->offset = get(p + 4, 4);
+		ph->vaddr = get(p + 8, 4);
+		ph->filesz = get(p + 16, 4);
+	}
+	return 0;
+}
+
+size_t swstack_elf_headers_size(const unsigned char *buf, size_t len)
+{
+	struct elf_header h;
+	uint64_t end;
+
+	if (read_header(buf, len, &h) != 0 || h.phoff > SWSTACK_ELF_MAX_IMAGE)
+		return 0;
+	end = h.phoff + (uint64_t)h.phnum * h.phentsize;
+	return end > SWSTACK_ELF_MAX_IMAGE ? 0 : (size_t)end;
+}
+
+int swstack_elf_delta(const unsigned char *buf, size_t len, uint64_t off, uint64_t *delta)
+{
+	struct elf_header h;
+
+	if (read_header(buf, len, &h) != 0)
+		return -1;
+	for (unsigned i = 0; i < h.phnum; i++) {
+		struct elf_phdr ph;
+
+		if (read_phdr(buf, len, &h, i, &ph) != 0)
+			return -1;
+		/*
+		 * The segment that holds `off`; a mapping starts on the page
+		 * where its segment does, so `off` may lie just before it.
+		 */
+		if (ph.type == PT_LOAD_TYPE && ph.filesz > 0 && off >= ph.offset &&
+		    off - ph.offset < ph.filesz) {
+			*delta = ph.vaddr - ph.offset;
+			return 0;
+		}
+		if (ph.type == PT_LOAD_TYPE && ph.filesz > 0 && off < ph.offset &&
+		    ph.offset - off < 65536) {
+			*delta = ph.vaddr - ph.offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+size_t swstack_elf_image_size(const unsigned char *buf, size_t len)
+{
+	struct elf_header h;
+	uint64_t end;
+
+	if (read_header(buf, len, &h) != 0)
+		return 0;
+	end = h.phoff + (uint64_t)h.phnum * h.phentsize;
+	if (h.shnum > 0 && h.shoff < SWSTACK_ELF_MAX_IMAGE) {
+		uint64_t sh_end = h.shoff + (uint64_t)h.shnum * h.shentsize;
+
+		if (sh_end > end)
+			end = sh_end;
+	}
+	for (unsigned i = 0; i < h.phnum; i++) {
+		struct elf_phdr ph;
+
+		if (read_phdr(buf, len, &h, i, &ph) != 0)
+			return 0;
+		if (ph.type != PT_LOAD_TYPE)
+			continue;
+		if (ph.offset > SWSTACK_ELF_MAX_IMAGE || ph.filesz > SWSTACK_ELF_MAX_IMAGE)
+			return 0;
+		if (ph.offset + ph.filesz > end)
+			end = ph.offset + ph.filesz;
+	}
+	return end > SWSTACK_ELF_MAX_IMAGE ? 0 : (size_t)end;
+}
+
+int swstack_auxv_find(const unsigned char *auxv, size_t len, unsigned word, uint64_t type,
+                      uint64_t *value)
+{
+	for (size_t at = 0; at + 2 * (size_t)word <= len; at += 2 * (size_t)word) {
+		uint64_t t = get(auxv + at, word);
+
+		if (t == 0)
+			break;          /* AT_NULL */
+		if (t == type) {
+			*value = get(auxv + at + word, word);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* pread exactly `len` bytes at `off`. */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The NT_AUXV descriptor among the notes in `notes`, copied; NULL if absent. */
+static unsigned char *find_auxv(const unsigned char *notes, size_t len, size_t *out_len)
+{
+	size_t at = 0;
+
+	while (len - at >= 12) {
+		uint64_t namesz = get(notes + at, 4), descsz = get(notes + at + 4, 4);
+		uint64_t type = get(notes + at + 8, 4);
+		uint64_t name_end = at + 12 + ((namesz + 3) & ~3ull);
+		uint64_t desc_end = name_end + ((descsz + 3) & ~3ull);
+
+		if (name_end > len || desc_end > len)
+			return NULL;
+		/* Core notes are named "CORE" (or "LINUX"); NT_AUXV is "CORE"'s. */
+		if (type == NT_AUXV_TYPE && descsz > 0) {
+			unsigned char *copy = malloc((size_t)descsz);
+
+			if (copy) {
+				memcpy(copy, notes + name_end, (size_t)descsz);
+				*out_len = (size_t)descsz;
+			}
+			return copy;
+		}
+		at = (size_t)desc_end;
+	}
+	return NULL;
+}
+
+unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word)
+{
+	unsigned char head[64], *phdrs = NULL, *auxv = NULL;
+	struct elf_header h;
+	size_t phsize;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (read_at(fd, head, sizeof head, 0) != 0 || read_header(head, sizeof head, &h) != 0)
+		goto out;
+	phsize = (size_t)h.phnum * h.phentsize;
+	if (h.phoff > SWSTACK_ELF_MAX_IMAGE || !(phdrs = malloc(phsize + 1)) ||
+	    read_at(fd, phdrs, phsize, h.phoff) != 0)
+		goto out;
+	/* read_phdr() takes offsets from the file's start: shift the table to 0. */
+	h.phoff = 0;
+	for (unsigned i = 0; i < h.phnum && !auxv; i++) {
+		struct elf_phdr ph;
+		unsigned char *notes;
+
+		if (read_phdr(phdrs, phsize, &h, i, &ph) != 0)
+			break;
+		if (ph.type != PT_NOTE_TYPE || ph.filesz == 0 || ph.filesz > SWSTACK_ELF_MAX_NOTES)
+			continue;
+		if (!(notes = malloc((size_t)ph.filesz)))
+			break;
+		if (read_at(fd, notes, (size_t)ph.filesz, ph.offset) == 0)
+			auxv = find_auxv(notes, (size_t)ph.filesz, len);
+		free(notes);
+	}
+	*word = h.word;
+out:
+	free(phdrs);
+	close(fd);
+	return auxv;
+}
