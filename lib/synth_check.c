@@ -226,9 +226,13 @@ static sw_status compare_roots(const struct check *c, size_t i, const sw_synth_f
 		return SW_OK;
 	if (fr->count > CHECK_MAX_ROOTS || got.n > CHECK_MAX_ROOTS)
 		return report(c, SW_E_LIMIT, "frame %zu: more than %d roots", i, CHECK_MAX_ROOTS);
-	memcpy(want, c->roots->roots + fr->first, fr->count * sizeof *want);
-	qsort(want, fr->count, sizeof *want, root_cmp);
-	qsort(got.r, got.n, sizeof *got.r, root_cmp);
+	/* No frame may have roots at all: then there is no array to copy from. */
+	if (fr->count) {
+		memcpy(want, c->roots->roots + fr->first, fr->count * sizeof *want);
+		qsort(want, fr->count, sizeof *want, root_cmp);
+	}
+	if (got.n)
+		qsort(got.r, got.n, sizeof *got.r, root_cmp);
 	for (size_t k = 0; k < fr->count; k++)
 		if (!root_in(&want[k], got.r, got.n))
 			return root_differ(c, i, e, "missing", &want[k]);

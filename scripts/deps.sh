@@ -5,7 +5,8 @@
 # Debian packages the build, the tests and the benchmarks need.
 SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
 libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind gdb gdb-multiarch \
-gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
+libclang-rt-14-dev"
 
 sw_install_deps() {
 	missing=""
@@ -45,4 +46,32 @@ sw_cppcheck() {
 		--inline-suppr --suppress=missingIncludeSystem \
 		-I include -I lib -I unwindinfo -I frames \
 		lib frames unwindinfo examples
+}
+
+# The whole make check again in build-asan/, built with ASan and UBSan
+# (--enable-sanitizers): any report fails the test that made it.  The
+# cross-built toy-JIT tests are static binaries for other targets and are
+# built without sanitizers there too (they take SW_CFLAGS only).  Sanitized
+# code runs 2-4 times slower: Check's per-test timeouts are stretched; core
+# dumps stay enabled for the core-file tests (ASan disables them by default),
+# and their victim program, a target the tests attach to and dump rather
+# than code under test, is built plain: ASan's shadow mappings would fill
+# its cores.
+sw_asan_check() {
+	mkdir -p build-asan
+	(cd build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $(sw_configure_flags); } &&
+		make -j"$(nproc)" &&
+		rm -f tests/targets/victim tests/targets/victim-victim.o &&
+		make tests/targets/victim CFLAGS="-g -O2" LDFLAGS= &&
+		ASAN_OPTIONS=detect_leaks=1:disable_coredump=0 CK_TIMEOUT_MULTIPLIER=4 make -j"$(nproc)" check) ||
+		{ tail -n 100 build-asan/test-suite.log 2>/dev/null; return 1; }
+}
+
+# The concurrency stress alone under ThreadSanitizer (--enable-tsan) in
+# build-tsan/: any race report fails it.
+sw_tsan_stress() {
+	mkdir -p build-tsan
+	(cd build-tsan && { [ -f Makefile ] || ../configure -q --enable-tsan $(sw_configure_flags); } &&
+		make -j"$(nproc)" tests/check_stress &&
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" STRESS_SECONDS=4 ./tests/check_stress)
 }

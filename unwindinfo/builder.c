@@ -670,7 +670,8 @@ static void encode_ops(const sw_swu_builder *b, struct swu_writer *w)
 	prev = b->prolog_size;
 	for (uint32_t i = 0; i < b->nepilogs; i++) {
 		const struct builder_epilog *e = &b->epilogs[i];
-		const struct swu_op *ops = b->eops + e->first_op;
+		/* An epilog of a lone return has no ops (and eops may be NULL). */
+		const struct swu_op *ops = e->nops ? b->eops + e->first_op : NULL;
 		struct swu_writer count = { NULL, 0, 0 };
 		uint32_t op_prev = e->start;
 
