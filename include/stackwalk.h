@@ -18,9 +18,11 @@
 #include <stackwalk/synth.h>
 #include <stackwalk/target.h>
 #include <stackwalk/snapshot.h>
-#include <stackwalk/image.h>
 #include <stackwalk/module.h>
+#include <stackwalk/image.h>
 #include <stackwalk/core.h>
 #include <stackwalk/process.h>
+#include <stackwalk/sampler.h>
+#include <stackwalk/shadow.h>
 
 #endif /* STACKWALK_H */

@@ -1,0 +1,489 @@
+/*
+ * swprof.c - a sampling profiler to LD_PRELOAD: libswprof.so registers
+ * every thread of the program with an sw_registry, samples them all from
+ * its own thread at SWPROF_HZ (default 1000) with sw_sampler_sample_all,
+ * walks each stopped thread (native code through the CFI of the modules
+ * it registers at start), and at exit writes folded stacks and an SVG
+ * flame graph and prints a one-line summary.  See swprof(1).
+ *
+ * While a target is stopped the callback only copies IPs into a buffer
+ * allocated ahead of time; everything else happens after it resumes.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <stackwalk.h>
+
+#define SWPROF_API __attribute__((visibility("default")))
+#define MAX_DEPTH 128
+#define MAX_MODULES 256
+#define BUFFER_WORDS (4u << 20)     /* raw samples: depth, then that many IPs */
+
+typedef struct profile {
+	sw_registry *reg;
+	sw_codemap *map;
+	const sw_codemap *runtime_map;      /* a runtime's managed code (swprof_use_codemap) */
+	const char *(*method_name)(void *method);
+	sw_module *modules[MAX_MODULES];
+	unsigned nmodules;
+	uint64_t *buf;
+	size_t used;
+	unsigned long samples, dropped, failed, threads_seen;
+	unsigned hz;
+	int signo;
+	int stop;
+	int started;
+	pthread_t thread;
+} profile;
+
+static profile prof;
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* --- the hook a runtime calls -------------------------------------------------------- */
+
+/*
+ * swprof_use_codemap - walk managed code through `map` too, and name its
+ * methods with `name` (may be NULL: "method@0x...").  The toy JIT's demo
+ * calls it, found with dlsym, when it runs under swprof.
+ */
+SWPROF_API void swprof_use_codemap(const sw_codemap *map, const char *(*name)(void *method));
+SWPROF_API void swprof_use_codemap(const sw_codemap *map, const char *(*name)(void *method))
+{
+	__atomic_store_n(&prof.method_name, name, __ATOMIC_RELEASE);
+	__atomic_store_n(&prof.runtime_map, map, __ATOMIC_RELEASE);
+}
+
+/* --- sampling: runs while the target is stopped ---------------------------------------- */
+
+typedef struct walk_buf {
+	uint64_t ip[MAX_DEPTH];
+	unsigned n;
+	int seed_only;          /* ip[0] is the initial native context */
+} walk_buf;
+
+static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
+{
+	walk_buf *w = data;
+	sw_frame_state st = sw_crawl_frame_state(cf);
+
+	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME && st != SW_STATE_INITIAL_NATIVE)
+		return SW_CONTINUE;
+	if (w->n == MAX_DEPTH)
+		return SW_ABORT;
+	/* Managed frames are recorded by method handle, tagged in the low bit. */
+	if (st == SW_STATE_FRAMELESS && sw_crawl_frame_method(cf)) {
+		w->ip[w->n++] = (uint64_t)(uintptr_t)sw_crawl_frame_method(cf) | 1;
+	} else {
+		uint64_t ip = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur) & ~(uint64_t)1;
+
+		/* The seed is reported as the initial context, then as its native frame. */
+		if (st == SW_STATE_NATIVE_FRAME && w->n == 1 && w->seed_only && w->ip[0] == ip) {
+			w->seed_only = 0;
+			return SW_CONTINUE;
+		}
+		w->seed_only = st == SW_STATE_INITIAL_NATIVE;
+		w->ip[w->n++] = ip;
+	}
+	return SW_CONTINUE;
+}
+
+static sw_walk_action on_sample(const sw_sample *s, void *data)
+{
+	walk_buf w = { .n = 0, .seed_only = 0 };
+	sw_thread t = *s->thread;
+	const sw_codemap *rt = __atomic_load_n(&prof.runtime_map, __ATOMIC_ACQUIRE);
+
+	(void)data;
+	/* Managed code (if a runtime told us) and native code (our modules) are two maps. */
+	sw_walk_frames(&t, s->seed, 0, add_frame, &w,
+	               s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
+	               SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, NULL);
+	if (rt && w.n <= 1) {
+		t.codemap = rt;
+		w.n = 0;
+		w.seed_only = 0;
+		sw_walk_frames(&t, s->seed, 0, add_frame, &w,
+		               s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, NULL);
+	}
+	if (w.n == 0) {
+		prof.failed++;
+		return SW_CONTINUE;
+	}
+	if (prof.used + 1 + w.n > BUFFER_WORDS) {
+		prof.dropped++;
+		return SW_CONTINUE;
+	}
+	prof.buf[prof.used] = w.n;
+	memcpy(&prof.buf[prof.used + 1], w.ip, w.n * sizeof w.ip[0]);
+	prof.used += 1 + w.n;
+	prof.samples++;
+	return SW_CONTINUE;
+}
+
+static void *sampler_main(void *arg)
+{
+	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
+	long period = 1000000000L / (long)prof.hz;
+	struct timespec next;
+
+	(void)arg;
+	if (sw_sampler_start(prof.reg, &opt) != SW_OK)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE)) {
+		struct timespec now;
+
+		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
+		/* Keep the rate: the next tick is due one period after the last. */
+		next.tv_nsec += period;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec + 1)
+			next = now;     /* far behind (stopped, overloaded): do not burst */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	sw_sampler_stop(prof.reg);
+	return NULL;
+}
+
+/* --- threads ------------------------------------------------------------------------- */
+
+typedef struct start_args {
+	void *(*fn)(void *);
+	void *arg;
+} start_args;
+
+static void unregister(void *unused)
+{
+	(void)unused;
+	sw_registry_remove_self(prof.reg);
+}
+
+static void *thread_start(void *p)
+{
+	start_args a = *(start_args *)p;
+	uint64_t id;
+	void *ret;
+
+	free(p);
+	if (sw_registry_add_self(prof.reg, prof.map, NULL, &id) == SW_OK)
+		__atomic_add_fetch(&prof.threads_seen, 1, __ATOMIC_RELAXED);
+	pthread_cleanup_push(unregister, NULL);
+	ret = a.fn(a.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+SWPROF_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                              void *arg)
+{
+	start_args *a;
+
+	if (!real_pthread_create)
+		real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+		                               void *))dlsym(RTLD_NEXT, "pthread_create");
+	if (!prof.started || !(a = malloc(sizeof *a)))
+		return real_pthread_create(t, attr, fn, arg);
+	a->fn = fn;
+	a->arg = arg;
+	return real_pthread_create(t, attr, thread_start, a);
+}
+
+/* --- start-up: the modules, the main thread, the sampler ----------------------------- */
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	sw_module *m;
+
+	(void)size; (void)data;
+	if (!path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		path = exe;
+	}
+	if (strstr(path, "linux-vdso") || strstr(path, "libswprof") || prof.nmodules == MAX_MODULES)
+		return 0;
+	if (sw_module_load(path, info->dlpi_addr, NULL, &m) != SW_OK)
+		return 0;
+	if (sw_module_register(m, prof.map) != SW_OK) {
+		sw_module_free(m);
+		return 0;
+	}
+	prof.modules[prof.nmodules++] = m;
+	return 0;
+}
+
+/* A forked child has no sampler thread: it is not profiled. */
+static void in_child(void)
+{
+	prof.started = 0;
+}
+
+__attribute__((constructor)) static void swprof_init(void)
+{
+	const char *hz = getenv("SWPROF_HZ"), *sig = getenv("SWPROF_SIGNAL");
+	uint64_t id;
+
+	prof.hz = hz && atoi(hz) > 0 && atoi(hz) <= 100000 ? (unsigned)atoi(hz) : 1000;
+	prof.signo = sig && atoi(sig) > 0 ? atoi(sig) : SIGPROF;
+	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+	                               void *))dlsym(RTLD_NEXT, "pthread_create");
+	prof.buf = malloc(BUFFER_WORDS * sizeof prof.buf[0]);
+	if (!prof.buf || !real_pthread_create || sw_codemap_create(&prof.map) != SW_OK ||
+	    sw_registry_create(&prof.reg) != SW_OK) {
+		fprintf(stderr, "swprof: cannot start\n");
+		return;
+	}
+	dl_iterate_phdr(add_module, NULL);
+	if (sw_registry_add_self(prof.reg, prof.map, NULL, &id) == SW_OK)
+		prof.threads_seen = 1;
+	prof.started = 1;
+	pthread_atfork(NULL, NULL, in_child);
+	if (real_pthread_create(&prof.thread, NULL, sampler_main, NULL) != 0)
+		prof.started = 0;
+}
+
+/* --- at exit: names, folded stacks, the flame graph ---------------------------------- */
+
+static void frame_name(uint64_t ip, char *out, size_t size)
+{
+	const char *name = NULL;
+	uint64_t off = 0;
+	Dl_info di;
+
+	if (ip & 1) {
+		const char *(*fn)(void *) = __atomic_load_n(&prof.method_name, __ATOMIC_ACQUIRE);
+		void *method = (void *)(uintptr_t)(ip & ~(uint64_t)1);
+
+		name = fn ? fn(method) : NULL;
+		if (name)
+			snprintf(out, size, "%s", name);
+		else
+			snprintf(out, size, "method@%p", method);
+		return;
+	}
+	for (unsigned i = 0; i < prof.nmodules && !name; i++)
+		if (sw_module_symbolize(prof.modules[i], ip, &name, &off) != SW_OK)
+			name = NULL;
+	if (!name && dladdr((void *)(uintptr_t)ip, &di) && di.dli_sname)
+		name = di.dli_sname;
+	if (name)
+		snprintf(out, size, "%s", name);
+	else
+		snprintf(out, size, "0x%llx", (unsigned long long)ip);
+	/* ';' separates frames in the folded format, ' ' ends the stack. */
+	for (char *c = out; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = '_';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One node of the flame graph: a frame name under its caller. */
+typedef struct node {
+	char *name;
+	unsigned long count;
+	struct node *child, *sibling;
+} node;
+
+static node *child_of(node *parent, const char *name, size_t len)
+{
+	node *n;
+
+	for (n = parent->child; n; n = n->sibling)
+		if (strlen(n->name) == len && !memcmp(n->name, name, len))
+			return n;
+	n = calloc(1, sizeof *n);
+	if (!n || !(n->name = strndup(name, len))) {
+		free(n);
+		return NULL;
+	}
+	n->sibling = parent->child;
+	parent->child = n;
+	return n;
+}
+
+static void xml_text(FILE *f, const char *s, size_t max)
+{
+	for (size_t i = 0; i < max && s[i]; i++) {
+		switch (s[i]) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(s[i], f);
+		}
+	}
+}
+
+enum { SVG_WIDTH = 1200, ROW = 17 };
+
+static void svg_node(FILE *f, const node *n, double x, unsigned depth, unsigned max_depth,
+                     double scale)
+{
+	double w = (double)n->count * scale, cx = x;
+	unsigned hue = 0;
+
+	for (const char *c = n->name; *c; c++)
+		hue = hue * 31 + (unsigned char)*c;
+	if (w >= 0.5) {
+		fprintf(f, "<g><title>");
+		xml_text(f, n->name, 512);
+		fprintf(f, " (%lu samples)</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%d\" "
+		        "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", n->count,
+		        x, (max_depth - depth) * ROW, w, ROW - 1,
+		        205 + hue % 50, 80 + (hue >> 8) % 130, 40 + (hue >> 16) % 50);
+		if (w > 30) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%u\">", x + 3, (max_depth - depth) * ROW + 12);
+			xml_text(f, n->name, (size_t)(w / 7));
+			fprintf(f, "</text>");
+		}
+		fprintf(f, "</g>\n");
+	}
+	for (const node *c = n->child; c; c = c->sibling) {
+		svg_node(f, c, cx, depth + 1, max_depth, scale);
+		cx += (double)c->count * scale;
+	}
+}
+
+static unsigned node_depth(const node *n)
+{
+	unsigned d = 0;
+
+	for (const node *c = n->child; c; c = c->sibling) {
+		unsigned cd = node_depth(c);
+
+		if (cd > d)
+			d = cd;
+	}
+	return d + 1;
+}
+
+static void free_node(node *n)
+{
+	while (n) {
+		node *next = n->sibling;
+
+		free_node(n->child);
+		free(n->name);
+		free(n);
+		n = next;
+	}
+}
+
+static void write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
+                      unsigned long total)
+{
+	node root = { .name = (char *)"all", .count = total };
+	unsigned depth;
+	FILE *f;
+
+	for (size_t i = 0; i < nlines; i++) {
+		node *at = &root;
+		const char *p = lines[i];
+
+		while (at && *p) {
+			size_t len = strcspn(p, ";");
+
+			at = child_of(at, p, len);
+			if (at)
+				at->count += counts[i];
+			p += len + (p[len] == ';');
+		}
+	}
+	depth = node_depth(&root);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+		        "width=\"%d\" height=\"%u\" font-family=\"monospace\" font-size=\"11\">\n"
+		        "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfdf5\"/>\n",
+		        SVG_WIDTH, (depth + 1) * ROW);
+		svg_node(f, &root, 0, 0, depth, total ? (double)SVG_WIDTH / (double)total : 0);
+		fprintf(f, "</svg>\n");
+		fclose(f);
+	}
+	free_node(root.child);
+}
+
+__attribute__((destructor)) static void swprof_fini(void)
+{
+	const char *out = getenv("SWPROF_OUT"), *svg = getenv("SWPROF_SVG");
+	char **lines;
+	unsigned long *counts;
+	size_t nlines = 0, nuniq = 0;
+	FILE *f;
+
+	if (!prof.started)
+		return;
+	__atomic_store_n(&prof.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(prof.thread, NULL);
+	sw_registry_remove_self(prof.reg);
+	out = out && *out ? out : "swprof.folded";
+	svg = svg && *svg ? svg : "swprof.svg";
+
+	/* One "root;...;leaf" line per sample, sorted, counted. */
+	lines = calloc(prof.samples + 1, sizeof *lines);
+	counts = calloc(prof.samples + 1, sizeof *counts);
+	for (size_t at = 0; lines && counts && at < prof.used;) {
+		size_t n = (size_t)prof.buf[at], len = 0, cap = 64 * n + 1;
+		char *line = malloc(cap);
+
+		if (!line)
+			break;
+		line[0] = 0;
+		for (size_t i = n; i-- > 0;) {
+			char name[256];
+
+			frame_name(prof.buf[at + 1 + i], name, sizeof name);
+			len += (size_t)snprintf(line + len, cap - len, "%s%s", len ? ";" : "", name);
+			if (len >= cap - 1)
+				break;
+		}
+		lines[nlines++] = line;
+		at += 1 + n;
+	}
+	if (lines && counts) {
+		qsort(lines, nlines, sizeof *lines, cmp_str);
+		for (size_t i = 0; i < nlines; i++) {
+			if (nuniq && !strcmp(lines[nuniq - 1], lines[i])) {
+				counts[nuniq - 1]++;
+				free(lines[i]);
+				continue;
+			}
+			lines[nuniq] = lines[i];
+			counts[nuniq++] = 1;
+		}
+		f = fopen(out, "w");
+		if (f) {
+			for (size_t i = 0; i < nuniq; i++)
+				fprintf(f, "%s %lu\n", lines[i], counts[i]);
+			fclose(f);
+		}
+		write_svg(svg, lines, nuniq, counts, prof.samples);
+	}
+	fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu dropped), "
+	        "%zu distinct stacks -> %s, %s\n", prof.samples, prof.threads_seen, prof.hz,
+	        prof.failed, prof.dropped, nuniq, out, svg);
+	for (size_t i = 0; lines && i < nuniq; i++)
+		free(lines[i]);
+	free(lines);
+	free(counts);
+}

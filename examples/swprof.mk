@@ -1,0 +1,15 @@
+# swprof: a sampling profiler to LD_PRELOAD (libswprof.so, not installed),
+# built on the thread registry and sampler; its test and manual page.
+noinst_LTLIBRARIES += examples/libswprof.la
+examples_libswprof_la_SOURCES = examples/swprof.c
+examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+examples_libswprof_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)/examples
+examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
+
+check_PROGRAMS += tests/swprof_victim
+tests_swprof_victim_SOURCES = tests/swprof_victim.c
+tests_swprof_victim_CFLAGS = $(AM_CFLAGS) -O1 -g -fno-omit-frame-pointer
+tests_swprof_victim_LDADD = -lpthread
+TESTS += tests/swprof.test
+EXTRA_DIST += tests/swprof.test
+dist_man_MANS += man/swprof.1

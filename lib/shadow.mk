@@ -1,0 +1,18 @@
+# Shadow stacks (portable core): a runtime's own record of the methods each
+# thread is in, readable by a sampler at any time; their test and pages.
+libstackwalk_core_la_SOURCES += lib/shadow.c
+stackwalkinclude_HEADERS += include/stackwalk/shadow.h
+
+check_PROGRAMS += tests/check_shadow
+TESTS += tests/check_shadow
+tests_check_shadow_SOURCES = tests/check_shadow.c
+tests_check_shadow_CFLAGS = $(TEST_CFLAGS)
+tests_check_shadow_LDADD = $(TEST_LIBS) -lpthread
+
+dist_man_MANS += \
+	man/sw_shadow.3 \
+	man/sw_shadow_init.3 \
+	man/sw_shadow_enter.3 \
+	man/sw_shadow_leave.3 \
+	man/sw_shadow_snapshot.3 \
+	man/sw_shadow_overflows.3

@@ -1,0 +1,577 @@
+/*
+ * sampler.c - the thread registry and the signal-driven sampler.
+ * Host-only: Linux signals, tgkill and futexes.
+ *
+ * One sample of thread T by the sampler S goes through T's `state` word:
+ *
+ *   S: IDLE -> REQUESTED, tgkill(T)
+ *   T (handler): REQUESTED -> STOPPED after saving its registers, or
+ *                REQUESTED -> REFUSED when it is exiting or unsafe
+ *   S: walks T through the callback, then STOPPED -> RESUME
+ *   T (handler): RESUME -> IDLE, returns
+ *
+ * Each side waits for the other with a futex on that word, so the handler
+ * takes no lock.  A request T does not answer in time is withdrawn with
+ * REQUESTED -> IDLE; the signal, if it arrives later, finds IDLE and the
+ * handler returns at once.  `busy` is set while S works on T, outside the
+ * registry lock; T's unregistration waits for it to clear.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+#include "internal.h"
+#include <stackwalk/target.h>
+#include <stackwalk/sampler.h>
+
+enum { ST_IDLE, ST_REQUESTED, ST_STOPPED, ST_RESUME, ST_REFUSED };
+
+typedef struct reg_entry {
+	struct reg_entry *next;
+	uint64_t id;
+	pid_t tid;
+	int exiting;                /* atomic: remove_self has begun */
+	int busy;                   /* atomic, futex: the sampler is working on it */
+	int state;                  /* atomic, futex: ST_* */
+	const int *unsafe_depth;    /* the thread's unsafe_enter count */
+	sw_thread thread;
+	sw_memory memory;
+	sw_context seed;            /* written by the handler while REQUESTED */
+} reg_entry;
+
+struct sw_registry {
+	pthread_mutex_t lock;       /* guards the list, next_id and the sampler fields */
+	reg_entry *threads;         /* oldest first */
+	reg_entry *unused;          /* removed entries, kept for reuse until destroy */
+	uint64_t next_id;
+	unsigned count;
+	int sampling;               /* a sampler runs */
+	pthread_t sampler;
+	int signo;
+	unsigned timeout_ms;
+	struct sigaction old_action;
+	reg_entry *target;          /* atomic: the entry being asked to stop */
+};
+
+/* The registry that owns each signal, for the handler. */
+static sw_registry *signal_owner[65];
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int thread_unsafe_depth __attribute__((tls_model("initial-exec")));
+
+#ifdef __linux__
+static pid_t current_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void futex_wait(int *word, int expected, const struct timespec *timeout)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
+}
+
+static void futex_wake(int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+#endif
+
+static int load(const int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static int cas(int *p, int from, int to)
+{
+	return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+SW_API void sw_registry_unsafe_enter(void)
+{
+	__atomic_add_fetch(&thread_unsafe_depth, 1, __ATOMIC_SEQ_CST);
+}
+
+SW_API void sw_registry_unsafe_leave(void)
+{
+	__atomic_sub_fetch(&thread_unsafe_depth, 1, __ATOMIC_SEQ_CST);
+}
+
+SW_API sw_status sw_registry_create(sw_registry **out)
+{
+	sw_registry *reg;
+
+	if (!out)
+		return SW_E_INVAL;
+	reg = calloc(1, sizeof *reg);
+	if (!reg)
+		return SW_E_NOMEM;
+	pthread_mutex_init(&reg->lock, NULL);
+	reg->next_id = 1;
+	*out = reg;
+	return SW_OK;
+}
+
+SW_API sw_status sw_registry_destroy(sw_registry *reg)
+{
+	int in_use;
+
+	if (!reg)
+		return SW_OK;
+	pthread_mutex_lock(&reg->lock);
+	in_use = reg->threads != NULL || reg->sampling;
+	pthread_mutex_unlock(&reg->lock);
+	if (in_use)
+		return SW_E_STATE;
+	while (reg->unused) {
+		reg_entry *e = reg->unused;
+
+		reg->unused = e->next;
+		free(e);
+	}
+	pthread_mutex_destroy(&reg->lock);
+	free(reg);
+	return SW_OK;
+}
+
+SW_API unsigned sw_registry_count(sw_registry *reg)
+{
+	unsigned n;
+
+	if (!reg)
+		return 0;
+	pthread_mutex_lock(&reg->lock);
+	n = reg->count;
+	pthread_mutex_unlock(&reg->lock);
+	return n;
+}
+
+/* The registry lock is the walker's own: a thread holding it is unsafe to stop. */
+static void registry_lock(sw_registry *reg)
+{
+	sw_registry_unsafe_enter();
+	pthread_mutex_lock(&reg->lock);
+}
+
+static void registry_unlock(sw_registry *reg)
+{
+	pthread_mutex_unlock(&reg->lock);
+	sw_registry_unsafe_leave();
+}
+
+static reg_entry *find_tid(sw_registry *reg, pid_t tid)
+{
+	for (reg_entry *e = reg->threads; e; e = e->next)
+		if (e->tid == tid)
+			return e;
+	return NULL;
+}
+
+/* Put an entry that never was linked back for reuse. */
+static void retire(sw_registry *reg, reg_entry *e)
+{
+	registry_lock(reg);
+	__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
+	e->next = reg->unused;
+	reg->unused = e;
+	registry_unlock(reg);
+}
+
+SW_API sw_status sw_registry_add_self(sw_registry *reg, const sw_codemap *map,
+                                      sw_frame **frame_head, uint64_t *id)
+{
+#ifdef __linux__
+	reg_entry *e, **tail;
+	sw_status st;
+
+	if (!reg || !map || !id)
+		return SW_E_INVAL;
+	registry_lock(reg);
+	e = reg->unused;
+	if (e)
+		reg->unused = e->next;
+	registry_unlock(reg);
+	if (!e)
+		e = calloc(1, sizeof *e);
+	if (!e)
+		return SW_E_NOMEM;
+	e->next = NULL;
+	store(&e->exiting, 0);
+	store(&e->state, ST_IDLE);
+	/* Asks the C library for the stack: done here, never in the handler. */
+	st = sw_thread_init_self(&e->thread, map, &e->memory, frame_head);
+	if (st != SW_OK) {
+		retire(reg, e);
+		return st;
+	}
+	__atomic_store_n(&e->tid, current_tid(), __ATOMIC_RELEASE);
+	e->unsafe_depth = &thread_unsafe_depth;
+	registry_lock(reg);
+	if (find_tid(reg, e->tid)) {
+		registry_unlock(reg);
+		retire(reg, e);
+		return SW_E_EXISTS;
+	}
+	e->id = reg->next_id++;
+	for (tail = &reg->threads; *tail; tail = &(*tail)->next)
+		;
+	*tail = e;
+	reg->count++;
+	*id = e->id;
+	registry_unlock(reg);
+	return SW_OK;
+#else
+	SWI_UNUSED(reg); SWI_UNUSED(map); SWI_UNUSED(frame_head); SWI_UNUSED(id);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+SW_API sw_status sw_registry_remove_self(sw_registry *reg)
+{
+#ifdef __linux__
+	reg_entry *e, **link;
+	pid_t tid = current_tid();
+	int busy;
+
+	if (!reg)
+		return SW_E_INVAL;
+	registry_lock(reg);
+	e = find_tid(reg, tid);
+	if (e)
+		store(&e->exiting, 1);
+	registry_unlock(reg);
+	if (!e)
+		return SW_E_NOTFOUND;
+	/* A walk of this thread may be in progress: wait for it, holding no lock. */
+	while ((busy = load(&e->busy)) != 0)
+		futex_wait(&e->busy, busy, NULL);
+	registry_lock(reg);
+	for (link = &reg->threads; *link != e; link = &(*link)->next)
+		;
+	*link = e->next;
+	reg->count--;
+	/*
+	 * No new walk can start: the entry is unlinked and busy was clear.  It
+	 * is kept, not freed, because a late signal's handler may still read it.
+	 */
+	__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
+	e->next = reg->unused;
+	reg->unused = e;
+	registry_unlock(reg);
+	return SW_OK;
+#else
+	SWI_UNUSED(reg);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+#ifdef __linux__
+/*
+ * The target's side.  Only atomics, register copying and futex calls:
+ * async-signal-safe.  A signal meant for nobody here (a stale one after a
+ * withdrawn request, another thread's) returns at once.
+ */
+static void on_sample_signal(int signo, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	sw_registry *reg;
+	reg_entry *e;
+
+	SWI_UNUSED(si);
+	if (signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]))
+		goto out;
+	reg = __atomic_load_n(&signal_owner[signo], __ATOMIC_ACQUIRE);
+	if (!reg)
+		goto out;
+	e = __atomic_load_n(&reg->target, __ATOMIC_ACQUIRE);
+	if (!e || __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE) != current_tid() ||
+	    load(&e->state) != ST_REQUESTED)
+		goto out;
+	if (load(&e->exiting) || load(e->unsafe_depth) > 0) {
+		if (cas(&e->state, ST_REQUESTED, ST_REFUSED))
+			futex_wake(&e->state);
+		goto out;
+	}
+	sw_context_from_ucontext(&e->seed, uc);
+	if (!cas(&e->state, ST_REQUESTED, ST_STOPPED))
+		goto out;       /* the sampler gave up on us */
+	futex_wake(&e->state);
+	while (load(&e->state) == ST_STOPPED)
+		futex_wait(&e->state, ST_STOPPED, NULL);
+	if (cas(&e->state, ST_RESUME, ST_IDLE))
+		futex_wake(&e->state);
+out:
+	errno = saved_errno;
+}
+
+static int is_sampler(sw_registry *reg)
+{
+	int yes;
+
+	pthread_mutex_lock(&reg->lock);
+	yes = reg->sampling && pthread_equal(reg->sampler, pthread_self());
+	pthread_mutex_unlock(&reg->lock);
+	return yes;
+}
+
+/* Wait while *word == value, up to the deadline; 0 on timeout. */
+static int wait_while(int *word, int value, const struct timespec *deadline)
+{
+	int v;
+
+	while ((v = load(word)) == value) {
+		struct timespec now, left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = deadline->tv_sec - now.tv_sec;
+		left.tv_nsec = deadline->tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_nsec += 1000000000L;
+			left.tv_sec--;
+		}
+		if (left.tv_sec < 0)
+			return 0;
+		futex_wait(word, v, &left);
+	}
+	return 1;
+}
+
+/* Stop `e` (busy already set by the caller), call back, resume it. */
+static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callback cb, void *data)
+{
+	struct timespec deadline;
+	sw_sample sample;
+	sw_walk_action act;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += reg->timeout_ms / 1000;
+	deadline.tv_nsec += (long)(reg->timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_nsec -= 1000000000L;
+		deadline.tv_sec++;
+	}
+	/* The previous sample's handler may still be on its way out. */
+	if (!wait_while(&e->state, ST_RESUME, &deadline))
+		return SW_E_UNSAFE;
+	store(&e->state, ST_REQUESTED);
+	__atomic_store_n(&reg->target, e, __ATOMIC_RELEASE);
+	if (syscall(SYS_tgkill, getpid(), e->tid, reg->signo) != 0) {
+		store(&e->state, ST_IDLE);
+		return SW_E_UNSAFE;
+	}
+	if (!wait_while(&e->state, ST_REQUESTED, &deadline) &&
+	    cas(&e->state, ST_REQUESTED, ST_IDLE))
+		return SW_E_UNSAFE;     /* withdrawn: it has signals blocked, or is stuck */
+	if (load(&e->state) == ST_REFUSED) {
+		store(&e->state, ST_IDLE);
+		return SW_E_UNSAFE;
+	}
+	/* ST_STOPPED: the target waits in its handler until we say so. */
+	sample.id = e->id;
+	sample.tid = e->tid;
+	sample.walk_flags = SW_WALK_ALLOW_ASYNC_STACK_WALK | SW_WALK_THREAD_IS_SUSPENDED;
+	sample.thread = &e->thread;
+	sample.seed = &e->seed;
+	act = cb ? cb(&sample, data) : SW_CONTINUE;
+	store(&e->state, ST_RESUME);
+	futex_wake(&e->state);
+	return act == SW_CONTINUE ? SW_OK : SW_E_ABORTED;
+}
+
+static void release_entry(reg_entry *e)
+{
+	store(&e->busy, 0);
+	futex_wake(&e->busy);
+}
+
+/*
+ * Find the thread to sample (by id, or the first after `after` when id is
+ * 0) and mark it busy, under the lock; the signal and the wait come later.
+ */
+static sw_status claim(sw_registry *reg, uint64_t id, uint64_t after, reg_entry **out,
+                       uint64_t *found)
+{
+	pid_t self = current_tid();
+	reg_entry *e;
+
+	registry_lock(reg);
+	for (e = reg->threads; e; e = e->next)
+		if (id ? e->id == id : e->id > after)
+			break;
+	if (!e) {
+		registry_unlock(reg);
+		return SW_E_NOTFOUND;
+	}
+	*out = e;
+	*found = e->id;
+	if (e->tid == self || load(&e->exiting)) {
+		registry_unlock(reg);
+		return SW_E_UNSAFE;
+	}
+	store(&e->busy, 1);
+	registry_unlock(reg);
+	return SW_OK;
+}
+#endif
+
+SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *options)
+{
+#ifdef __linux__
+	struct sigaction sa;
+	int signo = options && options->signo ? options->signo : SIGPROF;
+	sw_status st = SW_OK;
+
+	if (!reg || signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]) ||
+	    signo == SIGKILL || signo == SIGSTOP)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&owner_lock);
+	pthread_mutex_lock(&reg->lock);
+	if (reg->sampling)
+		st = SW_E_STATE;
+	else if (signal_owner[signo])
+		st = SW_E_EXISTS;
+	if (st == SW_OK) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_sample_signal;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		/* Nothing but a fault interrupts a stopped thread's wait. */
+		sigfillset(&sa.sa_mask);
+		sigdelset(&sa.sa_mask, SIGSEGV);
+		sigdelset(&sa.sa_mask, SIGBUS);
+		sigdelset(&sa.sa_mask, SIGILL);
+		sigdelset(&sa.sa_mask, SIGFPE);
+		reg->signo = signo;
+		reg->timeout_ms = options && options->timeout_ms ? options->timeout_ms : 1000;
+		reg->sampler = pthread_self();
+		__atomic_store_n(&signal_owner[signo], reg, __ATOMIC_RELEASE);
+		if (sigaction(signo, &sa, &reg->old_action) != 0) {
+			__atomic_store_n(&signal_owner[signo], NULL, __ATOMIC_RELEASE);
+			st = SW_E_INVAL;
+		} else {
+			reg->sampling = 1;
+		}
+	}
+	pthread_mutex_unlock(&reg->lock);
+	pthread_mutex_unlock(&owner_lock);
+	return st;
+#else
+	SWI_UNUSED(reg); SWI_UNUSED(options);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+SW_API sw_status sw_sampler_stop(sw_registry *reg)
+{
+#ifdef __linux__
+	if (!reg)
+		return SW_E_INVAL;
+	if (!is_sampler(reg))
+		return SW_E_UNSAFE;
+	pthread_mutex_lock(&owner_lock);
+	pthread_mutex_lock(&reg->lock);
+	/*
+	 * Our handler stays installed: a withdrawn request's signal may still
+	 * be pending, and the old action (SIGPROF's default kills) must not
+	 * see it.  With no owner the handler just returns.
+	 */
+	__atomic_store_n(&signal_owner[reg->signo], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&reg->target, NULL, __ATOMIC_RELEASE);
+	reg->sampling = 0;
+	pthread_mutex_unlock(&reg->lock);
+	pthread_mutex_unlock(&owner_lock);
+	return SW_OK;
+#else
+	SWI_UNUSED(reg);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+SW_API sw_status sw_sampler_sample(sw_registry *reg, uint64_t id, sw_sampler_callback cb,
+                                   void *data)
+{
+#ifdef __linux__
+	reg_entry *e;
+	sw_status st;
+
+	if (!reg || !id)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&reg->lock);
+	st = reg->sampling ? SW_OK : SW_E_STATE;
+	pthread_mutex_unlock(&reg->lock);
+	if (st != SW_OK)
+		return st;
+	if (!is_sampler(reg))
+		return SW_E_UNSAFE;
+	st = claim(reg, id, 0, &e, &id);
+	if (st != SW_OK)
+		return st;
+	st = sample_entry(reg, e, cb, data);
+	release_entry(e);
+	return st;
+#else
+	SWI_UNUSED(reg); SWI_UNUSED(id); SWI_UNUSED(cb); SWI_UNUSED(data);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb, void *data,
+                                       unsigned *sampled)
+{
+#ifdef __linux__
+	uint64_t after = 0;
+	unsigned n = 0;
+	sw_status st = SW_OK;
+
+	if (sampled)
+		*sampled = 0;
+	if (!reg)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&reg->lock);
+	st = reg->sampling ? SW_OK : SW_E_STATE;
+	pthread_mutex_unlock(&reg->lock);
+	if (st != SW_OK)
+		return st;
+	if (!is_sampler(reg))
+		return SW_E_UNSAFE;
+	for (;;) {
+		reg_entry *e = NULL;
+
+		st = claim(reg, 0, after, &e, &after);
+		if (st == SW_E_NOTFOUND) {
+			st = SW_OK;     /* past the newest thread */
+			break;
+		}
+		if (st == SW_E_UNSAFE)
+			continue;
+		st = sample_entry(reg, e, cb, data);
+		release_entry(e);
+		if (st == SW_OK)
+			n++;
+		else if (st == SW_E_ABORTED) {
+			n++;
+			break;
+		}
+		st = SW_OK;
+	}
+	if (sampled)
+		*sampled = n;
+	return st;
+#else
+	SWI_UNUSED(reg); SWI_UNUSED(cb); SWI_UNUSED(data);
+	if (sampled)
+		*sampled = 0;
+	return SW_E_UNSAFE;
+#endif
+}
