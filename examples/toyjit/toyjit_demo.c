@@ -3,6 +3,8 @@
  * inside it, print the frames and check them against the shadow stack.
  * See toyjit-demo(1).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,25 @@ static sw_status check_funclet_walk(const toyjit *jit, struct demo *d)
 	else
 		return SW_OK;
 	return SW_E_MISMATCH;
+}
+
+/* A method handle is its toyjit_method: the name comes first. */
+static const char *method_name(void *method)
+{
+	return method ? ((const toyjit_method *)method)->name : NULL;
+}
+
+/*
+ * Under swprof (LD_PRELOAD=libswprof.so), hand it the code map so that the
+ * samples walk the JIT's methods and name them; without it, nothing.
+ */
+static void tell_profiler(const sw_codemap *map)
+{
+	void (*use)(const sw_codemap *, const char *(*)(void *));
+
+	*(void **)&use = dlsym(RTLD_DEFAULT, "swprof_use_codemap");
+	if (use)
+		use(map, method_name);
 }
 
 /* A profiler's view: one line per managed method, one per unmanaged block. */
@@ -217,6 +238,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "toyjit-demo: setup failed: %s\n", d.walk ? sw_strerror(st) : "out of memory");
 		return 1;
 	}
+	tell_profiler(map);
 
 	printf("toyjit-demo: %u methods at %#llx, %d managed frames, ", nshapes,
 	       (unsigned long long)jit->methods[0].start, depth);
