@@ -17,6 +17,8 @@ FUZZ_TARGETS = fuzz_swu_decode
 FUZZ_TARGETS += fuzz_walk_mutated
 FUZZ_TARGETS += fuzz_synth_diff
 FUZZ_TARGETS += fuzz_frames
+FUZZ_TARGETS += fuzz_elf_import
+FUZZ_TARGETS += fuzz_core
 
 # ---- make check: the standalone replays --------------------------------
 FUZZ_STANDALONE = tests/fuzz/standalone_main.c tests/fuzz/fuzz.h
@@ -38,8 +40,16 @@ check_PROGRAMS += tests/fuzz/fuzz_frames
 tests_fuzz_fuzz_frames_SOURCES = tests/fuzz/fuzz_frames.c $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_frames_LDADD = $(FUZZ_STANDALONE_LDADD)
 
+check_PROGRAMS += tests/fuzz/fuzz_elf_import
+tests_fuzz_fuzz_elf_import_SOURCES = tests/fuzz/fuzz_elf_import.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_elf_import_LDADD = $(FUZZ_STANDALONE_LDADD)
+
+check_PROGRAMS += tests/fuzz/fuzz_core
+tests_fuzz_fuzz_core_SOURCES = tests/fuzz/fuzz_core.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_core_LDADD = $(FUZZ_STANDALONE_LDADD)
+
 TESTS += tests/fuzz/fuzz_swu_decode tests/fuzz/fuzz_walk_mutated tests/fuzz/fuzz_synth_diff \
-	tests/fuzz/fuzz_frames
+	tests/fuzz/fuzz_frames tests/fuzz/fuzz_elf_import tests/fuzz/fuzz_core
 EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus
 CLEANFILES += fuzz_*-crash.bin
 
