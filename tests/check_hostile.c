@@ -111,6 +111,45 @@ START_TEST(random_stacks_under_real_methods)
 }
 END_TEST
 
+/*
+ * The step bound: a million and a half inactive InlinedCallFrames, each
+ * reported and passed, make more steps than any walk may take.  The walk
+ * must stop with SW_E_DEPTH, not run on.
+ */
+START_TEST(step_bound)
+{
+	const unsigned nframes = 1600000, stride = 48;
+	size_t size = (size_t)nframes * stride + 64;
+	unsigned char *buf = calloc(1, size);
+	uint64_t base = 0x100000000ull, head = base + size - 8;
+	sw_codemap *map;
+	sw_memory mem;
+	sw_thread t;
+	sw_walk_error err;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	for (unsigned i = 0; i < nframes; i++) {
+		unsigned char *f = buf + (size_t)i * stride;
+		uint64_t next = i + 1 < nframes ? base + (uint64_t)(i + 1) * stride : 0;
+
+		for (int k = 0; k < 8; k++)
+			f[k] = (unsigned char)(next >> (8 * k));
+		f[8] = SW_FRAME_INLINED_CALL;      /* type; attributes and fields stay 0 */
+	}
+	for (int k = 0; k < 8; k++)
+		buf[size - 8 + k] = (unsigned char)(base >> (8 * k));
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, buf, size, base), SW_OK);
+	ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_X64, map, &mem, head, base, head), SW_OK);
+	ck_assert_int_eq(sw_walk_frames(&t, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_DEPTH);
+	ck_assert_uint_lt(n, nframes);
+	sw_codemap_destroy(map);
+	free(buf);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("hostile");
@@ -119,6 +158,7 @@ static Suite *hostile_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, random_frame_lists);
 	tcase_add_test(tc, random_stacks_under_real_methods);
+	tcase_add_test(tc, step_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
