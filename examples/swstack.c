@@ -11,6 +11,12 @@
  * target's memory.  Each thread is walked from its registers with
  * SW_WALK_NATIVE_FRAMES and, unless --no-fp, SW_WALK_FRAME_POINTER_FALLBACK,
  * and printed as gdb prints a backtrace, one "#N 0xPC" line per frame.
+ *
+ * With --image MODULE=IMAGE (repeatable) nothing is loaded as a native
+ * module: each SWU image (written by swimport) is registered with
+ * sw_codemap_add_image() as managed code at its module's load bias, and
+ * the threads are walked through the managed path alone, without
+ * SW_WALK_NATIVE_FRAMES; functions are named by the images' method records.
  * See swstack(1).
  */
 #include <errno.h>
@@ -55,6 +61,14 @@ struct module {
 	uint64_t bias;
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
+	sw_image *img;                  /* --image: its SWU image, registered as managed code */
+};
+
+/* One --image MODULE=IMAGE. */
+struct image_opt {
+	char *module;                   /* a mapped path, or a file name (no '/') */
+	const char *file;
+	int used;
 };
 
 /* One frame as printed. */
@@ -78,6 +92,8 @@ struct walk {
 struct options {
 	const char *core, *exe, *sysroot;
 	int pid, json, no_fp, verbose;
+	struct image_opt *images;       /* --image, in the order given */
+	size_t nimages;
 };
 
 struct tool {
@@ -287,6 +303,89 @@ static void load_module(struct tool *tl, struct module *m, const char *file, con
 	}
 }
 
+/* Read a whole file of any size (an SWU image); NULL on failure. */
+static unsigned char *read_whole_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc(size ? (size_t)size : 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)size, f);
+		if (*len != (size_t)size) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The --image given for a mapped path: the same path, or its file name. */
+static struct image_opt *image_for(const struct tool *tl, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < tl->opt.nimages; i++) {
+		struct image_opt *o = &tl->opt.images[i];
+
+		if (strcmp(o->module, path) == 0 || (!strchr(o->module, '/') && strcmp(o->module, base) == 0))
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * --image: register the module's SWU image as managed code (flags 0) at its
+ * load bias.  A module without one is not loaded: its code is in no map.
+ */
+static void load_image(struct tool *tl, struct module *m)
+{
+	struct image_opt *o = image_for(tl, m->path);
+	unsigned char *buf;
+	size_t len = 0;
+	sw_status st;
+
+	if (!o) {
+		if (tl->opt.verbose)
+			fprintf(stderr, "%s: %s: no image, not loaded\n", progname, m->path);
+		return;
+	}
+	o->used = 1;
+	if (!(buf = read_whole_file(o->file, &len)) || len == 0) {
+		warn_module(tl, o->file, buf ? "empty" : strerror(errno));
+		free(buf);
+		return;
+	}
+	st = sw_codemap_add_image(tl->map, buf, len, m->bias, 0, &m->img);
+	free(buf);
+	if (st != SW_OK) {
+		m->img = NULL;
+		warn_module(tl, o->file, sw_strerror(st));
+		return;
+	}
+	if (sw_image_arch(m->img) != tl->t.arch) {
+		warn_module(tl, o->file, "not the target's architecture");
+		sw_codemap_remove_image(tl->map, m->img);
+		sw_codemap_synchronize(tl->map);
+		sw_image_free(m->img);
+		m->img = NULL;
+		return;
+	}
+	if (tl->opt.verbose) {
+		const sw_image_method *ms;
+		size_t n = 0;
+
+		sw_image_methods(m->img, &ms, &n);
+		fprintf(stderr, "%s: %s at 0x%" PRIx64 " (bias 0x%" PRIx64 "): image %s, %zu methods\n",
+		        progname, m->path, m->lo, m->bias, o->file, n);
+	}
+}
+
 /*
  * The mapped files, by address: consecutive mappings of one path are one
  * module, placed by its lowest mapping (file offset 0, normally).
@@ -325,9 +424,15 @@ static int load_files(struct tool *tl)
 
 		if (m->registered == -1) {
 			m->registered = 0;
-			load_module(tl, m, host_path(tl, m->path, buf, sizeof buf), NULL, 0);
+			if (tl->opt.nimages)
+				load_image(tl, m);
+			else
+				load_module(tl, m, host_path(tl, m->path, buf, sizeof buf), NULL, 0);
 		}
 	}
+	for (size_t i = 0; i < tl->opt.nimages; i++)
+		if (!tl->opt.images[i].used)
+			warn_module(tl, tl->opt.images[i].module, "the target maps no such module");
 	return 0;
 }
 
@@ -379,13 +484,17 @@ static const struct module *module_at(const struct tool *tl, uint64_t addr)
 
 static void unload_modules(struct tool *tl)
 {
-	for (size_t i = 0; i < tl->nmods; i++)
-		if (tl->mods[i].registered)
+	for (size_t i = 0; i < tl->nmods; i++) {
+		if (tl->mods[i].img)
+			sw_codemap_remove_image(tl->map, tl->mods[i].img);
+		else if (tl->mods[i].registered)
 			sw_module_unregister(tl->mods[i].m, tl->map);
+	}
 	for (unsigned i = 0; i < tl->ntramp; i++)
 		sw_codemap_remove(tl->map, tl->tramp[i].start);
 	sw_codemap_synchronize(tl->map);
 	for (size_t i = 0; i < tl->nmods; i++) {
+		sw_image_free(tl->mods[i].img);
 		sw_module_free(tl->mods[i].m);
 		free(tl->mods[i].path);
 	}
@@ -472,7 +581,27 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 
 	f->function = NULL;
 	f->module = m ? m->path : NULL;
-	if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
+	if (m && m->img) {
+		const sw_image_method *ms;
+		size_t n = 0, lo = 0, hi;
+
+		/* The method records are sorted by address: the last one starting at or before addr. */
+		if (sw_image_methods(m->img, &ms, &n) != SW_OK)
+			n = 0;
+		hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (ms[mid].start <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && addr - ms[lo - 1].start < ms[lo - 1].size && ms[lo - 1].name) {
+			f->function = ms[lo - 1].name;
+			f->offset = f->pc - ms[lo - 1].start;
+		}
+	} else if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
 		f->offset = off + (f->pc - addr);
 	else
 		f->function = NULL;
@@ -662,7 +791,9 @@ static int walk_all(struct tool *tl)
 	struct walk w;
 	int walked = 0;
 
-	if (!tl->opt.no_fp)
+	if (tl->opt.nimages)
+		flags = 0;      /* --image: the managed path alone */
+	else if (!tl->opt.no_fp)
 		flags |= SW_WALK_FRAME_POINTER_FALLBACK;
 	memset(&w, 0, sizeof w);
 	if (tl->opt.json) {
@@ -696,7 +827,7 @@ static int walk_all(struct tool *tl)
 			tl->exit_code = EXIT_WALK_FAILED;
 			continue;
 		}
-		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
+		if ((!tl->opt.nimages && find_trampolines(tl, &th, &ctx, &w) != 0) ||
 		    walk_thread(tl, &th, &ctx, flags, &w) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			free(w.frames);
@@ -729,6 +860,9 @@ static void usage(FILE *f)
 	        "  -s, --sysroot DIR    read the target's files under DIR when they are there\n"
 	        "  -j, --json           print JSON\n"
 	        "      --no-fp          no frame-pointer fallback for code nothing describes\n"
+	        "      --image MOD=IMG  walk the managed path only, MOD's code described by the SWU\n"
+	        "                       image IMG (swimport); MOD is a mapped path or its file name;\n"
+	        "                       repeatable\n"
 	        "  -v, --verbose        report each module loaded on standard error\n"
 	        "  -h, --help           print this help\n", progname, progname);
 }
@@ -784,6 +918,30 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (is_opt(a, "-e", "--exe")) {
 			if (!(o->exe = opt_value(argc, argv, &i, "-e", "--exe")))
 				return -1;
+		} else if (is_opt(a, "--image", "--image")) {
+			struct image_opt *p;
+			const char *eq;
+
+			if (!(v = opt_value(argc, argv, &i, "--image", "--image")))
+				return -1;
+			if (!(eq = strchr(v, '=')) || eq == v || !eq[1]) {
+				fprintf(stderr, "%s: --image wants MODULE=IMAGE, not '%s'\n", progname, v);
+				return -1;
+			}
+			if (!(p = realloc(o->images, (o->nimages + 1) * sizeof *p))) {
+				fprintf(stderr, "%s: out of memory\n", progname);
+				return -1;
+			}
+			o->images = p;
+			if (!(p[o->nimages].module = malloc((size_t)(eq - v) + 1))) {
+				fprintf(stderr, "%s: out of memory\n", progname);
+				return -1;
+			}
+			memcpy(p[o->nimages].module, v, (size_t)(eq - v));
+			p[o->nimages].module[eq - v] = '\0';
+			p[o->nimages].file = eq + 1;
+			p[o->nimages].used = 0;
+			o->nimages++;
 		} else if (is_opt(a, "-s", "--sysroot")) {
 			if (!(o->sysroot = opt_value(argc, argv, &i, "-s", "--sysroot")))
 				return -1;
@@ -826,7 +984,7 @@ int main(int argc, char **argv)
 		if (tl.t.arch == SW_ARCH_NONE || sw_arch_pointer_size(tl.t.arch) == 0) {
 			fprintf(stderr, "%s: %s: unsupported architecture\n", progname, tl.t.name);
 			rc = -1;
-		} else if (load_files(&tl) != 0 || load_vdso(&tl) != 0) {
+		} else if (load_files(&tl) != 0 || (!tl.opt.nimages && load_vdso(&tl) != 0)) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			rc = -1;
 		} else {
@@ -842,6 +1000,9 @@ int main(int argc, char **argv)
 		rc = -1;
 	}
 	sw_codemap_destroy(tl.map);
+	for (size_t i = 0; i < tl.opt.nimages; i++)
+		free(tl.opt.images[i].module);
+	free(tl.opt.images);
 	if (rc != 0)
 		return EXIT_TARGET;
 	return ferror(stdout) ? EXIT_TARGET : tl.exit_code;

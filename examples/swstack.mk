@@ -8,7 +8,7 @@ dist_man_MANS += man/swstack.1
 
 TESTS += tests/swstack-gdb.test
 EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c
-tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 
 # The tools the test uses; override on the make command line
 # (CROSS_CC_I686, CROSS_CC_AARCH64 and QEMU_AARCH64 are the toy JIT's).
