@@ -39,6 +39,9 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	if (!(cur->valid & BIT(rule.cfa_reg)))
 		return SW_E_NOREG;
 	cfa = cur->regs[rule.cfa_reg] + (uint64_t)(int64_t)rule.cfa_offset;
+	/* i386 stack realignment: the caller's SP was stored at [reg + offset]. */
+	if (rule.cfa_deref && (st = swi_read_ptr(t->memory, a->ptr_size, cfa, &cfa)) != SW_OK)
+		return st;
 
 	/*
 	 * Prevent a loop on bad metadata: the caller's SP lies above ours, on
@@ -67,8 +70,16 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 
 	for (uint64_t m = rule.saved_mask & keep; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
-		uint64_t slot = cfa + (uint64_t)(int64_t)rule.saved_offset[r];
+		unsigned base = rule.saved_base[r];
+		uint64_t slot = cfa;
 
+		/* A slot relative to a register's value in this frame, not the CFA. */
+		if (base != SW_SWU_BASE_CFA) {
+			if (base >= a->nregs || !(cur->valid & BIT(base)))
+				return SW_E_NOREG;
+			slot = cur->regs[base];
+		}
+		slot += (uint64_t)(int64_t)rule.saved_offset[r];
 		st = swi_read_ptr(t->memory, a->ptr_size, slot, &caller->regs[r]);
 		if (st != SW_OK)
 			return st;

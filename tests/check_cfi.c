@@ -147,8 +147,10 @@ static int oracle_reg(sw_arch arch, Dwarf_Word dw)
 struct expect {
 	unsigned cfa_reg;
 	int64_t cfa_offset;
+	int cfa_deref;                  /* CFA = [cfa_reg + cfa_offset] */
 	uint64_t mask;
 	int64_t saved[SW_MAX_REGS];
+	unsigned base[SW_MAX_REGS];     /* SW_SWU_BASE_CFA, or the register of [breg + off] */
 	int ra_in_reg;
 	int64_t ra_offset;
 };
@@ -164,18 +166,33 @@ static int oracle(Dwarf_CFI *cfi, sw_arch arch, uint64_t addr, struct expect *e,
 	int r;
 
 	memset(e, 0, sizeof *e);
+	for (unsigned i = 0; i < SW_MAX_REGS; i++)
+		e->base[i] = SW_SWU_BASE_CFA;
 	*why = "addrframe";
 	if (dwarf_cfi_addrframe(cfi, addr, &f) != 0)
 		return -1;
-	*why = "CFA not register + offset";
-	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n != 1 || ops[0].atom != DW_OP_bregx ||
-	    (r = oracle_reg(arch, ops[0].number)) < 0)
+	*why = "CFA neither register + offset nor [breg + offset]";
+	if (dwarf_frame_cfa(f, &ops, &n) != 0)
+		goto fail;
+	if (n == 1 && ops[0].atom == DW_OP_bregx) {
+		r = oracle_reg(arch, ops[0].number);
+		e->cfa_offset = (int64_t)ops[0].number2;
+	} else if (n == 2 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 &&
+	           ops[1].atom == DW_OP_deref) {
+		/* i386 stack realignment: DW_OP_breg<n> off; DW_OP_deref. */
+		r = oracle_reg(arch, ops[0].atom - DW_OP_breg0);
+		e->cfa_offset = (int64_t)ops[0].number;
+		e->cfa_deref = 1;
+	} else {
+		goto fail;
+	}
+	if (r < 0)
 		goto fail;
 	e->cfa_reg = (unsigned)r;
-	e->cfa_offset = (int64_t)ops[0].number2;
 	e->ra_in_reg = arch == SW_ARCH_ARM64;
 	for (unsigned dw = 0; dw < 128; dw++) {
 		Dwarf_Op mem[3];
+		unsigned base = SW_SWU_BASE_CFA;
 		int64_t off;
 
 		if (dwarf_frame_register(f, (int)dw, mem, &ops, &n) != 0) {
@@ -186,18 +203,32 @@ static int oracle(Dwarf_CFI *cfi, sw_arch arch, uint64_t addr, struct expect *e,
 			off = 0;
 		else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
 			off = (int64_t)ops[1].number;
-		else
+		else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+		         ops[1].atom >= DW_OP_breg0 && ops[1].atom <= DW_OP_breg31) {
+			/* DW_CFA_expression "DW_OP_breg<n> off": saved at [reg n + off]. */
+			int b = oracle_reg(arch, ops[1].atom - DW_OP_breg0);
+
+			*why = "an expression base the library cannot name";
+			if (b < 0)
+				goto fail;
+			base = (unsigned)b;
+			off = (int64_t)ops[1].number;
+		} else
 			continue;       /* same value, undefined; SP's val_offset(0) */
 		r = oracle_reg(arch, dw);
 		*why = "a register saved that the library cannot name";
 		if (r < 0 || (unsigned)r == sp)
 			goto fail;
 		if ((unsigned)r == ip) {
+			*why = "the return address saved relative to a register";
+			if (base != SW_SWU_BASE_CFA)
+				goto fail;
 			e->ra_offset = off;     /* x64, x86: the return address column */
 			continue;
 		}
 		e->mask |= 1ULL << r;
 		e->saved[r] = off;
+		e->base[r] = base;
 		if (arch == SW_ARCH_ARM64 && r == SW_ARM64_LR) {
 			e->ra_in_reg = 0;
 			e->ra_offset = off;
@@ -215,7 +246,7 @@ static void compare(const sw_native_function *fn, sw_arch arch, Dwarf_CFI *cfi, 
                     uint32_t off)
 {
 	struct expect e;
-	sw_swu_rule r, ra;
+	sw_swu_rule r, ra, call;
 	const char *why = "";
 	uint64_t addr = fn->start - bias + off;
 
@@ -223,12 +254,16 @@ static void compare(const sw_native_function *fn, sw_arch arch, Dwarf_CFI *cfi, 
 	              fn->name ? fn->name : "?", off, addr, why);
 	ck_assert_int_eq(sw_swu_decode(fn->unwind, fn->unwind_size, off, &r), SW_OK);
 	ck_assert_int_eq(sw_swu_decode_return_address(fn->unwind, fn->unwind_size, off, &ra), SW_OK);
-	ck_assert_msg(memcmp(&r, &ra, sizeof r) == 0, "return-address rule differs at %u", off);
+	/* At a return address, the rule of the call: at off - 1. */
+	ck_assert_int_eq(sw_swu_decode(fn->unwind, fn->unwind_size, off ? off - 1 : 0, &call), SW_OK);
+	ck_assert_msg(memcmp(&call, &ra, sizeof r) == 0, "return-address rule differs at %u", off);
 	ck_assert_uint_eq(r.arch, arch);
 	ck_assert_msg(r.cfa_reg == e.cfa_reg && r.cfa_offset == e.cfa_offset,
 	              "%s+%u: CFA %s%+d, libdw %s%+" PRId64, fn->name ? fn->name : "?", off,
 	              sw_arch_reg_name(arch, r.cfa_reg), r.cfa_offset,
 	              sw_arch_reg_name(arch, e.cfa_reg), e.cfa_offset);
+	ck_assert_msg((int)r.cfa_deref == e.cfa_deref, "%s+%u: CFA deref %u, libdw %d",
+	              fn->name ? fn->name : "?", off, r.cfa_deref, e.cfa_deref);
 	ck_assert_msg(r.saved_mask == e.mask, "%s+%u: saved %#" PRIx64 ", libdw %#" PRIx64,
 	              fn->name ? fn->name : "?", off, r.saved_mask, e.mask);
 	for (unsigned i = 0; i < SW_MAX_REGS; i++)
@@ -236,6 +271,10 @@ static void compare(const sw_native_function *fn, sw_arch arch, Dwarf_CFI *cfi, 
 			ck_assert_msg(r.saved_offset[i] == e.saved[i], "%s+%u: %s at %d, libdw %" PRId64,
 			              fn->name ? fn->name : "?", off, sw_arch_reg_name(arch, i),
 			              r.saved_offset[i], e.saved[i]);
+	for (unsigned i = 0; i < SW_MAX_REGS; i++)
+		ck_assert_msg(r.saved_base[i] == ((e.mask & (1ULL << i)) ? e.base[i] : SW_SWU_BASE_CFA),
+		              "%s+%u: %s based on %u, libdw %u", fn->name ? fn->name : "?", off,
+		              sw_arch_reg_name(arch, i), r.saved_base[i], e.base[i]);
 	ck_assert_msg((int)r.ra_in_reg == e.ra_in_reg, "%s+%u: ra in register %u",
 	              fn->name ? fn->name : "?", off, r.ra_in_reg);
 	if (r.ra_in_reg)
@@ -291,7 +330,7 @@ START_TEST(every_address)
 	sw_module_import_stats s;
 	struct elf_file ef;
 	char path[256], reasons[256] = "";
-	uint64_t addresses = 0;
+	uint64_t addresses = 0, derefs = 0;
 	sw_module *m;
 	sw_arch arch;
 	size_t n;
@@ -315,6 +354,9 @@ START_TEST(every_address)
 		ck_assert_msg(has_function(fns, n, *want), "%s: %s not imported", path, *want);
 	if (strstr(path, "debugframe"))
 		ck_assert_uint_gt(s.from_debug_frame, 8);
+	/* i686 main realigns its stack: its CFI's expressions are imported now. */
+	if (!variants[v].shared)
+		ck_assert_msg(has_function(fns, n, "main"), "%s: main not imported", path);
 
 	open_oracle(path, &ef);
 	for (size_t i = 0; i < n; i++) {
@@ -327,10 +369,18 @@ START_TEST(every_address)
 		if (fns[i].flags)
 			continue;
 		ck_assert_ptr_nonnull(cfi);
-		for (uint32_t off = 0; off < fns[i].size; off++, addresses++)
+		for (uint32_t off = 0; off < fns[i].size; off++, addresses++) {
+			sw_swu_rule r;
+
 			compare(&fns[i], arch, cfi, 0, off);
+			ck_assert_int_eq(sw_swu_decode(fns[i].unwind, fns[i].unwind_size, off, &r), SW_OK);
+			derefs += r.cfa_deref;
+		}
 	}
 	close_oracle(&ef);
+	/* GCC's i386 main realigns its stack: CFA = [ebp - n], compared above. */
+	if (arch == SW_ARCH_X86 && !variants[v].shared)
+		ck_assert_msg(derefs > 0, "%s: no CFA read from memory", path);
 	for (unsigned r = 0; r < SW_SKIP_COUNT; r++)
 		if (s.skipped_by[r])
 			snprintf(reasons + strlen(reasons), sizeof reasons - strlen(reasons), " %s %u",

@@ -151,7 +151,11 @@ static void check_arch_rules(const struct blob *bl, sw_arch arch, uint32_t code_
                              const struct ra_diff *diffs, size_t ndiffs)
 {
 	size_t i = 0;
+	sw_swu_header h;
+	int rows_form;
 
+	ck_assert_int_eq(sw_swu_decode_header(bl->p, bl->len, &h), SW_OK);
+	rows_form = h.row_ops > 0;
 	ck_assert_uint_eq(rows[0].from, 0);
 	for (uint32_t off = 0; off <= code_size; off++) {
 		sw_swu_rule r, ra;
@@ -165,7 +169,9 @@ static void check_arch_rules(const struct blob *bl, sw_arch arch, uint32_t code_
 				extra = diffs[d].extra;
 		memset(&r, 0, sizeof r);
 		memset(&ra, 0x5a, sizeof ra);
-		ck_assert_int_eq(sw_swu_decode(bl->p, bl->len, off, &r), SW_OK);
+		/* A row blob's return address has its call's rule: at off - 1. */
+		ck_assert_int_eq(sw_swu_decode(bl->p, bl->len, rows_form && off ? off - 1 : off, &r),
+		                 SW_OK);
 		ck_assert_int_eq(sw_swu_decode_return_address(bl->p, bl->len, off, &ra), SW_OK);
 		r.sp_offset += extra;
 		if (r.cfa_reg == (arch == SW_ARCH_X86 ? SW_X86_ESP : arch == SW_ARCH_ARM64 ?
@@ -3343,6 +3349,209 @@ START_TEST(rows_misuse)
 }
 END_TEST
 
+/*
+ * GCC's i386 main realigning its stack: the CFA read from [ebp - 12],
+ * registers saved relative to ebp (its CFI's DW_CFA_def_cfa_expression and
+ * DW_CFA_expression), then torn down.
+ */
+static struct blob shape_rows_deref(sw_swu_builder *b)
+{
+	OK(sw_swu_def_cfa(b, 4, SW_X86_ECX, 0));
+	OK(sw_swu_saved_at_reg(b, 9, SW_X86_EBP, SW_X86_EBP, 0));
+	OK(sw_swu_def_cfa_deref(b, 12, SW_X86_EBP, -12));
+	OK(sw_swu_saved_at_reg(b, 12, SW_X86_ESI, SW_X86_EBP, -4));
+	OK(sw_swu_saved_at_reg(b, 12, SW_X86_EBX, SW_X86_EBP, -8));
+	OK(sw_swu_def_cfa(b, 20, SW_X86_ECX, 0));
+	OK(sw_swu_same_value(b, 21, SW_X86_EBX));
+	OK(sw_swu_saved_at(b, 22, SW_X86_ESI, -8));     /* back to CFA-relative */
+	OK(sw_swu_same_value(b, 23, SW_X86_EBP));
+	OK(sw_swu_same_value(b, 23, SW_X86_ESI));
+	OK(sw_swu_def_cfa(b, 26, SW_X86_ESP, 4));
+	return finish(b, 27);
+}
+
+START_TEST(rows_deref)
+{
+	static const unsigned char bytes[] = {
+		0xe5, 0x12, 0x04, 0x1b, 0x0b,
+		0x04, 0x10, 0x01, 0x00,                 /* def_cfa ecx + 0 */
+		0x05, 0x15, 0x05, 0x05, 0x00,           /* saved_at_reg ebp at [ebp + 0] */
+		0x03, 0x14, 0x05, 0x74,                 /* def_cfa_deref [ebp - 12] */
+		0x00, 0x15, 0x06, 0x05, 0x7c,           /* saved_at_reg esi at [ebp - 4] */
+		0x00, 0x15, 0x03, 0x05, 0x78,           /* saved_at_reg ebx at [ebp - 8] */
+		0x08, 0x10, 0x01, 0x00,
+		0x01, 0x13, 0x03,
+		0x01, 0x12, 0x06, 0x78,
+		0x01, 0x13, 0x05,
+		0x00, 0x13, 0x06,
+		0x03, 0x10, 0x04, 0x04,
+	};
+	const uint8_t C = SW_SWU_BASE_CFA, E = SW_X86_EBP;
+	/* At each offset: CFA, deref, then ebx, esi, ebp: base (C: the CFA) and offset. */
+	static const struct {
+		uint32_t from;
+		unsigned cfa_reg;
+		int32_t cfa_offset;
+		unsigned deref;
+		int saved[3];           /* ebx, esi, ebp: 1 saved */
+		uint8_t base[3];
+		int32_t off[3];
+	} want[] = {
+		{ 0,  SW_X86_ESP, 4,   0, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } },
+		{ 4,  SW_X86_ECX, 0,   0, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } },
+		{ 9,  SW_X86_ECX, 0,   0, { 0, 0, 1 }, { 0, 0, 1 }, { 0, 0, 0 } },
+		{ 12, SW_X86_EBP, -12, 1, { 1, 1, 1 }, { 1, 1, 1 }, { -8, -4, 0 } },
+		{ 20, SW_X86_ECX, 0,   0, { 1, 1, 1 }, { 1, 1, 1 }, { -8, -4, 0 } },
+		{ 21, SW_X86_ECX, 0,   0, { 0, 1, 1 }, { 0, 1, 1 }, { 0, -4, 0 } },
+		{ 22, SW_X86_ECX, 0,   0, { 0, 1, 1 }, { 0, 0, 1 }, { 0, -8, 0 } },
+		{ 23, SW_X86_ECX, 0,   0, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } },
+		{ 26, SW_X86_ESP, 4,   0, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } },
+	};
+	static const unsigned regs[3] = { SW_X86_EBX, SW_X86_ESI, SW_X86_EBP };
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl = shape_rows_deref(b);
+	size_t i = 0;
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *mem;
+
+	ck_assert_uint_eq(bl.len, sizeof bytes);
+	ck_assert_int_eq(memcmp(bl.p, bytes, sizeof bytes), 0);
+	for (uint32_t off = 0; off <= 27; off++) {
+		sw_swu_rule r, ra;
+		uint64_t mask = 0;
+
+		while (i + 1 < NROWS(want) && want[i + 1].from <= off)
+			i++;
+		memset(&r, 0x5a, sizeof r);
+		OK(sw_swu_decode(bl.p, bl.len, off, &r));
+		ck_assert_msg(r.cfa_reg == want[i].cfa_reg && r.cfa_offset == want[i].cfa_offset &&
+		              r.cfa_deref == want[i].deref, "cfa at %u: %u%+d deref %u", off,
+		              r.cfa_reg, r.cfa_offset, r.cfa_deref);
+		ck_assert_int_eq(r.ra_in_reg, 0);
+		ck_assert_int_eq(r.ra_offset, -4);
+		ck_assert_uint_eq(r.reserved, 0);
+		for (unsigned k = 0; k < 3; k++) {
+			unsigned reg = regs[k];
+
+			if (want[i].saved[k])
+				mask |= 1ULL << reg;
+			ck_assert_msg(r.saved_offset[reg] == want[i].off[k], "%s at %u: %d", 
+			              sw_arch_reg_name(SW_ARCH_X86, reg), off, r.saved_offset[reg]);
+			ck_assert_msg(r.saved_base[reg] == (want[i].base[k] ? E : C),
+			              "%s base at %u: %u", sw_arch_reg_name(SW_ARCH_X86, reg), off,
+			              r.saved_base[reg]);
+		}
+		ck_assert_msg(r.saved_mask == mask, "saved at %u: %#llx", off,
+		              (unsigned long long)r.saved_mask);
+		for (unsigned reg = 0; reg < SW_MAX_REGS; reg++)
+			if (!(mask & (1ULL << reg)))
+				ck_assert_uint_eq(r.saved_base[reg], C);
+		/* A return address: the rule at off - 1. */
+		OK(sw_swu_decode(bl.p, bl.len, off ? off - 1 : 0, &r));
+		memset(&ra, 0x5a, sizeof ra);
+		OK(sw_swu_decode_return_address(bl.p, bl.len, off, &ra));
+		ck_assert_int_eq(memcmp(&r, &ra, sizeof r), 0);
+	}
+	/* The dump names both. */
+	mem = open_memstream(&text, &text_len);
+	ck_assert_ptr_nonnull(mem);
+	OK(sw_swu_dump(mem, bl.p, bl.len));
+	fclose(mem);
+	ck_assert_msg(strstr(text, "def_cfa_deref [ebp - 12]") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "saved_at_reg esi at [ebp - 4]") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "cfa = [ebp - 12]") != NULL, "%s", text);
+	free(text);
+	free(bl.p);
+
+	/* Misuse. */
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_def_cfa_deref(b, 0, SW_X86_EIP, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_def_cfa_deref(b, 0, SW_X86_EBP, (int32_t)SW_SWU_MAX_FRAME + 4),
+	                 SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_def_cfa_deref(b, 0, SW_X86_ESP, 8));          /* [esp + 8] is sayable */
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 1, 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_def_cfa_deref(b, 0, SW_X86_EBP, -4));
+	OK(sw_swu_def_cfa(b, 1, SW_X86_EBP, 8));
+	OK(sw_swu_def_cfa_offset(b, 2, 12));                     /* a plain CFA again */
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_X86_EIP, SW_X86_EBP, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_X86_ESP, SW_X86_EBP, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_X86_EBX, SW_X86_EIP, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_X86_EBX, 200, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_X86_EBX, SW_X86_EBP, INT32_MIN), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_saved_at_reg(b, 0, SW_X86_EBX, SW_X86_ESP, 4));
+	sw_swu_builder_destroy(b);
+	b = new_builder_for(SW_ARCH_ARM64);
+	ck_assert_int_eq(sw_swu_saved_at_reg(b, 0, SW_ARM64_LR, SW_ARM64_FP, 8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	OK(sw_swu_saved_at_reg(b, 0, SW_ARM64_X19, SW_ARM64_FP, 8));
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(rows_deref_bad_blobs)
+{
+	sw_swu_builder *b = new_builder_for(SW_ARCH_X86);
+	struct blob bl = shape_rows_deref(b);
+	unsigned char *p;
+	sw_swu_rule r;
+
+	sw_swu_builder_destroy(b);
+	p = malloc(bl.len);
+	ck_assert_ptr_nonnull(p);
+#define PATCH(i, v, want) do { memcpy(p, bl.p, bl.len); p[i] = (v); \
+	ck_assert_int_eq(validate_bytes(p, bl.len), (want)); } while (0)
+	PATCH(16, 0x08, SW_E_BADMETA);          /* def_cfa_deref eip */
+	PATCH(16, 0x04, SW_OK);                 /* def_cfa_deref [esp - 12] */
+	PATCH(11, 0x08, SW_E_BADMETA);          /* saved_at_reg eip */
+	PATCH(11, 0x04, SW_E_BADMETA);          /* saved_at_reg esp */
+	PATCH(12, 0x08, SW_E_BADMETA);          /* based on eip */
+	PATCH(12, 0x7f, SW_E_BADMETA);          /* based on register 127 */
+	PATCH(12, 0x04, SW_OK);                 /* based on esp */
+	PATCH(29, 0x11, SW_E_BADMETA);          /* def_cfa_offset while the CFA is read */
+	PATCH(15, 0x16, SW_E_BADMETA);          /* reserved */
+#undef PATCH
+	for (size_t cut = 0; cut < bl.len; cut++) {
+		ck_assert_int_ne(sw_swu_validate(bl.p, cut), SW_OK);
+		for (uint32_t off = 0; off <= 27; off++)
+			sw_swu_decode(bl.p, cut, off, &r);
+	}
+	for (unsigned iter = 0; iter < 20000; iter++) {
+		sw_status v;
+
+		memcpy(p, bl.p, bl.len);
+		p[5 + rand() % (bl.len - 5)] = (unsigned char)rand();
+		if (iter & 1)
+			p[5 + rand() % (bl.len - 5)] = (unsigned char)rand();
+		v = sw_swu_validate(p, bl.len);
+		for (uint32_t off = 0; off <= 28; off++) {
+			sw_status d = sw_swu_decode(p, bl.len, off, &r);
+
+			if (v == SW_OK && off <= 27)
+				ck_assert_int_eq(d, SW_OK);
+			if (d == SW_OK) {
+				ck_assert_uint_lt(r.cfa_reg, SW_X86_NREGS);
+				ck_assert_uint_le(r.cfa_deref, 1);
+				for (unsigned reg = 0; reg < SW_MAX_REGS; reg++)
+					ck_assert(r.saved_base[reg] == SW_SWU_BASE_CFA ||
+					          r.saved_base[reg] < SW_X86_NREGS);
+			}
+		}
+	}
+	free(p);
+	free(bl.p);
+}
+END_TEST
+
 START_TEST(rows_bad_blobs)
 {
 	static const unsigned char good[] = {
@@ -3362,7 +3571,7 @@ START_TEST(rows_bad_blobs)
 	PATCH(4, 0x04, SW_E_BADMETA);           /* one byte too many */
 	PATCH(3, 0x14, SW_E_BADMETA);           /* an op beyond the code */
 	PATCH(6, 0x01, SW_E_BADMETA);           /* a prolog op among rows */
-	PATCH(6, 0x14, SW_E_BADMETA);           /* a reserved opcode */
+	PATCH(6, 0x16, SW_E_BADMETA);           /* a reserved opcode */
 	PATCH(10, 0x07, SW_E_BADMETA);          /* saved_at rsp */
 	PATCH(14, 0x10, SW_E_BADMETA);          /* def_cfa rip */
 	PATCH(18, 0x11, SW_E_BADMETA);          /* def_cfa register 17 */
@@ -3461,6 +3670,7 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, rows_x64);
 	tcase_add_test(tc, rows_x86_and_arm64);
 	tcase_add_test(tc, rows_misuse);
+	tcase_add_test(tc, rows_deref);
 	tcase_add_test(tc, rows_dump);
 	suite_add_tcase(s, tc);
 
@@ -3474,6 +3684,7 @@ static Suite *swu_suite(void)
 	tcase_add_test(fz, gc_bad_blobs);
 	tcase_add_test(fz, random_gc);
 	tcase_add_test(fz, rows_bad_blobs);
+	tcase_add_test(fz, rows_deref_bad_blobs);
 	tcase_set_timeout(fz, 600);
 	suite_add_tcase(s, fz);
 	return s;

@@ -422,9 +422,10 @@ SW_API sw_status sw_swu_call_pops_args(sw_swu_builder *b, uint32_t end, uint32_t
 }
 
 /* A row op: at or after the last one, before any other kind of op. */
-static sw_status row_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t reg, int64_t arg)
+static sw_status row_op2(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t reg,
+                         uint32_t reg2, int64_t arg)
 {
-	struct swu_op op = { .end = end, .code = code, .reg = reg, .arg = arg };
+	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
 	struct swu_state s;
 	sw_status st;
 
@@ -452,6 +453,11 @@ static sw_status row_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t
 	return SW_OK;
 }
 
+static sw_status row_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t reg, int64_t arg)
+{
+	return row_op2(b, code, end, reg, 0, arg);
+}
+
 SW_API sw_status sw_swu_def_cfa(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t offset)
 {
 	return row_op(b, SWU_OP_DEF_CFA, end, reg, offset);
@@ -470,6 +476,17 @@ SW_API sw_status sw_swu_saved_at(sw_swu_builder *b, uint32_t end, unsigned reg, 
 SW_API sw_status sw_swu_same_value(sw_swu_builder *b, uint32_t end, unsigned reg)
 {
 	return row_op(b, SWU_OP_SAME_VALUE, end, reg, 0);
+}
+
+SW_API sw_status sw_swu_def_cfa_deref(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t offset)
+{
+	return row_op(b, SWU_OP_CFA_DEREF, end, reg, offset);
+}
+
+SW_API sw_status sw_swu_saved_at_reg(sw_swu_builder *b, uint32_t end, unsigned reg,
+                                     unsigned base_reg, int32_t offset)
+{
+	return row_op2(b, SWU_OP_SAVED_AT_REG, end, reg, base_reg, offset);
 }
 
 /* ---- GC information ---- */

@@ -69,8 +69,29 @@ enum rule_kind {
 	RULE_OFFSET,            /* saved at CFA + offset */
 	RULE_VAL_OFFSET,        /* its value is CFA + offset */
 	RULE_REGISTER,          /* in another register */
+	RULE_AT_REG,            /* saved at [another register + offset] (DW_CFA_expression) */
 	RULE_EXPRESSION
 };
+
+/*
+ * A DW_OP_breg<n> or DW_OP_bregx op: its DWARF register and offset.  The
+ * only expression ops SWU takes, in "breg" (a register's save address)
+ * and "breg; deref" (the CFA).
+ */
+static bool breg_op(const Dwarf_Op *op, Dwarf_Word *dw, int64_t *off)
+{
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*dw = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	if (op->atom == DW_OP_bregx) {
+		*dw = op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	return false;
+}
 
 static bool is_register_op(unsigned atom)
 {
@@ -84,12 +105,13 @@ static bool is_register_op(unsigned atom)
  * no op for undefined, [call_frame_cfa, plus_uconst n] for offset(n), the
  * same with stack_value for val_offset(n), a register op for register(r).
  */
-static enum rule_kind classify(const Dwarf_Op *ops, size_t nops, int64_t *off)
+static enum rule_kind classify(const Dwarf_Op *ops, size_t nops, int64_t *off, Dwarf_Word *base)
 {
 	bool value;
 	size_t n;
 
 	*off = 0;
+	*base = 0;
 	if (nops == 0)
 		return ops ? RULE_UNDEFINED : RULE_SAME;
 	value = ops[nops - 1].atom == DW_OP_stack_value;
@@ -97,6 +119,10 @@ static enum rule_kind classify(const Dwarf_Op *ops, size_t nops, int64_t *off)
 	if (n >= 1 && ops[0].atom == DW_OP_call_frame_cfa) {
 		if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
 			*off = (int64_t)ops[1].number;  /* a negative offset wraps around */
+		else if (n == 2 && !value && breg_op(&ops[1], base, off))
+			/* DW_CFA_expression "breg n": libdw pushes the CFA first,
+			 * the address is the breg's (the CFA is left under it). */
+			return RULE_AT_REG;
 		else if (n != 1)
 			return RULE_EXPRESSION;
 		return value ? RULE_VAL_OFFSET : RULE_OFFSET;
@@ -113,8 +139,11 @@ struct cfi_row {
 	uint32_t cfa_reg;
 	int32_t cfa_offset;
 	int32_t ra_offset;              /* where the return address is (x86, x64) */
+	bool cfa_deref;                 /* CFA = [cfa_reg + cfa_offset] */
 	uint64_t saved_mask;
+	uint64_t based_mask;            /* saved at [base[r] + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
+	uint8_t base[SW_MAX_REGS];
 };
 
 struct import_ctx {
@@ -131,7 +160,9 @@ static void entry_row(const struct import_ctx *c, struct cfi_row *row)
 	row->cfa_reg = c->a->sp_reg;
 	row->cfa_offset = c->a->entry_sp_offset;
 	row->ra_offset = c->a->entry_ra_offset;
+	row->cfa_deref = false;
 	row->saved_mask = 0;
+	row->based_mask = 0;
 }
 
 static bool offset_ok(int64_t off)
@@ -153,12 +184,13 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
 	enum rule_kind k;
+	Dwarf_Word base_dw;
 	int64_t off;
-	int r;
+	int r, base;
 
 	if (dwarf_frame_register(f, (int)dw, mem, &ops, &nops) != 0)
 		return SW_SKIP_BAD_CFI;
-	k = classify(ops, nops, &off);
+	k = classify(ops, nops, &off, &base_dw);
 	r = map_reg(c->arch, dw);
 	if (dw == c->ra_col && k == RULE_UNDEFINED)
 		return SW_SKIP_OUTERMOST;       /* no caller: _start, a thread's entry */
@@ -177,6 +209,21 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 	if (r >= 0 && (unsigned)r == a->sp_reg) {
 		/* The caller's SP is the CFA, always: the rule says so or is refused. */
 		return k == RULE_VAL_OFFSET && off == 0 ? -1 : rule_reason(k);
+	}
+	if (k == RULE_AT_REG) {
+		/* Not the return address: its slot is CFA-relative in SWU. */
+		if (dw == c->ra_col || (a->entry_ra_in_lr && r == a->lr_reg))
+			return SW_SKIP_EXPRESSION;
+		base = map_reg(c->arch, base_dw);
+		if (r < 0 || r == (int)a->ip_reg || base < 0 || base == (int)a->ip_reg)
+			return SW_SKIP_UNKNOWN_REGISTER;
+		if (!offset_ok(off))
+			return SW_SKIP_LIMIT;
+		row->saved[r] = (int32_t)off;
+		row->saved_mask |= BIT(r);
+		row->based_mask |= BIT(r);
+		row->base[r] = (uint8_t)base;
+		return -1;
 	}
 	if (k != RULE_OFFSET)
 		return r < 0 && k != RULE_EXPRESSION ? SW_SKIP_UNKNOWN_REGISTER : rule_reason(k);
@@ -198,20 +245,33 @@ static int read_row(const struct import_ctx *c, Dwarf_Frame *f, struct cfi_row *
 {
 	Dwarf_Op *ops = NULL;
 	size_t nops = 0;
+	Dwarf_Word cfa_dw;
+	int64_t off;
 	int r;
 
 	entry_row(c, row);
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
 		return SW_SKIP_BAD_CFI;
-	if (nops != 1 || ops[0].atom != DW_OP_bregx)
-		return SW_SKIP_EXPRESSION;      /* DW_CFA_def_cfa_expression */
-	r = map_reg(c->arch, ops[0].number);
+	/*
+	 * DW_CFA_def_cfa comes as one DW_OP_bregx; of DW_CFA_def_cfa_expression
+	 * only "breg n; deref" (the CFA stored in memory, as i386 stack
+	 * realignment has it) can be said.
+	 */
+	if (nops == 1 && ops[0].atom == DW_OP_bregx) {
+		cfa_dw = ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (nops == 2 && breg_op(&ops[0], &cfa_dw, &off) && ops[1].atom == DW_OP_deref) {
+		row->cfa_deref = true;
+	} else {
+		return SW_SKIP_EXPRESSION;
+	}
+	r = map_reg(c->arch, cfa_dw);
 	if (r < 0 || (unsigned)r == c->a->ip_reg)
 		return SW_SKIP_UNKNOWN_REGISTER;
-	if (!offset_ok((int64_t)ops[0].number2))
+	if (!offset_ok(off))
 		return SW_SKIP_LIMIT;
 	row->cfa_reg = (uint32_t)r;
-	row->cfa_offset = (int32_t)(int64_t)ops[0].number2;
+	row->cfa_offset = (int32_t)off;
 	for (unsigned dw = 0; dw < CFI_SCAN_REGS; dw++) {
 		int why = read_register(c, f, dw, row);
 
@@ -228,19 +288,29 @@ static sw_status emit_diff(const struct import_ctx *c, uint32_t at,
 	sw_swu_builder *b = c->b;
 	sw_status st = SW_OK;
 
-	if (cur->cfa_reg != prev->cfa_reg)
+	if (cur->cfa_deref) {
+		if (!prev->cfa_deref || cur->cfa_reg != prev->cfa_reg ||
+		    cur->cfa_offset != prev->cfa_offset)
+			st = sw_swu_def_cfa_deref(b, at, cur->cfa_reg, cur->cfa_offset);
+	} else if (cur->cfa_reg != prev->cfa_reg || prev->cfa_deref) {
 		st = sw_swu_def_cfa(b, at, cur->cfa_reg, cur->cfa_offset);
-	else if (cur->cfa_offset != prev->cfa_offset)
+	} else if (cur->cfa_offset != prev->cfa_offset) {
 		st = sw_swu_def_cfa_offset(b, at, cur->cfa_offset);
+	}
 	if (st == SW_OK && cur->ra_offset != prev->ra_offset)
 		st = sw_swu_saved_at(b, at, c->a->ip_reg, cur->ra_offset);
 	for (uint64_t m = cur->saved_mask | prev->saved_mask; st == SW_OK && m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 
+		bool based = (cur->based_mask & BIT(r)) != 0;
+
 		if (!(cur->saved_mask & BIT(r)))
 			st = sw_swu_same_value(b, at, r);
-		else if (!(prev->saved_mask & BIT(r)) || prev->saved[r] != cur->saved[r])
-			st = sw_swu_saved_at(b, at, r, cur->saved[r]);
+		else if (!(prev->saved_mask & BIT(r)) || prev->saved[r] != cur->saved[r] ||
+		         based != ((prev->based_mask & BIT(r)) != 0) ||
+		         (based && prev->base[r] != cur->base[r]))
+			st = based ? sw_swu_saved_at_reg(b, at, r, cur->base[r], cur->saved[r]) :
+			             sw_swu_saved_at(b, at, r, cur->saved[r]);
 	}
 	return st;
 }

@@ -148,9 +148,14 @@ static sw_status decode(const void *blob, size_t size, uint32_t offset, bool at_
 		return SW_E_BADIP;
 
 	swu_state_init(&s, arch);
-	/* CFI rules hold for the return address as for the active frame. */
+	/*
+	 * A return address may follow a call that ends its function's last
+	 * row (a call that never returns, before the rows of code that comes
+	 * after it): the rule of the call instruction is the one at
+	 * offset - 1, as DWARF unwinders look it up.
+	 */
 	if (h.row_ops)
-		return decode_rows(&r, &h, &s, offset, out);
+		return decode_rows(&r, &h, &s, at_return && offset > 0 ? offset - 1 : offset, out);
 	for (i = 0; i < h.prolog_ops; i++) {
 		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
 			return st;

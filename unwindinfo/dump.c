@@ -185,6 +185,14 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 	case SWU_OP_SAME_VALUE:
 		snprintf(text, sizeof text, "same_value %s", r);
 		break;
+	case SWU_OP_CFA_DEREF:
+		snprintf(text, sizeof text, "def_cfa_deref [%s %c %" PRId64 "]", r,
+		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
+		break;
+	case SWU_OP_SAVED_AT_REG:
+		snprintf(text, sizeof text, "saved_at_reg %s at [%s %c %" PRId64 "]", r, r2,
+		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
+		break;
 	case SWU_OP_RESTORE_SP:
 		snprintf(text, sizeof text, "restore_sp %s = %s %c %" PRId64, sp,
 		         reg_name(d, s->fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
@@ -204,10 +212,11 @@ static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *
 		snprintf(spd, sizeof spd, "sp unknown");
 	else
 		snprintf(spd, sizeof spd, "sp = cfa - %" PRId32, s->sp_depth);
-	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s %c %" PRId32 ", %s%s\n",
-	        op->end, rel, text,
+	fprintf(d->out, "  %8" PRIu32 "%-8s %-32s ; cfa = %s%s %c %" PRId32 "%s, %s%s\n",
+	        op->end, rel, text, s->cfa_deref ? "[" : "",
 	        reg_name(d, s->cfa_on_fp ? s->fp_reg : a->sp_reg, b2, sizeof b2),
-	        cfa_off < 0 ? '-' : '+', cfa_off < 0 ? -cfa_off : cfa_off, spd, ra);
+	        cfa_off < 0 ? '-' : '+', cfa_off < 0 ? -cfa_off : cfa_off,
+	        s->cfa_deref ? "]" : "", spd, ra);
 }
 
 SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)

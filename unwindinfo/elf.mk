@@ -33,4 +33,6 @@ dist_man_MANS += \
 	man/sw_swu_def_cfa.3 \
 	man/sw_swu_def_cfa_offset.3 \
 	man/sw_swu_saved_at.3 \
-	man/sw_swu_same_value.3
+	man/sw_swu_same_value.3 \
+	man/sw_swu_def_cfa_deref.3 \
+	man/sw_swu_saved_at_reg.3

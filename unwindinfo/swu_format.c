@@ -22,6 +22,8 @@ const char *swu_op_name(unsigned code)
 	case SWU_OP_CFA_OFFSET:  return "def_cfa_offset";
 	case SWU_OP_SAVED_AT:    return "saved_at";
 	case SWU_OP_SAME_VALUE:  return "same_value";
+	case SWU_OP_CFA_DEREF:   return "def_cfa_deref";
+	case SWU_OP_SAVED_AT_REG: return "saved_at_reg";
 	case SWU_OP_PUSH_PAIR:   return "push_pair";
 	case SWU_OP_PUSH_SIZED:  return "push_sized";
 	case SWU_OP_SAVE_PAIR:   return "save_pair";
@@ -101,7 +103,15 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 		return read_arg(r, op);
 	case SWU_OP_DEF_CFA:
 	case SWU_OP_SAVED_AT:
+	case SWU_OP_CFA_DEREF:
 		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
+			return st;
+		st = swu_read_sleb(r, &s);
+		op->arg = s;
+		return st;
+	case SWU_OP_SAVED_AT_REG:
+		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK ||
+		    (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
 			return st;
 		st = swu_read_sleb(r, &s);
 		op->arg = s;
@@ -242,7 +252,13 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 		break;
 	case SWU_OP_DEF_CFA:
 	case SWU_OP_SAVED_AT:
+	case SWU_OP_CFA_DEREF:
 		swu_put_uleb(w, op->reg);
+		swu_put_sleb(w, (int32_t)op->arg);
+		break;
+	case SWU_OP_SAVED_AT_REG:
+		swu_put_uleb(w, op->reg);
+		swu_put_uleb(w, op->reg2);
 		swu_put_sleb(w, (int32_t)op->arg);
 		break;
 	case SWU_OP_ALLOC:

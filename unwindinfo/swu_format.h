@@ -61,7 +61,7 @@
 
 /*
  * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
- * not listed are reserved: 0x09-0x0f and 0x14-0x1f for more
+ * not listed are reserved: 0x09-0x0f and 0x16-0x1f for more
  * architecture-neutral ops,
  * 0x24-0x27 and 0x2c-0x3f for arm64, 0x43-0x5f for x86.  A decoder rejects
  * them as corrupt.  The arm64 ops need an architecture with register pairs
@@ -82,6 +82,8 @@ enum swu_opcode {
 	SWU_OP_CFA_OFFSET   = 0x11,   /* offset (SLEB128): CFA = the same register + offset */
 	SWU_OP_SAVED_AT     = 0x12,   /* reg, CFA offset (SLEB128): reg saved at [CFA + offset] */
 	SWU_OP_SAME_VALUE   = 0x13,   /* reg: reg holds its caller's value */
+	SWU_OP_CFA_DEREF    = 0x14,   /* reg, offset (SLEB128): CFA = [reg + offset] */
+	SWU_OP_SAVED_AT_REG = 0x15,   /* reg, base reg, offset (SLEB128): reg saved at [base + offset] */
 
 	/* arm64 prolog */
 	SWU_OP_PUSH_PAIR    = 0x20,   /* reg1, reg2, size: stp reg1, reg2, [sp, #-size]! */
@@ -119,7 +121,7 @@ static inline bool swu_op_is_body(unsigned code)
 
 static inline bool swu_op_is_row(unsigned code)
 {
-	return code >= SWU_OP_DEF_CFA && code <= SWU_OP_SAME_VALUE;
+	return code >= SWU_OP_DEF_CFA && code <= SWU_OP_SAVED_AT_REG;
 }
 
 /* One decoded unwind operation; `end` is absolute within the method. */
@@ -127,7 +129,7 @@ struct swu_op {
 	uint32_t end;
 	uint32_t code;          /* enum swu_opcode */
 	uint32_t reg;           /* the register (the first of a pair) */
-	uint32_t reg2;          /* the second register of a pair */
+	uint32_t reg2;          /* the second register of a pair; saved_at_reg's base */
 	int64_t arg;            /* size or offset */
 };
 

@@ -22,6 +22,8 @@ void swu_state_init(struct swu_state *s, const struct swi_arch *arch)
 	s->args = 0;
 	s->ra_offset = arch->entry_ra_offset;
 	s->saved_mask = 0;
+	s->cfa_deref = false;
+	s->based_mask = 0;
 }
 
 /* Registers whose caller values a method may save: callee-saved ones, and
@@ -354,6 +356,7 @@ static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off)
 		return SW_E_INVAL;
 	if (reg == s->arch->ip_reg || !row_offset_ok(off))
 		return SW_E_INVAL;
+	s->cfa_deref = false;
 	if (reg == s->arch->sp_reg) {
 		s->cfa_on_fp = false;
 		s->fp_live = false;
@@ -367,8 +370,29 @@ static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off)
 	return SW_OK;
 }
 
+/*
+ * CFA = [reg + off]: the caller's SP as the prolog stored it (i386 main
+ * realigning its stack keeps it at [ebp - 4]).  SP's depth is unknown.
+ */
+static sw_status def_cfa_deref(struct swu_state *s, uint32_t reg, int64_t off)
+{
+	if (!row_reg(s, reg) && reg != s->arch->sp_reg)
+		return SW_E_INVAL;
+	if (reg == s->arch->ip_reg || !row_offset_ok(off))
+		return SW_E_INVAL;
+	s->cfa_on_fp = true;
+	s->fp_live = true;
+	s->fp_reg = reg;
+	s->fp_depth = (int32_t)off;
+	s->cfa_deref = true;
+	return SW_OK;
+}
+
+/* A new offset for a CFA read from memory is not a CFA offset: refused. */
 static sw_status def_cfa_offset(struct swu_state *s, int64_t off)
 {
+	if (s->cfa_deref)
+		return SW_E_INVAL;
 	if (s->cfa_on_fp)
 		return def_cfa(s, s->fp_reg, off);
 	return def_cfa(s, s->arch->sp_reg, off);
@@ -393,6 +417,30 @@ static sw_status saved_at(struct swu_state *s, uint32_t reg, int64_t off)
 		return SW_E_INVAL;
 	s->saved[reg] = (int32_t)off;
 	s->saved_mask |= BIT(reg);
+	s->based_mask &= ~BIT(reg);
+	return SW_OK;
+}
+
+/*
+ * reg saved at [base + off], base's value in this frame.  Not the return
+ * address: its slot is CFA-relative (on arm64, lr's slot is where the
+ * return address is, so lr is refused too).  The base may be any register
+ * but the IP, SP included, reg itself too (i386: ebp saved at [ebp]).
+ */
+static sw_status saved_at_reg(struct swu_state *s, uint32_t reg, uint32_t base, int64_t off)
+{
+	const struct swi_arch *a = s->arch;
+
+	if (!row_reg(s, reg) || reg == a->ip_reg || !row_offset_ok(off))
+		return SW_E_INVAL;
+	if (a->entry_ra_in_lr && a->lr_reg >= 0 && reg == (uint32_t)a->lr_reg)
+		return SW_E_INVAL;
+	if ((!row_reg(s, base) && base != a->sp_reg) || base == a->ip_reg)
+		return SW_E_INVAL;
+	s->saved[reg] = (int32_t)off;
+	s->saved_mask |= BIT(reg);
+	s->based_mask |= BIT(reg);
+	s->base[reg] = (uint8_t)base;
 	return SW_OK;
 }
 
@@ -402,6 +450,7 @@ static sw_status same_value(struct swu_state *s, uint32_t reg)
 	if (!row_reg(s, reg) || reg == s->arch->ip_reg)
 		return SW_E_INVAL;
 	s->saved_mask &= ~BIT(reg);
+	s->based_mask &= ~BIT(reg);
 	return SW_OK;
 }
 
@@ -443,6 +492,8 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 	case SWU_OP_CFA_OFFSET:  return def_cfa_offset(s, op->arg);
 	case SWU_OP_SAVED_AT:    return saved_at(s, op->reg, op->arg);
 	case SWU_OP_SAME_VALUE:  return same_value(s, op->reg);
+	case SWU_OP_CFA_DEREF:   return def_cfa_deref(s, op->reg, op->arg);
+	case SWU_OP_SAVED_AT_REG: return saved_at_reg(s, op->reg, op->reg2, op->arg);
 	default:                 return SW_E_INVAL;
 	}
 }
@@ -450,7 +501,7 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 bool swu_state_is_entry(const struct swu_state *s)
 {
 	return s->sp_depth == s->arch->entry_sp_offset && s->saved_mask == 0 &&
-	       !s->cfa_on_fp && !s->fp_live && s->args == 0;
+	       !s->cfa_on_fp && !s->fp_live && s->args == 0 && !s->cfa_deref;
 }
 
 void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule *out)
@@ -483,6 +534,11 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 	out->reserved = 0;
 	out->sp_offset = s->sp_depth;
 	out->saved_mask = s->saved_mask;
-	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+	out->cfa_deref = s->cfa_deref;
+	out->reserved2 = 0;
+	for (unsigned r = 0; r < SW_MAX_REGS; r++) {
 		out->saved_offset[r] = (s->saved_mask & BIT(r)) ? s->saved[r] : 0;
+		out->saved_base[r] = (s->based_mask & s->saved_mask & BIT(r)) ?
+		                     s->base[r] : (uint8_t)SW_SWU_BASE_CFA;
+	}
 }

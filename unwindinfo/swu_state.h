@@ -16,7 +16,9 @@
  * any register saved at any CFA offset, and, where the return address
  * arrives on the stack, its slot (ra_offset).  They check only what keeps
  * the state sane (register numbers, offsets within SW_SWU_MAX_FRAME): the
- * compiler's CFI is the authority on the rest.
+ * compiler's CFI is the authority on the rest.  Two of them say what GCC's
+ * i386 stack realignment needs: a CFA read from memory (cfa_deref) and a
+ * register saved relative to another register of this frame (based_mask).
  */
 #ifndef SW_UNWINDINFO_SWU_STATE_H
 #define SW_UNWINDINFO_SWU_STATE_H
@@ -39,6 +41,11 @@ struct swu_state {
 	int32_t ra_offset;              /* the return address is at [CFA + ra_offset] (no link register) */
 	uint64_t saved_mask;            /* bit r: r's caller value is at [CFA + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
+	/* Row ops only: */
+	bool cfa_deref;                 /* CFA = [fp_reg + fp_depth] (cfa_on_fp too) */
+	uint64_t based_mask;            /* bit r (within saved_mask): the slot is
+	                                 * [base[r] + saved[r]], not CFA-relative */
+	uint8_t base[SW_MAX_REGS];
 };
 
 /* The state at a method's first instruction. */

@@ -133,6 +133,18 @@ SW_API sw_status sw_swu_def_cfa_offset(sw_swu_builder *b, uint32_t end, int32_t 
 SW_API sw_status sw_swu_saved_at(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t cfa_offset);
 /* reg holds its caller's value again (DW_CFA_same_value, DW_CFA_restore). */
 SW_API sw_status sw_swu_same_value(sw_swu_builder *b, uint32_t end, unsigned reg);
+/*
+ * CFA = the pointer stored at [reg + offset] (DW_CFA_def_cfa_expression
+ * "DW_OP_breg<reg> offset; DW_OP_deref": i386 stack realignment).
+ */
+SW_API sw_status sw_swu_def_cfa_deref(sw_swu_builder *b, uint32_t end, unsigned reg, int32_t offset);
+/*
+ * The caller's reg is saved at [base_reg + offset], base_reg's value in
+ * this frame, not the CFA (DW_CFA_expression "DW_OP_breg<base_reg> offset").
+ * Not the return address column (nor arm64's lr).
+ */
+SW_API sw_status sw_swu_saved_at_reg(sw_swu_builder *b, uint32_t end, unsigned reg,
+                                     unsigned base_reg, int32_t offset);
 
 /*
  * GC information (optional): where the method keeps object references, and
@@ -187,7 +199,16 @@ typedef struct sw_swu_rule {
 	int32_t saved_offset[SW_MAX_REGS];
 	uint32_t ra_signed;             /* 1: the return address carries a pointer-authentication code */
 	uint32_t reserved;
+	/* Row blobs only (imported CFI); appended to keep the fields above in place. */
+	uint32_t cfa_deref;             /* 1: CFA = [regs[cfa_reg] + cfa_offset] (one pointer) */
+	uint8_t saved_base[SW_MAX_REGS];        /* saved r is at [base + saved_offset[r]]:
+	                                         * SW_SWU_BASE_CFA for the CFA, otherwise the
+	                                         * register whose value in this frame is base */
+	uint32_t reserved2;             /* 0 (no padding: rules compare with memcmp) */
 } sw_swu_rule;
+
+/* sw_swu_rule.saved_base: the slot is CFA-relative. */
+#define SW_SWU_BASE_CFA 0xffu
 
 typedef struct sw_swu_header {
 	uint32_t arch;                  /* an sw_arch */
