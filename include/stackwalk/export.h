@@ -8,7 +8,8 @@
 #define STACKWALK_EXPORT_H
 
 #if defined(SW_BUILDING_LIBRARY) && defined(__GNUC__)
-#define SW_API __attribute__((visibility("default")))
+#define SW_VISIBILITY_DEFAULT __attribute__((visibility("default")))
+#define SW_API SW_VISIBILITY_DEFAULT
 #else
 #define SW_API
 #endif
