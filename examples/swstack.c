@@ -17,7 +17,9 @@
  * sw_codemap_add_image() as managed code at its module's load bias, and
  * the threads are walked through the managed path alone, without
  * SW_WALK_NATIVE_FRAMES; functions are named by the images' method records.
- * See swstack(1).
+ * The vDSO's image is made from its copy in the target's memory, and a
+ * signal trampoline nothing describes gets a managed entry of its own, so
+ * that no thread is left out of the managed walk.  See swstack(1).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -436,6 +438,49 @@ static int load_files(struct tool *tl)
 	return 0;
 }
 
+/*
+ * --image: the vDSO has no file for swimport, so its SWU image is made here
+ * the way swimport makes one (the CFI of the ELF image copied out of the
+ * target, instruction analysis for the rest) and registered as managed
+ * code like the others.  On i386 the threads blocked in a system call sit
+ * in its __kernel_vsyscall, and its signal trampolines carry
+ * SW_CODE_SIGNAL_TRAMPOLINE into the image.
+ */
+static void load_vdso_image(struct tool *tl, struct module *m, const unsigned char *elf, size_t size)
+{
+	sw_arch arch = SW_ARCH_NONE;
+	sw_module *mod = NULL;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	sw_status st;
+
+	st = sw_module_load_image_flags(elf, size, 0, SW_MODULE_ANALYZE, &arch, &mod);
+	if (st == SW_OK && arch != tl->t.arch) {
+		warn_module(tl, m->path, "not the target's architecture");
+		sw_module_free(mod);
+		return;
+	}
+	if (st == SW_OK && (st = sw_module_write_image(mod, NULL, 0, &len)) == SW_E_LIMIT && len > 0)
+		st = (buf = malloc(len)) ? sw_module_write_image(mod, buf, len, &len) : SW_E_NOMEM;
+	sw_module_free(mod);
+	if (st == SW_OK)
+		st = sw_codemap_add_image(tl->map, buf, len, m->bias, 0, &m->img);
+	free(buf);
+	if (st != SW_OK) {
+		m->img = NULL;
+		warn_module(tl, m->path, sw_strerror(st));
+		return;
+	}
+	if (tl->opt.verbose) {
+		const sw_image_method *ms;
+		size_t n = 0;
+
+		sw_image_methods(m->img, &ms, &n);
+		fprintf(stderr, "%s: %s at 0x%" PRIx64 " (bias 0x%" PRIx64 "): image from memory, "
+		        "%zu methods\n", progname, m->path, m->lo, m->bias, n);
+	}
+}
+
 /* The vDSO: no file, so its image is copied out of the target's memory. */
 static int load_vdso(struct tool *tl)
 {
@@ -467,7 +512,10 @@ static int load_vdso(struct tool *tl)
 		if (whole >= size && swstack_elf_delta(image, whole, 0, &delta) == 0 &&
 		    (m = add_module(tl, "[vdso]", base, base + whole)) != NULL) {
 			m->bias = base - delta;
-			load_module(tl, m, NULL, image, whole);
+			if (tl->opt.nimages)
+				load_vdso_image(tl, m, image, whole);
+			else
+				load_module(tl, m, NULL, image, whole);
 		}
 	}
 	free(image);
@@ -534,29 +582,43 @@ static const struct sigreturn_code *sigreturn_at(const struct tool *tl, uint64_t
 	return NULL;
 }
 
-/* Register a trampoline found at `pc`: no frame; the walker reads the signal frame. */
+/*
+ * Register a trampoline found at `pc`: no frame; the walker reads the signal
+ * frame.  Native code normally; with --image managed code (flags without
+ * SW_CODE_NATIVE), as the images' own trampolines are.  The handler
+ * "returns" to the trampoline's first byte, and a managed walk looks a
+ * return address up one byte back, in the call; so, as glibc's and the
+ * kernel's trampolines do with a nop their CFI covers, the entry starts
+ * one byte early when that byte is free.
+ */
 static int add_trampoline(struct tool *tl, uint64_t pc, unsigned len)
 {
+	uint32_t flags = tl->opt.nimages ? SW_CODE_SIGNAL_TRAMPOLINE
+	                                 : SW_CODE_NATIVE | SW_CODE_SIGNAL_TRAMPOLINE;
+	uint64_t start = pc, size = len;
 	sw_swu_builder *b;
 	unsigned char blob[64];
 	size_t blob_len;
-	sw_code_info info;
+	sw_code_info info, prev;
 	sw_native_function *fn;
 	sw_status st;
 
+	if (tl->opt.nimages && pc > 0 && sw_codemap_find(tl->map, pc - 1, &prev) == SW_E_NOTFOUND) {
+		start = pc - 1;
+		size = (uint64_t)len + 1;
+	}
 	if (tl->ntramp == MAX_TRAMPOLINES || sw_swu_builder_create(&b, tl->t.arch) != SW_OK)
 		return -1;
-	st = sw_swu_finish(b, len, blob, sizeof blob, &blob_len);
+	st = sw_swu_finish(b, (uint32_t)size, blob, sizeof blob, &blob_len);
 	sw_swu_builder_destroy(b);
 	if (st != SW_OK)
 		return -1;
 	fn = &tl->tramp[tl->ntramp];
 	memset(fn, 0, sizeof *fn);
-	fn->start = pc;
-	fn->size = len;
+	fn->start = start;
+	fn->size = size;
 	fn->flags = SW_CODE_SIGNAL_TRAMPOLINE;
-	info = (sw_code_info){ fn, pc, len, blob, (uint32_t)blob_len,
-	                       SW_CODE_NATIVE | SW_CODE_SIGNAL_TRAMPOLINE, NULL };
+	info = (sw_code_info){ fn, start, size, blob, (uint32_t)blob_len, flags, NULL };
 	if (sw_codemap_add(tl->map, &info) != SW_OK)
 		return -1;
 	tl->ntramp++;
@@ -683,9 +745,35 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 }
 
 /*
- * Walk with the frame-pointer fallback to find trampolines nothing
- * describes (the fallback reaches them from the handler), register them,
- * and walk again until no new one appears.
+ * The unmanaged return address where a managed walk (--image) leaves the
+ * code map, from its native marker; 0 if it never does.
+ */
+static uint64_t managed_exit(const sw_thread *th, const sw_context *ctx)
+{
+	sw_iter it;
+	uint64_t pc = 0;
+
+	if (sw_iter_init(&it, th, ctx, 0, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) != SW_OK)
+		return 0;
+	while (sw_iter_next(&it) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+
+		if (sw_crawl_frame_state(cf) == SW_STATE_NATIVE_MARKER) {
+			pc = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur);
+			break;
+		}
+	}
+	sw_iter_end(&it);
+	return pc;
+}
+
+/*
+ * Find the trampolines nothing describes and register them.  Natively: walk
+ * with the frame-pointer fallback (it reaches them from the handler), and
+ * walk again until no new one appears.  With --image: the managed walk
+ * reaches the handler's return address by the handler's own unwind rules;
+ * where that walk leaves the code map is checked the same way, again until
+ * no new one appears.
  */
 static int find_trampolines(struct tool *tl, const sw_thread *th, const sw_context *ctx,
                             struct walk *w)
@@ -693,18 +781,25 @@ static int find_trampolines(struct tool *tl, const sw_thread *th, const sw_conte
 	for (int round = 0; round < MAX_REWALKS; round++) {
 		int added = 0;
 
-		if (walk_thread(tl, th, ctx, SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK,
-		                w) != 0)
-			return -1;
-		for (size_t i = 0; i < w->count; i++) {
-			const struct sigreturn_code *s;
-			sw_code_info c;
+		if (tl->opt.nimages) {
+			uint64_t pc = managed_exit(th, ctx);
+			const struct sigreturn_code *s = pc ? sigreturn_at(tl, pc) : NULL;
 
-			if (sw_codemap_find(tl->map, w->frames[i].pc, &c) == SW_OK ||
-			    !(s = sigreturn_at(tl, w->frames[i].pc)))
-				continue;
-			if (add_trampoline(tl, w->frames[i].pc, s->len) == 0)
-				added = 1;
+			added = s && add_trampoline(tl, pc, s->len) == 0;
+		} else {
+			if (walk_thread(tl, th, ctx,
+			                SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK, w) != 0)
+				return -1;
+			for (size_t i = 0; i < w->count; i++) {
+				const struct sigreturn_code *s;
+				sw_code_info c;
+
+				if (sw_codemap_find(tl->map, w->frames[i].pc, &c) == SW_OK ||
+				    !(s = sigreturn_at(tl, w->frames[i].pc)))
+					continue;
+				if (add_trampoline(tl, w->frames[i].pc, s->len) == 0)
+					added = 1;
+			}
 		}
 		if (!added)
 			break;
@@ -827,7 +922,7 @@ static int walk_all(struct tool *tl)
 			tl->exit_code = EXIT_WALK_FAILED;
 			continue;
 		}
-		if ((!tl->opt.nimages && find_trampolines(tl, &th, &ctx, &w) != 0) ||
+		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
 		    walk_thread(tl, &th, &ctx, flags, &w) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			free(w.frames);
@@ -984,7 +1079,7 @@ int main(int argc, char **argv)
 		if (tl.t.arch == SW_ARCH_NONE || sw_arch_pointer_size(tl.t.arch) == 0) {
 			fprintf(stderr, "%s: %s: unsupported architecture\n", progname, tl.t.name);
 			rc = -1;
-		} else if (load_files(&tl) != 0 || (!tl.opt.nimages && load_vdso(&tl) != 0)) {
+		} else if (load_files(&tl) != 0 || load_vdso(&tl) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			rc = -1;
 		} else {
