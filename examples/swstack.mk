@@ -7,8 +7,14 @@ examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1
 
 TESTS += tests/swstack-gdb.test
-EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c
+EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c tests/swstack/compare.sh
 tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
+
+# swstack -p on live processes (x86-64 and i686), against gdb -p, --json
+# checked strictly, and the processes let go cleanly.
+TESTS += tests/swstack-live.test
+EXTRA_DIST += tests/swstack-live.test tests/swstack/live.c tests/swstack/json_check.py
+tests/swstack-live.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 
 # The tools the test uses; override on the make command line
 # (CROSS_CC_I686, CROSS_CC_AARCH64 and QEMU_AARCH64 are the toy JIT's).
@@ -26,4 +32,4 @@ CLEANFILES += tests/swstack-gdb.env
 clean-local: clean-swstack-gdb
 .PHONY: clean-swstack-gdb
 clean-swstack-gdb:
-	-rm -rf tests/swstack-gdb.d
+	-rm -rf tests/swstack-gdb.d tests/swstack-live.d

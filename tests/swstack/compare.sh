@@ -1,0 +1,91 @@
+# compare.sh - what tests/swstack-gdb.test and tests/swstack-live.test
+# share: gdb's and swstack's frames reduced to "LWP LEVEL PC" lines, the
+# frame-by-frame rule that compares them (see swstack-gdb.test), and the
+# SWU images of a program's shared libraries for swstack --image.
+# Sourced by those tests (POSIX sh); library_images uses $swimport.
+#
+# gdb's output is expected in two parts, each after a marker line:
+#   @@ bt   thread apply all bt                       (where gdb gave up)
+#   @@ pc   thread apply all frame apply all p/x $pc  (every frame's PC)
+
+# gdb's frames: "LWP LEVEL PC" lines, and "LWP stopped" where gdb gave up.
+gdb_frames() {
+	awk '
+	/^@@ bt/ { part = 1; next }
+	/^@@ pc/ { part = 2; next }
+	/^Thread [0-9]+ .*LWP [0-9]+/ {
+		match($0, /LWP [0-9]+/)
+		lwp = substr($0, RSTART + 4, RLENGTH - 4)
+		next
+	}
+	lwp == "" { next }
+	part == 1 && /^Backtrace stopped/ { print lwp, "stopped"; next }
+	part == 2 && /^#[0-9]+ / { level = substr($1, 2); next }
+	part == 2 && /^\$[0-9]+ = 0x/ { pc = $3; sub(/^0x0*/, "0x", pc); print lwp, level, pc }
+	' "$1"
+}
+
+# swstack's frames, the same way.
+swstack_frames() {
+	awk '
+	/^Thread [0-9]+ \(LWP [0-9]+\):/ { lwp = $4; sub(/\):$/, "", lwp); next }
+	/^#[0-9]+ +0x/ {
+		pc = $2; sub(/^0x0*/, "0x", pc)
+		print lwp, substr($1, 2), pc
+	}
+	' "$1"
+}
+
+# Images of the shared libraries program $1 links (none for static ones),
+# made once per arch in $2; prints "--image NAME=IMAGE" arguments.
+library_images() {
+	ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }' |
+	while read -r lib; do
+		base=${lib##*/}
+		if [ ! -s "$2/$base.swui" ]; then
+			mkdir -p "$2" || continue
+			# shellcheck disable=SC2154 # set by the test that sources this
+			"$swimport" -q -o "$2/$base.swui" "$lib" >"$2/$base.err" 2>&1 || continue
+		fi
+		printf ' --image %s=%s' "$base" "$2/$base.swui"
+	done
+}
+
+# Compare; prints "passed failed unchecked threads frames" last, failures before.
+compare() {
+	awk -v prog="$3" '
+	FNR == NR {
+		if ($2 == "stopped") { stopped[$1] = 1; next }
+		g[$1, $2] = $3; glwp[$1] = 1
+		if ($2 + 1 > gn[$1]) gn[$1] = $2 + 1
+		next
+	}
+	{ s[$1, $2] = $3; slwp[$1] = 1; if ($2 + 1 > sn[$1]) sn[$1] = $2 + 1 }
+	END {
+		for (l in slwp)
+			if (!(l in glwp)) { print prog ": LWP " l ": not in gdb'"'"'s output"; fail++ }
+		for (l in glwp) {
+			threads++
+			n = gn[l]; m = sn[l] + 0
+			for (i = 0; i < n; i++) {
+				frames++
+				if (i >= m) {
+					print prog ": LWP " l " #" i ": swstack stopped early (gdb: " g[l, i] ")"
+					fail++
+				} else if (g[l, i] == s[l, i]) {
+					pass++
+				} else {
+					print prog ": LWP " l " #" i ": gdb " g[l, i] ", swstack " s[l, i]
+					fail++
+				}
+			}
+			if (m > n && stopped[l]) {
+				unchecked += m - n
+			} else if (m > n) {
+				print prog ": LWP " l ": " m - n " frame(s) past gdb'"'"'s outermost, from " s[l, n]
+				fail += m - n
+			}
+		}
+		print pass + 0, fail + 0, unchecked + 0, threads + 0, frames + 0
+	}' "$1" "$2"
+}
