@@ -164,8 +164,13 @@ static int open_core(struct tool *tl, sw_core **core)
 
 	if (st != SW_OK) {
 		/* SW_E_INVAL: the file could not be opened or is not a regular file (errno). */
-		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core,
-		        st == SW_E_INVAL && errno ? strerror(errno) : sw_strerror(st));
+		if (st == SW_E_INVAL && errno)
+			fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core, strerror(errno));
+		else if (st == SW_E_TRUNCATED || st == SW_E_BADMETA)
+			fprintf(stderr, "%s: %s: not a valid core file: %s\n", progname, tl->opt.core,
+			        st == SW_E_TRUNCATED ? "truncated" : "corrupt");
+		else
+			fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core, sw_strerror(st));
 		return -1;
 	}
 	/* SW_E_EXISTS: the core names the executable already (gcore's and the kernel's do). */

@@ -7,7 +7,7 @@ examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1
 
 TESTS += tests/swstack-gdb.test
-EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c tests/swstack/compare.sh
+EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c tests/swstack/common.sh
 tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 
 # swstack -p on live processes (x86-64 and i686), against gdb -p, --json
@@ -16,7 +16,19 @@ TESTS += tests/swstack-live.test
 EXTRA_DIST += tests/swstack-live.test tests/swstack/live.c tests/swstack/json_check.py
 tests/swstack-live.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 
-# The tools the test uses; override on the make command line
+# Truncated and corrupted cores and programs of the three arches, in
+# process (tests/swstack/hostile, which also reads them as swstack does)
+# and through the tool.
+check_PROGRAMS += tests/swstack/hostile
+tests_swstack_hostile_SOURCES = tests/swstack/hostile.c examples/swstack_elf.c examples/swstack_elf.h
+tests_swstack_hostile_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
+tests_swstack_hostile_LDADD = libstackwalk.la
+TESTS += tests/swstack-hostile.test
+EXTRA_DIST += tests/swstack-hostile.test
+tests/swstack-hostile.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT) \
+	tests/swstack/hostile$(EXEEXT)
+
+# The tools the tests use; override on the make command line
 # (CROSS_CC_I686, CROSS_CC_AARCH64 and QEMU_AARCH64 are the toy JIT's).
 SWSTACK_GDB = gdb-multiarch
 .PHONY: tests/swstack-gdb.env
@@ -32,4 +44,4 @@ CLEANFILES += tests/swstack-gdb.env
 clean-local: clean-swstack-gdb
 .PHONY: clean-swstack-gdb
 clean-swstack-gdb:
-	-rm -rf tests/swstack-gdb.d tests/swstack-live.d
+	-rm -rf tests/swstack-gdb.d tests/swstack-live.d tests/swstack-hostile.d

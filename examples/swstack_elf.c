@@ -175,9 +175,13 @@ int swstack_auxv_find(const unsigned char *auxv, size_t len, unsigned word, uint
 	return -1;
 }
 
-/* pread exactly `len` bytes at `off`. */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
+/* Reads exactly `len` bytes at offset `off` of a core: 0, or -1 past its end. */
+typedef int (*core_reader)(const void *src, void *buf, size_t len, uint64_t off);
+
+/* From a file descriptor: pread until done. */
+static int read_fd(const void *src, void *buf, size_t len, uint64_t off)
 {
+	int fd = *(const int *)src;
 	size_t done = 0;
 
 	while (done < len) {
@@ -187,6 +191,22 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 			return -1;
 		done += (size_t)n;
 	}
+	return 0;
+}
+
+/* A core in memory. */
+struct core_bytes {
+	const unsigned char *p;
+	size_t len;
+};
+
+static int read_bytes(const void *src, void *buf, size_t len, uint64_t off)
+{
+	const struct core_bytes *c = src;
+
+	if (off > c->len || c->len - off < len)
+		return -1;
+	memcpy(buf, c->p + off, len);
 	return 0;
 }
 
@@ -218,20 +238,18 @@ static unsigned char *find_auxv(const unsigned char *notes, size_t len, size_t *
 	return NULL;
 }
 
-unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word)
+/* The NT_AUXV note of the core `rd` reads from `src`, as swstack_core_auxv says. */
+static unsigned char *core_auxv(core_reader rd, const void *src, size_t *len, unsigned *word)
 {
 	unsigned char head[64], *phdrs = NULL, *auxv = NULL;
 	struct elf_header h;
 	size_t phsize;
-	int fd = open(path, O_RDONLY);
 
-	if (fd < 0)
+	if (rd(src, head, sizeof head, 0) != 0 || read_header(head, sizeof head, &h) != 0)
 		return NULL;
-	if (read_at(fd, head, sizeof head, 0) != 0 || read_header(head, sizeof head, &h) != 0)
-		goto out;
 	phsize = (size_t)h.phnum * h.phentsize;
-	if (h.phoff > SWSTACK_ELF_MAX_IMAGE || !(phdrs = malloc(phsize + 1)) ||
-	    read_at(fd, phdrs, phsize, h.phoff) != 0)
+	if (h.phoff > SWSTACK_ELF_MAX_IMAGE || phsize > SWSTACK_ELF_MAX_IMAGE ||
+	    !(phdrs = malloc(phsize + 1)) || rd(src, phdrs, phsize, h.phoff) != 0)
 		goto out;
 	/* read_phdr() takes offsets from the file's start: shift the table to 0. */
 	h.phoff = 0;
@@ -245,13 +263,32 @@ unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word)
 			continue;
 		if (!(notes = malloc((size_t)ph.filesz)))
 			break;
-		if (read_at(fd, notes, (size_t)ph.filesz, ph.offset) == 0)
+		if (rd(src, notes, (size_t)ph.filesz, ph.offset) == 0)
 			auxv = find_auxv(notes, (size_t)ph.filesz, len);
 		free(notes);
 	}
 	*word = h.word;
 out:
 	free(phdrs);
+	return auxv;
+}
+
+unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word)
+{
+	unsigned char *auxv;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	auxv = core_auxv(read_fd, &fd, len, word);
 	close(fd);
 	return auxv;
+}
+
+unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_len, size_t *len,
+                                       unsigned *word)
+{
+	struct core_bytes c = { core, core_len };
+
+	return core && core_len ? core_auxv(read_bytes, &c, len, word) : NULL;
 }

@@ -54,4 +54,8 @@ int swstack_auxv_find(const unsigned char *auxv, size_t len, unsigned word, uint
  */
 unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word);
 
+/* swstack_core_auxv_image - the same from a core's bytes in memory. */
+unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_len, size_t *len,
+                                       unsigned *word);
+
 #endif /* SWSTACK_ELF_H */

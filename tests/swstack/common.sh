@@ -1,12 +1,45 @@
-# compare.sh - what tests/swstack-gdb.test and tests/swstack-live.test
-# share: gdb's and swstack's frames reduced to "LWP LEVEL PC" lines, the
-# frame-by-frame rule that compares them (see swstack-gdb.test), and the
-# SWU images of a program's shared libraries for swstack --image.
-# Sourced by those tests (POSIX sh); library_images uses $swimport.
+# common.sh - what the swstack tests (tests/swstack-*.test) share: a
+# program's core dump (gdb's gcore, or qemu-user's), gdb's and swstack's
+# frames reduced to "LWP LEVEL PC" lines, the frame-by-frame rule that
+# compares them (see swstack-gdb.test), and the SWU images of a program's
+# shared libraries for swstack --image.  Sourced by those tests (POSIX sh);
+# they set $work, $GDB, $QEMU_AARCH64 and $swimport.
 #
 # gdb's output is expected in two parts, each after a marker line:
 #   @@ bt   thread apply all bt                       (where gdb gave up)
 #   @@ pc   thread apply all frame apply all p/x $pc  (every frame's PC)
+# shellcheck disable=SC2154 # $work, $GDB, $QEMU_AARCH64, $swimport: the test's
+
+# Dump $work/$1, a build of tests/swstack/prog.c for arch $2, to a core;
+# print the core's path.
+dump_core() {
+	if [ "$2" = aarch64 ]; then
+		# qemu writes qemu_PROG_DATE-PID.core in its working directory
+		# when RLIMIT_CORE allows; the kernel's core of qemu itself is
+		# kept small (coredump_filter) and removed.  No SVE: gdb 13 loops
+		# on a signal frame with an SVE record in a core without SVE.
+		(cd "$work" && { ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"; } &&
+			{ echo 0 >/proc/self/coredump_filter; } 2>/dev/null;
+			"$QEMU_AARCH64" -cpu max,sve=off "./$1" abort; true) >/dev/null 2>&1
+		for c in "$work"/qemu_"$1"_*.core; do
+			[ -f "$c" ] && echo "$c"
+		done
+		rm -f "$work/core" "$work"/core.[0-9]*
+		return 0
+	fi
+	"$work/$1" wait >"$work/$1.ready" 2>&1 &
+	pid=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q ready "$work/$1.ready" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.2
+	eval "$GDB" -batch -nx -p "$pid" -ex "'gcore $work/$1.core'" >"$work/$1.gcore" 2>&1
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	[ -s "$work/$1.core" ] && echo "$work/$1.core"
+}
 
 # gdb's frames: "LWP LEVEL PC" lines, and "LWP stopped" where gdb gave up.
 gdb_frames() {
@@ -44,7 +77,6 @@ library_images() {
 		base=${lib##*/}
 		if [ ! -s "$2/$base.swui" ]; then
 			mkdir -p "$2" || continue
-			# shellcheck disable=SC2154 # set by the test that sources this
 			"$swimport" -q -o "$2/$base.swui" "$lib" >"$2/$base.err" 2>&1 || continue
 		fi
 		printf ' --image %s=%s' "$base" "$2/$base.swui"
