@@ -64,6 +64,8 @@ struct module {
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
 	sw_image *img;                  /* --image: its SWU image, registered as managed code */
+	uint64_t m_bias;                /* --image: `m` (symbols only) is loaded at bias 0;
+	                                 * its addresses are this much below the target's */
 };
 
 /* One --image MODULE=IMAGE. */
@@ -467,15 +469,23 @@ static void load_vdso_image(struct tool *tl, struct module *m, const unsigned ch
 	}
 	if (st == SW_OK && (st = sw_module_write_image(mod, NULL, 0, &len)) == SW_E_LIMIT && len > 0)
 		st = (buf = malloc(len)) ? sw_module_write_image(mod, buf, len, &len) : SW_E_NOMEM;
-	sw_module_free(mod);
 	if (st == SW_OK)
 		st = sw_codemap_add_image(tl->map, buf, len, m->bias, 0, &m->img);
 	free(buf);
 	if (st != SW_OK) {
+		sw_module_free(mod);
 		m->img = NULL;
 		warn_module(tl, m->path, sw_strerror(st));
 		return;
 	}
+	/*
+	 * Kept, not registered, for its symbols: the image names an entry by
+	 * the symbol at its start, and the vDSO's trampolines' CFI starts a
+	 * byte before theirs.  (Loaded at bias 0: symbolize() asks it for
+	 * addresses less the bias.)
+	 */
+	m->m = mod;
+	m->m_bias = m->bias;
 	if (tl->opt.verbose) {
 		const sw_image_method *ms;
 		size_t n = 0;
@@ -667,6 +677,8 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 		if (lo > 0 && addr - ms[lo - 1].start < ms[lo - 1].size && ms[lo - 1].name) {
 			f->function = ms[lo - 1].name;
 			f->offset = f->pc - ms[lo - 1].start;
+		} else if (m->m && sw_module_symbolize(m->m, addr - m->m_bias, &f->function, &off) == SW_OK) {
+			f->offset = off + (f->pc - addr);
 		}
 	} else if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
 		f->offset = off + (f->pc - addr);
