@@ -307,6 +307,85 @@ START_TEST(every_sample_matches_the_shadow_stack)
 }
 END_TEST
 
+/* --- the snapshot's errors on a live, stopped thread -------------------------------- */
+
+typedef struct error_checks {
+	unsigned preemptive_seen, managed_seen, bad;
+} error_checks;
+
+static sw_walk_action stop_after(const sw_snapshot_frame *f, void *data)
+{
+	unsigned *left = data;
+
+	(void)f;
+	return --*left ? SW_CONTINUE : SW_ABORT;
+}
+
+static sw_walk_action count_report(const sw_snapshot_frame *f, void *data)
+{
+	(void)f;
+	++*(unsigned *)data;
+	return SW_CONTINUE;
+}
+
+static sw_walk_action check_errors(const sw_sample *s, void *data)
+{
+	error_checks *ec = data;
+	toyjit_worker *w = &load.workers[0];
+	uint64_t ip = sw_context_ip(s->seed);
+	unsigned left, reports = 0;
+
+	if (toyjit_method_at(w->jit, ip)) {
+		/* A managed seed: the callback's stop ends the walk, after exactly its reports. */
+		left = 1;
+		if (sw_snapshot(s->thread, s->seed, 0, stop_after, &left) != SW_E_ABORTED || left)
+			ec->bad++;
+		ec->managed_seen++;
+	} else if (w->preemptive && toyjit_shadow_depth(w->jit) >= 3) {
+		left = 3;
+		if (sw_snapshot(s->thread, NULL, SW_SNAPSHOT_ASYNC, stop_after, &left) != SW_E_ABORTED ||
+		    left)
+			ec->bad++;
+		/* Its native seed cannot start a snapshot, and nothing is reported. */
+		if (sw_snapshot(s->thread, s->seed, 0, count_report, &reports) != SW_E_UNMANAGED_CTX ||
+		    reports)
+			ec->bad++;
+		/* Not the caller's thread: without SW_SNAPSHOT_ASYNC an unseeded snapshot refuses. */
+		if (sw_snapshot(s->thread, NULL, 0, count_report, &reports) != SW_E_INVAL || reports)
+			ec->bad++;
+		ec->preemptive_seen++;
+	}
+	return SW_CONTINUE;
+}
+
+START_TEST(snapshot_errors_on_a_live_thread)
+{
+	toyjit_workload_options opt = {
+		.threads = 1, .min_depth = 12, .max_depth = 12, .helper_spin = 2000,
+		.started = register_worker, .stopping = unregister_worker
+	};
+	error_checks ec = { 0, 0, 0 };
+	sw_codemap *map;
+
+	threads = 1;
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_registry_create(&reg), SW_OK);
+	ck_assert_int_eq(sw_sampler_start(reg, NULL), SW_OK);
+	ck_assert_int_eq(toyjit_workload_start(&load, map, &opt), SW_OK);
+	/* Until both kinds of stop were seen a few times (bounded, not timed). */
+	for (unsigned i = 0; i < 1000000 && (ec.preemptive_seen < 20 || ec.managed_seen < 20); i++)
+		ck_assert_int_eq(sw_sampler_sample(reg, load.workers[0].id, check_errors, &ec), SW_OK);
+	ck_assert_int_eq(toyjit_workload_stop(&load), SW_OK);
+	toyjit_workload_free(&load);
+	ck_assert_int_eq(sw_sampler_stop(reg), SW_OK);
+	ck_assert_int_eq(sw_registry_destroy(reg), SW_OK);
+	sw_codemap_destroy(map);
+	ck_assert_uint_ge(ec.preemptive_seen, 20);
+	ck_assert_uint_ge(ec.managed_seen, 20);
+	ck_assert_uint_eq(ec.bad, 0);
+}
+END_TEST
+
 static Suite *accuracy_suite(void)
 {
 	Suite *s = suite_create("sampling accuracy");
@@ -314,6 +393,7 @@ static Suite *accuracy_suite(void)
 
 	tcase_set_timeout(tc, 2 * MAX_SECONDS + 60);
 	tcase_add_test(tc, every_sample_matches_the_shadow_stack);
+	tcase_add_test(tc, snapshot_errors_on_a_live_thread);
 	suite_add_tcase(s, tc);
 	return s;
 }
