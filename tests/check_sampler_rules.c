@@ -414,7 +414,7 @@ START_TEST(threads_exit_while_walked)
 	while ((unsigned)get(&c.finished) < LIFETIMES)
 		ck_assert_int_eq(sw_sampler_sample_all(c.reg, walk_and_release, &c, &n), SW_OK);
 	pthread_join(spawner, NULL);
-	printf("%u thread lifetimes, %u samples of them, %u frames walked\n", LIFETIMES, c.samples,
+	printf("%u thread lifetimes, %u samples of them, %u frames walked\n", (unsigned)LIFETIMES, c.samples,
 	       c.walked_frames);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_ge(c.samples, LIFETIMES);
