@@ -60,12 +60,32 @@ SWPROF_API void swprof_use_codemap(const sw_codemap *map, const char *(*name)(vo
 	__atomic_store_n(&prof.runtime_map, map, __ATOMIC_RELEASE);
 }
 
+/*
+ * swprof_thread_frames - the calling thread's Frame list head, so that a
+ * sample stopped in native code called from managed code (below a
+ * transition Frame) finds the managed frames under it.  Re-registers the
+ * thread with the head; call it on each runtime thread, before it runs
+ * managed code.
+ */
+SWPROF_API void swprof_thread_frames(sw_frame **head);
+SWPROF_API void swprof_thread_frames(sw_frame **head)
+{
+	uint64_t id;
+
+	if (!prof.started)
+		return;
+	sw_registry_remove_self(prof.reg);
+	sw_registry_add_self(prof.reg, prof.map, head, &id);
+}
+
 /* --- sampling: runs while the target is stopped ---------------------------------------- */
 
 typedef struct walk_buf {
 	uint64_t ip[MAX_DEPTH];
 	unsigned n;
 	int seed_only;          /* ip[0] is the initial native context */
+	int native_until_unknown;   /* stop at the first native frame no module knows */
+	int managed_only;       /* record managed frames only */
 } walk_buf;
 
 static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
@@ -75,6 +95,8 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 
 	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME && st != SW_STATE_INITIAL_NATIVE)
 		return SW_CONTINUE;
+	if (w->managed_only && st != SW_STATE_FRAMELESS)
+		return SW_CONTINUE;
 	if (w->n == MAX_DEPTH)
 		return SW_ABORT;
 	/* Managed frames are recorded by method handle, tagged in the low bit. */
@@ -83,6 +105,9 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 	} else {
 		uint64_t ip = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur) & ~(uint64_t)1;
 
+		/* Past the modules (a runtime's stub, say): the Frame list goes on from here. */
+		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf))
+			return SW_ABORT;
 		/* The seed is reported as the initial context, then as its native frame. */
 		if (st == SW_STATE_NATIVE_FRAME && w->n == 1 && w->seed_only && w->ip[0] == ip) {
 			w->seed_only = 0;
@@ -94,24 +119,54 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 	return SW_CONTINUE;
 }
 
-static sw_walk_action on_sample(const sw_sample *s, void *data)
+static int is_managed(const sw_codemap *map, uint64_t ip)
 {
-	walk_buf w = { .n = 0, .seed_only = 0 };
-	sw_thread t = *s->thread;
-	const sw_codemap *rt = __atomic_load_n(&prof.runtime_map, __ATOMIC_ACQUIRE);
+	sw_code_info ci;
 
-	(void)data;
-	/* Managed code (if a runtime told us) and native code (our modules) are two maps. */
-	sw_walk_frames(&t, s->seed, 0, add_frame, &w,
-	               s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
-	               SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, NULL);
-	if (rt && w.n <= 1) {
+	return sw_codemap_find(map, ip, &ci) == SW_OK && !(ci.flags & SW_CODE_NATIVE);
+}
+
+/*
+ * Three cases.  Stopped in managed code: walk the runtime's code map from
+ * there.  Stopped in native code of a thread with a Frame list: its native
+ * frames, as far as the modules' CFI knows them, then the managed frames
+ * the Frame list leads to.  Otherwise native frames, and the runtime's
+ * code map when the native walk found nothing to go on with.
+ */
+static void walk_sample(const sw_sample *s, walk_buf *w)
+{
+	const unsigned native = s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
+	                        SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT;
+	const sw_codemap *rt = __atomic_load_n(&prof.runtime_map, __ATOMIC_ACQUIRE);
+	sw_thread t = *s->thread;
+
+	if (rt && is_managed(rt, sw_context_ip(s->seed))) {
 		t.codemap = rt;
-		w.n = 0;
-		w.seed_only = 0;
-		sw_walk_frames(&t, s->seed, 0, add_frame, &w,
+		sw_walk_frames(&t, s->seed, 0, add_frame, w, s->walk_flags, NULL);
+		return;
+	}
+	w->native_until_unknown = rt && t.frame_head;
+	sw_walk_frames(&t, s->seed, 0, add_frame, w, native, NULL);
+	if (rt && t.frame_head) {
+		t.codemap = rt;
+		w->managed_only = 1;
+		sw_walk_frames(&t, s->seed, 0, add_frame, w, s->walk_flags, NULL);
+	} else if (rt && w->n <= 1) {
+		t.codemap = rt;
+		w->n = 0;
+		w->seed_only = 0;
+		sw_walk_frames(&t, s->seed, 0, add_frame, w,
 		               s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, NULL);
 	}
+}
+
+static sw_walk_action on_sample(const sw_sample *s, void *data)
+{
+	walk_buf w;
+
+	(void)data;
+	memset(&w, 0, sizeof w);
+	walk_sample(s, &w);
 	if (w.n == 0) {
 		prof.failed++;
 		return SW_CONTINUE;
@@ -334,13 +389,36 @@ static void xml_text(FILE *f, const char *s, size_t max)
 	}
 }
 
-enum { SVG_WIDTH = 1200, ROW = 17 };
+/*
+ * Layout: boxes ROW pixels high, the root at the bottom, a heading row on
+ * top.  Labels are 11-pixel monospace, about CHAR_W pixels a character:
+ * a box shows as much of its name as fits, ".." marking a cut.
+ */
+enum { SVG_WIDTH = 1200, ROW = 17, HEAD = 24 };
+#define CHAR_W 6.7
+#define MIN_LABEL_W 22.0
+
+static void svg_label(FILE *f, const char *name, double x, unsigned y, double w)
+{
+	size_t fit = (size_t)((w - 6) / CHAR_W), len = strlen(name);
+
+	if (fit < 3)
+		return;
+	fprintf(f, "<text x=\"%.1f\" y=\"%u\">", x + 3, y + 12);
+	if (len <= fit) {
+		xml_text(f, name, len);
+	} else {
+		xml_text(f, name, fit - 2);
+		fputs("..", f);
+	}
+	fputs("</text>", f);
+}
 
 static void svg_node(FILE *f, const node *n, double x, unsigned depth, unsigned max_depth,
                      double scale)
 {
 	double w = (double)n->count * scale, cx = x;
-	unsigned hue = 0;
+	unsigned hue = 0, y = HEAD + (max_depth - depth) * ROW;
 
 	for (const char *c = n->name; *c; c++)
 		hue = hue * 31 + (unsigned char)*c;
@@ -349,13 +427,10 @@ static void svg_node(FILE *f, const node *n, double x, unsigned depth, unsigned 
 		xml_text(f, n->name, 512);
 		fprintf(f, " (%lu samples)</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%d\" "
 		        "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", n->count,
-		        x, (max_depth - depth) * ROW, w, ROW - 1,
+		        x, y, w, ROW - 1,
 		        205 + hue % 50, 80 + (hue >> 8) % 130, 40 + (hue >> 16) % 50);
-		if (w > 30) {
-			fprintf(f, "<text x=\"%.1f\" y=\"%u\">", x + 3, (max_depth - depth) * ROW + 12);
-			xml_text(f, n->name, (size_t)(w / 7));
-			fprintf(f, "</text>");
-		}
+		if (w >= MIN_LABEL_W)
+			svg_label(f, n->name, x, y, w);
 		fprintf(f, "</g>\n");
 	}
 	for (const node *c = n->child; c; c = c->sibling) {
@@ -390,7 +465,7 @@ static void free_node(node *n)
 }
 
 static void write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
-                      unsigned long total)
+                      unsigned long total, const char *heading)
 {
 	node root = { .name = (char *)"all", .count = total };
 	unsigned depth;
@@ -415,7 +490,10 @@ static void write_svg(const char *path, char **lines, size_t nlines, const unsig
 		fprintf(f, "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		        "width=\"%d\" height=\"%u\" font-family=\"monospace\" font-size=\"11\">\n"
 		        "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfdf5\"/>\n",
-		        SVG_WIDTH, (depth + 1) * ROW);
+		        SVG_WIDTH, HEAD + (depth + 1) * ROW);
+		fprintf(f, "<text x=\"3\" y=\"16\" font-size=\"13\">");
+		xml_text(f, heading, 512);
+		fprintf(f, "</text>\n");
 		svg_node(f, &root, 0, 0, depth, total ? (double)SVG_WIDTH / (double)total : 0);
 		fprintf(f, "</svg>\n");
 		fclose(f);
@@ -426,6 +504,7 @@ static void write_svg(const char *path, char **lines, size_t nlines, const unsig
 __attribute__((destructor)) static void swprof_fini(void)
 {
 	const char *out = getenv("SWPROF_OUT"), *svg = getenv("SWPROF_SVG");
+	char heading[160];
 	char **lines;
 	unsigned long *counts;
 	size_t nlines = 0, nuniq = 0;
@@ -477,7 +556,9 @@ __attribute__((destructor)) static void swprof_fini(void)
 				fprintf(f, "%s %lu\n", lines[i], counts[i]);
 			fclose(f);
 		}
-		write_svg(svg, lines, nuniq, counts, prof.samples);
+		snprintf(heading, sizeof heading, "swprof: %lu samples of %lu threads at %u Hz, "
+		         "%zu distinct stacks", prof.samples, prof.threads_seen, prof.hz, nuniq);
+		write_svg(svg, lines, nuniq, counts, prof.samples, heading);
 	}
 	fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu dropped), "
 	        "%zu distinct stacks -> %s, %s\n", prof.samples, prof.threads_seen, prof.hz,

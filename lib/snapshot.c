@@ -28,8 +28,12 @@ SW_API sw_status sw_snapshot(const sw_thread *t, const sw_context *seed, unsigne
 	sw_status st;
 	int r;
 
-	if (!t || !cb || (flags & ~(unsigned)(SW_SNAPSHOT_REGISTER_CONTEXT | SW_SNAPSHOT_NATIVE_FRAMES)))
+	if (!t || !cb || (flags & ~(unsigned)(SW_SNAPSHOT_REGISTER_CONTEXT | SW_SNAPSHOT_NATIVE_FRAMES |
+	                                      SW_SNAPSHOT_ASYNC)))
 		return SW_E_INVAL;
+	/* Only the caller knows that another thread stands still: it must say so. */
+	if (flags & SW_SNAPSHOT_ASYNC)
+		walk_flags |= SW_WALK_ALLOW_ASYNC_STACK_WALK;
 	if (seed) {
 		unsigned token = sw_codemap_read_begin(t->codemap);
 		const sw_code_info *code = swi_codemap_lookup(t->codemap, sw_context_ip(seed));

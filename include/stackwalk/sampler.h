@@ -8,10 +8,11 @@
  *   - only the registry's one sampler thread (the thread that called
  *     sw_sampler_start) suspends others, so two threads can never be
  *     suspending each other;
- *   - a thread unregistering itself waits for a walk of it in progress, so
- *     its stack and its sw_thread stay valid for the whole walk;
+ *   - a thread unregistering itself, or exiting, waits for a walk of it in
+ *     progress, so its stack and its sw_thread stay valid for the whole walk;
  *   - the registry's lock is never held across anything that may block
- *     (sending the signal, waiting for the target, the callback);
+ *     (sending the signal, waiting for the target, the callback), and a
+ *     thread holding it is never stopped;
  *   - a thread that is exiting, or that has said it holds a lock a walk
  *     may need (sw_registry_unsafe_enter), is not suspended: SW_E_UNSAFE.
  *
@@ -52,8 +53,9 @@ SW_API sw_status sw_registry_add_self(sw_registry *reg, const sw_codemap *map,
 
 /*
  * sw_registry_remove_self - unregister the calling thread; waits for a walk
- * of it in progress.  Call it before the thread exits.  SW_E_NOTFOUND if
- * the thread is not registered.
+ * of it in progress.  Call it before the thread exits; a thread that exits
+ * still registered is unregistered (with the same wait) by a thread-specific
+ * data destructor.  SW_E_NOTFOUND if the thread is not registered.
  */
 SW_API sw_status sw_registry_remove_self(sw_registry *reg);
 

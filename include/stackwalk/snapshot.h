@@ -31,15 +31,18 @@ typedef sw_walk_action (*sw_snapshot_callback)(const sw_snapshot_frame *frame, v
 
 enum {
 	SW_SNAPSHOT_REGISTER_CONTEXT = 1,   /* give each frame's registers */
-	SW_SNAPSHOT_NATIVE_FRAMES = 2       /* report native frames one by one (mixed mode) */
+	SW_SNAPSHOT_NATIVE_FRAMES = 2,      /* report native frames one by one (mixed mode) */
+	SW_SNAPSHOT_ASYNC = 4               /* another thread, stopped (a sampler's callback): implied by a seed */
 };
 
 /*
  * sw_snapshot - walk `t` and report one frame per managed method and one
  * per contiguous block of unmanaged code (method NULL), leaf to root.
- * Without a seed it starts at the thread's newest Frame (the synchronous
- * use on the current thread, from inside the runtime); with one, the seed
- * must be in managed code.  Returns SW_OK, SW_E_ABORTED when the callback
+ * Without a seed it starts at the thread's newest Frame: the synchronous
+ * use on the current thread, from inside the runtime, or with
+ * SW_SNAPSHOT_ASYNC another thread that is stopped in native code below a
+ * transition Frame (the CLR's preemptive mode).  With a seed, `t` may be
+ * another, stopped thread, and the seed must be in managed code.  Returns SW_OK, SW_E_ABORTED when the callback
  * stopped it, SW_E_UNMANAGED_CTX for an unmanaged seed, or the walk's error.
  */
 SW_API sw_status sw_snapshot(const sw_thread *t, const sw_context *seed, unsigned flags,

@@ -50,6 +50,7 @@ typedef struct reg_entry {
 
 struct sw_registry {
 	pthread_mutex_t lock;       /* guards the list, next_id and the sampler fields */
+	pthread_key_t exit_key;     /* set while a thread is registered: its exit unregisters it */
 	reg_entry *threads;         /* oldest first */
 	reg_entry *unused;          /* removed entries, kept for reuse until destroy */
 	uint64_t next_id;
@@ -109,6 +110,30 @@ SW_API void sw_registry_unsafe_leave(void)
 	__atomic_sub_fetch(&thread_unsafe_depth, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The registry lock is the walker's own: a thread holding it is unsafe to stop. */
+static void registry_lock(sw_registry *reg)
+{
+	sw_registry_unsafe_enter();
+	pthread_mutex_lock(&reg->lock);
+}
+
+static void registry_unlock(sw_registry *reg)
+{
+	pthread_mutex_unlock(&reg->lock);
+	sw_registry_unsafe_leave();
+}
+
+/*
+ * A thread that exits still registered (a runtime that forgot, or a
+ * thread cancelled) unregisters here, before its stack goes away: so its
+ * exit, too, waits for a walk of it in progress, and a later thread given
+ * the same kernel id is never mistaken for it.
+ */
+static void unregister_at_exit(void *reg)
+{
+	sw_registry_remove_self(reg);
+}
+
 SW_API sw_status sw_registry_create(sw_registry **out)
 {
 	sw_registry *reg;
@@ -118,6 +143,10 @@ SW_API sw_status sw_registry_create(sw_registry **out)
 	reg = calloc(1, sizeof *reg);
 	if (!reg)
 		return SW_E_NOMEM;
+	if (pthread_key_create(&reg->exit_key, unregister_at_exit) != 0) {
+		free(reg);
+		return SW_E_NOMEM;
+	}
 	pthread_mutex_init(&reg->lock, NULL);
 	reg->next_id = 1;
 	*out = reg;
@@ -130,11 +159,12 @@ SW_API sw_status sw_registry_destroy(sw_registry *reg)
 
 	if (!reg)
 		return SW_OK;
-	pthread_mutex_lock(&reg->lock);
+	registry_lock(reg);
 	in_use = reg->threads != NULL || reg->sampling;
-	pthread_mutex_unlock(&reg->lock);
+	registry_unlock(reg);
 	if (in_use)
 		return SW_E_STATE;
+	pthread_key_delete(reg->exit_key);
 	while (reg->unused) {
 		reg_entry *e = reg->unused;
 
@@ -152,23 +182,10 @@ SW_API unsigned sw_registry_count(sw_registry *reg)
 
 	if (!reg)
 		return 0;
-	pthread_mutex_lock(&reg->lock);
+	registry_lock(reg);
 	n = reg->count;
-	pthread_mutex_unlock(&reg->lock);
+	registry_unlock(reg);
 	return n;
-}
-
-/* The registry lock is the walker's own: a thread holding it is unsafe to stop. */
-static void registry_lock(sw_registry *reg)
-{
-	sw_registry_unsafe_enter();
-	pthread_mutex_lock(&reg->lock);
-}
-
-static void registry_unlock(sw_registry *reg)
-{
-	pthread_mutex_unlock(&reg->lock);
-	sw_registry_unsafe_leave();
 }
 
 static reg_entry *find_tid(sw_registry *reg, pid_t tid)
@@ -231,6 +248,7 @@ SW_API sw_status sw_registry_add_self(sw_registry *reg, const sw_codemap *map,
 	reg->count++;
 	*id = e->id;
 	registry_unlock(reg);
+	pthread_setspecific(reg->exit_key, reg);
 	return SW_OK;
 #else
 	SWI_UNUSED(reg); SWI_UNUSED(map); SWI_UNUSED(frame_head); SWI_UNUSED(id);
@@ -270,6 +288,7 @@ SW_API sw_status sw_registry_remove_self(sw_registry *reg)
 	e->next = reg->unused;
 	reg->unused = e;
 	registry_unlock(reg);
+	pthread_setspecific(reg->exit_key, NULL);
 	return SW_OK;
 #else
 	SWI_UNUSED(reg);
@@ -320,9 +339,9 @@ static int is_sampler(sw_registry *reg)
 {
 	int yes;
 
-	pthread_mutex_lock(&reg->lock);
+	registry_lock(reg);
 	yes = reg->sampling && pthread_equal(reg->sampler, pthread_self());
-	pthread_mutex_unlock(&reg->lock);
+	registry_unlock(reg);
 	return yes;
 }
 
@@ -436,6 +455,7 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 	if (!reg || signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]) ||
 	    signo == SIGKILL || signo == SIGSTOP)
 		return SW_E_INVAL;
+	sw_registry_unsafe_enter();
 	pthread_mutex_lock(&owner_lock);
 	pthread_mutex_lock(&reg->lock);
 	if (reg->sampling)
@@ -465,6 +485,7 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 	}
 	pthread_mutex_unlock(&reg->lock);
 	pthread_mutex_unlock(&owner_lock);
+	sw_registry_unsafe_leave();
 	return st;
 #else
 	SWI_UNUSED(reg); SWI_UNUSED(options);
@@ -479,6 +500,7 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 		return SW_E_INVAL;
 	if (!is_sampler(reg))
 		return SW_E_UNSAFE;
+	sw_registry_unsafe_enter();
 	pthread_mutex_lock(&owner_lock);
 	pthread_mutex_lock(&reg->lock);
 	/*
@@ -491,6 +513,7 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 	reg->sampling = 0;
 	pthread_mutex_unlock(&reg->lock);
 	pthread_mutex_unlock(&owner_lock);
+	sw_registry_unsafe_leave();
 	return SW_OK;
 #else
 	SWI_UNUSED(reg);
@@ -507,9 +530,9 @@ SW_API sw_status sw_sampler_sample(sw_registry *reg, uint64_t id, sw_sampler_cal
 
 	if (!reg || !id)
 		return SW_E_INVAL;
-	pthread_mutex_lock(&reg->lock);
+	registry_lock(reg);
 	st = reg->sampling ? SW_OK : SW_E_STATE;
-	pthread_mutex_unlock(&reg->lock);
+	registry_unlock(reg);
 	if (st != SW_OK)
 		return st;
 	if (!is_sampler(reg))
@@ -538,9 +561,9 @@ SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb,
 		*sampled = 0;
 	if (!reg)
 		return SW_E_INVAL;
-	pthread_mutex_lock(&reg->lock);
+	registry_lock(reg);
 	st = reg->sampling ? SW_OK : SW_E_STATE;
-	pthread_mutex_unlock(&reg->lock);
+	registry_unlock(reg);
 	if (st != SW_OK)
 		return st;
 	if (!is_sampler(reg))

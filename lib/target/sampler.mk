@@ -28,3 +28,11 @@ dist_man_MANS += \
 	man/sw_sampler_sample.3 \
 	man/sw_sampler_sample_all.3 \
 	man/sw_sampler_stop.3
+
+# The sampler's refusals made to happen on cue (it interposes the mutex
+# functions: -ldl), and threads exiting while they are walked.
+check_PROGRAMS += tests/check_sampler_rules
+TESTS += tests/check_sampler_rules
+tests_check_sampler_rules_SOURCES = tests/check_sampler_rules.c
+tests_check_sampler_rules_CFLAGS = $(TEST_CFLAGS)
+tests_check_sampler_rules_LDADD = $(TEST_LIBS) -ldl -lpthread

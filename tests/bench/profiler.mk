@@ -1,0 +1,18 @@
+# The profiler's benchmark: sampling overhead and the cost of one sample.
+# Built with the tree, never run as a test (no timing is asserted);
+# `make bench-profiler` runs it; tests/bench/local.mk's `bench` target
+# lists it as a prerequisite (in both of its conditions) to run it too.
+if TOYJIT_X64
+noinst_PROGRAMS += tests/bench/bench-profiler
+tests_bench_bench_profiler_SOURCES = tests/bench/bench_profiler.c $(TOYJIT_WORKLOAD_FILES)
+tests_bench_bench_profiler_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
+tests_bench_bench_profiler_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_profiler_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lpthread
+
+bench-profiler: tests/bench/bench-profiler$(EXEEXT)
+	./tests/bench/bench-profiler$(EXEEXT)
+else
+bench-profiler:
+	@echo "bench-profiler: the benchmark needs an x86-64 host"
+endif
+.PHONY: bench-profiler
