@@ -1,0 +1,12 @@
+# swverify: SWU checked against machine code (sw_unwind_verify) for an SWU
+# image and its ELF file or code dump, and, where the toy JIT is built, for
+# its methods in process as it emits them.
+bin_PROGRAMS += examples/swverify
+examples_swverify_SOURCES = examples/swverify.c
+if TOYJIT_X64
+examples_swverify_CPPFLAGS = $(AM_CPPFLAGS) -DSWVERIFY_TOYJIT -I$(top_srcdir)/examples/toyjit
+examples_swverify_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la
+else
+examples_swverify_LDADD = libstackwalk.la
+endif
+dist_man_MANS += man/swverify.1

@@ -1,0 +1,14 @@
+# Verification (Capstone): SWU checked against the machine code it
+# describes; the swverify tool, its tests and manual pages.
+
+libstackwalk_elf_la_SOURCES += \
+	unwindinfo/verify_job.h \
+	unwindinfo/verify.c \
+	unwindinfo/verify_ops.c \
+	unwindinfo/verify_rows.c
+
+stackwalkinclude_HEADERS += include/stackwalk/verify.h
+
+dist_man_MANS += \
+	man/sw_unwind_verify.3 \
+	man/sw_verify_reason_name.3
