@@ -506,8 +506,9 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 			if (e->r1 == c->sp)
 				e->op = SWI_EFF_GENERIC;    /* pop rsp */
 		}
+		/* The load itself writes the register: load_reg() decides what it means. */
 		if (e->op == SWI_EFF_LOAD)
-			e->writes &= ~BIT(c->sp);
+			e->writes &= ~(BIT(c->sp) | (e->r1 < SW_MAX_REGS ? BIT(e->r1) : 0));
 		return;
 	case X86_INS_ADD:
 	case X86_INS_SUB:

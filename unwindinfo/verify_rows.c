@@ -70,10 +70,11 @@ static enum row_verdict check_row(const struct verify_job *j, const sw_swu_rule 
 	if (r->cfa_reg >= SW_MAX_REGS || r->cfa_reg >= 64 || !(ar->rel_mask & BIT(r->cfa_reg)))
 		return ROW_SKIP;        /* the analysis does not know that register */
 	if (ar->rel[r->cfa_reg] != -r->cfa_offset) {
+		const char *name = verify_reg_name(j, r->cfa_reg, b, sizeof b);
+
 		snprintf(why, wlen, "the code has %s = cfa %c %ld, so the CFA is %s %c %ld",
-		         verify_reg_name(j, r->cfa_reg, b, sizeof b), ar->rel[r->cfa_reg] < 0 ? '-' : '+',
-		         labs((long)ar->rel[r->cfa_reg]), b, ar->rel[r->cfa_reg] < 0 ? '+' : '-',
-		         labs((long)ar->rel[r->cfa_reg]));
+		         name, ar->rel[r->cfa_reg] < 0 ? '-' : '+', labs((long)ar->rel[r->cfa_reg]),
+		         name, ar->rel[r->cfa_reg] < 0 ? '+' : '-', labs((long)ar->rel[r->cfa_reg]));
 		return ROW_MISMATCH;
 	}
 	for (uint64_t m = (r->saved_mask | ar->saved_mask) & track; m; m &= m - 1) {
