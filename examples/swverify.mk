@@ -10,3 +10,11 @@ else
 examples_swverify_LDADD = libstackwalk.la
 endif
 dist_man_MANS += man/swverify.1
+
+# The toy JIT's methods on x86-64 (in process), i386 and arm64 (cross-built
+# dumps verified here); needs the cross tools' list, like cross-toyjit.
+if TOYJIT_X64
+TESTS += tests/swverify-toyjit.test
+tests/swverify-toyjit.log: tests/cross-toyjit.env examples/swverify$(EXEEXT)
+endif
+EXTRA_DIST += tests/swverify-toyjit.test tests/toyjit_dump.c
