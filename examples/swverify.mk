@@ -18,3 +18,8 @@ TESTS += tests/swverify-toyjit.test
 tests/swverify-toyjit.log: tests/cross-toyjit.env examples/swverify$(EXEEXT)
 endif
 EXTRA_DIST += tests/swverify-toyjit.test tests/toyjit_dump.c
+
+# The CFI importer's output for compiled test programs and C libraries.
+TESTS += tests/swverify-elf.test
+tests/swverify-elf.log: examples/swverify$(EXEEXT) examples/swimport$(EXEEXT)
+EXTRA_DIST += tests/swverify-elf.test
