@@ -80,7 +80,7 @@ static void verify_one(struct tally *t, const char *name, sw_arch arch, const ui
 	} else if (st == SW_E_MISMATCH) {
 		t->mismatched++;
 		printf("MISMATCH %s (%#" PRIx64 ") +%#" PRIx32 " (%s): SWU \"%s\", code \"%s\" at +%#" PRIx32
-		       ": %s\n", name, address, r.offset, r.region == SW_SWU_PROLOG ? "prolog" :
+		       ": %s\n", name, address, r.offset, r.rows ? "rows" : r.region == SW_SWU_PROLOG ? "prolog" :
 		       r.region == SW_SWU_EPILOG ? "epilog" : "body",
 		       r.expected, r.found, r.insn_offset, r.why);
 	} else if (st == SW_E_UNSUPPORTED && r.reason < SW_VERIFY_REASON_COUNT) {

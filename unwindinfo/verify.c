@@ -85,5 +85,10 @@ SW_API sw_status sw_unwind_verify(sw_arch arch, const void *code, size_t code_si
 	j.blob = blob;
 	j.blob_size = blob_size;
 	j.res = result;
-	return h.row_ops ? verify_rows(&j) : verify_ops(&j);
+	/*
+	 * A blob with no op at all says the frame never changes (a leaf, or
+	 * CFI with a single row): that is checked at every instruction, as rows.
+	 */
+	result->rows = h.row_ops != 0 || (h.prolog_ops == 0 && h.epilogs == 0 && h.body_ops == 0);
+	return result->rows ? verify_rows(&j) : verify_ops(&j);
 }

@@ -9,8 +9,9 @@
  * the instruction that ends at its offset, and every instruction of the
  * prolog and the epilogs against the operations: the register pushed or
  * stored and its slot, the stack adjustment, the frame register set, the
- * restores and the return.  Blobs of row operations (imported CFI) are
- * checked rule by rule against the library's instruction analysis.
+ * restores and the return.  Blobs of row operations (imported CFI), and
+ * blobs with no operation at all, are checked rule by rule against the
+ * library's instruction analysis.
  */
 #ifndef STACKWALK_VERIFY_H
 #define STACKWALK_VERIFY_H
@@ -50,7 +51,7 @@ typedef struct sw_verify_result {
 	uint32_t ops;                   /* unwind operations matched with an instruction */
 	uint32_t instructions;          /* instructions checked */
 	uint32_t skipped;               /* instructions whose frame the analysis could not follow (rows) */
-	uint32_t reserved;
+	uint32_t rows;                  /* 1: checked rule by rule (a row blob, or one with no ops) */
 	char expected[128];             /* what the SWU says there: its ops ("push rbx"), or its rule */
 	char found[128];                /* the instruction there, as Capstone prints it */
 	char why[192];                  /* how they differ */
