@@ -33,11 +33,11 @@
 struct vop {
 	struct swu_op op;
 	uint32_t region;                /* sw_swu_region */
-	uint32_t epilog;                /* its epilog's index (region EPILOG) */
 };
 
 struct vepilog {
 	uint32_t start, end;
+	size_t first, nops;             /* its ops in vblob.ops */
 };
 
 /* Everything the blob says, in order: prolog ops, epilog ops, body ops. */
@@ -48,6 +48,8 @@ struct vblob {
 	struct vepilog *eps;
 	size_t neps;
 	unsigned cur_epilog;
+	size_t nprolog;                 /* the prolog's ops come first */
+	size_t body_first, nbody;       /* the body's, last */
 	bool nomem;
 };
 
@@ -69,6 +71,8 @@ static void collect_epilog(void *ctx, unsigned index, const struct swu_epilog *e
 		return;
 	b->eps[index].start = e->start;
 	b->eps[index].end = e->end;
+	b->eps[index].first = b->nops;
+	b->eps[index].nops = 0;
 	b->neps = index + 1;
 	b->cur_epilog = index;
 }
@@ -92,7 +96,12 @@ static void collect_op(void *ctx, const struct swu_epilog *e, const struct swu_o
 	}
 	b->ops[b->nops].op = *op;
 	b->ops[b->nops].region = e ? SW_SWU_EPILOG : swu_op_is_body(op->code) ? SW_SWU_BODY : SW_SWU_PROLOG;
-	b->ops[b->nops].epilog = e ? b->cur_epilog : 0;
+	if (e && b->eps && b->cur_epilog < b->neps)
+		b->eps[b->cur_epilog].nops++;
+	else if (!e && b->ops[b->nops].region == SW_SWU_PROLOG)
+		b->nprolog++;
+	else if (!e && b->nbody++ == 0)
+		b->body_first = b->nops;
 	b->nops++;
 }
 
@@ -553,16 +562,19 @@ static sw_status walk_region(struct vregion *v, uint32_t lo, uint32_t hi)
 static void region_ops(const struct vblob *b, unsigned region, uint32_t epilog,
                        const struct vop **ops, size_t *n)
 {
-	size_t i = 0;
-
-	while (i < b->nops && !(b->ops[i].region == region &&
-	                        (region != SW_SWU_EPILOG || b->ops[i].epilog == epilog)))
-		i++;
-	*ops = b->ops + i;
-	*n = 0;
-	while (i + *n < b->nops && b->ops[i + *n].region == region &&
-	       (region != SW_SWU_EPILOG || b->ops[i + *n].epilog == epilog))
-		(*n)++;
+	if (region == SW_SWU_PROLOG) {
+		*ops = b->ops;
+		*n = b->nprolog;
+	} else if (region == SW_SWU_EPILOG && epilog < b->neps) {
+		*ops = b->ops + b->eps[epilog].first;
+		*n = b->eps[epilog].nops;
+	} else if (region == SW_SWU_BODY) {
+		*ops = b->ops + b->body_first;
+		*n = b->nbody;
+	} else {
+		*ops = b->ops;
+		*n = 0;
+	}
 }
 
 static void region_init(struct vregion *v, const struct verify_job *j, const struct vblob *b,
