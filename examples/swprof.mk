@@ -1,9 +1,10 @@
-# swprof: a sampling profiler to LD_PRELOAD (libswprof.so, not installed),
-# built on the thread registry and sampler; its test and manual page.
-noinst_LTLIBRARIES += examples/libswprof.la
+# swprof: a sampling profiler to LD_PRELOAD (libswprof.so, installed in
+# $(pkglibdir)), built on the thread registry and sampler; its test and
+# manual page.
+pkglib_LTLIBRARIES = examples/libswprof.la
 examples_libswprof_la_SOURCES = examples/swprof.c
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-examples_libswprof_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)/examples
+examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
 
 check_PROGRAMS += tests/swprof_victim

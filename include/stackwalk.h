@@ -24,5 +24,6 @@
 #include <stackwalk/process.h>
 #include <stackwalk/sampler.h>
 #include <stackwalk/shadow.h>
+#include <stackwalk/verify.h>
 
 #endif /* STACKWALK_H */

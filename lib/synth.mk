@@ -19,7 +19,7 @@ tests_check_synth_SOURCES = tests/check_synth.c
 tests_check_synth_CFLAGS = $(TEST_CFLAGS)
 tests_check_synth_LDADD = $(TEST_LIBS)
 
-noinst_PROGRAMS += examples/swsynth
+bin_PROGRAMS += examples/swsynth
 examples_swsynth_SOURCES = examples/swsynth.c
 examples_swsynth_LDADD = libstackwalk.la
 

@@ -19,6 +19,7 @@
  * belong to another path, whose state then wins where they meet.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <capstone/capstone.h>
@@ -26,45 +27,7 @@
 #include "analyze.h"
 
 #define BIT(r) (1ULL << (r))
-#define NOREG 0xff
-
-/* ---- Effects ---- */
-
-enum effect_op {
-	EFF_GENERIC,            /* only `writes` */
-	EFF_NOP,                /* padding */
-	EFF_STORE,              /* [base + addr_off] = r1 (, [.. + 8] = r2); base += wb */
-	EFF_LOAD,               /* r1 (, r2) = [base + addr_off]; base += wb */
-	EFF_SET,                /* r1 = base + imm (+ or - the constant in kreg) */
-	EFF_CONST,              /* r1 = kval (mov, movz) */
-	EFF_CONST_PART,         /* r1's 16 bits at kshift = kval (movk) */
-	EFF_LEAVE,              /* SP = FP; pop FP */
-	EFF_CALL,
-	EFF_RET,
-	EFF_JMP,                /* direct, unconditional */
-	EFF_JCC,                /* direct, conditional */
-	EFF_IJMP,               /* indirect: a jump table, or a tail call */
-	EFF_STOP,               /* hlt, ud2, int3, brk: no successor */
-	EFF_PTRAUTH,            /* paciasp & co: cannot be described */
-	EFF_BAD                 /* undecodable */
-};
-
-struct effect {
-	uint32_t off;
-	uint8_t len;
-	uint8_t op;             /* enum effect_op */
-	uint8_t r1, r2;         /* registers stored or loaded (NOREG: none); r1 also SET's target */
-	uint8_t base;           /* SET's source, a memory access's base register */
-	uint8_t full;           /* the stored register is whole (a save candidate) */
-	int32_t imm;            /* SET's addend, a memory access's offset from the old base */
-	int32_t wb;             /* added to base after the access */
-	uint8_t kreg;           /* SET: a register holding a known constant, or NOREG */
-	int8_t ksign;           /* SET: +1 or -1 times that constant */
-	uint8_t kshift;         /* CONST_PART: the bit position */
-	int64_t kval;           /* CONST, CONST_PART: the value */
-	uint64_t writes;        /* other registers written (their value becomes unknown) */
-	uint64_t target;        /* direct branch target (absolute) */
-};
+#define NOREG SWI_NOREG
 
 /* ---- State ---- */
 
@@ -86,7 +49,7 @@ struct actx {
 	unsigned sp, fp;
 	int lr;                         /* arm64's lr, else -1 */
 	uint64_t track;                 /* callee-saved registers (and lr) whose saves are followed */
-	struct effect *fx;
+	struct swi_effect *fx;
 	size_t n;
 	struct astate *st;              /* in-state of each instruction */
 	uint64_t addr;
@@ -162,13 +125,13 @@ static void load_reg(const struct actx *c, struct astate *s, unsigned r, bool kn
 	kill_reg(c, s, r);
 }
 
-static void mem_access(const struct actx *c, struct astate *s, const struct effect *e)
+static void mem_access(const struct actx *c, struct astate *s, const struct swi_effect *e)
 {
 	int32_t b = 0;
 	bool known = rel_of(s, e->base, &b);
 	int64_t addr = (int64_t)b + e->imm;
 
-	if (e->op == EFF_STORE) {
+	if (e->op == SWI_EFF_STORE) {
 		if (known && e->full) {
 			if (e->r1 != NOREG)
 				store_reg(c, s, e->r1, addr);
@@ -188,18 +151,18 @@ static void mem_access(const struct actx *c, struct astate *s, const struct effe
 }
 
 /* The state after instruction `e`, from the state before it. */
-static void transfer(const struct actx *c, const struct effect *e, const struct astate *in,
+static void transfer(const struct actx *c, const struct swi_effect *e, const struct astate *in,
                      struct astate *out)
 {
 	int32_t v;
 
 	*out = *in;
 	switch (e->op) {
-	case EFF_STORE:
-	case EFF_LOAD:
+	case SWI_EFF_STORE:
+	case SWI_EFF_LOAD:
 		mem_access(c, out, e);
 		break;
-	case EFF_SET:
+	case SWI_EFF_SET:
 		if (e->kreg != NOREG && !(out->konst_mask & BIT(e->kreg))) {
 			kill_reg(c, out, e->r1);
 		} else if (rel_of(out, e->base, &v)) {
@@ -219,12 +182,12 @@ static void transfer(const struct actx *c, const struct effect *e, const struct 
 			kill_reg(c, out, e->r1);
 		}
 		break;
-	case EFF_CONST:
+	case SWI_EFF_CONST:
 		kill_reg(c, out, e->r1);
 		out->konst[e->r1] = e->kval;
 		out->konst_mask |= BIT(e->r1);
 		break;
-	case EFF_CONST_PART:
+	case SWI_EFF_CONST_PART:
 		if (out->konst_mask & BIT(e->r1)) {
 			uint64_t k = (uint64_t)out->konst[e->r1] & ~(0xffffULL << e->kshift);
 
@@ -235,9 +198,9 @@ static void transfer(const struct actx *c, const struct effect *e, const struct 
 			kill_reg(c, out, e->r1);
 		}
 		break;
-	case EFF_LEAVE:
+	case SWI_EFF_LEAVE:
 		if (rel_of(out, c->fp, &v)) {
-			struct effect pop = { .op = EFF_LOAD, .r1 = (uint8_t)c->fp, .r2 = NOREG,
+			struct swi_effect pop = { .op = SWI_EFF_LOAD, .r1 = (uint8_t)c->fp, .r2 = NOREG,
 			                      .base = (uint8_t)c->sp, .full = 1, .imm = 0,
 			                      .wb = (int32_t)c->p };
 
@@ -248,7 +211,7 @@ static void transfer(const struct actx *c, const struct effect *e, const struct 
 			kill_reg(c, out, c->fp);
 		}
 		break;
-	case EFF_CALL:
+	case SWI_EFF_CALL:
 		/* The callee may change any register it need not preserve. */
 		for (unsigned r = 0; r < c->a->nregs; r++)
 			if (r != c->sp && !(c->a->callee_saved & BIT(r)))
@@ -356,7 +319,7 @@ static void propagate(struct actx *c, uint32_t *work, size_t nwork)
 
 	while (nwork > 0 && !c->fail) {
 		size_t i = work[--nwork];
-		const struct effect *e = &c->fx[i];
+		const struct swi_effect *e = &c->fx[i];
 		struct astate out;
 		long succ[2];
 		int ns = 0;
@@ -365,16 +328,16 @@ static void propagate(struct actx *c, uint32_t *work, size_t nwork)
 			c->fail = SWI_AFAIL_LIMIT;
 			return;
 		}
-		if (e->op == EFF_BAD) {
+		if (e->op == SWI_EFF_BAD) {
 			c->fail = SWI_AFAIL_DECODE;
 			return;
 		}
-		if (e->op == EFF_PTRAUTH) {
+		if (e->op == SWI_EFF_PTRAUTH) {
 			c->fail = SWI_AFAIL_PTRAUTH;
 			return;
 		}
 		transfer(c, e, &c->st[i], &out);
-		if (e->op == EFF_JMP || e->op == EFF_JCC) {
+		if (e->op == SWI_EFF_JMP || e->op == SWI_EFF_JCC) {
 			if (e->target >= c->addr && e->target - c->addr < c->size) {
 				succ[ns] = find_insn(c, e->target - c->addr);
 				if (succ[ns] < 0) {
@@ -384,7 +347,7 @@ static void propagate(struct actx *c, uint32_t *work, size_t nwork)
 				ns++;
 			}
 		}
-		if (e->op != EFF_JMP && e->op != EFF_RET && e->op != EFF_IJMP && e->op != EFF_STOP &&
+		if (e->op != SWI_EFF_JMP && e->op != SWI_EFF_RET && e->op != SWI_EFF_IJMP && e->op != SWI_EFF_STOP &&
 		    i + 1 < c->n)
 			succ[ns++] = (long)(i + 1);
 		for (int k = 0; k < ns; k++)
@@ -393,9 +356,9 @@ static void propagate(struct actx *c, uint32_t *work, size_t nwork)
 	}
 }
 
-static bool is_padding(const struct effect *e)
+static bool is_padding(const struct swi_effect *e)
 {
-	return e->op == EFF_NOP || e->op == EFF_STOP;
+	return e->op == SWI_EFF_NOP || e->op == SWI_EFF_STOP;
 }
 
 /*
@@ -415,7 +378,7 @@ static bool unreached_seed(const struct actx *c, unsigned mode, struct astate *s
 	for (size_t i = 0; i < c->n; i++) {
 		const struct astate *s = &c->st[i];
 
-		if (c->fx[i].op != EFF_IJMP || !s->reached || same_frame(c, s, &entry))
+		if (c->fx[i].op != SWI_EFF_IJMP || !s->reached || same_frame(c, s, &entry))
 			continue;
 		if (have && !same_frame(c, s, seed))
 			return false;
@@ -424,7 +387,7 @@ static bool unreached_seed(const struct actx *c, unsigned mode, struct astate *s
 	}
 	if (!have) {
 		for (size_t i = 0; i < c->n; i++)
-			if (c->fx[i].op == EFF_IJMP && c->st[i].reached)
+			if (c->fx[i].op == SWI_EFF_IJMP && c->st[i].reached)
 				return true;
 		return false;
 	}
@@ -508,7 +471,7 @@ static uint64_t written_regs(const struct actx *c, csh h, const cs_insn *in)
 	return m;
 }
 
-static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct effect *e)
+static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct swi_effect *e)
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *o = x->operands;
@@ -521,7 +484,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 	case X86_INS_PUSHF: case X86_INS_PUSHFD: case X86_INS_PUSHFQ:
 		if (in->id == X86_INS_PUSH && (x->op_count != 1 || o[0].size != c->p))
 			return;         /* a 16-bit push: left to the generic rule */
-		e->op = EFF_STORE;
+		e->op = SWI_EFF_STORE;
 		e->base = (uint8_t)c->sp;
 		e->imm = e->wb = -p;
 		e->full = 1;
@@ -533,7 +496,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 	case X86_INS_POPF: case X86_INS_POPFD: case X86_INS_POPFQ:
 		if (in->id == X86_INS_POP && (x->op_count != 1 || o[0].size != c->p))
 			return;
-		e->op = EFF_LOAD;
+		e->op = SWI_EFF_LOAD;
 		e->base = (uint8_t)c->sp;
 		e->imm = 0;
 		e->wb = p;
@@ -541,17 +504,18 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		if (in->id == X86_INS_POP && o[0].type == X86_OP_REG) {
 			e->r1 = (uint8_t)x86_lreg(c, o[0].reg, &w0);
 			if (e->r1 == c->sp)
-				e->op = EFF_GENERIC;    /* pop rsp */
+				e->op = SWI_EFF_GENERIC;    /* pop rsp */
 		}
-		if (e->op == EFF_LOAD)
-			e->writes &= ~BIT(c->sp);
+		/* The load itself writes the register: load_reg() decides what it means. */
+		if (e->op == SWI_EFF_LOAD)
+			e->writes &= ~(BIT(c->sp) | (e->r1 < SW_MAX_REGS ? BIT(e->r1) : 0));
 		return;
 	case X86_INS_ADD:
 	case X86_INS_SUB:
 		if (x->op_count == 2 && o[0].type == X86_OP_REG && o[1].type == X86_OP_IMM &&
 		    (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		    o[1].imm >= -(int64_t)SW_SWU_MAX_FRAME && o[1].imm <= (int64_t)SW_SWU_MAX_FRAME) {
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = e->base = (uint8_t)d;
 			e->imm = (int32_t)(in->id == X86_INS_SUB ? -o[1].imm : o[1].imm);
 			e->writes &= ~BIT(d);
@@ -559,7 +523,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		           (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		           (s = x86_lreg(c, o[1].reg, &w1)) != NOREG && w1) {
 			/* sub %rax, %rsp after mov $N, %eax: a known size. */
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = e->base = (uint8_t)d;
 			e->imm = 0;
 			e->kreg = (uint8_t)s;
@@ -573,7 +537,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		    o[1].mem.base == o[0].reg && o[1].mem.disp == 0 &&
 		    (o[1].mem.index == X86_REG_INVALID || o[1].mem.index == X86_REG_EIZ ||
 		     o[1].mem.index == X86_REG_RIZ)) {
-			e->op = EFF_NOP;
+			e->op = SWI_EFF_NOP;
 			e->writes = 0;
 			return;
 		}
@@ -582,7 +546,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		    (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		    (s = x86_lreg(c, o[1].mem.base, &w1)) != NOREG && w1 &&
 		    o[1].mem.disp >= -(int64_t)SW_SWU_MAX_FRAME && o[1].mem.disp <= (int64_t)SW_SWU_MAX_FRAME) {
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = (uint8_t)d;
 			e->base = (uint8_t)s;
 			e->imm = (int32_t)o[1].mem.disp;
@@ -595,7 +559,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		if (o[0].type == X86_OP_REG && o[1].type == X86_OP_IMM) {
 			d = x86_lreg(c, o[0].reg, &w0);
 			if (d != NOREG && w0) {
-				e->op = EFF_CONST;
+				e->op = SWI_EFF_CONST;
 				e->r1 = (uint8_t)d;
 				e->kval = o[1].imm;
 				e->writes &= ~BIT(d);
@@ -606,7 +570,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 			d = x86_lreg(c, o[0].reg, &w0);
 			s = x86_lreg(c, o[1].reg, &w1);
 			if (d != NOREG && w0 && s != NOREG && w1) {
-				e->op = EFF_SET;
+				e->op = SWI_EFF_SET;
 				e->r1 = (uint8_t)d;
 				e->base = (uint8_t)s;
 				e->imm = 0;
@@ -619,7 +583,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 			const cs_x86_op *m = o[0].type == X86_OP_MEM ? &o[0] : &o[1];
 			const cs_x86_op *r = o[0].type == X86_OP_MEM ? &o[1] : &o[0];
 
-			e->op = o[0].type == X86_OP_MEM ? EFF_STORE : EFF_LOAD;
+			e->op = o[0].type == X86_OP_MEM ? SWI_EFF_STORE : SWI_EFF_LOAD;
 			e->r1 = (uint8_t)x86_lreg(c, r->reg, &w0);
 			e->r2 = NOREG;
 			e->full = w0 && r->size == c->p;
@@ -634,7 +598,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		}
 		return;
 	case X86_INS_LEAVE:
-		e->op = EFF_LEAVE;
+		e->op = SWI_EFF_LEAVE;
 		e->writes = 0;
 		return;
 	case X86_INS_CALL:
@@ -642,41 +606,41 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		if (x->op_count == 1 && o[0].type == X86_OP_IMM &&
 		    (uint64_t)o[0].imm == in->address + in->size) {
 			/* call 1f; 1: pop ebx - a push of the return address. */
-			e->op = EFF_STORE;
+			e->op = SWI_EFF_STORE;
 			e->base = (uint8_t)c->sp;
 			e->imm = e->wb = -p;
 			e->writes = 0;
 			return;
 		}
-		e->op = EFF_CALL;
+		e->op = SWI_EFF_CALL;
 		e->writes &= ~BIT(c->sp);
 		return;
 	case X86_INS_RET: case X86_INS_RETF: case X86_INS_RETFQ:
 	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
-		e->op = EFF_RET;
+		e->op = SWI_EFF_RET;
 		return;
 	case X86_INS_JMP:
 		if (x->op_count == 1 && o[0].type == X86_OP_IMM) {
-			e->op = EFF_JMP;
+			e->op = SWI_EFF_JMP;
 			e->target = (uint64_t)o[0].imm;
 		} else {
-			e->op = EFF_IJMP;
+			e->op = SWI_EFF_IJMP;
 		}
 		return;
 	case X86_INS_LJMP:
-		e->op = EFF_IJMP;
+		e->op = SWI_EFF_IJMP;
 		return;
 	case X86_INS_HLT: case X86_INS_UD2: case X86_INS_UD0: case X86_INS_INT3:
-		e->op = EFF_STOP;
+		e->op = SWI_EFF_STOP;
 		return;
 	case X86_INS_NOP: case X86_INS_ENDBR64: case X86_INS_ENDBR32:
-		e->op = EFF_NOP;
+		e->op = SWI_EFF_NOP;
 		e->writes = 0;
 		return;
 	default:
 		if (cs_insn_group(h, in, CS_GRP_JUMP) && x->op_count >= 1 &&
 		    o[x->op_count - 1].type == X86_OP_IMM) {
-			e->op = EFF_JCC;
+			e->op = SWI_EFF_JCC;
 			e->target = (uint64_t)o[x->op_count - 1].imm;
 		}
 		return;
@@ -723,7 +687,7 @@ static unsigned map_reg(const struct actx *c, unsigned reg, bool *whole)
 }
 
 /* ldp/stp/ldr/str/ldur/stur with an immediate offset: pre-, post- or no index. */
-static void a64_mem(const cs_insn *in, bool store, struct effect *e)
+static void a64_mem(const cs_insn *in, bool store, struct swi_effect *e)
 {
 	const cs_arm64 *x = &in->detail->arm64;
 	const cs_arm64_op *o = x->operands;
@@ -738,7 +702,7 @@ static void a64_mem(const cs_insn *in, bool store, struct effect *e)
 	b = a64_reg(o[k].mem.base, &wb);
 	if (b == NOREG || !wb)
 		return;
-	e->op = store ? EFF_STORE : EFF_LOAD;
+	e->op = store ? SWI_EFF_STORE : SWI_EFF_LOAD;
 	e->base = (uint8_t)b;
 	e->r1 = (uint8_t)a64_reg(o[0].reg, &w0);
 	e->r2 = k == 2 ? (uint8_t)a64_reg(o[1].reg, &w1) : NOREG;
@@ -757,7 +721,7 @@ static void a64_mem(const cs_insn *in, bool store, struct effect *e)
 	}
 }
 
-static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct effect *e)
+static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct swi_effect *e)
 {
 	const cs_arm64 *x = &in->detail->arm64;
 	const cs_arm64_op *o = x->operands;
@@ -785,7 +749,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 				v <<= 12;
 			else if (o[2].shift.type != ARM64_SFT_INVALID)
 				return;
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = (uint8_t)d;
 			e->base = (uint8_t)s;
 			e->imm = (int32_t)(in->id == ARM64_INS_SUB ? -v : v);
@@ -800,7 +764,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 			/* sub sp, sp, x12 after mov x12, #N: a large frame. */
 			if (k == NOREG || !w1)
 				return;
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = (uint8_t)d;
 			e->base = (uint8_t)s;
 			e->imm = 0;
@@ -817,7 +781,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 
 			if (sh > 48)
 				return;
-			e->op = in->id == ARM64_INS_MOVZ ? EFF_CONST : EFF_CONST_PART;
+			e->op = in->id == ARM64_INS_MOVZ ? SWI_EFF_CONST : SWI_EFF_CONST_PART;
 			e->r1 = (uint8_t)d;
 			e->kval = in->id == ARM64_INS_MOVZ ? (int64_t)((uint64_t)o[1].imm << sh) : o[1].imm;
 			e->kshift = (uint8_t)sh;
@@ -827,7 +791,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 	case ARM64_INS_MOV:
 		if (x->op_count == 2 && o[0].type == ARM64_OP_REG && o[1].type == ARM64_OP_IMM &&
 		    (d = a64_reg(o[0].reg, &w0)) != NOREG && w0 && d < SW_ARM64_SP) {
-			e->op = EFF_CONST;
+			e->op = SWI_EFF_CONST;
 			e->r1 = (uint8_t)d;
 			e->kval = o[1].imm;
 			e->writes &= ~BIT(d);
@@ -836,7 +800,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		if (x->op_count == 2 && o[0].type == ARM64_OP_REG && o[1].type == ARM64_OP_REG &&
 		    (d = a64_reg(o[0].reg, &w0)) != NOREG && w0 &&
 		    (s = a64_reg(o[1].reg, &w1)) != NOREG && w1 && d < SW_ARM64_PC && s < SW_ARM64_PC) {
-			e->op = EFF_SET;
+			e->op = SWI_EFF_SET;
 			e->r1 = (uint8_t)d;
 			e->base = (uint8_t)s;
 			e->imm = 0;
@@ -845,43 +809,45 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 		return;
 	case ARM64_INS_BL:
 	case ARM64_INS_BLR:
-		e->op = EFF_CALL;
+		e->op = SWI_EFF_CALL;
 		e->writes |= BIT(SW_ARM64_LR);
 		return;
 	case ARM64_INS_B:
-		e->op = x->cc == ARM64_CC_INVALID || x->cc == ARM64_CC_AL ? EFF_JMP : EFF_JCC;
+		e->op = x->cc == ARM64_CC_INVALID || x->cc == ARM64_CC_AL ? SWI_EFF_JMP : SWI_EFF_JCC;
 		if (x->op_count >= 1 && o[0].type == ARM64_OP_IMM)
 			e->target = (uint64_t)o[0].imm;
 		else
-			e->op = EFF_BAD;
+			e->op = SWI_EFF_BAD;
 		return;
 	case ARM64_INS_CBZ: case ARM64_INS_CBNZ: case ARM64_INS_TBZ: case ARM64_INS_TBNZ:
-		e->op = EFF_JCC;
+		e->op = SWI_EFF_JCC;
 		if (x->op_count >= 2 && o[x->op_count - 1].type == ARM64_OP_IMM)
 			e->target = (uint64_t)o[x->op_count - 1].imm;
 		else
-			e->op = EFF_BAD;
+			e->op = SWI_EFF_BAD;
 		return;
 	case ARM64_INS_BR:
-		e->op = EFF_IJMP;
+		e->op = SWI_EFF_IJMP;
 		return;
 	case ARM64_INS_RET:
-		e->op = EFF_RET;
+		e->op = SWI_EFF_RET;
 		return;
 	case ARM64_INS_BRK: case ARM64_INS_HLT:
-		e->op = EFF_STOP;
+		e->op = SWI_EFF_STOP;
 		return;
 	case ARM64_INS_NOP:
-		e->op = EFF_NOP;
+		e->op = SWI_EFF_NOP;
 		e->writes = 0;
 		return;
 	case ARM64_INS_HINT:
 		/* paciasp, pacibsp, autiasp, autibsp: a signed return address. */
 		if (x->op_count == 1 && o[0].type == ARM64_OP_IMM &&
-		    (o[0].imm == 25 || o[0].imm == 27 || o[0].imm == 29 || o[0].imm == 31))
-			e->op = EFF_PTRAUTH;
-		else
-			e->op = EFF_NOP;
+		    (o[0].imm == 25 || o[0].imm == 27 || o[0].imm == 29 || o[0].imm == 31)) {
+			e->op = SWI_EFF_PTRAUTH;
+			e->kval = o[0].imm;
+		} else {
+			e->op = SWI_EFF_NOP;
+		}
 		e->writes = 0;
 		return;
 	default:
@@ -891,6 +857,21 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct ef
 
 /* ---- The driver ---- */
 
+/* Capstone for `arch`, with instruction details when `detail`. */
+static sw_status open_disassembler(sw_arch arch, bool detail, csh *h)
+{
+	bool arm = arch == SW_ARCH_ARM64;
+
+	if (arch != SW_ARCH_ARM64 && arch != SW_ARCH_X64 && arch != SW_ARCH_X86)
+		return SW_E_UNSUPPORTED;
+	if (cs_open(arm ? CS_ARCH_ARM64 : CS_ARCH_X86,
+	            arm ? CS_MODE_ARM : arch == SW_ARCH_X64 ? CS_MODE_64 : CS_MODE_32, h) != CS_ERR_OK)
+		return SW_E_UNSUPPORTED;
+	if (detail)
+		cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	return SW_OK;
+}
+
 static sw_status decode(struct actx *c, const uint8_t *code)
 {
 	csh h;
@@ -898,20 +879,18 @@ static sw_status decode(struct actx *c, const uint8_t *code)
 	const uint8_t *p = code;
 	size_t left = c->size, cap = 0;
 	uint64_t pc = c->addr;
-	sw_status st = SW_OK;
+	sw_status st;
 	bool arm = c->arch == SW_ARCH_ARM64;
 
-	if (cs_open(arm ? CS_ARCH_ARM64 : CS_ARCH_X86,
-	            arm ? CS_MODE_ARM : c->arch == SW_ARCH_X64 ? CS_MODE_64 : CS_MODE_32, &h) != CS_ERR_OK)
-		return SW_E_UNSUPPORTED;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	if ((st = open_disassembler(c->arch, true, &h)) != SW_OK)
+		return st;
 	in = cs_malloc(h);
 	if (!in) {
 		cs_close(&h);
 		return SW_E_NOMEM;
 	}
 	while (left > 0) {
-		struct effect *e;
+		struct swi_effect *e;
 		uint64_t at = pc;
 
 		if (c->n >= SWI_ANALYZE_MAX_INSNS) {
@@ -920,7 +899,7 @@ static sw_status decode(struct actx *c, const uint8_t *code)
 		}
 		if (c->n == cap) {
 			size_t ncap = cap ? cap * 2 : 256;
-			struct effect *nfx = realloc(c->fx, ncap * sizeof *nfx);
+			struct swi_effect *nfx = realloc(c->fx, ncap * sizeof *nfx);
 
 			if (!nfx) {
 				st = SW_E_NOMEM;
@@ -935,7 +914,7 @@ static sw_status decode(struct actx *c, const uint8_t *code)
 		e->r1 = e->r2 = e->base = e->kreg = NOREG;
 		if (!cs_disasm_iter(h, &p, &left, &pc, in)) {
 			/* arm64 goes on at the next word; x86 cannot know where that is. */
-			e->op = EFF_BAD;
+			e->op = SWI_EFF_BAD;
 			e->len = arm && left >= 4 ? 4 : (uint32_t)left;
 			p += e->len;
 			left -= e->len;
@@ -954,6 +933,58 @@ static sw_status decode(struct actx *c, const uint8_t *code)
 	return st;
 }
 
+/* The first pass alone, for the verifier. */
+sw_status swi_decode(sw_arch arch, const uint8_t *code, size_t size, uint64_t addr,
+                     struct swi_effect **out, size_t *n)
+{
+	struct actx c;
+	sw_status st;
+
+	if (!out || !n)
+		return SW_E_INVAL;
+	*out = NULL;
+	*n = 0;
+	memset(&c, 0, sizeof c);
+	c.arch = arch;
+	c.a = swi_arch_get(arch);
+	if (!c.a || !code || size == 0 || addr + size < addr)
+		return SW_E_INVAL;
+	c.p = c.a->ptr_size;
+	c.sp = c.a->sp_reg;
+	c.fp = c.a->fp_reg;
+	c.lr = c.a->lr_reg;
+	c.addr = addr;
+	c.size = size;
+	st = decode(&c, code);
+	if (st == SW_OK && c.fail)
+		st = SW_E_LIMIT;
+	if (st != SW_OK) {
+		free(c.fx);
+		return st;
+	}
+	*out = c.fx;
+	*n = c.n;
+	return SW_OK;
+}
+
+void swi_insn_text(sw_arch arch, const uint8_t *code, size_t size, uint64_t addr,
+                   char *buf, size_t len)
+{
+	cs_insn *in = NULL;
+	csh h;
+
+	if (len == 0)
+		return;
+	snprintf(buf, len, "(bad)");
+	if (!code || size == 0 || open_disassembler(arch, false, &h) != SW_OK)
+		return;
+	if (cs_disasm(h, code, size, addr, 1, &in) == 1)
+		snprintf(buf, len, "%s%s%s", in->mnemonic, in->op_str[0] ? " " : "", in->op_str);
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+}
+
 /* The rule of a state; not ok when SWU cannot say it. */
 static void make_rule(const struct actx *c, const struct astate *s, struct swi_arule *r)
 {
@@ -964,6 +995,7 @@ static void make_rule(const struct actx *c, const struct astate *s, struct swi_a
 	r->weak = s->weak;
 	r->rel_mask = s->rel_mask;
 	r->saved_mask = s->saved_mask;
+	r->modified = s->modified;
 	memcpy(r->rel, s->rel, sizeof r->rel);
 	memcpy(r->saved, s->saved, sizeof r->saved);
 	r->ra_in_lr = c->lr >= 0 && !(s->saved_mask & BIT(c->lr));
@@ -1005,7 +1037,7 @@ static sw_status run(struct actx *c, const uint8_t *code, unsigned mode, struct 
 	propagate(c, work, 1);
 	/* Code no path reaches: jump-table targets (or stubs' lazy paths), or padding. */
 	for (size_t i = 0; i < c->n && !c->fail; i++) {
-		if (c->st[i].reached || is_padding(&c->fx[i]) || c->fx[i].op == EFF_BAD)
+		if (c->st[i].reached || is_padding(&c->fx[i]) || c->fx[i].op == SWI_EFF_BAD)
 			continue;
 		if (!unreached_seed(c, mode, &seed)) {
 			c->fail = SWI_AFAIL_UNREACHED;

@@ -26,6 +26,63 @@
 #define SWI_ANALYZE_MAX_CODE   (256u << 10)    /* bytes of one function */
 #define SWI_ANALYZE_MAX_INSNS  65536           /* instructions of one function */
 
+/*
+ * One instruction reduced to what it does to the frame: the first pass of
+ * the analysis, which the verifier (verify.c) also reads, so that both
+ * understand the machine code alike.  Registers are the library's numbers.
+ */
+#define SWI_NOREG 0xff
+
+enum swi_effect_op {
+	SWI_EFF_GENERIC,            /* only `writes` */
+	SWI_EFF_NOP,                /* padding */
+	SWI_EFF_STORE,              /* [base + addr_off] = r1 (, [.. + 8] = r2); base += wb */
+	SWI_EFF_LOAD,               /* r1 (, r2) = [base + addr_off]; base += wb */
+	SWI_EFF_SET,                /* r1 = base + imm (+ or - the constant in kreg) */
+	SWI_EFF_CONST,              /* r1 = kval (mov, movz) */
+	SWI_EFF_CONST_PART,         /* r1's 16 bits at kshift = kval (movk) */
+	SWI_EFF_LEAVE,              /* SP = FP; pop FP */
+	SWI_EFF_CALL,
+	SWI_EFF_RET,
+	SWI_EFF_JMP,                /* direct, unconditional */
+	SWI_EFF_JCC,                /* direct, conditional */
+	SWI_EFF_IJMP,               /* indirect: a jump table, or a tail call */
+	SWI_EFF_STOP,               /* hlt, ud2, int3, brk: no successor */
+	SWI_EFF_PTRAUTH,            /* paciasp & co (kval: the hint number): cannot be described */
+	SWI_EFF_BAD                 /* undecodable */
+};
+
+struct swi_effect {
+	uint32_t off;
+	uint8_t len;
+	uint8_t op;             /* enum swi_effect_op */
+	uint8_t r1, r2;         /* registers stored or loaded (SWI_NOREG: none); r1 also SET's target */
+	uint8_t base;           /* SET's source, a memory access's base register */
+	uint8_t full;           /* the stored register is whole (a save candidate) */
+	int32_t imm;            /* SET's addend, a memory access's offset from the old base */
+	int32_t wb;             /* added to base after the access */
+	uint8_t kreg;           /* SET: a register holding a known constant, or SWI_NOREG */
+	int8_t ksign;           /* SET: +1 or -1 times that constant */
+	uint8_t kshift;         /* CONST_PART: the bit position */
+	int64_t kval;           /* CONST, CONST_PART: the value */
+	uint64_t writes;        /* other registers written (their value becomes unknown) */
+	uint64_t target;        /* direct branch target (absolute) */
+};
+
+/*
+ * Decode the `size` bytes at `code` (loaded at `addr`) into one effect per
+ * instruction, in order; bytes Capstone cannot decode become one
+ * SWI_EFF_BAD (on x86, everything from there on).  *out is malloc'd (free
+ * it).  SW_E_LIMIT beyond SWI_ANALYZE_MAX_INSNS, SW_E_NOMEM, SW_E_INVAL,
+ * SW_E_UNSUPPORTED.
+ */
+sw_status swi_decode(sw_arch arch, const uint8_t *code, size_t size, uint64_t addr,
+                     struct swi_effect **out, size_t *n);
+
+/* Capstone's text of the instruction at `code` ("push rbx"), or "(bad)". */
+void swi_insn_text(sw_arch arch, const uint8_t *code, size_t size, uint64_t addr,
+                   char *buf, size_t len);
+
 /* Modes of swi_analyze(). */
 enum {
 	/*
@@ -59,6 +116,7 @@ struct swi_arule {
 	int32_t cfa_offset;
 	uint64_t saved_mask;            /* bit r: the caller's r is at [CFA + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
+	uint64_t modified;              /* bit r: tracked r no longer holds the caller's value */
 	uint64_t rel_mask;              /* bit r: r holds CFA + rel[r] (SP among them) */
 	int32_t rel[SW_MAX_REGS];
 };

@@ -122,86 +122,101 @@ static void ra_text(const struct dump_ctx *d, const struct swu_state *s, char *b
 		         r.ra_signed ? " (signed)" : "");
 }
 
-static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
-                    const struct swu_state *s)
+/*
+ * One op as a person reads it ("push rbx", "set_frame rbp = rsp + 0"):
+ * what swdump prints and the verifier names.  `fp_reg` is the frame
+ * register restore_sp reads.
+ */
+void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *text, size_t len)
 {
-	struct dump_ctx *d = ctx;
-	const struct swi_arch *a = s->arch;
-	char b1[24], b2[24], b3[24], text[128], ra[64] = "";
+	const struct dump_ctx dc = { NULL, 0, arch, 0 };
+	const struct dump_ctx *d = &dc;
+	const struct swi_arch *a = swi_arch_get(arch);
+	char b1[24], b2[24], b3[24];
 	const char *r = reg_name(d, op->reg, b1, sizeof b1);
 	const char *r2 = reg_name(d, op->reg2, b3, sizeof b3);
-	const char *sp = reg_name(d, a->sp_reg, b2, sizeof b2);
-	char rel[24] = "", spd[32];
+	const char *sp = a ? reg_name(d, a->sp_reg, b2, sizeof b2) : "sp";
 	int64_t arg = op->arg;
-	int32_t cfa_off = s->cfa_on_fp ? s->fp_depth : s->sp_depth;
 
 	switch (op->code) {
 	case SWU_OP_PUSH:
 	case SWU_OP_POP:
 	case SWU_OP_RESTORE_REG:
-		snprintf(text, sizeof text, "%s %s", swu_op_name(op->code), r);
+		snprintf(text, len, "%s %s", swu_op_name(op->code), r);
 		break;
 	case SWU_OP_ALLOC:
 	case SWU_OP_FREE:
 	case SWU_OP_PUSH_ARGS:
 	case SWU_OP_POP_ARGS:
 	case SWU_OP_CALL_POPS:
-		snprintf(text, sizeof text, "%s %" PRId64, swu_op_name(op->code), arg);
+		snprintf(text, len, "%s %" PRId64, swu_op_name(op->code), arg);
 		break;
 	case SWU_OP_SIGN_RA:
 	case SWU_OP_AUTH_RA:
-		snprintf(text, sizeof text, "%s", swu_op_name(op->code));
+		snprintf(text, len, "%s", swu_op_name(op->code));
 		break;
 	case SWU_OP_PUSH_PAIR:
 	case SWU_OP_POP_PAIR:
-		snprintf(text, sizeof text, "%s %s, %s, %" PRId64, swu_op_name(op->code), r, r2, arg);
+		snprintf(text, len, "%s %s, %s, %" PRId64, swu_op_name(op->code), r, r2, arg);
 		break;
 	case SWU_OP_PUSH_SIZED:
 	case SWU_OP_POP_SIZED:
-		snprintf(text, sizeof text, "%s %s, %" PRId64, swu_op_name(op->code), r, arg);
+		snprintf(text, len, "%s %s, %" PRId64, swu_op_name(op->code), r, arg);
 		break;
 	case SWU_OP_SAVE_PAIR:
-		snprintf(text, sizeof text, "save_pair %s, %s at [%s + %" PRId64 "]", r, r2, sp, arg);
+		snprintf(text, len, "save_pair %s, %s at [%s + %" PRId64 "]", r, r2, sp, arg);
 		break;
 	case SWU_OP_RESTORE_PAIR:
-		snprintf(text, sizeof text, "restore_pair %s, %s", r, r2);
+		snprintf(text, len, "restore_pair %s, %s", r, r2);
 		break;
 	case SWU_OP_SET_FRAME:
-		snprintf(text, sizeof text, "set_frame %s = %s + %" PRId64, r, sp, arg);
+		snprintf(text, len, "set_frame %s = %s + %" PRId64, r, sp, arg);
 		break;
 	case SWU_OP_SAVE_REG:
-		snprintf(text, sizeof text, "save_reg %s at [%s + %" PRId64 "]", r, sp, arg);
+		snprintf(text, len, "save_reg %s at [%s + %" PRId64 "]", r, sp, arg);
 		break;
 	case SWU_OP_DEF_CFA:
-		snprintf(text, sizeof text, "def_cfa %s + %" PRId64, r, arg);
+		snprintf(text, len, "def_cfa %s + %" PRId64, r, arg);
 		break;
 	case SWU_OP_CFA_OFFSET:
-		snprintf(text, sizeof text, "def_cfa_offset %" PRId64, arg);
+		snprintf(text, len, "def_cfa_offset %" PRId64, arg);
 		break;
 	case SWU_OP_SAVED_AT:
-		snprintf(text, sizeof text, "saved_at %s at [cfa %c %" PRId64 "]", r,
+		snprintf(text, len, "saved_at %s at [cfa %c %" PRId64 "]", r,
 		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
 		break;
 	case SWU_OP_SAME_VALUE:
-		snprintf(text, sizeof text, "same_value %s", r);
+		snprintf(text, len, "same_value %s", r);
 		break;
 	case SWU_OP_CFA_DEREF:
-		snprintf(text, sizeof text, "def_cfa_deref [%s %c %" PRId64 "]", r,
+		snprintf(text, len, "def_cfa_deref [%s %c %" PRId64 "]", r,
 		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
 		break;
 	case SWU_OP_SAVED_AT_REG:
-		snprintf(text, sizeof text, "saved_at_reg %s at [%s %c %" PRId64 "]", r, r2,
+		snprintf(text, len, "saved_at_reg %s at [%s %c %" PRId64 "]", r, r2,
 		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
 		break;
 	case SWU_OP_RESTORE_SP:
-		snprintf(text, sizeof text, "restore_sp %s = %s %c %" PRId64, sp,
-		         reg_name(d, s->fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
+		snprintf(text, len, "restore_sp %s = %s %c %" PRId64, sp,
+		         reg_name(d, fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
 		         arg < 0 ? -arg : arg);
 		break;
 	default:
-		snprintf(text, sizeof text, "op 0x%02" PRIx32, op->code);
+		snprintf(text, len, "op 0x%02" PRIx32, op->code);
 		break;
 	}
+}
+
+static void dump_op(void *ctx, const struct swu_epilog *e, const struct swu_op *op,
+                    const struct swu_state *s)
+{
+	struct dump_ctx *d = ctx;
+	const struct swi_arch *a = s->arch;
+	char b2[24], text[128], ra[64] = "";
+	char rel[24] = "", spd[32];
+	int32_t cfa_off = s->cfa_on_fp ? s->fp_depth : s->sp_depth;
+
+	swu_op_text(d->arch, s->fp_reg, op, text, sizeof text);
 	if (e)
 		snprintf(rel, sizeof rel, " (+%" PRIu32 ")", op->end - e->start);
 	/* The return address moves only where it arrives in a link register. */

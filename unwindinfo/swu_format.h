@@ -136,6 +136,9 @@ struct swu_op {
 /* The mnemonic of an opcode ("push", ...), or NULL. */
 const char *swu_op_name(unsigned code);
 
+/* One op in swdump's words ("push rbx"); restore_sp reads `fp_reg` (dump.c). */
+void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *text, size_t len);
+
 /* ---- Reading: every read is bounded by `end`. ---- */
 
 struct swu_reader {

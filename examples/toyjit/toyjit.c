@@ -120,7 +120,16 @@ uintptr_t toyjit_payload_b(unsigned k, int32_t n)
 	return (uintptr_t)(uint32_t)n + ((uintptr_t)(k + 1) << 20);
 }
 
-/* Encode the description into m->swu. */
+static toyjit_emit_fn emit_hook;
+static void *emit_hook_data;
+
+void toyjit_set_emit_hook(toyjit_emit_fn fn, void *data)
+{
+	emit_hook = fn;
+	emit_hook_data = data;
+}
+
+/* Encode the description into m->swu, and show the method to the hook. */
 static sw_status finish_method(struct tj_emit *e)
 {
 	toyjit_method *m = e->m;
@@ -141,6 +150,8 @@ static sw_status finish_method(struct tj_emit *e)
 		return SW_E_NOMEM;
 	memcpy(m->swu, blob, blob_len);
 	m->swu_size = blob_len;
+	if (emit_hook)
+		emit_hook(m, e->b->code + e->start, emit_hook_data);
 	return SW_OK;
 }
 

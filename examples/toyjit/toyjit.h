@@ -220,6 +220,16 @@ sw_status toyjit_create(toyjit **out, sw_codemap *map, sw_frame **head,
                         const toyjit_shape *shapes, unsigned n,
                         toyjit_helper_fn helper, void *user);
 
+/*
+ * toyjit_set_emit_hook - have toyjit_create call `fn` for every method (the
+ * leaf, the thrower and its funclet too) as soon as its code is emitted
+ * and its SWU finished, before it is registered: `code` holds its m->size
+ * bytes, m->swu its blob.  Where a JIT checks its metadata against its
+ * code (swverify -t) or dumps both.  Process-wide; NULL removes it.
+ */
+typedef void (*toyjit_emit_fn)(const toyjit_method *m, const uint8_t *code, void *data);
+void toyjit_set_emit_hook(toyjit_emit_fn fn, void *data);
+
 /* toyjit_destroy - unregister the methods and free the code. */
 void toyjit_destroy(toyjit *jit);
 
