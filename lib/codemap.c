@@ -34,18 +34,24 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "iter.h"
 #include "epoch.h"
+#include "swu_format.h"
 
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
 #define CODEMAP_SMALL_SPAN 8
 
-/* A registered method.  Immutable once published; the map owns the blob. */
+/*
+ * A registered method.  Immutable once published; the map owns the blob,
+ * which follows the body rule's saved[] in the same allocation.
+ */
 struct codemap_entry {
 	struct swi_epoch_node retire;
-	sw_code_info info;              /* info.unwind points at blob[] */
-	uint8_t blob[];
+	sw_code_info info;              /* info.unwind points at the blob */
+	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
+	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
 };
 
 struct codemap_item {
@@ -402,14 +408,35 @@ static sw_status check_info(const sw_code_info *info)
 
 static struct codemap_entry *entry_new(const sw_code_info *info)
 {
-	struct codemap_entry *e = malloc(sizeof(*e) + info->unwind_size);
+	uint32_t saved[SWU_BODY_MAX_SAVED];
+	struct swu_body_rule body;
+	struct codemap_entry *e;
+	uint8_t *blob;
 
+	/* No body rule is no loss: the walk then decodes every frame. */
+	if (swu_body_rule_decode(info->unwind, info->unwind_size, &body, saved) != SW_OK ||
+	    body.lo >= body.hi)
+		memset(&body, 0, sizeof body);
+	e = malloc(sizeof(*e) + sizeof(saved[0]) * body.nsaved + info->unwind_size);
 	if (!e)
 		return NULL;
-	memcpy(e->blob, info->unwind, info->unwind_size);
+	blob = (uint8_t *)(e->body_saved + body.nsaved);
+	memcpy(blob, info->unwind, info->unwind_size);
+	memcpy(e->body_saved, saved, sizeof(saved[0]) * body.nsaved);
+	e->body = body;
 	e->info = *info;
-	e->info.unwind = e->blob;
+	e->info.unwind = blob;
 	return e;
+}
+
+const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
+                                                  const uint32_t **saved)
+{
+	const struct codemap_entry *e = (const struct codemap_entry *)(const void *)
+		((const char *)info - offsetof(struct codemap_entry, info));
+
+	*saved = e->body_saved;
+	return &e->body;
 }
 
 /* Whether [start, end) overlaps a method listed in page node `p`. */

@@ -83,6 +83,15 @@ struct swi_iter {
 /* Hard bound on the work one walk may do, whatever the stack holds. */
 #define SWI_MAX_STEPS (1u << 21)
 
+/*
+ * The body rule (swu_format.h) of an entry swi_codemap_lookup returned,
+ * and its saved[] array; lo == hi when it has none (codemap.c).  Only for
+ * code the code map returned, never for the iterator's fp_code.
+ */
+struct swu_body_rule;
+const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
+                                                  const uint32_t **saved);
+
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);
 

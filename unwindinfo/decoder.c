@@ -223,6 +223,65 @@ SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uin
 	return decode(blob, size, offset, true, out);
 }
 
+sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
+                               uint32_t *saved)
+{
+	const struct swi_arch *arch;
+	struct swu_reader r;
+	struct swu_epilog e;
+	sw_swu_header h;
+	sw_swu_rule rule;
+	uint32_t hi;
+	sw_status st;
+
+	memset(out, 0, sizeof *out);
+	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+		return st;
+	if (h.row_ops || h.body_ops)
+		return SW_OK;
+	/* Skip the prolog ops to reach the first epilog's start. */
+	for (uint32_t i = 0, prev = 0; i < h.prolog_ops; i++) {
+		struct swu_op op;
+
+		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
+			return st;
+		prev = op.end;
+	}
+	hi = h.code_size + 1;
+	if (h.epilogs) {
+		if ((st = swu_read_epilog(&r, &h, h.prolog_size, &e)) != SW_OK)
+			return st;
+		hi = e.start;
+	}
+	if (h.prolog_size >= hi)
+		return SW_OK;
+	/* The decoder itself says what the rule is: the two cannot disagree. */
+	if ((st = decode(blob, size, h.prolog_size, true, &rule)) != SW_OK)
+		return st;
+	if (rule.cfa_deref || rule.cfa_reg > 0xff || rule.ra_reg > 0xff || rule.arch > 0xff)
+		return SW_OK;
+	for (uint64_t m = rule.saved_mask; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctzll(m);
+		int32_t off = rule.saved_offset[reg];
+
+		if (rule.saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23) ||
+		    out->nsaved >= SWU_BODY_MAX_SAVED)
+			return SW_OK;
+		saved[out->nsaved++] = ((uint32_t)off << 8) | reg;
+	}
+	out->cfa_offset = rule.cfa_offset;
+	out->ra_offset = rule.ra_offset;
+	out->arch = (uint8_t)rule.arch;
+	out->cfa_reg = (uint8_t)rule.cfa_reg;
+	out->ra_in_reg = (uint8_t)(rule.ra_in_reg != 0);
+	out->ra_reg = (uint8_t)rule.ra_reg;
+	out->ra_signed = (uint8_t)(rule.ra_signed != 0);
+	out->saved_mask = rule.saved_mask;
+	out->lo = h.prolog_size;
+	out->hi = hi;
+	return SW_OK;
+}
+
 SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
                                 sw_swu_gc_fn fn, void *data)
 {

@@ -1,18 +1,30 @@
 # Benchmarks: built with the tree, never run as tests (no timing is asserted).
-# `make bench` runs them.
+# `make bench` runs bench-walk, which runs bench-libgcc (libgcc's peers, in
+# a program of their own so that libunwind does not interpose on them) and
+# prints one table.  Other benchmark programs hook in by adding a target to
+# BENCH_TARGETS (bench: runs them after bench-walk).
+# BENCH_ARGS passes options to bench-walk, e.g. BENCH_ARGS=--quick.
 if TOYJIT_X64
-noinst_PROGRAMS += tests/bench/bench-walk
-tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c
+noinst_PROGRAMS += tests/bench/bench-walk tests/bench/bench-libgcc
+tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c tests/bench/bench_svg.c \
+	tests/bench/bench_svg.h tests/bench/bench_common.h
 tests_bench_bench_walk_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
-tests_bench_bench_walk_CFLAGS = $(AM_CFLAGS)
-tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la
+# Frame pointers: the frame-pointer walk is a peer on the native stack too.
+tests_bench_bench_walk_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lm
 if HAVE_LIBUNWIND
 tests_bench_bench_walk_CFLAGS += $(LIBUNWIND_CFLAGS)
 tests_bench_bench_walk_LDADD += $(LIBUNWIND_LIBS)
 endif
+tests_bench_bench_libgcc_SOURCES = tests/bench/bench_libgcc.c tests/bench/bench_common.h
+tests_bench_bench_libgcc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
+tests_bench_bench_libgcc_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_bench_bench_libgcc_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lgcc_s
 
-bench: tests/bench/bench-walk$(EXEEXT)
-	./tests/bench/bench-walk$(EXEEXT)
+BENCH_TARGETS ?=
+bench: tests/bench/bench-walk$(EXEEXT) tests/bench/bench-libgcc$(EXEEXT) $(BENCH_TARGETS)
+	./tests/bench/bench-walk$(EXEEXT) --libgcc ./tests/bench/bench-libgcc$(EXEEXT) \
+		--svg $(top_srcdir)/doc/bench $(BENCH_ARGS)
 else
 bench:
 	@echo "bench: the benchmarks need an x86-64 host"
