@@ -151,7 +151,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 		const uint32_t *saved;
 		const struct swu_body_rule *br = swi_codemap_body_rule(code, &saved);
 
-		if (offset >= br->lo && offset < br->hi)
+		if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2))
 			return unwind_body(it, br, saved);
 		st = sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
 	}

@@ -223,6 +223,94 @@ SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uin
 	return decode(blob, size, offset, true, out);
 }
 
+/*
+ * The offsets of return addresses that one rule covers in a row blob: a
+ * return address takes the rule of the call before it (offset - 1), so
+ * the rows ending at `at` hold for return addresses in (at, next row's
+ * end].  Up to `max` such runs, in order.
+ */
+struct row_run {
+	uint32_t lo, hi;
+};
+
+static sw_status row_runs(struct swu_reader *r, const sw_swu_header *h, struct row_run *runs,
+                          unsigned max, unsigned *n)
+{
+	uint32_t prev = 0, at = 0;
+	struct swu_op op;
+
+	*n = 0;
+	for (uint32_t i = 0; i < h->row_ops && *n < max; i++) {
+		sw_status st = read_row_op(r, h, prev, &op);
+
+		if (st != SW_OK)
+			return st;
+		if (op.end != at) {
+			runs[(*n)++] = (struct row_run){ at + 1, op.end + 1 };
+			at = op.end;
+		}
+		prev = op.end;
+	}
+	if (*n < max)
+		runs[(*n)++] = (struct row_run){ at + 1, h->code_size + 1 };
+	return SW_OK;
+}
+
+/* Do two rules unwind a return address the same way? */
+static bool same_return_rule(const sw_swu_rule *a, const sw_swu_rule *b)
+{
+	if (a->cfa_reg != b->cfa_reg || a->cfa_offset != b->cfa_offset || a->cfa_deref != b->cfa_deref ||
+	    a->ra_in_reg != b->ra_in_reg || a->ra_reg != b->ra_reg || a->ra_offset != b->ra_offset ||
+	    a->ra_signed != b->ra_signed || a->saved_mask != b->saved_mask)
+		return false;
+	for (uint64_t m = a->saved_mask; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctzll(m);
+
+		if (reg >= SW_MAX_REGS || a->saved_offset[reg] != b->saved_offset[reg] ||
+		    a->saved_base[reg] != b->saved_base[reg])
+			return false;
+	}
+	return true;
+}
+
+/* Runs of rows looked at for a body rule: compiled functions have a few. */
+#define SWU_BODY_MAX_RUNS 64
+
+/*
+ * The longest run, and the longest other run with the same rule (*lo2 ==
+ * *hi2 if none).  Runs the decoder refuses are left out.
+ */
+static sw_status longest_row_runs(const void *blob, size_t size, struct swu_reader *r,
+                                  const sw_swu_header *h, uint32_t *lo, uint32_t *hi,
+                                  uint32_t *lo2, uint32_t *hi2)
+{
+	struct row_run runs[SWU_BODY_MAX_RUNS];
+	sw_swu_rule best, other;
+	unsigned n, k = 0;
+	sw_status st;
+
+	*lo = *hi = *lo2 = *hi2 = 0;
+	if ((st = row_runs(r, h, runs, SWU_BODY_MAX_RUNS, &n)) != SW_OK)
+		return st;
+	for (unsigned i = 1; i < n; i++)
+		if (runs[i].hi - runs[i].lo > runs[k].hi - runs[k].lo)
+			k = i;
+	if (n == 0 || runs[k].lo >= runs[k].hi ||
+	    decode(blob, size, runs[k].lo, true, &best) != SW_OK)
+		return SW_OK;
+	*lo = runs[k].lo;
+	*hi = runs[k].hi;
+	for (unsigned i = 0; i < n; i++) {
+		if (i == k || runs[i].lo >= runs[i].hi || runs[i].hi - runs[i].lo <= *hi2 - *lo2)
+			continue;
+		if (decode(blob, size, runs[i].lo, true, &other) == SW_OK && same_return_rule(&best, &other)) {
+			*lo2 = runs[i].lo;
+			*hi2 = runs[i].hi;
+		}
+	}
+	return SW_OK;
+}
+
 sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
                                uint32_t *saved)
 {
@@ -231,44 +319,54 @@ sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_ru
 	struct swu_epilog e;
 	sw_swu_header h;
 	sw_swu_rule rule;
-	uint32_t hi;
+	uint32_t lo, hi, lo2 = 0, hi2 = 0;
+	unsigned nsaved = 0;
 	sw_status st;
 
 	memset(out, 0, sizeof *out);
 	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
 		return st;
-	if (h.row_ops || h.body_ops)
-		return SW_OK;
-	/* Skip the prolog ops to reach the first epilog's start. */
-	for (uint32_t i = 0, prev = 0; i < h.prolog_ops; i++) {
-		struct swu_op op;
+	if (h.row_ops) {
+		if ((st = longest_row_runs(blob, size, &r, &h, &lo, &hi, &lo2, &hi2)) != SW_OK)
+			return st;
+	} else {
+		if (h.body_ops)
+			return SW_OK;
+		/* Skip the prolog ops to reach the first epilog's start. */
+		for (uint32_t i = 0, prev = 0; i < h.prolog_ops; i++) {
+			struct swu_op op;
 
-		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
-			return st;
-		prev = op.end;
+			if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
+				return st;
+			prev = op.end;
+		}
+		lo = h.prolog_size;
+		hi = h.code_size + 1;
+		if (h.epilogs) {
+			if ((st = swu_read_epilog(&r, &h, h.prolog_size, &e)) != SW_OK)
+				return st;
+			hi = e.start;
+		}
 	}
-	hi = h.code_size + 1;
-	if (h.epilogs) {
-		if ((st = swu_read_epilog(&r, &h, h.prolog_size, &e)) != SW_OK)
-			return st;
-		hi = e.start;
-	}
-	if (h.prolog_size >= hi)
+	if (lo >= hi)
 		return SW_OK;
 	/* The decoder itself says what the rule is: the two cannot disagree. */
-	if ((st = decode(blob, size, h.prolog_size, true, &rule)) != SW_OK)
+	if ((st = decode(blob, size, lo, true, &rule)) != SW_OK)
 		return st;
 	if (rule.cfa_deref || rule.cfa_reg > 0xff || rule.ra_reg > 0xff || rule.arch > 0xff)
 		return SW_OK;
 	for (uint64_t m = rule.saved_mask; m; m &= m - 1) {
 		unsigned reg = (unsigned)__builtin_ctzll(m);
-		int32_t off = rule.saved_offset[reg];
+		int32_t off;
 
-		if (rule.saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23) ||
-		    out->nsaved >= SWU_BODY_MAX_SAVED)
+		if (reg >= SW_MAX_REGS || nsaved >= SWU_BODY_MAX_SAVED)
 			return SW_OK;
-		saved[out->nsaved++] = ((uint32_t)off << 8) | reg;
+		off = rule.saved_offset[reg];
+		if (rule.saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23))
+			return SW_OK;
+		saved[nsaved++] = ((uint32_t)off << 8) | reg;
 	}
+	out->nsaved = (uint8_t)nsaved;
 	out->cfa_offset = rule.cfa_offset;
 	out->ra_offset = rule.ra_offset;
 	out->arch = (uint8_t)rule.arch;
@@ -277,8 +375,10 @@ sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_ru
 	out->ra_reg = (uint8_t)rule.ra_reg;
 	out->ra_signed = (uint8_t)(rule.ra_signed != 0);
 	out->saved_mask = rule.saved_mask;
-	out->lo = h.prolog_size;
+	out->lo = lo;
 	out->hi = hi;
+	out->lo2 = lo2;
+	out->hi2 = hi2;
 	return SW_OK;
 }
 

@@ -319,7 +319,9 @@ void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu
  * with neither rows nor body ops has one rule for every offset from the
  * end of its prolog to the start of its first epilog (sw_swu_decode
  * replays the whole prolog to find it); a walk spends most frames there.
- * Offsets outside [lo, hi) go through the decoder as before.
+ * A row blob (imported CFI) gets the rule of its longest run of offsets
+ * between two row changes, and of the longest other run with that same
+ * rule.  Offsets outside these runs go through the decoder as before.
  *
  * saved[] (nsaved of them, in ascending register order) packs each saved
  * register as (CFA offset << 8) | register; the offset fits in 24 bits
@@ -327,6 +329,8 @@ void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu
  */
 struct swu_body_rule {
 	uint32_t lo, hi;                /* offsets it covers; lo == hi: none */
+	uint32_t lo2, hi2;              /* and a second run with the same rule (compiled
+	                                 * code with an early return), or lo2 == hi2 */
 	int32_t cfa_offset;             /* CFA = regs[cfa_reg] + cfa_offset */
 	int32_t ra_offset;              /* return address at [CFA + ra_offset] unless ra_in_reg */
 	uint8_t arch;                   /* an sw_arch */

@@ -536,9 +536,16 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 	out->saved_mask = s->saved_mask;
 	out->cfa_deref = s->cfa_deref;
 	out->reserved2 = 0;
-	for (unsigned r = 0; r < SW_MAX_REGS; r++) {
-		out->saved_offset[r] = (s->saved_mask & BIT(r)) ? s->saved[r] : 0;
-		out->saved_base[r] = (s->based_mask & s->saved_mask & BIT(r)) ?
-		                     s->base[r] : (uint8_t)SW_SWU_BASE_CFA;
+	/* Most registers are not saved: clear them all, then fill the saved few. */
+	memset(out->saved_offset, 0, sizeof out->saved_offset);
+	memset(out->saved_base, SW_SWU_BASE_CFA, sizeof out->saved_base);
+	for (uint64_t m = s->saved_mask; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+
+		if (r >= SW_MAX_REGS)
+			break;
+		out->saved_offset[r] = s->saved[r];
+		if (s->based_mask & BIT(r))
+			out->saved_base[r] = s->base[r];
 	}
 }

@@ -11,7 +11,8 @@
  *                  unw_init_local + unw_step loop, and (bench-libgcc, run
  *                  as a child) libgcc's _Unwind_Backtrace and glibc's
  *                  backtrace over the same methods registered with
- *                  __register_frame.
+ *                  __register_frame.  (libunwind defines backtrace() too:
+ *                  glibc's is measured in bench-libgcc, not here.)
  *   native stack   C frames (bench_native_recurse), walked by the library
  *                  through the CFI it imported from every loaded module,
  *                  and by the same peers.
@@ -21,12 +22,11 @@
  *   SWU size       blobs against .eh_frame on libc.so.6 and on the
  *                  largest x86-64 ELF file found under /usr and /opt.
  *
- * Usage: bench-walk [--quick] [--libgcc PATH] [--svg DIR] [--elf PATH]
+ * Usage: bench-walk [--quick] [--only managed|native] [--libgcc PATH] [--svg DIR] [--elf PATH]
  */
 #define _GNU_SOURCE
 #include "config.h"
 #include <elf.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <link.h>
@@ -75,7 +75,12 @@ static const unsigned managed_depths[] = { 10, 20, 50, 100, 200, 500, 1000 };
 static struct row managed[NMANAGED], native[BENCH_NDEPTHS];
 static struct row *current;
 
-static uint64_t sink_ips[MAX_IPS];
+/*
+ * Where every walker stores its IPs.  Not static: a store the compiler
+ * could prove unread would let it hoist a whole walk out of its timing loop.
+ */
+extern uint64_t sink_ips[MAX_IPS];
+uint64_t sink_ips[MAX_IPS];
 
 /* ---- the walkers ---- */
 
@@ -149,13 +154,6 @@ static size_t unw_step_loop(void)
 }
 #endif
 
-static size_t glibc_bt(void)
-{
-	static void *buf[MAX_IPS];
-
-	return (size_t)backtrace(buf, MAX_IPS);
-}
-
 /* Time every in-process walker on the stack below; `seed` NULL: start from the Frames. */
 static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flags, size_t fp_frames)
 {
@@ -177,10 +175,6 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 	BENCH_BEST(r->unw_bt, r->peer_frames, iters, unw_bt());
 	BENCH_BEST(r->unw_step, f, iters / 8 + 1, unw_step_loop());
 #endif
-	if (seed) {
-		glibc_bt();
-		BENCH_BEST(r->glibc, f, iters / 4 + 1, glibc_bt());
-	}
 	(void)f;
 }
 
@@ -268,19 +262,17 @@ static void run_libgcc(const char *prog)
 		size_t frames;
 		double u, gl;
 
-		if (sscanf(line, "%15s %u %zu %lf %lf", what, &depth, &frames, &u, &gl) == 5) {
+		if (sscanf(line, "lookup %u %lf", &depth, &u) == 2) {
+			libgcc_lookup_ns = u;
+		} else if (sscanf(line, "%15s %u %zu %lf %lf", what, &depth, &frames, &u, &gl) == 5) {
 			struct row *rows = !strcmp(what, "managed") ? managed : native;
 			unsigned n = rows == managed ? NMANAGED : BENCH_NDEPTHS;
 
 			for (unsigned i = 0; i < n; i++)
 				if (rows[i].depth == depth) {
 					rows[i].libgcc = u;
-					/* glibc in-process is measured for the native stack here already. */
-					if (rows == managed)
-						rows[i].glibc = gl;
+					rows[i].glibc = gl;
 				}
-		} else if (sscanf(line, "lookup %u %lf", &depth, &u) == 2) {
-			libgcc_lookup_ns = u;
 		}
 	}
 	if (pclose(p) != 0) {
@@ -499,13 +491,14 @@ static void bench_size(struct size_result *r, const char *path)
 	sw_module_free(m);
 }
 
-/* The largest x86-64 ELF file under /usr and /opt. */
+/* The largest x86-64 ELF file with an .eh_frame under /usr and /opt. */
 static char largest_path[4096];
 static off_t largest_size;
 
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	unsigned char id[20];
+	uint64_t eh, hdr;
 	int fd;
 
 	(void)ftw;
@@ -516,7 +509,7 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 		return 0;
 	if (read(fd, id, sizeof id) == (ssize_t)sizeof id && !memcmp(id, ELFMAG, SELFMAG) &&
 	    id[EI_CLASS] == ELFCLASS64 && id[18] == EM_X86_64 && id[19] == 0 &&
-	    (id[16] == ET_EXEC || id[16] == ET_DYN)) {
+	    (id[16] == ET_EXEC || id[16] == ET_DYN) && eh_frame_sizes(path, &eh, &hdr) == 0 && eh) {
 		largest_size = st->st_size;
 		snprintf(largest_path, sizeof largest_path, "%s", path);
 	}
@@ -541,12 +534,15 @@ static void goal(const char *what, double value, const char *op, double target, 
 	printf("  %-62s %10.3g   %s %-8g %-6s %s\n", what, value, op, target, unit, met ? "met" : "MISSED");
 }
 
+/* The row of that depth; an empty one (nothing measured) if there is none. */
 static const struct row *at_depth(const struct row *rows, unsigned n, unsigned depth)
 {
+	static const struct row none;
+
 	for (unsigned i = 0; i < n; i++)
 		if (rows[i].depth == depth)
 			return &rows[i];
-	return NULL;
+	return &none;
 }
 
 static void print_rows(const char *title, const struct row *rows, unsigned n)
@@ -622,7 +618,7 @@ static void plots(const char *dir)
 int main(int argc, char **argv)
 {
 	static const toyjit_shape shapes[] = { TOYJIT_RBP_FRAME, TOYJIT_RBP_FRAME, TOYJIT_BIG_FRAME };
-	const char *libgcc = NULL, *svg = NULL, *elf = NULL;
+	const char *libgcc = NULL, *svg = NULL, *elf = NULL, *only = "";
 	const struct row *m100, *n100;
 	const struct map_result *m1k = &maps[0], *m100k = &maps[2], *m1m = &maps[3];
 	toyjit *jit = NULL;
@@ -632,6 +628,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			g.quick = 1;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];       /* managed or native: for profiling one walk */
 		else if (!strcmp(argv[i], "--libgcc") && i + 1 < argc)
 			libgcc = argv[++i];
 		else if (!strcmp(argv[i], "--svg") && i + 1 < argc)
@@ -639,7 +637,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--elf") && i + 1 < argc)
 			elf = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench-walk [--quick] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
+			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
 			return 2;
 		}
 	}
@@ -651,16 +649,18 @@ int main(int argc, char **argv)
 	}
 	dl_iterate_phdr(add_module, NULL);
 
-	for (unsigned i = 0; i < NMANAGED; i++) {
+	for (unsigned i = 0; i < NMANAGED && strcmp(only, "native"); i++) {
 		current = &managed[i];
 		current->depth = managed_depths[i];
 		if (toyjit_run(jit, managed_depths[i], -1) != SW_OK)
 			g.failed = 1;
 	}
-	for (unsigned i = 0; i < BENCH_NDEPTHS; i++) {
+	for (unsigned i = 0; i < BENCH_NDEPTHS && strcmp(only, "managed"); i++) {
 		native[i].depth = bench_depths[i];
 		bench_native_recurse(bench_depths[i], native_leaf, &native[i]);
 	}
+	if (*only)
+		goto report;
 	run_libgcc(libgcc);
 
 	if (make_blobs() != 0) {
@@ -680,6 +680,7 @@ int main(int argc, char **argv)
 	if (elf)
 		bench_size(&sizes[1], elf);
 
+report:
 	print_rows("Managed stack (toy JIT, x86-64; the stub's TransitionFrame on top)", managed, NMANAGED);
 	print_rows("Native stack (C frames; sw walks them through imported CFI)", native, BENCH_NDEPTHS);
 	printf("\nCode map: %9s %12s %12s %12s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",

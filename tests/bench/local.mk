@@ -30,3 +30,11 @@ bench:
 	@echo "bench: the benchmarks need an x86-64 host"
 endif
 .PHONY: bench
+
+# The walk's fast path (the body rule) against the decoder, at every
+# offset it covers: a correctness test, part of make check.
+check_PROGRAMS += tests/check_body_rule
+TESTS += tests/check_body_rule
+tests_check_body_rule_SOURCES = tests/bench/check_body_rule.c
+tests_check_body_rule_CFLAGS = $(TEST_CFLAGS)
+tests_check_body_rule_LDADD = $(TEST_LIBS)
