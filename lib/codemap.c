@@ -83,8 +83,34 @@ struct sw_codemap {
 	struct swi_epoch epoch;         /* first: it wants cache-line alignment */
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
+	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 };
+
+/*
+ * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
+ * at each: a poll costs a full fence and a second lock, which registering
+ * a method one by one would otherwise pay every time.  Retired memory
+ * waits a little longer; sw_codemap_synchronize still frees it all.
+ */
+#define CODEMAP_POLL_EVERY 16
+
+/* Count a write; whether to poll after it.  Writer lock held. */
+static int count_write(sw_codemap *map)
+{
+	return ++map->unpolled % CODEMAP_POLL_EVERY == 0;
+}
+
+/*
+ * Readers only load the count; writers change it under their lock, so a
+ * plain load and store do (no locked read-modify-write on every write).
+ */
+static void count_add(sw_codemap *map, size_t delta)
+{
+	atomic_store_explicit(&map->count,
+	                      atomic_load_explicit(&map->count, memory_order_relaxed) + delta,
+	                      memory_order_relaxed);
+}
 
 static uint64_t page_of(uint64_t addr)
 {
@@ -384,7 +410,11 @@ static void table_install(sw_codemap *map, const struct codemap_page *fresh, uin
 
 /* ---- adding ---- */
 
-static sw_status check_info(const sw_code_info *info)
+/*
+ * Check what a method is registered with; the blob is validated, and its
+ * body rule (for the walk's fast path) read in the same pass.
+ */
+static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body, uint32_t *saved)
 {
 	if (!info || !info->unwind || info->unwind_size == 0 || info->size == 0)
 		return SW_E_INVAL;
@@ -401,29 +431,27 @@ static sw_status check_info(const sw_code_info *info)
 	/* The contract is one code for a bad blob, whatever the validator's
 	 * finer diagnosis (truncated, a limit exceeded, ...); sw_swu_validate
 	 * itself gives that to callers who want it. */
-	if (sw_swu_validate(info->unwind, info->unwind_size) != SW_OK)
+	if (swu_validate_body_rule(info->unwind, info->unwind_size, body, saved) != SW_OK)
 		return SW_E_BADMETA;
+	/* No body rule is no loss: the walk then decodes every frame. */
+	if (body->lo >= body->hi)
+		memset(body, 0, sizeof *body);
 	return SW_OK;
 }
 
-static struct codemap_entry *entry_new(const sw_code_info *info)
+static struct codemap_entry *entry_new(const sw_code_info *info, const struct swu_body_rule *body,
+                                       const uint32_t *saved)
 {
-	uint32_t saved[SWU_BODY_MAX_SAVED];
-	struct swu_body_rule body;
 	struct codemap_entry *e;
 	uint8_t *blob;
 
-	/* No body rule is no loss: the walk then decodes every frame. */
-	if (swu_body_rule_decode(info->unwind, info->unwind_size, &body, saved) != SW_OK ||
-	    body.lo >= body.hi)
-		memset(&body, 0, sizeof body);
-	e = malloc(sizeof(*e) + sizeof(saved[0]) * body.nsaved + info->unwind_size);
+	e = malloc(sizeof(*e) + sizeof(saved[0]) * body->nsaved + info->unwind_size);
 	if (!e)
 		return NULL;
-	blob = (uint8_t *)(e->body_saved + body.nsaved);
+	blob = (uint8_t *)(e->body_saved + body->nsaved);
 	memcpy(blob, info->unwind, info->unwind_size);
-	memcpy(e->body_saved, saved, sizeof(saved[0]) * body.nsaved);
-	e->body = body;
+	memcpy(e->body_saved, saved, sizeof(saved[0]) * body->nsaved);
+	e->body = *body;
 	e->info = *info;
 	e->info.unwind = blob;
 	return e;
@@ -504,30 +532,35 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 		table_install(map, fresh[k], first + k);
 	if (fresh != small)
 		free(fresh);
-	atomic_fetch_add_explicit(&map->count, 1, memory_order_relaxed);
+	count_add(map, 1);
 	return SW_OK;
 }
 
 SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 {
+	uint32_t saved[SWU_BODY_MAX_SAVED];
+	struct swu_body_rule body;
 	struct codemap_entry *e;
 	sw_status st;
+	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
-	st = check_info(info);
+	st = check_info(info, &body, saved);
 	if (st != SW_OK)
 		return st;
-	e = entry_new(info);
+	e = entry_new(info, &body, saved);
 	if (!e)
 		return SW_E_NOMEM;
 	pthread_mutex_lock(&map->lock);
 	st = add_locked(map, e);
+	poll = count_write(map);
 	pthread_mutex_unlock(&map->lock);
 	if (st != SW_OK)
 		free(e);        /* never published */
 	/* Opportunistic reclamation of earlier removals; never waits. */
-	swi_epoch_poll(&map->epoch);
+	if (poll)
+		swi_epoch_poll(&map->epoch);
 	return st;
 }
 
@@ -566,7 +599,7 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	if (fresh != small)
 		free(fresh);
 	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
-	atomic_fetch_sub_explicit(&map->count, 1, memory_order_relaxed);
+	count_add(map, (size_t)-1);
 
 	/* Clear tombstones, or shrink after mass removal.  Failing to is
 	 * harmless: the current table stays correct. */
@@ -578,13 +611,16 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 {
 	sw_status st;
+	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&map->lock);
 	st = remove_locked(map, start);
+	poll = count_write(map);
 	pthread_mutex_unlock(&map->lock);
-	swi_epoch_poll(&map->epoch);
+	if (poll)
+		swi_epoch_poll(&map->epoch);
 	return st;
 }
 
@@ -626,6 +662,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	}
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
+	map->unpolled = 0;
 	*out = map;
 	return SW_OK;
 }

@@ -311,6 +311,44 @@ static sw_status longest_row_runs(const void *blob, size_t size, struct swu_read
 	return SW_OK;
 }
 
+/*
+ * Store `rule` for return addresses in [lo, hi) and [lo2, hi2) in the
+ * packed form; out stays empty (lo == hi) if the form cannot hold it.
+ */
+static void pack_body_rule(const sw_swu_rule *rule, uint32_t lo, uint32_t hi, uint32_t lo2,
+                           uint32_t hi2, struct swu_body_rule *out, uint32_t *saved)
+{
+	unsigned nsaved = 0;
+
+	memset(out, 0, sizeof *out);
+	if (rule->cfa_deref || rule->cfa_reg > 0xff || rule->ra_reg > 0xff || rule->arch > 0xff)
+		return;
+	for (uint64_t m = rule->saved_mask; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctzll(m);
+		int32_t off;
+
+		if (reg >= SW_MAX_REGS || nsaved >= SWU_BODY_MAX_SAVED)
+			return;
+		off = rule->saved_offset[reg];
+		if (rule->saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23))
+			return;
+		saved[nsaved++] = ((uint32_t)off << 8) | reg;
+	}
+	out->nsaved = (uint8_t)nsaved;
+	out->cfa_offset = rule->cfa_offset;
+	out->ra_offset = rule->ra_offset;
+	out->arch = (uint8_t)rule->arch;
+	out->cfa_reg = (uint8_t)rule->cfa_reg;
+	out->ra_in_reg = (uint8_t)(rule->ra_in_reg != 0);
+	out->ra_reg = (uint8_t)rule->ra_reg;
+	out->ra_signed = (uint8_t)(rule->ra_signed != 0);
+	out->saved_mask = rule->saved_mask;
+	out->lo = lo;
+	out->hi = hi;
+	out->lo2 = lo2;
+	out->hi2 = hi2;
+}
+
 sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
                                uint32_t *saved)
 {
@@ -320,7 +358,6 @@ sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_ru
 	sw_swu_header h;
 	sw_swu_rule rule;
 	uint32_t lo, hi, lo2 = 0, hi2 = 0;
-	unsigned nsaved = 0;
 	sw_status st;
 
 	memset(out, 0, sizeof *out);
@@ -353,32 +390,63 @@ sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_ru
 	/* The decoder itself says what the rule is: the two cannot disagree. */
 	if ((st = decode(blob, size, lo, true, &rule)) != SW_OK)
 		return st;
-	if (rule.cfa_deref || rule.cfa_reg > 0xff || rule.ra_reg > 0xff || rule.arch > 0xff)
-		return SW_OK;
-	for (uint64_t m = rule.saved_mask; m; m &= m - 1) {
-		unsigned reg = (unsigned)__builtin_ctzll(m);
-		int32_t off;
+	pack_body_rule(&rule, lo, hi, lo2, hi2, out, saved);
+	return SW_OK;
+}
 
-		if (reg >= SW_MAX_REGS || nsaved >= SWU_BODY_MAX_SAVED)
-			return SW_OK;
-		off = rule.saved_offset[reg];
-		if (rule.saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23))
-			return SW_OK;
-		saved[nsaved++] = ((uint32_t)off << 8) | reg;
-	}
-	out->nsaved = (uint8_t)nsaved;
-	out->cfa_offset = rule.cfa_offset;
-	out->ra_offset = rule.ra_offset;
-	out->arch = (uint8_t)rule.arch;
-	out->cfa_reg = (uint8_t)rule.cfa_reg;
-	out->ra_in_reg = (uint8_t)(rule.ra_in_reg != 0);
-	out->ra_reg = (uint8_t)rule.ra_reg;
-	out->ra_signed = (uint8_t)(rule.ra_signed != 0);
-	out->saved_mask = rule.saved_mask;
-	out->lo = lo;
-	out->hi = hi;
-	out->lo2 = lo2;
-	out->hi2 = hi2;
+/* Called once every prolog op is checked, with the state the body starts in. */
+typedef void (*swu_prolog_end_fn)(void *ctx, const sw_swu_header *h, const struct swu_state *body);
+
+static sw_status walk_blob(const void *blob, size_t size, const struct swu_visitor *v,
+                           void *ctx, size_t *where, swu_prolog_end_fn prolog_end);
+
+/* What swu_validate_body_rule's visitor gathers while the validator runs. */
+struct body_visit {
+	sw_swu_header h;
+	sw_swu_rule rule;
+	uint32_t first_epilog;
+	bool have_rule;
+};
+
+static void visit_prolog_end(void *ctx, const sw_swu_header *h, const struct swu_state *body)
+{
+	struct body_visit *bv = ctx;
+
+	bv->h = *h;
+	bv->first_epilog = h->code_size + 1;
+	swu_state_rule(body, SW_SWU_BODY, &bv->rule);
+	bv->have_rule = true;
+}
+
+static void visit_epilog(void *ctx, unsigned index, const struct swu_epilog *e)
+{
+	struct body_visit *bv = ctx;
+
+	if (index == 0)
+		bv->first_epilog = e->start;
+}
+
+sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_rule *out,
+                                 uint32_t *saved)
+{
+	static const struct swu_visitor v = { .epilog = visit_epilog };
+	struct body_visit bv;
+	sw_status st;
+
+	memset(out, 0, sizeof *out);
+	bv.have_rule = false;
+	if ((st = walk_blob(blob, size, &v, &bv, NULL, visit_prolog_end)) != SW_OK)
+		return st;
+	/* Row blobs, with their runs, take the decoder's way. */
+	if (!bv.have_rule)
+		return swu_body_rule_decode(blob, size, out, saved);
+	/*
+	 * The validator replays the prolog exactly as the decoder does, so
+	 * its body state is the decoder's rule anywhere between the prolog
+	 * and the first epilog, as long as no body op moves SP there.
+	 */
+	if (!bv.h.body_ops && bv.h.prolog_size < bv.first_epilog)
+		pack_body_rule(&bv.rule, bv.h.prolog_size, bv.first_epilog, 0, 0, out, saved);
 	return SW_OK;
 }
 
@@ -648,8 +716,9 @@ static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const s
 	return SW_OK;
 }
 
-sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
-                   void *ctx, size_t *where)
+/* swu_walk, and for swu_validate_body_rule a call once the prolog is checked. */
+static sw_status walk_blob(const void *blob, size_t size, const struct swu_visitor *v,
+                           void *ctx, size_t *where, swu_prolog_end_fn prolog_end)
 {
 	struct epilog_cursor cursor;
 	struct swu_walk_ctx w = { v, ctx, blob, blob, { 0 } };
@@ -686,6 +755,8 @@ sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
 			v->op(ctx, NULL, &op, &w.body);
 		prev = op.end;
 	}
+	if (prolog_end && !h.row_ops)
+		prolog_end(ctx, &h, &w.body);
 	prev = h.prolog_size;
 	cursor = (struct epilog_cursor){ .r = r, .h = &h, .left = h.epilogs, .prev = prev };
 	for (uint32_t i = 0; i < h.epilogs; i++) {
@@ -715,6 +786,12 @@ out:
 	if (where)
 		*where = st == SW_OK ? size : (size_t)(w.item - w.base);
 	return st;
+}
+
+sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
+                   void *ctx, size_t *where)
+{
+	return walk_blob(blob, size, v, ctx, where, NULL);
 }
 
 SW_API sw_status sw_swu_validate(const void *blob, size_t size)

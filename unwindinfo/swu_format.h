@@ -362,4 +362,12 @@ static inline int32_t swu_body_saved_offset(uint32_t packed)
 sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
                                uint32_t *saved);
 
+/*
+ * sw_swu_validate and swu_body_rule_decode in one: validate the blob and,
+ * if it is valid, give its body rule; a blob in prolog form is read once,
+ * its body rule taken from the validator's own replay of the prolog.
+ */
+sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_rule *out,
+                                 uint32_t *saved);
+
 #endif /* SW_UNWINDINFO_SWU_FORMAT_H */

@@ -19,21 +19,48 @@
 static unsigned long blobs_checked, offsets_checked, with_rule, with_two;
 static int failures;
 
+static void check_rule(const char *what, const uint8_t *blob, size_t size,
+                       const struct swu_body_rule *rule, const uint32_t *saved);
+
+/*
+ * Both ways to the body rule: the decoder's (swu_body_rule_decode) and
+ * the validator's (swu_validate_body_rule, what the code map uses).
+ */
 static void check_blob(const char *what, const uint8_t *blob, size_t size)
 {
-	uint32_t saved[SWU_BODY_MAX_SAVED];
-	struct swu_body_rule br;
-	sw_swu_header h;
+	uint32_t saved[SWU_BODY_MAX_SAVED], saved2[SWU_BODY_MAX_SAVED];
+	struct swu_body_rule br, br2;
 
 	blobs_checked++;
-	if (swu_body_rule_decode(blob, size, &br, saved) != SW_OK) {
-		printf("FAIL %s: swu_body_rule_decode refused a valid blob\n", what);
+	if (swu_body_rule_decode(blob, size, &br, saved) != SW_OK ||
+	    swu_validate_body_rule(blob, size, &br2, saved2) != SW_OK) {
+		printf("FAIL %s: a valid blob was refused\n", what);
 		failures++;
 		return;
 	}
+	if (br.lo < br.hi && (br2.lo != br.lo || br2.hi != br.hi || br2.lo2 != br.lo2 ||
+	                      br2.hi2 != br.hi2)) {
+		printf("FAIL %s: the validator's body rule covers [%u, %u) [%u, %u), the decoder's "
+		       "[%u, %u) [%u, %u)\n", what, br2.lo, br2.hi, br2.lo2, br2.hi2,
+		       br.lo, br.hi, br.lo2, br.hi2);
+		failures++;
+	}
+	if (br.lo < br.hi)
+		with_rule++;
+	if (br.lo2 < br.hi2)
+		with_two++;
+	check_rule(what, blob, size, &br, saved);
+	check_rule(what, blob, size, &br2, saved2);
+}
+
+static void check_rule(const char *what, const uint8_t *blob, size_t size,
+                       const struct swu_body_rule *rule, const uint32_t *saved)
+{
+	struct swu_body_rule br = *rule;
+	sw_swu_header h;
+
 	if (br.lo >= br.hi)
 		return;
-	with_rule++;
 	if (sw_swu_decode_header(blob, size, &h) != SW_OK || br.hi > h.code_size + 1) {
 		printf("FAIL %s: the rule covers [%u, %u), past the code\n", what, br.lo, br.hi);
 		failures++;
@@ -45,8 +72,6 @@ static void check_blob(const char *what, const uint8_t *blob, size_t size)
 		failures++;
 		return;
 	}
-	if (br.lo2 < br.hi2)
-		with_two++;
 	for (uint32_t k = 0, off; k < (br.hi - br.lo) + (br.hi2 > br.lo2 ? br.hi2 - br.lo2 : 0); k++) {
 		off = k < br.hi - br.lo ? br.lo + k : br.lo2 + (k - (br.hi - br.lo));
 		sw_swu_rule r;
