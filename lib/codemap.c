@@ -168,22 +168,26 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 	return NULL;
 }
 
-/* The index of the last item with start <= addr, or -1 if none. */
+/*
+ * The index of the last item with start <= addr, or -1 if none.  The
+ * search halves the range without a data-dependent branch (the compiler
+ * makes the choice a conditional move): random addresses would mispredict
+ * most steps of a branching binary search.
+ */
 static long page_search(const struct codemap_page *p, uint64_t addr)
 {
-	long lo = 0, hi = (long)p->n - 1, found = -1;
+	const struct codemap_item *base = p->item;
+	uint32_t n = p->n;
 
-	while (lo <= hi) {
-		long mid = lo + (hi - lo) / 2;
+	if (n == 0)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		if (p->item[mid].start <= addr) {
-			found = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
+		base = base[half].start <= addr ? base + half : base;
+		n -= half;
 	}
-	return found;
+	return base->start <= addr ? (long)(base - p->item) : -1;
 }
 
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)

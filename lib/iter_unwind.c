@@ -12,6 +12,41 @@
 #define BIT(r) (1ULL << (r))
 
 /*
+ * Read one target pointer: the walk's most frequent operation.  In the
+ * direct window of a little-endian host this is one load of the pointer's
+ * width, where swi_read_ptr would copy bytes and reassemble them; anything
+ * else goes through swi_read_ptr.
+ */
+static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint64_t *out)
+{
+	const sw_memory *m = it->thread->memory;
+	unsigned p = it->arch->ptr_size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t end = addr + p;
+
+	if (SWI_LIKELY(end >= addr && addr >= m->direct_lo && end <= m->direct_hi)) {
+		const unsigned char *src = m->direct_host + (addr - m->direct_lo);
+
+		if (p == 8) {
+			uint64_t v;
+
+			memcpy(&v, src, 8);
+			*out = v;
+			return SW_OK;
+		}
+		if (p == 4) {
+			uint32_t v;
+
+			memcpy(&v, src, 4);
+			*out = v;
+			return SW_OK;
+		}
+	}
+#endif
+	return swi_read_ptr(m, p, addr, out);
+}
+
+/*
  * The caller's SP lies above ours, on the stack, or bad metadata could
  * loop.  Only an active leaf that has not touched the stack (its return
  * address still in the link register) may leave SP unchanged: its caller,
@@ -53,8 +88,7 @@ static uint64_t keep_registers(struct swi_iter *it)
 /* Read a register the method saved at `slot` into the caller's context. */
 static sw_status restore_saved(struct swi_iter *it, unsigned r, uint64_t slot)
 {
-	sw_status st = swi_read_ptr(it->thread->memory, it->arch->ptr_size, slot,
-	                            &it->rd.caller.regs[r]);
+	sw_status st = read_word(it, slot, &it->rd.caller.regs[r]);
 
 	if (st != SW_OK)
 		return st;
@@ -79,7 +113,7 @@ static sw_status finish_caller(struct swi_iter *it, uint64_t cfa, int ra_in_reg,
 		ra_loc = rd->cur_loc[ra_reg];
 	} else {
 		ra_loc = cfa + (uint64_t)(int64_t)ra_offset;
-		st = swi_read_ptr(it->thread->memory, a->ptr_size, ra_loc, &ra);
+		st = read_word(it, ra_loc, &ra);
 		if (st != SW_OK)
 			return st;
 	}
