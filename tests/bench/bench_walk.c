@@ -31,6 +31,7 @@
 #include <ftw.h>
 #include <link.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,20 @@ struct row {
 	double sw_full, sw_quick, fp, unw_bt, unw_step, libgcc, glibc;
 };
 
-static const unsigned managed_depths[] = { 10, 20, 50, 100, 200, 500, 1000 };
+/*
+ * Deeper than one toy JIT goes (TOYJIT_MAX_DEPTH), the stack nests runs of
+ * several JIT instances: each one's helper starts the next, so segments of
+ * SEGMENT methods follow one another, each under its stub's
+ * TransitionFrame, with the helper's native frames between them (which
+ * the walk crosses by the Frames, as the CLR does).  Only the library
+ * walks those: the other walkers have no way across the native frames of
+ * libtoyjit, built without frame pointers and unknown to libunwind.
+ */
+static const unsigned managed_depths[] = { 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000 };
+#define SEGMENT 1000
+#define MAX_SEGMENTS 10
+static toyjit *jits[MAX_SEGMENTS];
+static unsigned segments, segment_now;
 #define NMANAGED (sizeof managed_depths / sizeof managed_depths[0])
 static struct row managed[NMANAGED], native[BENCH_NDEPTHS];
 static struct row *current;
@@ -154,7 +168,10 @@ static size_t unw_step_loop(void)
 }
 #endif
 
-/* Time every in-process walker on the stack below; `seed` NULL: start from the Frames. */
+/*
+ * Time every in-process walker on the stack below; `seed` NULL: start from
+ * the Frames.  fp_frames 0: the library's walks only.
+ */
 static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flags, size_t fp_frames)
 {
 	const uint64_t *fp = __builtin_frame_address(0);
@@ -169,6 +186,8 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 	}
 	BENCH_BEST(r->sw_full, f, iters, sw_walk(seed, sw_flags));
 	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_QUICKUNWIND));
+	if (!fp_frames)
+		return;
 	BENCH_BEST(r->fp, f, iters * 4, fp_walk(fp, fp_frames));
 #ifdef HAVE_LIBUNWIND
 	unw_bt();
@@ -182,8 +201,22 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 static void managed_helper(toyjit *jit, sw_transition_frame *tf)
 {
 	(void)tf;
+	if (segment_now + 1 < segments) {
+		/* Not the top yet: the next segment goes on top of this one. */
+		segment_now++;
+		if (toyjit_run(jits[segment_now], jit->run_depth, -1) != SW_OK)
+			g.failed = 1;
+		segment_now--;
+		return;
+	}
 	/* The fp walk: this helper, the stub, then the methods. */
-	time_walkers(current, NULL, 0, jit->run_depth + 2);
+	time_walkers(current, NULL, 0, segments > 1 ? 0 : jit->run_depth + 2);
+	/* One TransitionFrame per segment, then its methods. */
+	if (current->frames && current->frames != (size_t)current->depth + segments) {
+		printf("  depth %u: sw_walk_frames reported %zu frames, expected %u\n", current->depth,
+		       current->frames, current->depth + segments);
+		g.failed = 1;
+	}
 }
 
 /* The top of the native stack: walk it from here. */
@@ -578,8 +611,15 @@ static void print_rows(const char *title, const struct row *rows, unsigned n)
 
 		if (!r->frames)
 			continue;
-		printf("%6u %6zu %9.2f %9.2f %8.2f %9.2f %9.2f %9.2f %9.2f\n", r->depth, r->frames,
-		       r->sw_full, r->sw_quick, r->fp, r->unw_bt, r->unw_step, r->libgcc, r->glibc);
+		char cells[7][16];
+		const double v[7] = { r->sw_full, r->sw_quick, r->fp, r->unw_bt, r->unw_step, r->libgcc,
+		                      r->glibc };
+
+		/* "-": that walker cannot walk this stack (or was not run). */
+		for (unsigned k = 0; k < 7; k++)
+			snprintf(cells[k], sizeof cells[k], v[k] > 0 ? "%.2f" : "-", v[k]);
+		printf("%6u %6zu %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0], cells[1],
+		       cells[2], cells[3], cells[4], cells[5], cells[6]);
 	}
 }
 
@@ -638,13 +678,42 @@ static void plots(const char *dir)
 		printf("\nplots: %s/depth.svg, %s/methods.svg\n", dir, dir);
 }
 
-int main(int argc, char **argv)
+/*
+ * The managed stacks, on a thread of its own with a stack large enough for
+ * 10,000 toy JIT frames.  Returns non-NULL when every run went through.
+ */
+static void *managed_thread(void *arg)
 {
 	static const toyjit_shape shapes[] = { TOYJIT_RBP_FRAME, TOYJIT_RBP_FRAME, TOYJIT_BIG_FRAME };
+	int ok = 1;
+
+	(void)arg;
+	if (sw_thread_init_self(&g.thread, g.map, &g.memory, &frame_head) != SW_OK)
+		return NULL;
+	for (unsigned i = 0; i < MAX_SEGMENTS; i++)
+		if (toyjit_create(&jits[i], g.map, &frame_head, shapes, 3, managed_helper, NULL) != SW_OK)
+			ok = 0;
+	for (unsigned i = 0; ok && i < NMANAGED; i++) {
+		unsigned d = managed_depths[i];
+
+		current = &managed[i];
+		current->depth = d;
+		segments = d > SEGMENT ? (d + SEGMENT - 1) / SEGMENT : 1;
+		segment_now = 0;
+		if (segments > MAX_SEGMENTS || d % segments ||
+		    toyjit_run(jits[0], d / segments, -1) != SW_OK)
+			ok = 0;
+	}
+	for (unsigned i = 0; i < MAX_SEGMENTS; i++)
+		toyjit_destroy(jits[i]);
+	return ok ? &g : NULL;
+}
+
+int main(int argc, char **argv)
+{
 	const char *libgcc = NULL, *svg = NULL, *elf = NULL, *only = "";
 	const struct row *m100, *n100;
 	const struct map_result *m1k = &maps[0], *m100k = &maps[2], *m1m = &maps[3];
-	toyjit *jit = NULL;
 	sw_status st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -664,19 +733,27 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((st = sw_codemap_create(&g.map)) != SW_OK ||
-	    (st = toyjit_create(&jit, g.map, &frame_head, shapes, 3, managed_helper, NULL)) != SW_OK ||
-	    (st = sw_thread_init_self(&g.thread, g.map, &g.memory, &frame_head)) != SW_OK) {
+	if ((st = sw_codemap_create(&g.map)) != SW_OK) {
 		fprintf(stderr, "bench-walk: setup failed: %s\n", sw_strerror(st));
 		return 1;
 	}
 	dl_iterate_phdr(add_module, NULL);
 
-	for (unsigned i = 0; i < NMANAGED && (!*only || !strcmp(only, "managed")); i++) {
-		current = &managed[i];
-		current->depth = managed_depths[i];
-		if (toyjit_run(jit, managed_depths[i], -1) != SW_OK)
+	if (!*only || !strcmp(only, "managed")) {
+		/* A third of the toy JIT's frames take 12 KiB (TOYJIT_BIG_FRAME). */
+		pthread_attr_t attr;
+		pthread_t t;
+		void *ok = NULL;
+
+		if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 128u << 20) != 0 ||
+		    pthread_create(&t, &attr, managed_thread, NULL) != 0 || pthread_join(t, &ok) != 0 || !ok) {
+			fprintf(stderr, "bench-walk: the managed stack benchmark could not run\n");
 			g.failed = 1;
+		}
+	}
+	if ((st = sw_thread_init_self(&g.thread, g.map, &g.memory, &frame_head)) != SW_OK) {
+		fprintf(stderr, "bench-walk: setup failed: %s\n", sw_strerror(st));
+		return 1;
 	}
 	for (unsigned i = 0; i < BENCH_NDEPTHS && (!*only || !strcmp(only, "native")); i++) {
 		native[i].depth = bench_depths[i];
@@ -757,7 +834,7 @@ report:
 
 	if (svg)
 		plots(svg);
-	toyjit_destroy(jit);
+
 	for (unsigned i = 0; i < g.nmodules; i++) {
 		sw_module_unregister(g.modules[i], g.map);
 		sw_module_free(g.modules[i]);

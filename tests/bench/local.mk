@@ -11,7 +11,7 @@ tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c tests/bench/bench_svg.
 tests_bench_bench_walk_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
 # Frame pointers: the frame-pointer walk is a peer on the native stack too.
 tests_bench_bench_walk_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
-tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lm
+tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lm -lpthread
 if HAVE_LIBUNWIND
 tests_bench_bench_walk_CFLAGS += $(LIBUNWIND_CFLAGS)
 tests_bench_bench_walk_LDADD += $(LIBUNWIND_LIBS)
