@@ -213,7 +213,26 @@ static sw_status advance_tracker(struct swi_iter *it)
 	return SW_OK;
 }
 
-static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int exact)
+/* The code map's entry for ip, from the recent ones when it is there. */
+static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
+{
+	const sw_code_info *c;
+
+	for (unsigned i = 0; i < SWI_RECENT; i++)
+		if (ip - it->recent[i].start < it->recent[i].size)
+			return it->recent[i].code;
+	c = swi_codemap_lookup(it->thread->codemap, ip);
+	if (c) {
+		unsigned i = it->recent_next++ % SWI_RECENT;
+
+		it->recent[i].start = c->start;
+		it->recent[i].size = c->size;
+		it->recent[i].code = c;
+	}
+	return c;
+}
+
+static const sw_code_info *lookup(struct swi_iter *it, uint64_t ip, int exact)
 {
 	const sw_code_info *c;
 
@@ -223,7 +242,7 @@ static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int ex
 			return NULL;
 		ip -= 1;
 	}
-	c = swi_codemap_lookup(it->thread->codemap, ip);
+	c = cached_lookup(it, ip);
 	/* Without NATIVE_FRAMES native code is not walked, only marked. */
 	if (c && (c->flags & SW_CODE_NATIVE) && !(it->flags & SW_WALK_NATIVE_FRAMES))
 		return NULL;
@@ -235,10 +254,10 @@ static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int ex
  * is the exception: nothing called it, the handler "returns" to its very
  * first byte, so its own address finds it.
  */
-static const sw_code_info *lookup_return(const struct swi_iter *it, uint64_t ip)
+static const sw_code_info *lookup_return(struct swi_iter *it, uint64_t ip)
 {
 	if (it->flags & SW_WALK_NATIVE_FRAMES) {
-		const sw_code_info *c = swi_codemap_lookup(it->thread->codemap, ip);
+		const sw_code_info *c = cached_lookup(it, ip);
 
 		if (c && (c->flags & SW_CODE_SIGNAL_TRAMPOLINE))
 			return c;

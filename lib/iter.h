@@ -36,6 +36,8 @@ enum swi_step {
 	SWI_STEP_FAILED
 };
 
+#define SWI_RECENT 4
+
 struct swi_iter {
 	uint32_t magic;
 	uint32_t step;                  /* an swi_step */
@@ -73,6 +75,17 @@ struct swi_iter {
 	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
+	/*
+	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
+	 * methods (recursion, loops of calls); a hit skips the code map's
+	 * hash probe and search.  The entries stay valid for the whole walk:
+	 * it holds a read section.
+	 */
+	struct {
+		uint64_t start, size;
+		const sw_code_info *code;
+	} recent[SWI_RECENT];
+	uint32_t recent_next;
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;

@@ -616,8 +616,12 @@ static void print_rows(const char *title, const struct row *rows, unsigned n)
 		                      r->glibc };
 
 		/* "-": that walker cannot walk this stack (or was not run). */
-		for (unsigned k = 0; k < 7; k++)
-			snprintf(cells[k], sizeof cells[k], v[k] > 0 ? "%.2f" : "-", v[k]);
+		for (unsigned k = 0; k < 7; k++) {
+			if (v[k] > 0)
+				snprintf(cells[k], sizeof cells[k], "%.2f", v[k]);
+			else
+				snprintf(cells[k], sizeof cells[k], "-");
+		}
 		printf("%6u %6zu %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0], cells[1],
 		       cells[2], cells[3], cells[4], cells[5], cells[6]);
 	}
