@@ -102,6 +102,23 @@ static void see_managed_frame(struct swi_iter *it)
 	}
 }
 
+/*
+ * Set the frame's flags with one store: report() reads them back at once,
+ * and a wide load from several narrow stores cannot be forwarded from the
+ * store buffer (it waits for them to reach the cache, every frame).
+ */
+_Static_assert(offsetof(struct swi_iter, is_interrupted) == offsetof(struct swi_iter, is_first) + 1 &&
+               offsetof(struct swi_iter, has_faulted) == offsetof(struct swi_iter, is_first) + 2 &&
+               offsetof(struct swi_iter, reserved) == offsetof(struct swi_iter, is_first) + 3,
+               "the frame flags are four adjacent bytes");
+
+static void set_frame_flags(struct swi_iter *it, uint8_t first, uint8_t interrupted, uint8_t faulted)
+{
+	const uint8_t flags[4] = { first, interrupted, faulted, it->reserved };
+
+	memcpy(&it->is_first, flags, sizeof flags);
+}
+
 /* Does this frame get reported at all, given the funclet rules? */
 static int reportable(const struct swi_iter *it, sw_frame_state state)
 {
@@ -566,9 +583,9 @@ static int step_after_managed(struct swi_iter *it)
 		rd->cur_loc[r] = rd->caller_loc[r];
 	}
 	rd->caller_valid = 0;
-	it->is_first = it->has_faulted = 0;
 	/* Code a signal interrupted resumes at its exact IP. */
-	it->active = it->is_interrupted = it->caller_active;
+	it->active = it->caller_active;
+	set_frame_flags(it, 0, it->caller_active, 0);
 	it->trust = it->caller_trust;
 
 	ip = cur_reg(it, it->arch->ip_reg);
