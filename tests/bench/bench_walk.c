@@ -87,6 +87,7 @@ static toyjit *jits[MAX_SEGMENTS];
 static unsigned segments, segment_now;
 #define NMANAGED (sizeof managed_depths / sizeof managed_depths[0])
 static struct row managed[NMANAGED], native[BENCH_NDEPTHS];
+_Static_assert(NMANAGED <= BENCH_NDEPTHS, "plots() keeps both curves in rows of BENCH_NDEPTHS");
 static struct row *current;
 
 /*
@@ -367,7 +368,7 @@ static void bench_map_once(struct map_result *res, unsigned n);
 /* Each measure is the best of a few rounds (fewer for the larger maps). */
 static void bench_map(struct map_result *res, unsigned n)
 {
-	unsigned rounds = g.quick ? 1 : n >= 1000000 ? 2 : 4;
+	unsigned rounds = g.quick ? 1 : n >= 1000000 ? 3 : 5;
 
 	memset(res, 0, sizeof *res);
 	for (unsigned r = 0; r < rounds; r++) {
@@ -634,7 +635,7 @@ static double ratio(double a, double b)
 
 static void plots(const char *dir)
 {
-	static double dx[BENCH_NDEPTHS], mx[NMANAGED], ys[10][BENCH_NDEPTHS], lx[NMAPS], ly[2][NMAPS];
+	static double dx[BENCH_NDEPTHS], mx[NMANAGED], ys[10][BENCH_NDEPTHS], lx[NMAPS], ly[3][NMAPS];
 	char path[4096];
 	struct svg_series s[10];
 	unsigned k = 0;
@@ -671,12 +672,14 @@ static void plots(const char *dir)
 		lx[i] = maps[i].n;
 		ly[0][i] = maps[i].lookup_ns;
 		ly[1][i] = maps[i].add_per_s > 0 ? 1e9 / maps[i].add_per_s : 0;
+		ly[2][i] = maps[i].remove_per_s > 0 ? 1e9 / maps[i].remove_per_s : 0;
 	}
 	s[0] = (struct svg_series){ "lookup (random IP)", NMAPS, lx, ly[0] };
 	s[1] = (struct svg_series){ "registration", NMAPS, lx, ly[1] };
+	s[2] = (struct svg_series){ "removal (random order)", NMAPS, lx, ly[2] };
 	snprintf(path, sizeof path, "%s/methods.svg", dir);
 	if (svg_plot(path, "Code map cost against registered methods (flat = constant)",
-	             "registered methods", "ns per operation", s, 2) != 0)
+	             "registered methods", "ns per operation", s, 3) != 0)
 		perror(path);
 	else
 		printf("\nplots: %s/depth.svg, %s/methods.svg\n", dir, dir);
