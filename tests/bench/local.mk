@@ -1,9 +1,16 @@
 # Benchmarks: built with the tree, never run as tests (no timing is asserted).
 # `make bench` runs bench-walk, which runs bench-libgcc (libgcc's peers, in
 # a program of their own so that libunwind does not interpose on them) and
-# prints one table.  Other benchmark programs hook in by adding a target to
-# BENCH_TARGETS (bench: runs them after bench-walk).
-# BENCH_ARGS passes options to bench-walk, e.g. BENCH_ARGS=--quick.
+# prints one table.  BENCH_ARGS passes options to bench-walk, e.g.
+# BENCH_ARGS=--quick.
+#
+# Other benchmarks hook in from a fragment included after this one:
+#   BENCH_TARGETS += bench-profiler
+#   bench-profiler: tests/bench/bench-profiler$(EXEEXT)
+#   	./tests/bench/bench-profiler$(EXEEXT)
+#   .PHONY: bench-profiler
+# `make bench` makes every BENCH_TARGETS target, then runs bench-walk.
+BENCH_TARGETS =
 if TOYJIT_X64
 noinst_PROGRAMS += tests/bench/bench-walk tests/bench/bench-libgcc
 tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c tests/bench/bench_svg.c \
@@ -21,13 +28,12 @@ tests_bench_bench_libgcc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyj
 tests_bench_bench_libgcc_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
 tests_bench_bench_libgcc_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lgcc_s
 
-BENCH_TARGETS ?=
 bench: tests/bench/bench-walk$(EXEEXT) tests/bench/bench-libgcc$(EXEEXT) $(BENCH_TARGETS)
 	./tests/bench/bench-walk$(EXEEXT) --libgcc ./tests/bench/bench-libgcc$(EXEEXT) \
 		--svg $(top_srcdir)/doc/bench $(BENCH_ARGS)
 else
-bench:
-	@echo "bench: the benchmarks need an x86-64 host"
+bench: $(BENCH_TARGETS)
+	@echo "bench: the library's benchmarks need an x86-64 host"
 endif
 .PHONY: bench
 
