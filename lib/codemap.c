@@ -508,29 +508,43 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	sw_status st;
 
-	for (uint64_t k = 0; k < pages; k++) {
-		const struct codemap_page *p = table_find(t, first + k);
-
-		if (p && page_overlaps(p, start, end))
-			return SW_E_EXISTS;
-	}
-	if (table_wants_rebuild(t, (size_t)pages)) {
-		st = table_rebuild(map, (size_t)pages);
-		if (st != SW_OK)
-			return st;
-		t = atomic_load_explicit(&map->table, memory_order_relaxed);
-	}
-	/* Build every new node before publishing any, so that running out of
-	 * memory leaves the map as it was. */
+	/* The current node of each page, kept for the copies below. */
 	fresh = span_array(small, pages);
 	if (!fresh)
 		return SW_E_NOMEM;
 	for (uint64_t k = 0; k < pages; k++) {
-		fresh[k] = page_with(table_find(t, first + k), first + k, e);
-		if (!fresh[k]) {
-			span_free(fresh, small, pages);
+		const struct codemap_page *p = table_find(t, first + k);
+
+		if (p && page_overlaps(p, start, end)) {
+			if (fresh != small)
+				free(fresh);
+			return SW_E_EXISTS;
+		}
+		fresh[k] = p;
+	}
+	/* A rebuild moves the nodes to a new table; it does not change them. */
+	if (table_wants_rebuild(t, (size_t)pages)) {
+		st = table_rebuild(map, (size_t)pages);
+		if (st != SW_OK) {
+			if (fresh != small)
+				free(fresh);
+			return st;
+		}
+	}
+	/* Build every new node before publishing any, so that running out of
+	 * memory leaves the map as it was. */
+	for (uint64_t k = 0; k < pages; k++) {
+		const struct codemap_page *copy = page_with(fresh[k], first + k, e);
+
+		if (!copy) {
+			/* fresh[0, k) are new nodes; the rest are still the map's. */
+			for (uint64_t j = 0; j < k; j++)
+				free((void *)fresh[j]);
+			if (fresh != small)
+				free(fresh);
 			return SW_E_NOMEM;
 		}
+		fresh[k] = copy;
 	}
 	for (uint64_t k = 0; k < pages; k++)
 		table_install(map, fresh[k], first + k);
