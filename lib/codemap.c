@@ -34,18 +34,24 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "iter.h"
 #include "epoch.h"
+#include "swu_format.h"
 
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
 #define CODEMAP_SMALL_SPAN 8
 
-/* A registered method.  Immutable once published; the map owns the blob. */
+/*
+ * A registered method.  Immutable once published; the map owns the blob,
+ * which follows the body rule's saved[] in the same allocation.
+ */
 struct codemap_entry {
 	struct swi_epoch_node retire;
-	sw_code_info info;              /* info.unwind points at blob[] */
-	uint8_t blob[];
+	sw_code_info info;              /* info.unwind points at the blob */
+	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
+	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
 };
 
 struct codemap_item {
@@ -77,8 +83,34 @@ struct sw_codemap {
 	struct swi_epoch epoch;         /* first: it wants cache-line alignment */
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
+	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 };
+
+/*
+ * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
+ * at each: a poll costs a full fence and a second lock, which registering
+ * a method one by one would otherwise pay every time.  Retired memory
+ * waits a little longer; sw_codemap_synchronize still frees it all.
+ */
+#define CODEMAP_POLL_EVERY 16
+
+/* Count a write; whether to poll after it.  Writer lock held. */
+static int count_write(sw_codemap *map)
+{
+	return ++map->unpolled % CODEMAP_POLL_EVERY == 0;
+}
+
+/*
+ * Readers only load the count; writers change it under their lock, so a
+ * plain load and store do (no locked read-modify-write on every write).
+ */
+static void count_add(sw_codemap *map, size_t delta)
+{
+	atomic_store_explicit(&map->count,
+	                      atomic_load_explicit(&map->count, memory_order_relaxed) + delta,
+	                      memory_order_relaxed);
+}
 
 static uint64_t page_of(uint64_t addr)
 {
@@ -136,22 +168,26 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 	return NULL;
 }
 
-/* The index of the last item with start <= addr, or -1 if none. */
+/*
+ * The index of the last item with start <= addr, or -1 if none.  The
+ * search halves the range without a data-dependent branch (the compiler
+ * makes the choice a conditional move): random addresses would mispredict
+ * most steps of a branching binary search.
+ */
 static long page_search(const struct codemap_page *p, uint64_t addr)
 {
-	long lo = 0, hi = (long)p->n - 1, found = -1;
+	const struct codemap_item *base = p->item;
+	uint32_t n = p->n;
 
-	while (lo <= hi) {
-		long mid = lo + (hi - lo) / 2;
+	if (n == 0)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		if (p->item[mid].start <= addr) {
-			found = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
+		base = base[half].start <= addr ? base + half : base;
+		n -= half;
 	}
-	return found;
+	return base->start <= addr ? (long)(base - p->item) : -1;
 }
 
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
@@ -378,7 +414,11 @@ static void table_install(sw_codemap *map, const struct codemap_page *fresh, uin
 
 /* ---- adding ---- */
 
-static sw_status check_info(const sw_code_info *info)
+/*
+ * Check what a method is registered with; the blob is validated, and its
+ * body rule (for the walk's fast path) read in the same pass.
+ */
+static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body, uint32_t *saved)
 {
 	if (!info || !info->unwind || info->unwind_size == 0 || info->size == 0)
 		return SW_E_INVAL;
@@ -395,21 +435,40 @@ static sw_status check_info(const sw_code_info *info)
 	/* The contract is one code for a bad blob, whatever the validator's
 	 * finer diagnosis (truncated, a limit exceeded, ...); sw_swu_validate
 	 * itself gives that to callers who want it. */
-	if (sw_swu_validate(info->unwind, info->unwind_size) != SW_OK)
+	if (swu_validate_body_rule(info->unwind, info->unwind_size, body, saved) != SW_OK)
 		return SW_E_BADMETA;
+	/* No body rule is no loss: the walk then decodes every frame. */
+	if (body->lo >= body->hi)
+		memset(body, 0, sizeof *body);
 	return SW_OK;
 }
 
-static struct codemap_entry *entry_new(const sw_code_info *info)
+static struct codemap_entry *entry_new(const sw_code_info *info, const struct swu_body_rule *body,
+                                       const uint32_t *saved)
 {
-	struct codemap_entry *e = malloc(sizeof(*e) + info->unwind_size);
+	struct codemap_entry *e;
+	uint8_t *blob;
 
+	e = malloc(sizeof(*e) + sizeof(saved[0]) * body->nsaved + info->unwind_size);
 	if (!e)
 		return NULL;
-	memcpy(e->blob, info->unwind, info->unwind_size);
+	blob = (uint8_t *)(e->body_saved + body->nsaved);
+	memcpy(blob, info->unwind, info->unwind_size);
+	memcpy(e->body_saved, saved, sizeof(saved[0]) * body->nsaved);
+	e->body = *body;
 	e->info = *info;
-	e->info.unwind = e->blob;
+	e->info.unwind = blob;
 	return e;
+}
+
+const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
+                                                  const uint32_t **saved)
+{
+	const struct codemap_entry *e = (const struct codemap_entry *)(const void *)
+		((const char *)info - offsetof(struct codemap_entry, info));
+
+	*saved = e->body_saved;
+	return &e->body;
 }
 
 /* Whether [start, end) overlaps a method listed in page node `p`. */
@@ -449,58 +508,77 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	sw_status st;
 
-	for (uint64_t k = 0; k < pages; k++) {
-		const struct codemap_page *p = table_find(t, first + k);
-
-		if (p && page_overlaps(p, start, end))
-			return SW_E_EXISTS;
-	}
-	if (table_wants_rebuild(t, (size_t)pages)) {
-		st = table_rebuild(map, (size_t)pages);
-		if (st != SW_OK)
-			return st;
-		t = atomic_load_explicit(&map->table, memory_order_relaxed);
-	}
-	/* Build every new node before publishing any, so that running out of
-	 * memory leaves the map as it was. */
+	/* The current node of each page, kept for the copies below. */
 	fresh = span_array(small, pages);
 	if (!fresh)
 		return SW_E_NOMEM;
 	for (uint64_t k = 0; k < pages; k++) {
-		fresh[k] = page_with(table_find(t, first + k), first + k, e);
-		if (!fresh[k]) {
-			span_free(fresh, small, pages);
+		const struct codemap_page *p = table_find(t, first + k);
+
+		if (p && page_overlaps(p, start, end)) {
+			if (fresh != small)
+				free(fresh);
+			return SW_E_EXISTS;
+		}
+		fresh[k] = p;
+	}
+	/* A rebuild moves the nodes to a new table; it does not change them. */
+	if (table_wants_rebuild(t, (size_t)pages)) {
+		st = table_rebuild(map, (size_t)pages);
+		if (st != SW_OK) {
+			if (fresh != small)
+				free(fresh);
+			return st;
+		}
+	}
+	/* Build every new node before publishing any, so that running out of
+	 * memory leaves the map as it was. */
+	for (uint64_t k = 0; k < pages; k++) {
+		const struct codemap_page *copy = page_with(fresh[k], first + k, e);
+
+		if (!copy) {
+			/* fresh[0, k) are new nodes; the rest are still the map's. */
+			for (uint64_t j = 0; j < k; j++)
+				free((void *)fresh[j]);
+			if (fresh != small)
+				free(fresh);
 			return SW_E_NOMEM;
 		}
+		fresh[k] = copy;
 	}
 	for (uint64_t k = 0; k < pages; k++)
 		table_install(map, fresh[k], first + k);
 	if (fresh != small)
 		free(fresh);
-	atomic_fetch_add_explicit(&map->count, 1, memory_order_relaxed);
+	count_add(map, 1);
 	return SW_OK;
 }
 
 SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 {
+	uint32_t saved[SWU_BODY_MAX_SAVED];
+	struct swu_body_rule body;
 	struct codemap_entry *e;
 	sw_status st;
+	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
-	st = check_info(info);
+	st = check_info(info, &body, saved);
 	if (st != SW_OK)
 		return st;
-	e = entry_new(info);
+	e = entry_new(info, &body, saved);
 	if (!e)
 		return SW_E_NOMEM;
 	pthread_mutex_lock(&map->lock);
 	st = add_locked(map, e);
+	poll = count_write(map);
 	pthread_mutex_unlock(&map->lock);
 	if (st != SW_OK)
 		free(e);        /* never published */
 	/* Opportunistic reclamation of earlier removals; never waits. */
-	swi_epoch_poll(&map->epoch);
+	if (poll)
+		swi_epoch_poll(&map->epoch);
 	return st;
 }
 
@@ -539,7 +617,7 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	if (fresh != small)
 		free(fresh);
 	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
-	atomic_fetch_sub_explicit(&map->count, 1, memory_order_relaxed);
+	count_add(map, (size_t)-1);
 
 	/* Clear tombstones, or shrink after mass removal.  Failing to is
 	 * harmless: the current table stays correct. */
@@ -551,13 +629,16 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 {
 	sw_status st;
+	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&map->lock);
 	st = remove_locked(map, start);
+	poll = count_write(map);
 	pthread_mutex_unlock(&map->lock);
-	swi_epoch_poll(&map->epoch);
+	if (poll)
+		swi_epoch_poll(&map->epoch);
 	return st;
 }
 
@@ -599,6 +680,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	}
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
+	map->unpolled = 0;
 	*out = map;
 	return SW_OK;
 }

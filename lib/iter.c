@@ -102,6 +102,23 @@ static void see_managed_frame(struct swi_iter *it)
 	}
 }
 
+/*
+ * Set the frame's flags with one store: report() reads them back at once,
+ * and a wide load from several narrow stores cannot be forwarded from the
+ * store buffer (it waits for them to reach the cache, every frame).
+ */
+_Static_assert(offsetof(struct swi_iter, is_interrupted) == offsetof(struct swi_iter, is_first) + 1 &&
+               offsetof(struct swi_iter, has_faulted) == offsetof(struct swi_iter, is_first) + 2 &&
+               offsetof(struct swi_iter, reserved) == offsetof(struct swi_iter, is_first) + 3,
+               "the frame flags are four adjacent bytes");
+
+static void set_frame_flags(struct swi_iter *it, uint8_t first, uint8_t interrupted, uint8_t faulted)
+{
+	const uint8_t flags[4] = { first, interrupted, faulted, it->reserved };
+
+	memcpy(&it->is_first, flags, sizeof flags);
+}
+
 /* Does this frame get reported at all, given the funclet rules? */
 static int reportable(const struct swi_iter *it, sw_frame_state state)
 {
@@ -213,7 +230,26 @@ static sw_status advance_tracker(struct swi_iter *it)
 	return SW_OK;
 }
 
-static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int exact)
+/* The code map's entry for ip, from the recent ones when it is there. */
+static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
+{
+	const sw_code_info *c;
+
+	for (unsigned i = 0; i < SWI_RECENT; i++)
+		if (ip - it->recent[i].start < it->recent[i].size)
+			return it->recent[i].code;
+	c = swi_codemap_lookup(it->thread->codemap, ip);
+	if (c) {
+		unsigned i = it->recent_next++ % SWI_RECENT;
+
+		it->recent[i].start = c->start;
+		it->recent[i].size = c->size;
+		it->recent[i].code = c;
+	}
+	return c;
+}
+
+static const sw_code_info *lookup(struct swi_iter *it, uint64_t ip, int exact)
 {
 	const sw_code_info *c;
 
@@ -223,7 +259,7 @@ static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int ex
 			return NULL;
 		ip -= 1;
 	}
-	c = swi_codemap_lookup(it->thread->codemap, ip);
+	c = cached_lookup(it, ip);
 	/* Without NATIVE_FRAMES native code is not walked, only marked. */
 	if (c && (c->flags & SW_CODE_NATIVE) && !(it->flags & SW_WALK_NATIVE_FRAMES))
 		return NULL;
@@ -235,10 +271,10 @@ static const sw_code_info *lookup(const struct swi_iter *it, uint64_t ip, int ex
  * is the exception: nothing called it, the handler "returns" to its very
  * first byte, so its own address finds it.
  */
-static const sw_code_info *lookup_return(const struct swi_iter *it, uint64_t ip)
+static const sw_code_info *lookup_return(struct swi_iter *it, uint64_t ip)
 {
 	if (it->flags & SW_WALK_NATIVE_FRAMES) {
-		const sw_code_info *c = swi_codemap_lookup(it->thread->codemap, ip);
+		const sw_code_info *c = cached_lookup(it, ip);
 
 		if (c && (c->flags & SW_CODE_SIGNAL_TRAMPOLINE))
 			return c;
@@ -547,9 +583,9 @@ static int step_after_managed(struct swi_iter *it)
 		rd->cur_loc[r] = rd->caller_loc[r];
 	}
 	rd->caller_valid = 0;
-	it->is_first = it->has_faulted = 0;
 	/* Code a signal interrupted resumes at its exact IP. */
-	it->active = it->is_interrupted = it->caller_active;
+	it->active = it->caller_active;
+	set_frame_flags(it, 0, it->caller_active, 0);
 	it->trust = it->caller_trust;
 
 	ip = cur_reg(it, it->arch->ip_reg);

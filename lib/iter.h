@@ -36,6 +36,8 @@ enum swi_step {
 	SWI_STEP_FAILED
 };
 
+#define SWI_RECENT 4
+
 struct swi_iter {
 	uint32_t magic;
 	uint32_t step;                  /* an swi_step */
@@ -73,6 +75,17 @@ struct swi_iter {
 	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
+	/*
+	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
+	 * methods (recursion, loops of calls); a hit skips the code map's
+	 * hash probe and search.  The entries stay valid for the whole walk:
+	 * it holds a read section.
+	 */
+	struct {
+		uint64_t start, size;
+		const sw_code_info *code;
+	} recent[SWI_RECENT];
+	uint32_t recent_next;
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;
@@ -82,6 +95,15 @@ struct swi_iter {
 
 /* Hard bound on the work one walk may do, whatever the stack holds. */
 #define SWI_MAX_STEPS (1u << 21)
+
+/*
+ * The body rule (swu_format.h) of an entry swi_codemap_lookup returned,
+ * and its saved[] array; lo == hi when it has none (codemap.c).  Only for
+ * code the code map returned, never for the iterator's fp_code.
+ */
+struct swu_body_rule;
+const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
+                                                  const uint32_t **saved);
 
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);

@@ -7,31 +7,188 @@
  * table say it all.
  */
 #include "iter.h"
+#include "swu_format.h"
 
 #define BIT(r) (1ULL << (r))
+
+/*
+ * Read one target pointer: the walk's most frequent operation.  In the
+ * direct window of a little-endian host this is one load of the pointer's
+ * width, where swi_read_ptr would copy bytes and reassemble them; anything
+ * else goes through swi_read_ptr.
+ */
+static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint64_t *out)
+{
+	const sw_memory *m = it->thread->memory;
+	unsigned p = it->arch->ptr_size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t end = addr + p;
+
+	if (SWI_LIKELY(end >= addr && addr >= m->direct_lo && end <= m->direct_hi)) {
+		const unsigned char *src = m->direct_host + (addr - m->direct_lo);
+
+		if (p == 8) {
+			uint64_t v;
+
+			memcpy(&v, src, 8);
+			*out = v;
+			return SW_OK;
+		}
+		if (p == 4) {
+			uint32_t v;
+
+			memcpy(&v, src, 4);
+			*out = v;
+			return SW_OK;
+		}
+	}
+#endif
+	return swi_read_ptr(m, p, addr, out);
+}
+
+/*
+ * The caller's SP lies above ours, on the stack, or bad metadata could
+ * loop.  Only an active leaf that has not touched the stack (its return
+ * address still in the link register) may leave SP unchanged: its caller,
+ * reached by return address, made a call and so has a frame.
+ */
+static sw_status check_cfa(const struct swi_iter *it, uint64_t cfa, uint64_t sp, int ra_in_reg)
+{
+	if (cfa > it->thread->stack_hi || cfa < sp || (cfa == sp && !(ra_in_reg && it->active)))
+		return SW_E_BADSP;
+	return SW_OK;
+}
+
+/*
+ * Callee-saved registers the method did not touch keep their values: copy
+ * them to the caller.  Returns the registers the walk keeps at all.
+ */
+static uint64_t keep_registers(struct swi_iter *it)
+{
+	const struct swi_arch *a = it->arch;
+	sw_regdisplay *rd = &it->rd;
+	uint64_t keep = a->callee_saved;
+
+	if (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND))
+		keep &= BIT(a->fp_reg);
+	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
+	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
+		keep &= ~a->float_regs;
+	rd->caller.arch = rd->cur.arch;
+	rd->caller.reserved = 0;
+	rd->caller.valid = rd->cur.valid & keep;
+	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+		rd->caller.regs[r] = rd->cur.regs[r];
+		rd->caller_loc[r] = rd->cur_loc[r];
+	}
+	return keep;
+}
+
+/* Read a register the method saved at `slot` into the caller's context. */
+static sw_status restore_saved(struct swi_iter *it, unsigned r, uint64_t slot)
+{
+	sw_status st = read_word(it, slot, &it->rd.caller.regs[r]);
+
+	if (st != SW_OK)
+		return st;
+	it->rd.caller_loc[r] = slot;
+	it->rd.caller.valid |= BIT(r);
+	return SW_OK;
+}
+
+/* The return address and the CFA complete the caller's context. */
+static sw_status finish_caller(struct swi_iter *it, uint64_t cfa, int ra_in_reg, unsigned ra_reg,
+                               int32_t ra_offset, int ra_signed)
+{
+	const struct swi_arch *a = it->arch;
+	sw_regdisplay *rd = &it->rd;
+	uint64_t ra, ra_loc;
+	sw_status st;
+
+	if (ra_in_reg) {
+		if (ra_reg >= a->nregs || !(rd->cur.valid & BIT(ra_reg)))
+			return SW_E_NOREG;
+		ra = rd->cur.regs[ra_reg];
+		ra_loc = rd->cur_loc[ra_reg];
+	} else {
+		ra_loc = cfa + (uint64_t)(int64_t)ra_offset;
+		st = read_word(it, ra_loc, &ra);
+		if (st != SW_OK)
+			return st;
+	}
+	if (ra_signed)
+		ra &= ~it->thread->ptrauth_mask;
+	rd->caller.regs[a->ip_reg] = ra;
+	rd->caller_loc[a->ip_reg] = ra_loc;
+	rd->caller.regs[a->sp_reg] = cfa;
+	rd->caller_loc[a->sp_reg] = 0;
+	rd->caller.valid |= BIT(a->ip_reg) | BIT(a->sp_reg);
+	rd->caller_valid = 1;
+	return SW_OK;
+}
+
+/*
+ * The fast path: a return address in the body, whose rule the code map
+ * decoded when the method was registered (the same rule sw_swu_decode
+ * gives there, without replaying the prolog).
+ */
+static sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br,
+                             const uint32_t *saved)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_context *cur = &it->rd.cur;
+	uint64_t cfa, keep;
+	sw_status st;
+
+	if (br->arch != it->thread->arch || br->cfa_reg >= a->nregs)
+		return SW_E_BADMETA;
+	if (!(cur->valid & BIT(br->cfa_reg)))
+		return SW_E_NOREG;
+	cfa = cur->regs[br->cfa_reg] + (uint64_t)(int64_t)br->cfa_offset;
+	if ((st = check_cfa(it, cfa, cur->regs[a->sp_reg], br->ra_in_reg)) != SW_OK)
+		return st;
+	keep = keep_registers(it);
+	if (br->saved_mask & keep) {
+		for (unsigned i = 0; i < br->nsaved; i++) {
+			unsigned r = swu_body_saved_reg(saved[i]);
+
+			if (!(keep & BIT(r)))
+				continue;
+			st = restore_saved(it, r, cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]));
+			if (st != SW_OK)
+				return st;
+		}
+	}
+	return finish_caller(it, cfa, br->ra_in_reg, br->ra_reg, br->ra_offset, br->ra_signed);
+}
 
 sw_status swi_unwind_managed(struct swi_iter *it)
 {
 	const struct swi_arch *a = it->arch;
 	const sw_thread *t = it->thread;
 	const sw_code_info *code = it->code;
-	sw_regdisplay *rd = &it->rd;
-	const sw_context *cur = &rd->cur;
-	sw_context *caller = &rd->caller;
+	const sw_context *cur = &it->rd.cur;
 	uint64_t ip = cur->regs[a->ip_reg], sp = cur->regs[a->sp_reg];
-	int quick = (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
-	uint64_t keep, cfa, ra, ra_loc;
+	uint64_t keep, cfa;
+	uint32_t offset;
 	sw_swu_rule rule;
 	sw_status st;
 
 	if (ip < code->start || ip - code->start > code->size)
 		return SW_E_BADIP;
+	offset = (uint32_t)(ip - code->start);
 	/* Every frame but the active one stopped at a return address. */
-	if (it->active)
-		st = sw_swu_decode(code->unwind, code->unwind_size, (uint32_t)(ip - code->start), &rule);
-	else
-		st = sw_swu_decode_return_address(code->unwind, code->unwind_size,
-		                                  (uint32_t)(ip - code->start), &rule);
+	if (it->active) {
+		st = sw_swu_decode(code->unwind, code->unwind_size, offset, &rule);
+	} else {
+		const uint32_t *saved;
+		const struct swu_body_rule *br = swi_codemap_body_rule(code, &saved);
+
+		if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2))
+			return unwind_body(it, br, saved);
+		st = sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
+	}
 	if (st != SW_OK)
 		return st;
 	if (rule.arch != t->arch || rule.cfa_reg >= a->nregs)
@@ -42,32 +199,10 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	/* i386 stack realignment: the caller's SP was stored at [reg + offset]. */
 	if (rule.cfa_deref && (st = swi_read_ptr(t->memory, a->ptr_size, cfa, &cfa)) != SW_OK)
 		return st;
+	if ((st = check_cfa(it, cfa, sp, (int)rule.ra_in_reg)) != SW_OK)
+		return st;
 
-	/*
-	 * Prevent a loop on bad metadata: the caller's SP lies above ours, on
-	 * the stack.  Only an active leaf that has not touched the stack (its
-	 * return address still in the link register) may leave SP unchanged:
-	 * its caller, reached by return address, made a call and so has a frame.
-	 */
-	if (cfa > t->stack_hi || cfa < sp || (cfa == sp && !(rule.ra_in_reg && it->active)))
-		return SW_E_BADSP;
-
-	/* Callee-saved registers the method did not touch keep their values. */
-	keep = a->callee_saved;
-	if (quick)
-		keep &= BIT(a->fp_reg);
-	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
-	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
-		keep &= ~a->float_regs;
-	caller->arch = cur->arch;
-	caller->reserved = 0;
-	caller->valid = cur->valid & keep;
-	for (uint64_t m = caller->valid; m; m &= m - 1) {
-		unsigned r = (unsigned)__builtin_ctzll(m);
-		caller->regs[r] = cur->regs[r];
-		rd->caller_loc[r] = rd->cur_loc[r];
-	}
-
+	keep = keep_registers(it);
 	for (uint64_t m = rule.saved_mask & keep; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 		unsigned base = rule.saved_base[r];
@@ -80,32 +215,9 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 			slot = cur->regs[base];
 		}
 		slot += (uint64_t)(int64_t)rule.saved_offset[r];
-		st = swi_read_ptr(t->memory, a->ptr_size, slot, &caller->regs[r]);
-		if (st != SW_OK)
-			return st;
-		rd->caller_loc[r] = slot;
-		caller->valid |= BIT(r);
-	}
-
-	if (rule.ra_in_reg) {
-		if (rule.ra_reg >= a->nregs || !(cur->valid & BIT(rule.ra_reg)))
-			return SW_E_NOREG;
-		ra = cur->regs[rule.ra_reg];
-		ra_loc = rd->cur_loc[rule.ra_reg];
-	} else {
-		ra_loc = cfa + (uint64_t)(int64_t)rule.ra_offset;
-		st = swi_read_ptr(t->memory, a->ptr_size, ra_loc, &ra);
-		if (st != SW_OK)
+		if ((st = restore_saved(it, r, slot)) != SW_OK)
 			return st;
 	}
-
-	if (rule.ra_signed)
-		ra &= ~t->ptrauth_mask;
-	caller->regs[a->ip_reg] = ra;
-	rd->caller_loc[a->ip_reg] = ra_loc;
-	caller->regs[a->sp_reg] = cfa;
-	rd->caller_loc[a->sp_reg] = 0;
-	caller->valid |= BIT(a->ip_reg) | BIT(a->sp_reg);
-	rd->caller_valid = 1;
-	return SW_OK;
+	return finish_caller(it, cfa, (int)rule.ra_in_reg, rule.ra_reg, rule.ra_offset,
+	                     (int)rule.ra_signed);
 }

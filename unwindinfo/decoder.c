@@ -223,6 +223,233 @@ SW_API sw_status sw_swu_decode_return_address(const void *blob, size_t size, uin
 	return decode(blob, size, offset, true, out);
 }
 
+/*
+ * The offsets of return addresses that one rule covers in a row blob: a
+ * return address takes the rule of the call before it (offset - 1), so
+ * the rows ending at `at` hold for return addresses in (at, next row's
+ * end].  Up to `max` such runs, in order.
+ */
+struct row_run {
+	uint32_t lo, hi;
+};
+
+static sw_status row_runs(struct swu_reader *r, const sw_swu_header *h, struct row_run *runs,
+                          unsigned max, unsigned *n)
+{
+	uint32_t prev = 0, at = 0;
+	struct swu_op op;
+
+	*n = 0;
+	for (uint32_t i = 0; i < h->row_ops && *n < max; i++) {
+		sw_status st = read_row_op(r, h, prev, &op);
+
+		if (st != SW_OK)
+			return st;
+		if (op.end != at) {
+			runs[(*n)++] = (struct row_run){ at + 1, op.end + 1 };
+			at = op.end;
+		}
+		prev = op.end;
+	}
+	if (*n < max)
+		runs[(*n)++] = (struct row_run){ at + 1, h->code_size + 1 };
+	return SW_OK;
+}
+
+/* Do two rules unwind a return address the same way? */
+static bool same_return_rule(const sw_swu_rule *a, const sw_swu_rule *b)
+{
+	if (a->cfa_reg != b->cfa_reg || a->cfa_offset != b->cfa_offset || a->cfa_deref != b->cfa_deref ||
+	    a->ra_in_reg != b->ra_in_reg || a->ra_reg != b->ra_reg || a->ra_offset != b->ra_offset ||
+	    a->ra_signed != b->ra_signed || a->saved_mask != b->saved_mask)
+		return false;
+	for (uint64_t m = a->saved_mask; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctzll(m);
+
+		if (reg >= SW_MAX_REGS || a->saved_offset[reg] != b->saved_offset[reg] ||
+		    a->saved_base[reg] != b->saved_base[reg])
+			return false;
+	}
+	return true;
+}
+
+/* Runs of rows looked at for a body rule: compiled functions have a few. */
+#define SWU_BODY_MAX_RUNS 64
+
+/*
+ * The longest run, and the longest other run with the same rule (*lo2 ==
+ * *hi2 if none).  Runs the decoder refuses are left out.
+ */
+static sw_status longest_row_runs(const void *blob, size_t size, struct swu_reader *r,
+                                  const sw_swu_header *h, uint32_t *lo, uint32_t *hi,
+                                  uint32_t *lo2, uint32_t *hi2)
+{
+	struct row_run runs[SWU_BODY_MAX_RUNS];
+	sw_swu_rule best, other;
+	unsigned n, k = 0;
+	sw_status st;
+
+	*lo = *hi = *lo2 = *hi2 = 0;
+	if ((st = row_runs(r, h, runs, SWU_BODY_MAX_RUNS, &n)) != SW_OK)
+		return st;
+	for (unsigned i = 1; i < n; i++)
+		if (runs[i].hi - runs[i].lo > runs[k].hi - runs[k].lo)
+			k = i;
+	if (n == 0 || runs[k].lo >= runs[k].hi ||
+	    decode(blob, size, runs[k].lo, true, &best) != SW_OK)
+		return SW_OK;
+	*lo = runs[k].lo;
+	*hi = runs[k].hi;
+	for (unsigned i = 0; i < n; i++) {
+		if (i == k || runs[i].lo >= runs[i].hi || runs[i].hi - runs[i].lo <= *hi2 - *lo2)
+			continue;
+		if (decode(blob, size, runs[i].lo, true, &other) == SW_OK && same_return_rule(&best, &other)) {
+			*lo2 = runs[i].lo;
+			*hi2 = runs[i].hi;
+		}
+	}
+	return SW_OK;
+}
+
+/*
+ * Store `rule` for return addresses in [lo, hi) and [lo2, hi2) in the
+ * packed form; out stays empty (lo == hi) if the form cannot hold it.
+ */
+static void pack_body_rule(const sw_swu_rule *rule, uint32_t lo, uint32_t hi, uint32_t lo2,
+                           uint32_t hi2, struct swu_body_rule *out, uint32_t *saved)
+{
+	unsigned nsaved = 0;
+
+	memset(out, 0, sizeof *out);
+	if (rule->cfa_deref || rule->cfa_reg > 0xff || rule->ra_reg > 0xff || rule->arch > 0xff)
+		return;
+	for (uint64_t m = rule->saved_mask; m; m &= m - 1) {
+		unsigned reg = (unsigned)__builtin_ctzll(m);
+		int32_t off;
+
+		if (reg >= SW_MAX_REGS || nsaved >= SWU_BODY_MAX_SAVED)
+			return;
+		off = rule->saved_offset[reg];
+		if (rule->saved_base[reg] != SW_SWU_BASE_CFA || off < -(1 << 23) || off >= (1 << 23))
+			return;
+		saved[nsaved++] = ((uint32_t)off << 8) | reg;
+	}
+	out->nsaved = (uint8_t)nsaved;
+	out->cfa_offset = rule->cfa_offset;
+	out->ra_offset = rule->ra_offset;
+	out->arch = (uint8_t)rule->arch;
+	out->cfa_reg = (uint8_t)rule->cfa_reg;
+	out->ra_in_reg = (uint8_t)(rule->ra_in_reg != 0);
+	out->ra_reg = (uint8_t)rule->ra_reg;
+	out->ra_signed = (uint8_t)(rule->ra_signed != 0);
+	out->saved_mask = rule->saved_mask;
+	out->lo = lo;
+	out->hi = hi;
+	out->lo2 = lo2;
+	out->hi2 = hi2;
+}
+
+sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
+                               uint32_t *saved)
+{
+	const struct swi_arch *arch;
+	struct swu_reader r;
+	struct swu_epilog e;
+	sw_swu_header h;
+	sw_swu_rule rule;
+	uint32_t lo, hi, lo2 = 0, hi2 = 0;
+	sw_status st;
+
+	memset(out, 0, sizeof *out);
+	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+		return st;
+	if (h.row_ops) {
+		if ((st = longest_row_runs(blob, size, &r, &h, &lo, &hi, &lo2, &hi2)) != SW_OK)
+			return st;
+	} else {
+		if (h.body_ops)
+			return SW_OK;
+		/* Skip the prolog ops to reach the first epilog's start. */
+		for (uint32_t i = 0, prev = 0; i < h.prolog_ops; i++) {
+			struct swu_op op;
+
+			if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
+				return st;
+			prev = op.end;
+		}
+		lo = h.prolog_size;
+		hi = h.code_size + 1;
+		if (h.epilogs) {
+			if ((st = swu_read_epilog(&r, &h, h.prolog_size, &e)) != SW_OK)
+				return st;
+			hi = e.start;
+		}
+	}
+	if (lo >= hi)
+		return SW_OK;
+	/* The decoder itself says what the rule is: the two cannot disagree. */
+	if ((st = decode(blob, size, lo, true, &rule)) != SW_OK)
+		return st;
+	pack_body_rule(&rule, lo, hi, lo2, hi2, out, saved);
+	return SW_OK;
+}
+
+/* Called once every prolog op is checked, with the state the body starts in. */
+typedef void (*swu_prolog_end_fn)(void *ctx, const sw_swu_header *h, const struct swu_state *body);
+
+static sw_status walk_blob(const void *blob, size_t size, const struct swu_visitor *v,
+                           void *ctx, size_t *where, swu_prolog_end_fn prolog_end);
+
+/* What swu_validate_body_rule's visitor gathers while the validator runs. */
+struct body_visit {
+	sw_swu_header h;
+	sw_swu_rule rule;
+	uint32_t first_epilog;
+	bool have_rule;
+};
+
+static void visit_prolog_end(void *ctx, const sw_swu_header *h, const struct swu_state *body)
+{
+	struct body_visit *bv = ctx;
+
+	bv->h = *h;
+	bv->first_epilog = h->code_size + 1;
+	swu_state_rule(body, SW_SWU_BODY, &bv->rule);
+	bv->have_rule = true;
+}
+
+static void visit_epilog(void *ctx, unsigned index, const struct swu_epilog *e)
+{
+	struct body_visit *bv = ctx;
+
+	if (index == 0)
+		bv->first_epilog = e->start;
+}
+
+sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_rule *out,
+                                 uint32_t *saved)
+{
+	static const struct swu_visitor v = { .epilog = visit_epilog };
+	struct body_visit bv;
+	sw_status st;
+
+	memset(out, 0, sizeof *out);
+	memset(&bv, 0, sizeof bv);
+	if ((st = walk_blob(blob, size, &v, &bv, NULL, visit_prolog_end)) != SW_OK)
+		return st;
+	/* Row blobs, with their runs, take the decoder's way. */
+	if (!bv.have_rule)
+		return swu_body_rule_decode(blob, size, out, saved);
+	/*
+	 * The validator replays the prolog exactly as the decoder does, so
+	 * its body state is the decoder's rule anywhere between the prolog
+	 * and the first epilog, as long as no body op moves SP there.
+	 */
+	if (!bv.h.body_ops && bv.h.prolog_size < bv.first_epilog)
+		pack_body_rule(&bv.rule, bv.h.prolog_size, bv.first_epilog, 0, 0, out, saved);
+	return SW_OK;
+}
+
 SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
                                 sw_swu_gc_fn fn, void *data)
 {
@@ -489,8 +716,9 @@ static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const s
 	return SW_OK;
 }
 
-sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
-                   void *ctx, size_t *where)
+/* swu_walk, and for swu_validate_body_rule a call once the prolog is checked. */
+static sw_status walk_blob(const void *blob, size_t size, const struct swu_visitor *v,
+                           void *ctx, size_t *where, swu_prolog_end_fn prolog_end)
 {
 	struct epilog_cursor cursor;
 	struct swu_walk_ctx w = { v, ctx, blob, blob, { 0 } };
@@ -527,6 +755,8 @@ sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
 			v->op(ctx, NULL, &op, &w.body);
 		prev = op.end;
 	}
+	if (prolog_end && !h.row_ops)
+		prolog_end(ctx, &h, &w.body);
 	prev = h.prolog_size;
 	cursor = (struct epilog_cursor){ .r = r, .h = &h, .left = h.epilogs, .prev = prev };
 	for (uint32_t i = 0; i < h.epilogs; i++) {
@@ -556,6 +786,12 @@ out:
 	if (where)
 		*where = st == SW_OK ? size : (size_t)(w.item - w.base);
 	return st;
+}
+
+sw_status swu_walk(const void *blob, size_t size, const struct swu_visitor *v,
+                   void *ctx, size_t *where)
+{
+	return walk_blob(blob, size, v, ctx, where, NULL);
 }
 
 SW_API sw_status sw_swu_validate(const void *blob, size_t size)

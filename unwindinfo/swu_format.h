@@ -316,4 +316,61 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu_gc_slot *slot,
                     uint32_t nranges);
 
+/*
+ * The body rule: what a return address in a method's body needs, decoded
+ * once when the method is registered instead of at every frame.  A blob
+ * with neither rows nor body ops has one rule for every offset from the
+ * end of its prolog to the start of its first epilog (sw_swu_decode
+ * replays the whole prolog to find it); a walk spends most frames there.
+ * A row blob (imported CFI) gets the rule of its longest run of offsets
+ * between two row changes, and of the longest other run with that same
+ * rule.  Offsets outside these runs go through the decoder as before.
+ *
+ * saved[] (nsaved of them, in ascending register order) packs each saved
+ * register as (CFA offset << 8) | register; the offset fits in 24 bits
+ * or the blob gets no body rule.
+ */
+struct swu_body_rule {
+	uint32_t lo, hi;                /* offsets it covers; lo == hi: none */
+	uint32_t lo2, hi2;              /* and a second run with the same rule (compiled
+	                                 * code with an early return), or lo2 == hi2 */
+	int32_t cfa_offset;             /* CFA = regs[cfa_reg] + cfa_offset */
+	int32_t ra_offset;              /* return address at [CFA + ra_offset] unless ra_in_reg */
+	uint8_t arch;                   /* an sw_arch */
+	uint8_t cfa_reg;
+	uint8_t ra_in_reg, ra_reg, ra_signed;
+	uint8_t nsaved;
+	uint64_t saved_mask;            /* the registers in saved[] */
+};
+
+#define SWU_BODY_MAX_SAVED SW_MAX_REGS
+
+static inline unsigned swu_body_saved_reg(uint32_t packed)
+{
+	return packed & 0xffu;
+}
+
+static inline int32_t swu_body_saved_offset(uint32_t packed)
+{
+	/* The low byte is cleared first, so the division is exact. */
+	return (int32_t)(packed & 0xffffff00u) / 256;
+}
+
+/*
+ * Decode the body rule of a blob the validator accepted.  *out gets lo ==
+ * hi (no body rule) when the blob has rows or body ops, when no offset
+ * lies between prolog and first epilog, or when the rule needs more than
+ * the packed form says; saved[] must hold SWU_BODY_MAX_SAVED items.
+ */
+sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_rule *out,
+                               uint32_t *saved);
+
+/*
+ * sw_swu_validate and swu_body_rule_decode in one: validate the blob and,
+ * if it is valid, give its body rule; a blob in prolog form is read once,
+ * its body rule taken from the validator's own replay of the prolog.
+ */
+sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_rule *out,
+                                 uint32_t *saved);
+
 #endif /* SW_UNWINDINFO_SWU_FORMAT_H */

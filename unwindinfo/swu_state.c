@@ -246,11 +246,34 @@ static sw_status reload(struct swu_state *s, uint32_t reg)
  * top of the stack, then SP += size: pop, ldr post-index, ldp post-index.
  * Pops undo the pushes in reverse: the top slots must be theirs.
  */
+/*
+ * What reload() changes, so that an op that fails after reloading can put
+ * the state back (ops leave the state unchanged on error) without copying
+ * the whole of it first.
+ */
+struct reload_undo {
+	uint64_t saved_mask;
+	bool cfa_on_fp, fp_live;
+};
+
+static struct reload_undo reload_mark(const struct swu_state *s)
+{
+	return (struct reload_undo){ s->saved_mask, s->cfa_on_fp, s->fp_live };
+}
+
+static sw_status undo_reload(struct swu_state *s, const struct reload_undo *u, sw_status st)
+{
+	s->saved_mask = u->saved_mask;
+	s->cfa_on_fp = u->cfa_on_fp;
+	s->fp_live = u->fp_live;
+	return st;
+}
+
 static sw_status pop_slots(struct swu_state *s, uint32_t reg1, uint32_t reg2, int64_t size)
 {
 	int64_t ptr = s->arch->ptr_size;
 	int64_t d = (int64_t)s->sp_depth - size;
-	struct swu_state t = *s;
+	struct reload_undo u = reload_mark(s);
 	sw_status st;
 
 	if (!reg_in(s->arch, reg1, s->saved_mask) || s->saved[reg1] != -s->sp_depth)
@@ -260,13 +283,12 @@ static sw_status pop_slots(struct swu_state *s, uint32_t reg1, uint32_t reg2, in
 		return SW_E_INVAL;
 	if (size < (reg2 != SWU_NO_REG ? 2 * ptr : ptr) || !sp_aligned(s, size) || !sp_depth_ok(s, d))
 		return SW_E_INVAL;
-	if ((st = reload(&t, reg1)) != SW_OK ||
-	    (reg2 != SWU_NO_REG && (st = reload(&t, reg2)) != SW_OK))
-		return st;
-	if (!slots_live(&t, d))
-		return SW_E_INVAL;
-	t.sp_depth = (int32_t)d;
-	*s = t;
+	if ((st = reload(s, reg1)) != SW_OK ||
+	    (reg2 != SWU_NO_REG && (st = reload(s, reg2)) != SW_OK))
+		return undo_reload(s, &u, st);
+	if (!slots_live(s, d))
+		return undo_reload(s, &u, SW_E_INVAL);
+	s->sp_depth = (int32_t)d;
 	return SW_OK;
 }
 
@@ -278,16 +300,15 @@ static sw_status pop(struct swu_state *s, uint32_t reg)
 /* ldp reg1, reg2, [sp, #n]: two adjacent slots, reg1 below. */
 static sw_status restore_pair(struct swu_state *s, uint32_t reg1, uint32_t reg2)
 {
-	struct swu_state t = *s;
+	struct reload_undo u = reload_mark(s);
 	sw_status st;
 
 	if (!s->arch->has_reg_pairs || !reg_in(s->arch, reg1, s->saved_mask) ||
 	    !reg_in(s->arch, reg2, s->saved_mask) ||
 	    (int64_t)s->saved[reg2] != (int64_t)s->saved[reg1] + s->arch->ptr_size)
 		return SW_E_INVAL;
-	if ((st = reload(&t, reg1)) != SW_OK || (st = reload(&t, reg2)) != SW_OK)
-		return st;
-	*s = t;
+	if ((st = reload(s, reg1)) != SW_OK || (st = reload(s, reg2)) != SW_OK)
+		return undo_reload(s, &u, st);
 	return SW_OK;
 }
 
@@ -536,9 +557,16 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 	out->saved_mask = s->saved_mask;
 	out->cfa_deref = s->cfa_deref;
 	out->reserved2 = 0;
-	for (unsigned r = 0; r < SW_MAX_REGS; r++) {
-		out->saved_offset[r] = (s->saved_mask & BIT(r)) ? s->saved[r] : 0;
-		out->saved_base[r] = (s->based_mask & s->saved_mask & BIT(r)) ?
-		                     s->base[r] : (uint8_t)SW_SWU_BASE_CFA;
+	/* Most registers are not saved: clear them all, then fill the saved few. */
+	memset(out->saved_offset, 0, sizeof out->saved_offset);
+	memset(out->saved_base, SW_SWU_BASE_CFA, sizeof out->saved_base);
+	for (uint64_t m = s->saved_mask; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+
+		if (r >= SW_MAX_REGS)
+			break;
+		out->saved_offset[r] = s->saved[r];
+		if (s->based_mask & BIT(r))
+			out->saved_base[r] = s->base[r];
 	}
 }

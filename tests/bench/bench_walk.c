@@ -1,66 +1,123 @@
 /*
- * bench_walk.c - how fast sw_walk_frames walks a live stack of JIT code,
- * next to a plain frame-pointer walk of the very same frames (and
- * libunwind's unw_backtrace when it is available), in one process.
+ * bench_walk.c - `make bench`: how fast the library walks stacks, next to
+ * its peers walking the very same stacks in the same run, and how its code
+ * map and its unwind format scale.  Numbers are printed with the ratio
+ * each goal of the speed issue asks for; nothing is asserted (the machine
+ * is shared and noisy: every number is the best of several runs).
  *
- * The toy JIT builds a chain of `depth` methods that all keep an rbp frame
- * chain; its stub (also an rbp frame) calls the helper below, which times
- * each walker many times and reports the best run, in ns per frame.
- * Numbers are printed, never asserted: this is not a test.
+ *   managed stack  the toy JIT's methods (examples/toyjit), with the stub's
+ *                  TransitionFrame on top: sw_walk_frames full and QUICK,
+ *                  a frame-pointer walk, libunwind's unw_backtrace and its
+ *                  unw_init_local + unw_step loop, and (bench-libgcc, run
+ *                  as a child) libgcc's _Unwind_Backtrace and glibc's
+ *                  backtrace over the same methods registered with
+ *                  __register_frame.  (libunwind defines backtrace() too:
+ *                  glibc's is measured in bench-libgcc, not here.)
+ *   native stack   C frames (bench_native_recurse), walked by the library
+ *                  through the CFI it imported from every loaded module,
+ *                  and by the same peers.
+ *   code map       lookups of random IPs with 1k to 1M methods, the rate
+ *                  of registration and removal, bytes per method; and
+ *                  libgcc's lookup with 100k registered functions.
+ *   SWU size       blobs against .eh_frame on libc.so.6 and on the
+ *                  largest x86-64 ELF file found under /usr and /opt.
+ *
+ * Usage: bench-walk [--quick] [--only managed|native|map] [--libgcc PATH] [--svg DIR] [--elf PATH]
  */
+#define _GNU_SOURCE
 #include "config.h"
+#include <elf.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include "toyjit.h"
+#include "bench_common.h"
+#include "bench_svg.h"
 #ifdef HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #endif
 
-#define RUNS 7
-#define MAX_IPS (TOYJIT_MAX_DEPTH + 64)
+#define MAX_IPS 12000
+#define MAX_MODULES 64
 
 static __thread sw_frame *frame_head;
 
 static struct {
+	sw_codemap *map;
 	sw_thread thread;
 	sw_memory memory;
-	int ok;
+	sw_module *modules[MAX_MODULES];
+	unsigned nmodules;
+	char libc_path[4096];
+	int quick;
+	int failed;
 } g;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The same minimal work per frame for every walker: store its IP. */
-struct sink {
-	uint64_t ips[MAX_IPS];
-	size_t n;
+/* One depth of a stack, walked by everyone: ns per frame (0: not measured). */
+struct row {
+	unsigned depth;
+	size_t frames;                  /* what sw_walk_frames reported */
+	size_t peer_frames;             /* what unw_backtrace reported */
+	double sw_full, sw_quick, fp, unw_bt, unw_step, libgcc, glibc;
 };
 
+/*
+ * Deeper than one toy JIT goes (TOYJIT_MAX_DEPTH), the stack nests runs of
+ * several JIT instances: each one's helper starts the next, so segments of
+ * SEGMENT methods follow one another, each under its stub's
+ * TransitionFrame, with the helper's native frames between them (which
+ * the walk crosses by the Frames, as the CLR does).  Only the library
+ * walks those: the other walkers have no way across the native frames of
+ * libtoyjit, built without frame pointers and unknown to libunwind.
+ */
+static const unsigned managed_depths[] = { 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000 };
+#define SEGMENT 1000
+#define MAX_SEGMENTS 10
+static toyjit *jits[MAX_SEGMENTS];
+static unsigned segments, segment_now;
+#define NMANAGED (sizeof managed_depths / sizeof managed_depths[0])
+static struct row managed[NMANAGED], native[BENCH_NDEPTHS];
+_Static_assert(NMANAGED <= BENCH_NDEPTHS, "plots() keeps both curves in rows of BENCH_NDEPTHS");
+static struct row *current;
+
+/*
+ * Where every walker stores its IPs.  Not static: a store the compiler
+ * could prove unread would let it hoist a whole walk out of its timing loop.
+ */
+extern uint64_t sink_ips[MAX_IPS];
+uint64_t sink_ips[MAX_IPS];
+
+/* ---- the walkers ---- */
+
+/* The same minimal work per frame for every walker: store its IP. */
 static sw_walk_action store_ip(const sw_crawl_frame *cf, void *data)
 {
-	struct sink *s = data;
+	size_t *n = data;
 	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
 
-	if (s->n < MAX_IPS)
-		s->ips[s->n] = sw_context_ip(&rd->cur);
-	s->n++;
+	if (*n < MAX_IPS)
+		sink_ips[*n] = sw_context_ip(&rd->cur);
+	(*n)++;
 	return SW_CONTINUE;
 }
 
-static size_t sw_walk_once(unsigned flags, struct sink *s)
+static size_t sw_walk(const sw_context *seed, unsigned flags)
 {
-	s->n = 0;
-	if (sw_walk_frames(&g.thread, NULL, 0, store_ip, s, flags, NULL) != SW_CONTINUE)
+	size_t n = 0;
+
+	if (sw_walk_frames(&g.thread, seed, 0, store_ip, &n, flags, NULL) != SW_CONTINUE)
 		return 0;
-	return s->n;
+	return n;
 }
 
 /*
@@ -68,14 +125,14 @@ static size_t sw_walk_once(unsigned flags, struct sink *s)
  * address.  Each link must go up the stack and stay on it, as any careful
  * fp unwinder checks.  Collects `want` return addresses.
  */
-static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, uint64_t *ips, size_t want)
+static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, size_t want)
 {
 	size_t n = 0;
 
 	while (n < want && fp) {
 		const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
 
-		ips[n++] = fp[1];
+		sink_ips[n++] = fp[1];
 		if ((uintptr_t)next <= (uintptr_t)fp || (uintptr_t)next >= g.thread.stack_hi)
 			break;
 		fp = next;
@@ -83,113 +140,714 @@ static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, uint64_t *ip
 	return n;
 }
 
-struct timing {
-	double ns_per_frame;
-	size_t frames;
-};
+#ifdef HAVE_LIBUNWIND
+static size_t unw_bt(void)
+{
+	static void *buf[MAX_IPS];
 
-#define TIME_BEST(out, iters, expr) do { \
-		double best_ = 1e300; \
-		size_t frames_ = 0; \
-		for (int run_ = 0; run_ < RUNS; run_++) { \
-			uint64_t t0_ = now_ns(); \
-			for (unsigned i_ = 0; i_ < (iters); i_++) \
-				frames_ = (expr); \
-			double per_ = (double)(now_ns() - t0_) / (iters); \
-			if (per_ < best_) \
-				best_ = per_; \
-		} \
-		(out).frames = frames_; \
-		(out).ns_per_frame = frames_ ? best_ / (double)frames_ : 0; \
-	} while (0)
+	return (size_t)unw_backtrace(buf, MAX_IPS);
+}
 
-static struct sink sink;
+static size_t unw_step_loop(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	size_t n = 0;
 
-static void bench_helper(toyjit *jit, sw_transition_frame *tf)
+	unw_getcontext(&uc);
+	if (unw_init_local(&c, &uc) < 0)
+		return 0;
+	do {
+		unw_word_t ip;
+
+		unw_get_reg(&c, UNW_REG_IP, &ip);
+		if (n < MAX_IPS)
+			sink_ips[n] = ip;
+		n++;
+	} while (unw_step(&c) > 0);
+	return n;
+}
+#endif
+
+/*
+ * Time every in-process walker on the stack below; `seed` NULL: start from
+ * the Frames.  fp_frames 0: the library's walks only.
+ */
+static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flags, size_t fp_frames)
 {
 	const uint64_t *fp = __builtin_frame_address(0);
-	unsigned depth = jit->run_depth;
-	unsigned iters = 400000 / (depth + 1);
-	struct timing full, quick, fpw;
-	size_t frames = sw_walk_once(0, &sink);
-	uint64_t sw_ips[MAX_IPS], fp_ips[MAX_IPS];
-	size_t nfp;
-	int agree;
+	unsigned iters = bench_iters(r->depth, g.quick ? 200 : 40);
+	size_t f;
 
-	(void)tf;
-	if (frames != depth + 1 || frames > MAX_IPS) {
-		printf("%6u  sw_walk_frames reported %zu frames, expected %u: not timed\n",
-		       depth, frames, depth + 1);
+	r->frames = sw_walk(seed, sw_flags);            /* also warms every cache */
+	if (!r->frames) {
+		printf("  depth %u: sw_walk_frames failed\n", r->depth);
+		g.failed = 1;
 		return;
 	}
-	/* Walk once each way: the fp walk must see the same frames. */
-	memcpy(sw_ips, sink.ips, frames * sizeof(sw_ips[0]));
-	nfp = fp_walk(fp, fp_ips, frames + 1);
-	/*
-	 * fp_ips[0] returns into the stub (the TransitionFrame, sw_ips[0], has
-	 * no IP of its own); from 1 on both list the managed frames.
-	 */
-	agree = nfp == frames + 1;
-	for (size_t k = 1; agree && k < frames; k++)
-		agree = fp_ips[k] == sw_ips[k];
-
-	TIME_BEST(full, iters, sw_walk_once(0, &sink));
-	TIME_BEST(quick, iters, sw_walk_once(SW_WALK_QUICKUNWIND, &sink));
-	/* The same frames: the helper's own, the stub's, then the methods'. */
-	TIME_BEST(fpw, iters, fp_walk(fp, sink.ips, frames + 1));
-
-	printf("%6u  %6zu  %10.1f  %10.1f  %9.2f  %9.1fx  %9.1fx  %s",
-	       depth, frames, full.ns_per_frame, quick.ns_per_frame, fpw.ns_per_frame,
-	       full.ns_per_frame / fpw.ns_per_frame, quick.ns_per_frame / fpw.ns_per_frame,
-	       agree ? "same" : "DIFFER");
+	BENCH_BEST(r->sw_full, f, iters, sw_walk(seed, sw_flags));
+	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_QUICKUNWIND));
+	if (!fp_frames)
+		return;
+	BENCH_BEST(r->fp, f, iters * 4, fp_walk(fp, fp_frames));
 #ifdef HAVE_LIBUNWIND
-	{
-		struct timing lu;
-		void *buf[MAX_IPS];
-
-		TIME_BEST(lu, iters / 4 + 1, (size_t)unw_backtrace(buf, MAX_IPS));
-		printf("  %10.1f (%zu frames)", lu.ns_per_frame, lu.frames);
-	}
+	unw_bt();
+	BENCH_BEST(r->unw_bt, r->peer_frames, iters, unw_bt());
+	BENCH_BEST(r->unw_step, f, iters / 8 + 1, unw_step_loop());
 #endif
-	printf("\n");
-	g.ok = agree;
+	(void)f;
+}
+
+/* The toy JIT's stub calls this at the top of the managed stack. */
+static void managed_helper(toyjit *jit, sw_transition_frame *tf)
+{
+	(void)tf;
+	if (segment_now + 1 < segments) {
+		/* Not the top yet: the next segment goes on top of this one. */
+		segment_now++;
+		if (toyjit_run(jits[segment_now], jit->run_depth, -1) != SW_OK)
+			g.failed = 1;
+		segment_now--;
+		return;
+	}
+	/* The fp walk: this helper, the stub, then the methods. */
+	time_walkers(current, NULL, 0, segments > 1 ? 0 : jit->run_depth + 2);
+	/* One TransitionFrame per segment, then its methods. */
+	if (current->frames && current->frames != (size_t)current->depth + segments) {
+		printf("  depth %u: sw_walk_frames reported %zu frames, expected %u\n", current->depth,
+		       current->frames, current->depth + segments);
+		g.failed = 1;
+	}
+}
+
+/* The top of the native stack: walk it from here. */
+static void native_leaf(void *arg)
+{
+	struct row *r = arg;
+	ucontext_t uc;
+	sw_context seed;
+
+	getcontext(&uc);
+	if (sw_context_from_ucontext(&seed, &uc) != SW_OK) {
+		g.failed = 1;
+		return;
+	}
+	time_walkers(r, &seed, SW_WALK_NATIVE_FRAMES, r->depth + 2);
+}
+
+/* ---- the native modules ---- */
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	sw_module *m;
+
+	(void)size;
+	(void)data;
+	if (!path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		path = exe;
+	}
+	if (strstr(path, "linux-vdso") || g.nmodules == MAX_MODULES)
+		return 0;
+	if (strstr(path, "/libc.so.6"))
+		snprintf(g.libc_path, sizeof g.libc_path, "%s", path);
+	if (sw_module_load(path, info->dlpi_addr, NULL, &m) != SW_OK)
+		return 0;
+	if (sw_module_register(m, g.map) != SW_OK) {
+		sw_module_free(m);
+		return 0;
+	}
+	g.modules[g.nmodules++] = m;
+	return 0;
+}
+
+/* ---- the peers in bench-libgcc ---- */
+
+static double libgcc_lookup_ns;
+
+static void run_libgcc(const char *prog)
+{
+	char cmd[8192], line[256];
+	size_t len;
+	FILE *p;
+
+	if (!prog)
+		return;
+	len = (size_t)snprintf(cmd, sizeof cmd, "'%s'", prog);
+	for (unsigned i = 0; i < NMANAGED; i++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %u", managed_depths[i]);
+	len += (size_t)snprintf(cmd + len, sizeof cmd - len, " native");
+	for (unsigned i = 0; i < BENCH_NDEPTHS; i++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %u", bench_depths[i]);
+	snprintf(cmd + len, sizeof cmd - len, " lookup 100000");
+	if (!(p = popen(cmd, "r"))) {
+		perror("bench-walk: bench-libgcc");
+		return;
+	}
+	while (fgets(line, sizeof line, p)) {
+		char what[16];
+		unsigned depth;
+		size_t frames;
+		double u, gl;
+
+		if (sscanf(line, "lookup %u %lf", &depth, &u) == 2) {
+			libgcc_lookup_ns = u;
+		} else if (sscanf(line, "%15s %u %zu %lf %lf", what, &depth, &frames, &u, &gl) == 5) {
+			struct row *rows = !strcmp(what, "managed") ? managed : native;
+			unsigned n = rows == managed ? NMANAGED : BENCH_NDEPTHS;
+
+			for (unsigned i = 0; i < n; i++)
+				if (rows[i].depth == depth) {
+					rows[i].libgcc = u;
+					rows[i].glibc = gl;
+				}
+		}
+	}
+	if (pclose(p) != 0) {
+		fprintf(stderr, "bench-walk: bench-libgcc failed\n");
+		g.failed = 1;
+	}
+}
+
+/* ---- the code map ---- */
+
+struct map_result {
+	unsigned n;
+	double lookup_ns, add_per_s, remove_per_s, bytes_per_method;
+};
+
+static const unsigned map_sizes[] = { 1000, 10000, 100000, 1000000 };
+#define NMAPS (sizeof map_sizes / sizeof map_sizes[0])
+static struct map_result maps[NMAPS];
+
+/* Methods of 64 to 256 bytes, each with a blob for its size. */
+#define NBLOB 4
+static uint8_t blobs[NBLOB][64];
+static size_t blob_len[NBLOB];
+
+static int make_blobs(void)
+{
+	for (unsigned k = 0; k < NBLOB; k++) {
+		sw_swu_builder *b;
+
+		if (sw_swu_builder_create(&b, SW_ARCH_X64) != SW_OK)
+			return -1;
+		/* push rbp; mov rbp, rsp; push rbx; sub rsp, 24 ... pop rbx; pop rbp; ret */
+		if (sw_swu_push_reg(b, 1, SW_X64_RBP) != SW_OK ||
+		    sw_swu_set_frame(b, 4, SW_X64_RBP, 0) != SW_OK ||
+		    sw_swu_push_reg(b, 5, SW_X64_RBX) != SW_OK ||
+		    sw_swu_alloc_stack(b, 9, 24) != SW_OK ||
+		    sw_swu_end_prolog(b, 9) != SW_OK ||
+		    sw_swu_epilog_begin(b, 64 * (k + 1) - 7) != SW_OK ||
+		    sw_swu_free_stack(b, 64 * (k + 1) - 3, 24) != SW_OK ||
+		    sw_swu_pop_reg(b, 64 * (k + 1) - 2, SW_X64_RBX) != SW_OK ||
+		    sw_swu_pop_reg(b, 64 * (k + 1) - 1, SW_X64_RBP) != SW_OK ||
+		    sw_swu_epilog_end(b, 64 * (k + 1)) != SW_OK ||
+		    sw_swu_finish(b, 64 * (k + 1), blobs[k], sizeof blobs[k], &blob_len[k]) != SW_OK) {
+			sw_swu_builder_destroy(b);
+			return -1;
+		}
+		sw_swu_builder_destroy(b);
+	}
+	return 0;
+}
+
+static size_t heap_used(void)
+{
+	return mallinfo2().uordblks;
+}
+
+static void bench_map_once(struct map_result *res, unsigned n);
+
+/* Each measure is the best of a few rounds (fewer for the larger maps). */
+static void bench_map(struct map_result *res, unsigned n)
+{
+	unsigned rounds = g.quick ? 1 : n >= 1000000 ? 3 : 5;
+
+	memset(res, 0, sizeof *res);
+	for (unsigned r = 0; r < rounds; r++) {
+		struct map_result one = { 0 };
+
+		bench_map_once(&one, n);
+		if (r == 0 || one.lookup_ns < res->lookup_ns)
+			res->lookup_ns = one.lookup_ns;
+		if (one.add_per_s > res->add_per_s)
+			res->add_per_s = one.add_per_s;
+		if (one.remove_per_s > res->remove_per_s)
+			res->remove_per_s = one.remove_per_s;
+		res->bytes_per_method = one.bytes_per_method;
+		res->n = n;
+	}
+}
+
+static void bench_map_once(struct map_result *res, unsigned n)
+{
+	const uint64_t base = 0x500000000000ull;
+	enum { NIPS = 1 << 16 };
+	static uint64_t ips[NIPS];
+	uint64_t *starts = malloc(sizeof(uint64_t) * n), at = base, x = 88172645463325252ull;
+	size_t before, blob_bytes = 0;
+	sw_codemap *map;
+	sw_code_info ci;
+	double best = 1e300;
+	uint64_t t0;
+
+	res->n = n;
+	if (!starts || sw_codemap_create(&map) != SW_OK) {
+		g.failed = 1;
+		free(starts);
+		return;
+	}
+	before = heap_used();
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = (i * 7u) % NBLOB;
+		sw_code_info m = {
+			.method = (void *)(uintptr_t)(i + 1), .start = at, .size = 64 * (k + 1),
+			.unwind = blobs[k], .unwind_size = (uint32_t)blob_len[k],
+		};
+
+		starts[i] = at;
+		blob_bytes += blob_len[k];
+		at += m.size;
+		if (sw_codemap_add(map, &m) != SW_OK)
+			g.failed = 1;
+	}
+	res->add_per_s = n / ((double)(bench_now_ns() - t0) / 1e9);
+	res->bytes_per_method = ((double)(heap_used() - before) - (double)blob_bytes) / n;
+
+	for (unsigned i = 0; i < NIPS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ips[i] = base + x % (at - base);
+	}
+	for (int run = 0; run < (g.quick ? 2 : 5); run++) {
+		unsigned found = 0;
+
+		t0 = bench_now_ns();
+		for (unsigned i = 0; i < NIPS; i++)
+			found += sw_codemap_find(map, ips[i], &ci) == SW_OK;
+		double per = (double)(bench_now_ns() - t0) / NIPS;
+		if (per < best)
+			best = per;
+		if (found != NIPS)
+			g.failed = 1;
+	}
+	res->lookup_ns = best;
+
+	/* Remove in a shuffled order, as code is freed in practice. */
+	for (unsigned i = n - 1; i > 0; i--) {
+		unsigned j;
+		uint64_t tmp;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = (unsigned)(x % (i + 1));
+		tmp = starts[i], starts[i] = starts[j], starts[j] = tmp;
+	}
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		if (sw_codemap_remove(map, starts[i]) != SW_OK)
+			g.failed = 1;
+	res->remove_per_s = n / ((double)(bench_now_ns() - t0) / 1e9);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+	free(starts);
+}
+
+/* ---- SWU against .eh_frame ---- */
+
+struct size_result {
+	char path[4096];
+	uint64_t file_size, eh_frame, eh_frame_hdr, swu, index;
+	uint32_t fdes, functions;
+	int ok;
+};
+
+static struct size_result sizes[2];
+
+/* The sizes of .eh_frame and .eh_frame_hdr of a 64-bit ELF file. */
+static int eh_frame_sizes(const char *path, uint64_t *eh, uint64_t *hdr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	const uint8_t *p;
+	const Elf64_Ehdr *e;
+	int ok = -1;
+
+	*eh = *hdr = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	e = (const Elf64_Ehdr *)p;
+	if (!memcmp(e->e_ident, ELFMAG, SELFMAG) && e->e_ident[EI_CLASS] == ELFCLASS64 &&
+	    e->e_shoff && e->e_shstrndx < e->e_shnum &&
+	    e->e_shoff + (uint64_t)e->e_shnum * sizeof(Elf64_Shdr) <= (uint64_t)st.st_size) {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(p + e->e_shoff);
+		const Elf64_Shdr *strs = &sh[e->e_shstrndx];
+
+		for (unsigned i = 0; i < e->e_shnum; i++) {
+			const char *name;
+
+			if (strs->sh_offset + sh[i].sh_name >= (uint64_t)st.st_size)
+				continue;
+			name = (const char *)p + strs->sh_offset + sh[i].sh_name;
+			if (!strncmp(name, ".eh_frame_hdr", 14))
+				*hdr = sh[i].sh_size;
+			else if (!strncmp(name, ".eh_frame", 10))
+				*eh = sh[i].sh_size;
+		}
+		ok = 0;
+	}
+	munmap((void *)p, (size_t)st.st_size);
+	return ok;
+}
+
+static void bench_size(struct size_result *r, const char *path)
+{
+	sw_module_import_stats stats;
+	sw_codemap *map;
+	sw_module *m;
+	struct stat st;
+	size_t before;
+
+	snprintf(r->path, sizeof r->path, "%s", path);
+	if (stat(path, &st) != 0 || eh_frame_sizes(path, &r->eh_frame, &r->eh_frame_hdr) != 0)
+		return;
+	r->file_size = (uint64_t)st.st_size;
+	if (sw_module_load(path, 0, NULL, &m) != SW_OK)
+		return;
+	sw_module_stats(m, &stats);
+	r->swu = stats.unwind_bytes;
+	r->fdes = stats.fdes;
+	r->functions = stats.functions;
+	/* The index: what the code map holds for these functions beyond their blobs. */
+	if (sw_codemap_create(&map) == SW_OK) {
+		before = heap_used();
+		if (sw_module_register(m, map) == SW_OK) {
+			size_t after = heap_used();
+
+			r->index = after - before > r->swu ? after - before - r->swu : 0;
+			r->ok = 1;
+			sw_module_unregister(m, map);
+		}
+		sw_codemap_synchronize(map);
+		sw_codemap_destroy(map);
+	}
+	sw_module_free(m);
+}
+
+/* The largest x86-64 ELF file with an .eh_frame under /usr and /opt. */
+static char largest_path[4096];
+static off_t largest_size;
+
+static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	unsigned char id[20];
+	uint64_t eh, hdr;
+	int fd;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size <= largest_size)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (read(fd, id, sizeof id) == (ssize_t)sizeof id && !memcmp(id, ELFMAG, SELFMAG) &&
+	    id[EI_CLASS] == ELFCLASS64 && id[18] == EM_X86_64 && id[19] == 0 &&
+	    (id[16] == ET_EXEC || id[16] == ET_DYN) && eh_frame_sizes(path, &eh, &hdr) == 0 && eh) {
+		largest_size = st->st_size;
+		snprintf(largest_path, sizeof largest_path, "%s", path);
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- the report ---- */
+
+static int goals_met, goals_total;
+
+static void goal(const char *what, double value, const char *op, double target, const char *unit)
+{
+	int met = !strcmp(op, "<=") ? value <= target : value >= target;
+
+	if (value <= 0) {
+		printf("  %-62s %10s   %s %-8g %s\n", what, "n/a", op, target, unit);
+		return;
+	}
+	goals_total++;
+	goals_met += met;
+	printf("  %-62s %10.3g   %s %-8g %-6s %s\n", what, value, op, target, unit, met ? "met" : "MISSED");
+}
+
+/* The row of that depth; an empty one (nothing measured) if there is none. */
+static const struct row *at_depth(const struct row *rows, unsigned n, unsigned depth)
+{
+	static const struct row none;
+
+	for (unsigned i = 0; i < n; i++)
+		if (rows[i].depth == depth)
+			return &rows[i];
+	return &none;
+}
+
+static void print_rows(const char *title, const struct row *rows, unsigned n)
+{
+	printf("\n%s: ns per frame, best of %d runs\n", title, BENCH_RUNS);
+	printf("%6s %6s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_quick",
+	       "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
+	for (unsigned i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+
+		if (!r->frames)
+			continue;
+		char cells[7][16];
+		const double v[7] = { r->sw_full, r->sw_quick, r->fp, r->unw_bt, r->unw_step, r->libgcc,
+		                      r->glibc };
+
+		/* "-": that walker cannot walk this stack (or was not run). */
+		for (unsigned k = 0; k < 7; k++) {
+			if (v[k] > 0)
+				snprintf(cells[k], sizeof cells[k], "%.2f", v[k]);
+			else
+				snprintf(cells[k], sizeof cells[k], "-");
+		}
+		printf("%6u %6zu %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0], cells[1],
+		       cells[2], cells[3], cells[4], cells[5], cells[6]);
+	}
+}
+
+static double ratio(double a, double b)
+{
+	return a > 0 && b > 0 ? a / b : 0;
+}
+
+static void plots(const char *dir)
+{
+	static double dx[BENCH_NDEPTHS], mx[NMANAGED], ys[10][BENCH_NDEPTHS], lx[NMAPS], ly[3][NMAPS];
+	char path[4096];
+	struct svg_series s[10];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < BENCH_NDEPTHS; i++) {
+		dx[i] = native[i].depth;
+		ys[0][i] = native[i].sw_full;
+		ys[1][i] = native[i].sw_quick;
+		ys[2][i] = native[i].fp;
+		ys[3][i] = native[i].unw_bt;
+		ys[4][i] = native[i].unw_step;
+		ys[5][i] = native[i].libgcc;
+		ys[6][i] = native[i].glibc;
+	}
+	for (unsigned i = 0; i < NMANAGED; i++) {
+		mx[i] = managed[i].depth;
+		ys[7][i] = managed[i].sw_full;
+		ys[8][i] = managed[i].sw_quick;
+		ys[9][i] = managed[i].libgcc;
+	}
+	s[k++] = (struct svg_series){ "managed: sw full", NMANAGED, mx, ys[7] };
+	s[k++] = (struct svg_series){ "managed: sw quick", NMANAGED, mx, ys[8] };
+	s[k++] = (struct svg_series){ "managed: libgcc", NMANAGED, mx, ys[9] };
+	s[k++] = (struct svg_series){ "native: sw full", BENCH_NDEPTHS, dx, ys[0] };
+	s[k++] = (struct svg_series){ "native: fp walk", BENCH_NDEPTHS, dx, ys[2] };
+	s[k++] = (struct svg_series){ "native: unw_backtrace", BENCH_NDEPTHS, dx, ys[3] };
+	s[k++] = (struct svg_series){ "native: unw_step loop", BENCH_NDEPTHS, dx, ys[4] };
+	s[k++] = (struct svg_series){ "native: glibc backtrace", BENCH_NDEPTHS, dx, ys[6] };
+	snprintf(path, sizeof path, "%s/depth.svg", dir);
+	if (svg_plot(path, "Walk cost per frame against stack depth (flat = linear)",
+	             "stack depth (frames)", "ns per frame", s, k) != 0)
+		perror(path);
+	for (unsigned i = 0; i < NMAPS; i++) {
+		lx[i] = maps[i].n;
+		ly[0][i] = maps[i].lookup_ns;
+		ly[1][i] = maps[i].add_per_s > 0 ? 1e9 / maps[i].add_per_s : 0;
+		ly[2][i] = maps[i].remove_per_s > 0 ? 1e9 / maps[i].remove_per_s : 0;
+	}
+	s[0] = (struct svg_series){ "lookup (random IP)", NMAPS, lx, ly[0] };
+	s[1] = (struct svg_series){ "registration", NMAPS, lx, ly[1] };
+	s[2] = (struct svg_series){ "removal (random order)", NMAPS, lx, ly[2] };
+	snprintf(path, sizeof path, "%s/methods.svg", dir);
+	if (svg_plot(path, "Code map cost against registered methods (flat = constant)",
+	             "registered methods", "ns per operation", s, 3) != 0)
+		perror(path);
+	else
+		printf("\nplots: %s/depth.svg, %s/methods.svg\n", dir, dir);
+}
+
+/*
+ * The managed stacks, on a thread of its own with a stack large enough for
+ * 10,000 toy JIT frames.  Returns non-NULL when every run went through.
+ */
+static void *managed_thread(void *arg)
+{
+	static const toyjit_shape shapes[] = { TOYJIT_RBP_FRAME, TOYJIT_RBP_FRAME, TOYJIT_BIG_FRAME };
+	int ok = 1;
+
+	(void)arg;
+	if (sw_thread_init_self(&g.thread, g.map, &g.memory, &frame_head) != SW_OK)
+		return NULL;
+	for (unsigned i = 0; i < MAX_SEGMENTS; i++)
+		if (toyjit_create(&jits[i], g.map, &frame_head, shapes, 3, managed_helper, NULL) != SW_OK)
+			ok = 0;
+	for (unsigned i = 0; ok && i < NMANAGED; i++) {
+		unsigned d = managed_depths[i];
+
+		current = &managed[i];
+		current->depth = d;
+		segments = d > SEGMENT ? (d + SEGMENT - 1) / SEGMENT : 1;
+		segment_now = 0;
+		if (segments > MAX_SEGMENTS || d % segments ||
+		    toyjit_run(jits[0], d / segments, -1) != SW_OK)
+			ok = 0;
+	}
+	for (unsigned i = 0; i < MAX_SEGMENTS; i++)
+		toyjit_destroy(jits[i]);
+	return ok ? &g : NULL;
 }
 
 int main(int argc, char **argv)
 {
-	static const toyjit_shape shapes[] = { TOYJIT_RBP_FRAME, TOYJIT_RBP_FRAME, TOYJIT_BIG_FRAME };
-	static const unsigned default_depths[] = { 8, 32, 128 };
-	sw_codemap *map = NULL;
-	toyjit *jit = NULL;
+	const char *libgcc = NULL, *svg = NULL, *elf = NULL, *only = "";
+	const struct row *m100, *n100;
+	const struct map_result *m1k = &maps[0], *m100k = &maps[2], *m1m = &maps[3];
 	sw_status st;
-	int ok = 1;
 
-	if ((st = sw_codemap_create(&map)) != SW_OK ||
-	    (st = toyjit_create(&jit, map, &frame_head, shapes, 3, bench_helper, NULL)) != SW_OK ||
-	    (st = sw_thread_init_self(&g.thread, map, &g.memory, &frame_head)) != SW_OK) {
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			g.quick = 1;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];       /* managed, native or map: for profiling one part */
+		else if (!strcmp(argv[i], "--libgcc") && i + 1 < argc)
+			libgcc = argv[++i];
+		else if (!strcmp(argv[i], "--svg") && i + 1 < argc)
+			svg = argv[++i];
+		else if (!strcmp(argv[i], "--elf") && i + 1 < argc)
+			elf = argv[++i];
+		else {
+			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native|map] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
+			return 2;
+		}
+	}
+	if ((st = sw_codemap_create(&g.map)) != SW_OK) {
 		fprintf(stderr, "bench-walk: setup failed: %s\n", sw_strerror(st));
 		return 1;
 	}
-	printf("bench-walk: ns per frame, best of %d runs; walks of the same live JIT stack\n", RUNS);
-	printf("%6s  %6s  %10s  %10s  %9s  %10s  %10s  %s", "depth", "frames", "sw_walk", "sw_quick",
-	       "fp-walk", "walk/fp", "quick/fp", "frames");
-#ifdef HAVE_LIBUNWIND
-	printf("  %10s", "libunwind");
-#endif
-	printf("\n");
-	for (int i = 0; i < (argc > 1 ? argc - 1 : 3); i++) {
-		unsigned depth = argc > 1 ? (unsigned)atoi(argv[i + 1]) : default_depths[i];
+	dl_iterate_phdr(add_module, NULL);
 
-		if (depth < 1 || depth > TOYJIT_MAX_DEPTH) {
-			fprintf(stderr, "bench-walk: depth %u out of range\n", depth);
-			ok = 0;
-			continue;
+	if (!*only || !strcmp(only, "managed")) {
+		/* A third of the toy JIT's frames take 12 KiB (TOYJIT_BIG_FRAME). */
+		pthread_attr_t attr;
+		pthread_t t;
+		void *ok = NULL;
+
+		if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 128u << 20) != 0 ||
+		    pthread_create(&t, &attr, managed_thread, NULL) != 0 || pthread_join(t, &ok) != 0 || !ok) {
+			fprintf(stderr, "bench-walk: the managed stack benchmark could not run\n");
+			g.failed = 1;
 		}
-		g.ok = 0;
-		if (toyjit_run(jit, depth, -1) != SW_OK || !g.ok)
-			ok = 0;
 	}
-	toyjit_destroy(jit);
-	sw_codemap_destroy(map);
-	return ok ? 0 : 1;
+	if ((st = sw_thread_init_self(&g.thread, g.map, &g.memory, &frame_head)) != SW_OK) {
+		fprintf(stderr, "bench-walk: setup failed: %s\n", sw_strerror(st));
+		return 1;
+	}
+	for (unsigned i = 0; i < BENCH_NDEPTHS && (!*only || !strcmp(only, "native")); i++) {
+		native[i].depth = bench_depths[i];
+		bench_native_recurse(bench_depths[i], native_leaf, &native[i]);
+	}
+	if (make_blobs() != 0) {
+		fprintf(stderr, "bench-walk: cannot build the SWU blobs\n");
+		return 1;
+	}
+	for (unsigned i = 0; i < NMAPS && (!*only || !strcmp(only, "map")); i++)
+		bench_map(&maps[i], map_sizes[i]);
+	if (*only)
+		goto report;
+	run_libgcc(libgcc);
+
+	if (g.libc_path[0])
+		bench_size(&sizes[0], g.libc_path);
+	if (!elf) {
+		nftw("/usr", visit, 32, FTW_PHYS | FTW_MOUNT);
+		nftw("/opt", visit, 32, FTW_PHYS | FTW_MOUNT);
+		elf = largest_path[0] ? largest_path : NULL;
+	}
+	if (elf)
+		bench_size(&sizes[1], elf);
+
+report:
+	print_rows("Managed stack (toy JIT, x86-64; the stub's TransitionFrame on top)", managed, NMANAGED);
+	print_rows("Native stack (C frames; sw walks them through imported CFI)", native, BENCH_NDEPTHS);
+	printf("\nCode map: %9s %12s %12s %12s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
+	       "bytes/method");
+	for (unsigned i = 0; i < NMAPS; i++)
+		printf("          %9u %12.1f %12.3g %12.3g %14.1f\n", maps[i].n, maps[i].lookup_ns,
+		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method);
+	printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
+	       libgcc_lookup_ns);
+	printf("\nSWU size: %10s %10s %10s %10s %10s %10s  %s\n", "eh_frame", "eh_hdr", "swu", "index",
+	       "functions", "fdes", "file");
+	for (unsigned i = 0; i < 2; i++)
+		if (sizes[i].ok)
+			printf("          %10llu %10llu %10llu %10llu %10u %10u  %s\n",
+			       (unsigned long long)sizes[i].eh_frame, (unsigned long long)sizes[i].eh_frame_hdr,
+			       (unsigned long long)sizes[i].swu, (unsigned long long)sizes[i].index,
+			       sizes[i].functions, sizes[i].fdes, sizes[i].path);
+
+	m100 = at_depth(managed, NMANAGED, 100);
+	n100 = at_depth(native, BENCH_NDEPTHS, 100);
+	printf("\nGoals (x86-64, ratios from this run; peers on the 100-frame native stack):\n");
+	goal("full walk (managed) / unw_step loop, per frame", ratio(m100->sw_full, n100->unw_step),
+	     "<=", 1.0 / 40, "");
+	goal("QUICKUNWIND walk (managed) / unw_backtrace, per frame", ratio(m100->sw_quick, n100->unw_bt),
+	     "<=", 0.6, "");
+	goal("native walk via imported CFI / unw_backtrace (warm)", ratio(n100->sw_full, n100->unw_bt),
+	     "<=", 1.0, "");
+	goal("native walk via imported CFI / glibc backtrace", ratio(n100->sw_full, n100->glibc),
+	     "<=", 1.0 / 20, "");
+	goal("code map lookup, 1M methods / 1k methods", ratio(m1m->lookup_ns, m1k->lookup_ns),
+	     "<=", 1.3, "");
+	goal("libgcc lookup (100k functions) / code map lookup (100k)",
+	     ratio(libgcc_lookup_ns, m100k->lookup_ns), ">=", 100, "");
+	goal("registration, methods per second (1M methods)", m1m->add_per_s, ">=", 5e6, "/s");
+	goal("removal, methods per second (1M methods)", m1m->remove_per_s, ">=", 5e6, "/s");
+	for (unsigned i = 0; i < 2; i++) {
+		char what[128];
+		const char *base = strrchr(sizes[i].path, '/');
+
+		if (!sizes[i].ok)
+			continue;
+		base = base ? base + 1 : sizes[i].path;
+		snprintf(what, sizeof what, "SWU blobs / .eh_frame (%.30s)", base);
+		goal(what, ratio((double)sizes[i].swu, (double)sizes[i].eh_frame), "<=", 0.30, "");
+		snprintf(what, sizeof what, "blobs+index / .eh_frame+.eh_frame_hdr (%.30s)", base);
+		goal(what, ratio((double)(sizes[i].swu + sizes[i].index),
+		                 (double)(sizes[i].eh_frame + sizes[i].eh_frame_hdr)), "<=", 0.50, "");
+	}
+	goal("code map bytes per method beyond the blob (1M methods)", m1m->bytes_per_method,
+	     "<=", 48, "bytes");
+	printf("%d of %d goals met\n", goals_met, goals_total);
+
+	if (svg)
+		plots(svg);
+
+	for (unsigned i = 0; i < g.nmodules; i++) {
+		sw_module_unregister(g.modules[i], g.map);
+		sw_module_free(g.modules[i]);
+	}
+	sw_codemap_synchronize(g.map);
+	sw_codemap_destroy(g.map);
+	/* A missed goal is not a failure; a walk that went wrong is. */
+	return g.failed ? 1 : 0;
 }

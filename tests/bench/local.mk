@@ -1,20 +1,46 @@
 # Benchmarks: built with the tree, never run as tests (no timing is asserted).
-# `make bench` runs them.
+# `make bench` runs bench-walk, which runs bench-libgcc (libgcc's peers, in
+# a program of their own so that libunwind does not interpose on them) and
+# prints one table.  BENCH_ARGS passes options to bench-walk, e.g.
+# BENCH_ARGS=--quick.
+#
+# Other benchmarks hook in from a fragment included after this one:
+#   BENCH_TARGETS += bench-profiler
+#   bench-profiler: tests/bench/bench-profiler$(EXEEXT)
+#   	./tests/bench/bench-profiler$(EXEEXT)
+#   .PHONY: bench-profiler
+# `make bench` makes every BENCH_TARGETS target, then runs bench-walk.
+BENCH_TARGETS =
 if TOYJIT_X64
-noinst_PROGRAMS += tests/bench/bench-walk
-tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c
+noinst_PROGRAMS += tests/bench/bench-walk tests/bench/bench-libgcc
+tests_bench_bench_walk_SOURCES = tests/bench/bench_walk.c tests/bench/bench_svg.c \
+	tests/bench/bench_svg.h tests/bench/bench_common.h
 tests_bench_bench_walk_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
-tests_bench_bench_walk_CFLAGS = $(AM_CFLAGS)
-tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la
+# Frame pointers: the frame-pointer walk is a peer on the native stack too.
+tests_bench_bench_walk_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_bench_bench_walk_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lm -lpthread
 if HAVE_LIBUNWIND
 tests_bench_bench_walk_CFLAGS += $(LIBUNWIND_CFLAGS)
 tests_bench_bench_walk_LDADD += $(LIBUNWIND_LIBS)
 endif
+tests_bench_bench_libgcc_SOURCES = tests/bench/bench_libgcc.c tests/bench/bench_common.h
+tests_bench_bench_libgcc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit
+tests_bench_bench_libgcc_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_bench_bench_libgcc_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lgcc_s
 
-bench: tests/bench/bench-walk$(EXEEXT)
-	./tests/bench/bench-walk$(EXEEXT)
+bench: tests/bench/bench-walk$(EXEEXT) tests/bench/bench-libgcc$(EXEEXT) $(BENCH_TARGETS)
+	./tests/bench/bench-walk$(EXEEXT) --libgcc ./tests/bench/bench-libgcc$(EXEEXT) \
+		--svg $(top_srcdir)/doc/bench $(BENCH_ARGS)
 else
-bench:
-	@echo "bench: the benchmarks need an x86-64 host"
+bench: $(BENCH_TARGETS)
+	@echo "bench: the library's benchmarks need an x86-64 host"
 endif
 .PHONY: bench
+
+# The walk's fast path (the body rule) against the decoder, at every
+# offset it covers: a correctness test, part of make check.
+check_PROGRAMS += tests/check_body_rule
+TESTS += tests/check_body_rule
+tests_check_body_rule_SOURCES = tests/bench/check_body_rule.c
+tests_check_body_rule_CFLAGS = $(TEST_CFLAGS)
+tests_check_body_rule_LDADD = $(TEST_LIBS)
