@@ -24,5 +24,7 @@
 #include <stackwalk/process.h>
 #include <stackwalk/sampler.h>
 #include <stackwalk/shadow.h>
+#include <stackwalk/perf.h>
+#include <stackwalk/gdbjit.h>
 
 #endif /* STACKWALK_H */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include "internal.h"
 #include "epoch.h"
+#include "codemap_observer.h"
 
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
@@ -78,6 +79,7 @@ struct sw_codemap {
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
 	pthread_mutex_t lock;           /* serializes writers */
+	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
 
 static uint64_t page_of(uint64_t addr)
@@ -496,6 +498,8 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 		return SW_E_NOMEM;
 	pthread_mutex_lock(&map->lock);
 	st = add_locked(map, e);
+	if (st == SW_OK)
+		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
 	if (st != SW_OK)
 		free(e);        /* never published */
@@ -550,12 +554,17 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 
 SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 {
+	sw_code_info gone = { 0 };
 	sw_status st;
 
 	if (!map)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&map->lock);
+	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK && gone.start == start)
+		gone.unwind = NULL;
 	st = remove_locked(map, start);
+	if (st == SW_OK && map->observers)
+		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
 	pthread_mutex_unlock(&map->lock);
 	swi_epoch_poll(&map->epoch);
 	return st;
@@ -599,6 +608,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	}
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
+	map->observers = NULL;
 	*out = map;
 	return SW_OK;
 }
@@ -630,4 +640,30 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 	free(t);
 	pthread_mutex_destroy(&map->lock);
 	free(map);
+}
+
+/* ---- observers (the list itself is codemap_observer.c's) ---- */
+
+SW_API sw_status sw_codemap_observe(sw_codemap *map, sw_codemap_observer *obs)
+{
+	sw_status st;
+
+	if (!map || !obs || !obs->notify)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = swi_codemap_observer_link(&map->observers, obs);
+	pthread_mutex_unlock(&map->lock);
+	return st;
+}
+
+SW_API sw_status sw_codemap_unobserve(sw_codemap *map, sw_codemap_observer *obs)
+{
+	sw_status st;
+
+	if (!map || !obs)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = swi_codemap_observer_unlink(&map->observers, obs);
+	pthread_mutex_unlock(&map->lock);
+	return st;
 }

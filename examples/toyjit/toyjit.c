@@ -229,6 +229,8 @@ static void free_blobs(toyjit *jit)
 	free(jit->leaf.swu);
 	free(jit->thrower.swu);
 	free(jit->funclet.swu);
+	for (unsigned k = 0; k < jit->nnative; k++)
+		free(jit->native[k].swu);
 }
 
 static sw_status emit_all(toyjit *jit, const struct toyjit_backend *be, void *mem)
