@@ -10,7 +10,8 @@
  * so that the body's row comes back in one byte after each return.
  *
  * The CIE's initial instructions say the architecture's state at a
- * method's first instruction, the same state the SWU decoder starts from.
+ * method's first instruction, the same state the SWU decoder starts from,
+ * and that every callee-saved register holds its caller's value there.
  */
 #include <stdlib.h>
 #include "internal.h"
@@ -71,6 +72,20 @@ static int dwarf_reg(sw_arch arch, unsigned reg)
 		return -1;
 	}
 	return (int)reg;
+}
+
+uint64_t swu_cfi_savable(const struct swi_arch *a)
+{
+	uint64_t m = a->callee_saved;
+
+	if (a->lr_reg >= 0 && a->lr_reg < 64)
+		m |= BIT(a->lr_reg);
+	return m;
+}
+
+int swu_cfi_dwarf_reg(sw_arch arch, unsigned reg)
+{
+	return dwarf_reg(arch, reg);
 }
 
 /* The return address column: where it arrives on the stack, the IP's. */
@@ -452,6 +467,18 @@ static void put_cie(struct swu_writer *w, const struct swi_arch *a, enum swu_cfi
 	none.cfa_offset = INT32_MIN;
 	none.ra_offset = entry.ra_offset + 1;
 	(void)put_diff(&g, &none, &entry);
+	/*
+	 * Callee-saved registers hold their callers' values until saved: said
+	 * here rather than left to each debugger's defaults, which differ.
+	 */
+	for (unsigned r = 0; r < 64 && r < SW_MAX_REGS; r++) {
+		int dw = dwarf_reg(a->arch, r);
+
+		if (dw >= 0 && (swu_cfi_savable(a) & BIT(r))) {
+			put_insn(&g, CFA_same_value);
+			swu_put_uleb(w, (uint32_t)dw);
+		}
+	}
 	end_entry(w, start, a->ptr_size);
 }
 

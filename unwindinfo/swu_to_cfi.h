@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stackwalk/swu.h>
 #include "swu_format.h"
+#include "arch/arch.h"
 
 enum swu_cfi_kind {
 	SWU_CFI_DEBUG_FRAME = 0,
@@ -62,6 +63,13 @@ sw_status swu_cfi_eh_frame_hdr(struct swu_writer *w, uint64_t hdr_addr, uint64_t
  */
 sw_status swu_cfi_eh_payload(const void *blob, size_t size, uint64_t pc, struct swu_writer *w,
                              size_t *eh_frame_size);
+
+/* The DWARF number of library register `reg` of `arch`, or -1 if it has none. */
+int swu_cfi_dwarf_reg(sw_arch arch, unsigned reg);
+
+/* The registers a method may save (callee-saved, and the link register):
+ * the CIE says each holds its caller's value at the first instruction. */
+uint64_t swu_cfi_savable(const struct swi_arch *a);
 
 /* The ELF machine (EM_*) of an architecture, 0 if none. */
 unsigned swu_cfi_elf_machine(sw_arch arch);
