@@ -27,3 +27,18 @@ tests_check_jit_tools_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit 
 tests_check_jit_tools_CFLAGS = $(TEST_CFLAGS)
 tests_check_jit_tools_LDADD = examples/toyjit/libtoyjit.la $(TEST_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS)
 endif
+
+# perf names, and gdb backtraces through, the toy JIT's methods (x86-64).
+# perf_data_forge stands in for perf record where it cannot record.
+if TOYJIT_X64
+check_PROGRAMS += tests/perf_data_forge
+tests_perf_data_forge_SOURCES = tests/perf_data_forge.c
+TESTS += tests/perf-jit.test tests/gdb-jit.test
+tests/perf-jit.log: examples/toyjit-demo$(EXEEXT) tests/perf_data_forge$(EXEEXT)
+tests/gdb-jit.log: examples/toyjit-demo$(EXEEXT)
+endif
+EXTRA_DIST += tests/perf-jit.test tests/gdb-jit.test
+clean-local: clean-perfgdb
+.PHONY: clean-perfgdb
+clean-perfgdb:
+	-rm -rf tests/perf-jit.d tests/gdb-jit.d
