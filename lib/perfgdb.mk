@@ -42,3 +42,23 @@ clean-local: clean-perfgdb
 .PHONY: clean-perfgdb
 clean-perfgdb:
 	-rm -rf tests/perf-jit.d tests/gdb-jit.d
+
+dist_man_MANS += \
+	man/sw_codemap_observe.3 \
+	man/sw_codemap_unobserve.3 \
+	man/sw_perf.3 \
+	man/sw_perf_create.3 \
+	man/sw_perf_destroy.3 \
+	man/sw_perf_attach.3 \
+	man/sw_perf_detach.3 \
+	man/sw_perf_add.3 \
+	man/sw_perf_path.3 \
+	man/sw_perf_status.3 \
+	man/sw_gdbjit.3 \
+	man/sw_gdbjit_create.3 \
+	man/sw_gdbjit_destroy.3 \
+	man/sw_gdbjit_attach.3 \
+	man/sw_gdbjit_detach.3 \
+	man/sw_gdbjit_add.3 \
+	man/sw_gdbjit_remove.3 \
+	man/sw_gdbjit_status.3

@@ -101,12 +101,18 @@ static int read_jitdump(const char *path, uint32_t *pid, uint64_t *start_time,
 	FILE *f = fopen(path, "rb");
 	uint8_t h[40], rec[16];
 
+	uint32_t magic;
+
 	if (!f || fread(h, 1, 40, f) != 40) {
 		perror(path);
+		if (f)
+			fclose(f);
 		return -1;
 	}
-	if (*(uint32_t *)h != JITDUMP_MAGIC) {
+	memcpy(&magic, h, 4);
+	if (magic != JITDUMP_MAGIC) {
 		fprintf(stderr, "%s: not a jitdump\n", path);
+		fclose(f);
 		return -1;
 	}
 	memcpy(pid, h + 20, 4);
