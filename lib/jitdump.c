@@ -147,8 +147,17 @@ sw_status swi_jitdump_open(struct swi_jitdump *j, const char *dir, long pid)
 	return st;
 }
 
-/* The unwind tables perf inject puts after the method's code in its object. */
-static sw_status unwinding_record(struct swi_jitdump *j, struct record *r, const sw_code_info *info)
+/*
+ * The unwind tables perf inject puts after the method's code in its object.
+ * perf maps that object over [code, code rounded up to 8 + mapped_size):
+ * its DWARF unwinder reads the tables through that mapping, but a mapping
+ * that spills over another method's code would take that code's samples
+ * too.  So the tables are mapped only where `room` (the free bytes after
+ * the rounded-up code) holds them; elsewhere mapped_size is 0, the object
+ * still carries them, and names stay right.
+ */
+static sw_status unwinding_record(struct swi_jitdump *j, struct record *r, const sw_code_info *info,
+                                  uint64_t room)
 {
 	struct swu_writer count = { NULL, 0, 0 }, w;
 	size_t eh_size, padded;
@@ -168,7 +177,7 @@ static sw_status unwinding_record(struct swi_jitdump *j, struct record *r, const
 		rec_begin(r, JIT_CODE_UNWINDING_INFO);
 		rec_u64(r, w.len);                      /* unwinding_size */
 		rec_u64(r, w.len - eh_size);            /* eh_frame_hdr_size */
-		rec_u64(r, padded);                     /* mapped_size */
+		rec_u64(r, padded <= room ? padded : 0); /* mapped_size */
 		rec_put(r, data, w.len);
 		rec_put(r, "\0\0\0\0\0\0\0", padded - w.len);
 		st = rec_end(j, r);
@@ -177,13 +186,14 @@ static sw_status unwinding_record(struct swi_jitdump *j, struct record *r, const
 	return st;
 }
 
-sw_status swi_jitdump_add(struct swi_jitdump *j, const sw_code_info *info, const char *name)
+sw_status swi_jitdump_add(struct swi_jitdump *j, const sw_code_info *info, const char *name,
+                          uint64_t room)
 {
 	struct record r = { NULL, 0, 0, 0 };
 	sw_status st = SW_OK;
 
 	if (info->unwind)
-		st = unwinding_record(j, &r, info);
+		st = unwinding_record(j, &r, info, room);
 	if (st == SW_OK) {
 		rec_begin(&r, JIT_CODE_LOAD);
 		rec_u32(&r, (uint32_t)j->pid);

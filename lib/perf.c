@@ -13,6 +13,11 @@
 #include "internal.h"
 #include "perf_files.h"
 
+/* Code written so far, by start: what a new method's mapping must not cover. */
+struct code_range {
+	uint64_t start, end;
+};
+
 struct sw_perf {
 	unsigned what;                  /* SW_PERF_* */
 	struct swi_perf_map map_file;
@@ -23,7 +28,59 @@ struct sw_perf {
 	sw_codemap_observer observer;
 	pthread_mutex_t lock;           /* the files */
 	sw_status status;               /* the first error an observed method met */
+	struct code_range *written;     /* sorted by start (under lock) */
+	size_t nwritten, capwritten;
 };
+
+/* Index of the first range starting at or after `addr`. */
+static size_t first_at_or_after(const sw_perf *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nwritten;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->written[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Free bytes after the method's code rounded up to 8, up to the next code
+ * written so far.  Code written later may still land there; a JIT that
+ * wants perf to unwind its methods leaves room after each one.
+ */
+static uint64_t room_after(const sw_perf *p, const sw_code_info *info)
+{
+	uint64_t end = info->start + ((info->size + 7) & ~(uint64_t)7);
+	size_t i = first_at_or_after(p, info->start + 1);
+
+	if (i == p->nwritten)
+		return UINT64_MAX;
+	return p->written[i].start > end ? p->written[i].start - end : 0;
+}
+
+static sw_status remember_range(sw_perf *p, const sw_code_info *info)
+{
+	size_t i = first_at_or_after(p, info->start);
+
+	if (p->nwritten == p->capwritten) {
+		size_t cap = p->capwritten ? 2 * p->capwritten : 64;
+		struct code_range *w = realloc(p->written, cap * sizeof(*w));
+
+		if (!w)
+			return SW_E_NOMEM;
+		p->written = w;
+		p->capwritten = cap;
+	}
+	memmove(&p->written[i + 1], &p->written[i], (p->nwritten - i) * sizeof(*p->written));
+	p->written[i] = (struct code_range){ info->start, info->start + info->size };
+	p->nwritten++;
+	return SW_OK;
+}
 
 SW_API sw_status sw_perf_create(sw_perf **out, unsigned what, const char *dir,
                                 sw_method_name_fn name, void *data)
@@ -69,8 +126,11 @@ SW_API sw_status sw_perf_add(sw_perf *p, const sw_code_info *info, const char *n
 	if ((p->what & SW_PERF_JITDUMP) && !info->unwind)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&p->lock);
-	if (p->what & SW_PERF_JITDUMP)
-		st = swi_jitdump_add(&p->dump, info, name);
+	if (p->what & SW_PERF_JITDUMP) {
+		st = swi_jitdump_add(&p->dump, info, name, room_after(p, info));
+		if (st == SW_OK)
+			st = remember_range(p, info);
+	}
 	if (st == SW_OK && (p->what & SW_PERF_MAP))
 		st = swi_perf_map_add(&p->map_file, info->start, info->size, name);
 	pthread_mutex_unlock(&p->lock);
@@ -149,6 +209,7 @@ SW_API void sw_perf_destroy(sw_perf *p)
 		(void)sw_perf_detach(p);
 	swi_perf_map_close(&p->map_file);
 	swi_jitdump_close(&p->dump);
+	free(p->written);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -32,8 +32,13 @@ struct swi_jitdump {
 };
 
 sw_status swi_jitdump_open(struct swi_jitdump *j, const char *dir, long pid);
-/* An unwinding record (when info->unwind is set) and a code load record. */
-sw_status swi_jitdump_add(struct swi_jitdump *j, const sw_code_info *info, const char *name);
+/*
+ * An unwinding record (when info->unwind is set) and a code load record.
+ * `room`: free bytes after the code (rounded up to 8) that perf may map
+ * the unwind tables over without covering other code.
+ */
+sw_status swi_jitdump_add(struct swi_jitdump *j, const sw_code_info *info, const char *name,
+                          uint64_t room);
 void swi_jitdump_close(struct swi_jitdump *j);
 
 #endif /* SW_LIB_PERF_FILES_H */

@@ -461,15 +461,22 @@ static char *read_file(const char *path, size_t *size)
 static uint32_t u32_at(const char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t u64_at(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+/* Where the perf test's methods are: the managed one at +32, a stub at +0. */
+static uint8_t code_area[64];
+
 START_TEST(perf_files_as_perf_reads_them)
 {
-	char dir[] = "/tmp/sw-perf-XXXXXX", want[128], *text, *dump;
+	char dir[] = "/tmp/sw-perf-XXXXXX", want[256], *text, *dump;
 	sw_codemap *map;
 	sw_perf *p;
-	sw_code_info info = tiny_method((uintptr_t)tiny_code, (void *)"tiny_method");
+	sw_code_info info = tiny_method((uintptr_t)(code_area + 32), (void *)"tiny_method");
+	sw_code_info stub = tiny_method((uintptr_t)code_area, NULL);
 	size_t size, off;
 	unsigned loads = 0, unwinds = 0, closes = 0;
+	uint64_t mapped[2] = { 0, 0 };
 
+	memcpy(code_area, tiny_code, sizeof(tiny_code));
+	memcpy(code_area + 32, tiny_code, sizeof(tiny_code));
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(sw_perf_create(&p, 0, dir, NULL, NULL), SW_E_INVAL);
 	ck_assert_int_eq(sw_perf_create(&p, 8, dir, NULL, NULL), SW_E_INVAL);
@@ -485,21 +492,24 @@ START_TEST(perf_files_as_perf_reads_them)
 	ck_assert_int_eq(sw_perf_attach(p, map), SW_E_EXISTS);
 	ck_assert_int_eq(sw_codemap_add(map, &info), SW_OK);
 	ck_assert_int_eq(sw_perf_status(p), SW_OK);
-	/* A stub given directly; a bad blob is refused. */
-	info.method = NULL;
-	info.start += 4;
-	info.size = 8;
+	/* A bad blob, and no blob for the jitdump, are refused. */
 	{
-		uint8_t bad[64];
+		sw_code_info bad = stub;
+		uint8_t blob[64];
 
-		memcpy(bad, tiny_blob, tiny_blob_size);
-		bad[0] = 0;
-		info.unwind = bad;
-		ck_assert_int_eq(sw_perf_add(p, &info, "bad"), SW_E_BADMETA);
-		info.unwind = NULL;
-		ck_assert_int_eq(sw_perf_add(p, &info, "no blob"), SW_E_INVAL);
+		memcpy(blob, tiny_blob, tiny_blob_size);
+		blob[0] = 0;
+		bad.unwind = blob;
+		ck_assert_int_eq(sw_perf_add(p, &bad, "bad"), SW_E_BADMETA);
+		bad.unwind = NULL;
+		ck_assert_int_eq(sw_perf_add(p, &bad, "no blob"), SW_E_INVAL);
 	}
-	ck_assert_int_eq(sw_perf_add(NULL, &info, "x"), SW_E_INVAL);
+	/*
+	 * A stub given directly, 32 bytes before the method: its unwind tables
+	 * would be mapped over the method, so they are not mapped at all.
+	 */
+	ck_assert_int_eq(sw_perf_add(p, &stub, "the_stub"), SW_OK);
+	ck_assert_int_eq(sw_perf_add(NULL, &stub, "x"), SW_E_INVAL);
 	ck_assert_ptr_null(sw_perf_path(p, 4));
 	ck_assert_int_eq(sw_perf_detach(p), SW_OK);
 	ck_assert_int_eq(sw_perf_detach(p), SW_E_NOTFOUND);
@@ -508,8 +518,9 @@ START_TEST(perf_files_as_perf_reads_them)
 	snprintf(want, sizeof(want), "%s/perf-%ld.map", dir, (long)getpid());
 	ck_assert_str_eq(sw_perf_path(p, SW_PERF_MAP), want);
 	text = read_file(want, &size);
-	snprintf(want, sizeof(want), "%" PRIx64 " %zx tiny_method\n", (uint64_t)(uintptr_t)tiny_code,
-	         sizeof(tiny_code));
+	snprintf(want, sizeof(want), "%" PRIx64 " %zx tiny_method\n%" PRIx64 " %zx the_stub\n",
+	         (uint64_t)(uintptr_t)(code_area + 32), sizeof(tiny_code),
+	         (uint64_t)(uintptr_t)code_area, sizeof(tiny_code));
 	ck_assert_str_eq(text, want);
 	free(text);
 
@@ -531,24 +542,28 @@ START_TEST(perf_files_as_perf_reads_them)
 		ck_assert_uint_le(off + total, size);
 		ck_assert_msg(closes == 0, "a record after JIT_CODE_CLOSE");
 		if (id == 4) {                          /* JIT_CODE_UNWINDING_INFO */
-			uint64_t usize = u64_at(body), hdr = u64_at(body + 8), mapped = u64_at(body + 16);
+			uint64_t usize = u64_at(body), hdr = u64_at(body + 8);
 
 			ck_assert_uint_eq(hdr, SWU_CFI_EH_FRAME_HDR_SIZE);
 			ck_assert_uint_gt(usize, hdr);
-			ck_assert_uint_ge(mapped, usize);
 			ck_assert_uint_ge(total, 16 + 24 + usize);
 			ck_assert_uint_eq(total % 8, 0);
 			ck_assert_uint_eq(unwinds, loads);      /* each precedes its load */
+			ck_assert_uint_lt(unwinds, 2);
+			mapped[unwinds] = u64_at(body + 16);
+			if (mapped[unwinds])
+				ck_assert_uint_ge(mapped[unwinds], usize);
 			unwinds++;
 		} else if (id == 0) {                   /* JIT_CODE_LOAD */
 			const char *name = body + 40;
+			const uint8_t *at = loads ? code_area : code_area + 32;
 
 			ck_assert_uint_eq(u32_at(body), (uint32_t)getpid());
-			ck_assert_uint_eq(u64_at(body + 8), (uintptr_t)tiny_code);
-			ck_assert_uint_eq(u64_at(body + 16), (uintptr_t)tiny_code);
+			ck_assert_uint_eq(u64_at(body + 8), (uintptr_t)at);
+			ck_assert_uint_eq(u64_at(body + 16), (uintptr_t)at);
 			ck_assert_uint_eq(u64_at(body + 24), sizeof(tiny_code));
 			ck_assert_uint_eq(u64_at(body + 32), loads);
-			ck_assert_str_eq(name, "tiny_method");
+			ck_assert_str_eq(name, loads ? "the_stub" : "tiny_method");
 			ck_assert_uint_eq(total, 16 + 40 + strlen(name) + 1 + sizeof(tiny_code));
 			ck_assert_mem_eq(name + strlen(name) + 1, tiny_code, sizeof(tiny_code));
 			loads++;
@@ -559,9 +574,11 @@ START_TEST(perf_files_as_perf_reads_them)
 		off += total;
 	}
 	ck_assert_uint_eq(off, size);
-	ck_assert_uint_eq(loads, 1);
-	ck_assert_uint_eq(unwinds, 1);
+	ck_assert_uint_eq(loads, 2);
+	ck_assert_uint_eq(unwinds, 2);
 	ck_assert_uint_eq(closes, 1);
+	ck_assert_uint_gt(mapped[0], 0);        /* nothing after the method */
+	ck_assert_uint_eq(mapped[1], 0);        /* the method after the stub */
 	free(dump);
 	unlink(want);
 	snprintf(want, sizeof(want), "%s/perf-%ld.map", dir, (long)getpid());
