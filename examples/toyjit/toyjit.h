@@ -104,7 +104,8 @@ struct toyjit;
  * entry thunk, the stubs), with SWU describing it all the same, so that
  * debuggers and profilers can name it and unwind through it
  * (toyjit-demo -G and -j).  The x86-64 back end describes its own; the
- * others leave nnative at 0.
+ * others leave nnative at 0.  Every method and stub is followed by at
+ * least TOYJIT_CODE_GAP free bytes, where perf maps its unwind tables.
  */
 typedef struct toyjit_native_code {
 	const char *name;

@@ -17,6 +17,14 @@
  * JIT_CODE_LOAD record with its name and a copy of its code, which must
  * be in this process's memory at info->start.  Registration writes files:
  * never on a walk's path.
+ *
+ * perf maps each method's object over its code and, right after it (from
+ * the code's end rounded up to 8), its unwind tables, where its DWARF
+ * unwinder (perf record --call-graph dwarf) reads them.  A JIT that wants
+ * perf to unwind its methods leaves that much room free after each one
+ * (a toy-JIT method's tables take about 120 bytes).  Where the room is
+ * taken by code written already, the tables are not mapped, so that the
+ * other code's samples keep their names.
  */
 #ifndef STACKWALK_PERF_H
 #define STACKWALK_PERF_H
