@@ -188,6 +188,43 @@ static int add_native_code(const toyjit *jit, sw_perf *perf, sw_gdbjit *gdb)
 	return 0;
 }
 
+/* How many methods the code map added and removed (-j, -G): a plain observer. */
+struct registrations {
+	unsigned added, removed;
+};
+
+static void count_registration(void *data, sw_codemap_event event, const sw_code_info *info)
+{
+	struct registrations *r = data;
+
+	(void)info;
+	if (event == SW_CODEMAP_ADDED)
+		r->added++;
+	else
+		r->removed++;
+}
+
+/* Before the code goes away: the thunk and the stubs leave gdb. */
+static void remove_native_code(const toyjit *jit, sw_gdbjit *gdb)
+{
+	for (unsigned k = 0; gdb && k < jit->nnative; k++)
+		(void)sw_gdbjit_remove(gdb, jit->native[k].start);
+}
+
+/* Once the JIT has removed its methods (and gdb heard of it): stop observing. */
+static void detach_tools(sw_codemap *map, sw_perf *perf, sw_gdbjit *gdb,
+                         sw_codemap_observer *counter, const struct registrations *r)
+{
+	if (perf)
+		(void)sw_perf_detach(perf);
+	if (gdb)
+		(void)sw_gdbjit_detach(gdb);
+	if (counter->notify) {
+		(void)sw_codemap_unobserve(map, counter);
+		printf("tools: the code map added %u methods and removed %u\n", r->added, r->removed);
+	}
+}
+
 /* What the tools met while the JIT registered its methods. */
 static int tools_status(const toyjit *jit, sw_perf *perf, sw_gdbjit *gdb)
 {
@@ -290,10 +327,12 @@ int main(int argc, char **argv)
 	long runs = 0;
 	sw_perf *perf_files = NULL;
 	sw_gdbjit *gdb_jit = NULL;
+	struct registrations regs = { 0, 0 };
+	sw_codemap_observer counter = { NULL, &regs, NULL };
 	struct demo d;
 	sw_codemap *map = NULL;
 	toyjit *jit = NULL;
-	sw_status st;
+	sw_status st = SW_E_NOMEM;
 
 	memset(&d, 0, sizeof(d));
 	d.flags = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
@@ -340,6 +379,11 @@ int main(int argc, char **argv)
 	if (d.walk && (st = sw_codemap_create(&map)) == SW_OK &&
 	    attach_tools(map, perf, gdb, &perf_files, &gdb_jit) != 0)
 		return 1;
+	if (map && (perf || gdb)) {
+		counter.notify = count_registration;
+		if (sw_codemap_observe(map, &counter) != SW_OK)
+			return 1;
+	}
 	if (!d.walk || !map ||
 	    (st = toyjit_create(&jit, map, &frame_head, shapes, nshapes, demo_helper, &d)) != SW_OK ||
 	    (st = sw_thread_init_self(&d.thread, map, &d.memory, &frame_head)) != SW_OK) {
@@ -403,7 +447,9 @@ int main(int argc, char **argv)
 			d.check = SW_E_MISMATCH;
 	}
 
+	remove_native_code(jit, gdb_jit);
 	toyjit_destroy(jit);
+	detach_tools(map, perf_files, gdb_jit, &counter, &regs);
 	sw_perf_destroy(perf_files);
 	sw_gdbjit_destroy(gdb_jit);
 	sw_codemap_destroy(map);
