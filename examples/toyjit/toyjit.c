@@ -144,21 +144,20 @@ static sw_status finish_method(struct tj_emit *e)
 	return SW_OK;
 }
 
-void toyjit_leave_gap(code_buf *b, void (*align)(code_buf *b, size_t align), size_t unit, size_t gap)
+void toyjit_leave_gap(code_buf *b, const struct toyjit_backend *be, size_t gap)
 {
 	size_t want = b->len + gap;
 
-	/* Each wider alignment moves on by 0 or by half of it: the padding
-	 * ends below 4 * gap. */
-	for (size_t a = unit; b->len < want && !b->overflow; a *= 2)
-		align(b, a);
-	align(b, unit);
+	be->align(b, be->method_align);
+	while (b->len < want && !b->overflow)
+		code_put(b, be->host.trap, be->host.trap_len);
+	be->align(b, be->method_align);
 }
 
 static void begin_method(struct tj_emit *e, const struct toyjit_backend *be)
 {
 	if (e->b->len)
-		toyjit_leave_gap(e->b, be->align, be->method_align, TOYJIT_CODE_GAP);
+		toyjit_leave_gap(e->b, be, TOYJIT_CODE_GAP);
 	be->align(e->b, be->method_align);
 	e->start = e->b->len;
 	sw_swu_builder_reset(e->sb);

@@ -82,8 +82,8 @@ struct toyjit_backend {
  */
 #define TOYJIT_CODE_GAP 160
 
-/* Pad with `align` (a back end's trap padding) until `gap` bytes are left free. */
-void toyjit_leave_gap(code_buf *b, void (*align)(code_buf *b, size_t align), size_t unit, size_t gap);
+/* Leave at least `gap` bytes of the back end's trap instruction, then align a method. */
+void toyjit_leave_gap(code_buf *b, const struct toyjit_backend *be, size_t gap);
 
 extern const struct toyjit_backend toyjit_backend_x64;
 extern const struct toyjit_backend toyjit_backend_x86;

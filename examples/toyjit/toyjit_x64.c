@@ -638,7 +638,7 @@ static void emit_stub_common(toyjit *jit, x64_buf *b, void *fn_slot, int protect
 
 static void x64_stub(toyjit *jit, x64_buf *b)
 {
-	toyjit_leave_gap(b, x64_align, 16, TOYJIT_CODE_GAP);
+	toyjit_leave_gap(b, &toyjit_backend_x64, TOYJIT_CODE_GAP);
 	jit->stub_start = (uintptr_t)(b->code + b->len);
 	emit_stub_common(jit, b, &jit->helper, 1, 0, "toyjit_stub");
 	jit->stub_size = (uintptr_t)(b->code + b->len) - jit->stub_start;
@@ -648,7 +648,7 @@ static void x64_stub(toyjit *jit, x64_buf *b)
 
 static void x64_throw_stub(toyjit *jit, x64_buf *b)
 {
-	toyjit_leave_gap(b, x64_align, 16, TOYJIT_CODE_GAP);
+	toyjit_leave_gap(b, &toyjit_backend_x64, TOYJIT_CODE_GAP);
 	jit->throw_stub_start = (uintptr_t)(b->code + b->len);
 	emit_stub_common(jit, b, &jit->dispatch, 0, 1, "toyjit_throw_stub");
 	jit->throw_stub_size = (uintptr_t)(b->code + b->len) - jit->throw_stub_start;
