@@ -372,6 +372,57 @@ START_TEST(cfi_tiny_and_bad_blobs)
 }
 END_TEST
 
+/*
+ * Corrupted blobs: every single-byte change of the toy JIT's blobs either
+ * is refused with a status or still gives CFI that matches the (changed)
+ * blob's own rules: never a crash or a read outside the blob.
+ */
+START_TEST(cfi_corrupted_blobs)
+{
+	sw_codemap *map;
+	toyjit *jit;
+	unsigned refused = 0, accepted = 0;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(toyjit_create(&jit, map, &frame_head, all_shapes, 5, quiet_helper, NULL), SW_OK);
+	for (unsigned k = 0; k < jit->nmethods; k++) {
+		const toyjit_method *m = &jit->methods[k];
+
+		for (unsigned round = 0; round < 200; round++) {
+			uint8_t *blob = malloc(m->swu_size), *image = NULL;
+			sw_code_info info = { 0 };
+			size_t size = 0;
+			sw_status st;
+
+			memcpy(blob, m->swu, m->swu_size);
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			blob[(seed >> 33) % m->swu_size] ^= (uint8_t)(1u << ((seed >> 20) & 7));
+			info.start = m->start;
+			info.size = m->size;
+			info.unwind = blob;
+			info.unwind_size = (uint32_t)m->swu_size;
+			st = swi_jit_elf_build(&info, "m", SWI_JIT_ELF_DEBUG_FRAME | SWI_JIT_ELF_EH_FRAME,
+			                       &image, &size);
+			if (st == SW_OK && sw_swu_validate(blob, m->swu_size) == SW_OK) {
+				free(image);
+				check_both(&info, "corrupted");
+				accepted++;
+			} else {
+				ck_assert_int_lt(st == SW_OK ? sw_swu_validate(blob, m->swu_size) : st, 0);
+				free(image);
+				refused++;
+			}
+			free(blob);
+		}
+	}
+	ck_assert_uint_gt(refused, 0);
+	printf("corrupted blobs: %u refused, %u still valid (their CFI checked)\n", refused, accepted);
+	toyjit_destroy(jit);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
 /* ---- Observers ---- */
 
 struct heard {
@@ -697,6 +748,7 @@ static Suite *jit_tools_suite(void)
 	tcase_add_test(tc, cfi_matches_swu_synth_x86);
 	tcase_add_test(tc, cfi_matches_swu_synth_arm64);
 	tcase_add_test(tc, cfi_tiny_and_bad_blobs);
+	tcase_add_test(tc, cfi_corrupted_blobs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tools");
 	tcase_add_test(tc, observer_hears_adds_and_removes);
