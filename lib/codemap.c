@@ -560,7 +560,9 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 	if (!map)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&map->lock);
-	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK && gone.start == start)
+	/* What observers will hear of, read while the method is still there;
+	 * its blob may be reclaimed once it is removed, so they get none. */
+	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK)
 		gone.unwind = NULL;
 	st = remove_locked(map, start);
 	if (st == SW_OK && map->observers)
