@@ -25,5 +25,7 @@
 #include <stackwalk/sampler.h>
 #include <stackwalk/shadow.h>
 #include <stackwalk/verify.h>
+#include <stackwalk/perf.h>
+#include <stackwalk/gdbjit.h>
 
 #endif /* STACKWALK_H */

@@ -37,6 +37,7 @@
 #include "iter.h"
 #include "epoch.h"
 #include "swu_format.h"
+#include "codemap_observer.h"
 
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
@@ -85,6 +86,7 @@ struct sw_codemap {
 	atomic_size_t count;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
+	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
 
 /*
@@ -573,6 +575,8 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	pthread_mutex_lock(&map->lock);
 	st = add_locked(map, e);
 	poll = count_write(map);
+	if (st == SW_OK)
+		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
 	if (st != SW_OK)
 		free(e);        /* never published */
@@ -628,14 +632,21 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 
 SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 {
+	sw_code_info gone = { 0 };
 	sw_status st;
 	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
 	pthread_mutex_lock(&map->lock);
+	/* What observers will hear of, read while the method is still there;
+	 * its blob may be reclaimed once it is removed, so they get none. */
+	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK)
+		gone.unwind = NULL;
 	st = remove_locked(map, start);
 	poll = count_write(map);
+	if (st == SW_OK && map->observers)
+		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
 	pthread_mutex_unlock(&map->lock);
 	if (poll)
 		swi_epoch_poll(&map->epoch);
@@ -681,6 +692,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
 	map->unpolled = 0;
+	map->observers = NULL;
 	*out = map;
 	return SW_OK;
 }
@@ -712,4 +724,30 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 	free(t);
 	pthread_mutex_destroy(&map->lock);
 	free(map);
+}
+
+/* ---- observers (the list itself is codemap_observer.c's) ---- */
+
+SW_API sw_status sw_codemap_observe(sw_codemap *map, sw_codemap_observer *obs)
+{
+	sw_status st;
+
+	if (!map || !obs || !obs->notify)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = swi_codemap_observer_link(&map->observers, obs);
+	pthread_mutex_unlock(&map->lock);
+	return st;
+}
+
+SW_API sw_status sw_codemap_unobserve(sw_codemap *map, sw_codemap_observer *obs)
+{
+	sw_status st;
+
+	if (!map || !obs)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = swi_codemap_observer_unlink(&map->observers, obs);
+	pthread_mutex_unlock(&map->lock);
+	return st;
 }

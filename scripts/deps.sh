@@ -7,6 +7,8 @@ SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
 libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind gdb gdb-multiarch \
 gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 libclang-rt-14-dev python3"
+# perf record / inject --jit / report: tests/perf-jit.test
+SW_PACKAGES="$SW_PACKAGES linux-perf"
 
 sw_install_deps() {
 	missing=""

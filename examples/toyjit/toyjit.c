@@ -155,8 +155,20 @@ static sw_status finish_method(struct tj_emit *e)
 	return SW_OK;
 }
 
+void toyjit_leave_gap(code_buf *b, const struct toyjit_backend *be, size_t gap)
+{
+	size_t want = b->len + gap;
+
+	be->align(b, be->method_align);
+	while (b->len < want && !b->overflow)
+		code_put(b, be->host.trap, be->host.trap_len);
+	be->align(b, be->method_align);
+}
+
 static void begin_method(struct tj_emit *e, const struct toyjit_backend *be)
 {
+	if (e->b->len)
+		toyjit_leave_gap(e->b, be, TOYJIT_CODE_GAP);
 	be->align(e->b, be->method_align);
 	e->start = e->b->len;
 	sw_swu_builder_reset(e->sb);
@@ -240,6 +252,8 @@ static void free_blobs(toyjit *jit)
 	free(jit->leaf.swu);
 	free(jit->thrower.swu);
 	free(jit->funclet.swu);
+	for (unsigned k = 0; k < jit->nnative; k++)
+		free(jit->native[k].swu);
 }
 
 static sw_status emit_all(toyjit *jit, const struct toyjit_backend *be, void *mem)

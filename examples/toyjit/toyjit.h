@@ -99,6 +99,23 @@ typedef void (TOYJIT_MANAGED_CC *toyjit_entry_fn)(int32_t n);
 
 struct toyjit;
 
+/*
+ * Native code the JIT emits but does not register in the code map (the
+ * entry thunk, the stubs), with SWU describing it all the same, so that
+ * debuggers and profilers can name it and unwind through it
+ * (toyjit-demo -G and -j).  The x86-64 back end describes its own; the
+ * others leave nnative at 0.  Every method and stub is followed by at
+ * least TOYJIT_CODE_GAP free bytes, where perf maps its unwind tables.
+ */
+typedef struct toyjit_native_code {
+	const char *name;
+	uint64_t start;
+	uint32_t size;
+	uint8_t *swu;               /* malloc'ed */
+	size_t swu_size;
+} toyjit_native_code;
+#define TOYJIT_MAX_NATIVE 4
+
 /* A call site: the call returns to `ret_offset`; SP is then `args` bytes below the body's. */
 typedef struct toyjit_call_site {
 	uint32_t ret_offset;
@@ -208,6 +225,8 @@ typedef struct toyjit {
 	uint8_t *heap[2];                       /* the two semispaces */
 	unsigned heap_cur;                      /* the one allocated from */
 	toyjit_gc_root *gc_roots;               /* the collector's root buffer (allocated up front) */
+	toyjit_native_code native[TOYJIT_MAX_NATIVE]; /* the thunk and stubs, described */
+	unsigned nnative;
 } toyjit;
 
 /*

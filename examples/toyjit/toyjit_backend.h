@@ -75,6 +75,16 @@ struct toyjit_backend {
 	void (*align)(code_buf *b, size_t align);
 };
 
+/*
+ * Free bytes (traps) left after each piece of code: perf maps a method's
+ * unwind tables right after its code (sw_perf(3)), and only where they
+ * cover no other code.
+ */
+#define TOYJIT_CODE_GAP 160
+
+/* Leave at least `gap` bytes of the back end's trap instruction, then align a method. */
+void toyjit_leave_gap(code_buf *b, const struct toyjit_backend *be, size_t gap);
+
 extern const struct toyjit_backend toyjit_backend_x64;
 extern const struct toyjit_backend toyjit_backend_x86;
 extern const struct toyjit_backend toyjit_backend_arm64;

@@ -28,6 +28,7 @@ struct demo {
 	int snapshot;               /* -S: also take a profiler's stack snapshot */
 	toyjit_gc_stats gc_stats;
 	sw_status gc_status;
+	int quiet;                  /* the -r runs: the helper returns at once */
 };
 
 /* The funclet rules' view of a managed frame, as a tag. */
@@ -119,6 +120,132 @@ static void tell_profiler(const sw_codemap *map)
 		use(map, method_name);
 }
 
+/* perf and gdb name a method from its handle: the descriptor's name. */
+static void jit_method_name(void *data, const sw_code_info *info, char *buf, size_t cap)
+{
+	(void)data;
+	snprintf(buf, cap, "%s", method_name(info->method));
+}
+
+/*
+ * -j and -G: perf (perf-PID.map and jit-PID.dump in /tmp, or in
+ * $SW_PERF_DIR) and gdb (the JIT interface) hear of every method the JIT
+ * registers in the code map.  Attached before the JIT emits anything.
+ */
+static int attach_tools(sw_codemap *map, int perf, int gdb, sw_perf **pp, sw_gdbjit **gp)
+{
+	sw_status st;
+
+	if (perf) {
+		st = sw_perf_create(pp, SW_PERF_MAP | SW_PERF_JITDUMP, getenv("SW_PERF_DIR"),
+		                    jit_method_name, NULL);
+		if (st == SW_OK)
+			st = sw_perf_attach(*pp, map);
+		if (st != SW_OK) {
+			fprintf(stderr, "toyjit-demo: perf files: %s\n", sw_strerror(st));
+			return -1;
+		}
+	}
+	if (gdb) {
+		st = sw_gdbjit_create(gp, jit_method_name, NULL);
+		if (st == SW_OK)
+			st = sw_gdbjit_attach(*gp, map);
+		if (st != SW_OK) {
+			fprintf(stderr, "toyjit-demo: gdb JIT interface: %s\n", sw_strerror(st));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The thunk and the stubs are not in the code map, but the JIT described
+ * them: given directly, gdb's backtraces and perf's call graphs go on
+ * through them to the C code below.
+ */
+static int add_native_code(const toyjit *jit, sw_perf *perf, sw_gdbjit *gdb)
+{
+	for (unsigned k = 0; k < jit->nnative; k++) {
+		const toyjit_native_code *c = &jit->native[k];
+		sw_code_info info;
+		sw_status st = SW_OK;
+
+		memset(&info, 0, sizeof(info));
+		info.start = c->start;
+		info.size = c->size;
+		info.unwind = c->swu;
+		info.unwind_size = (uint32_t)c->swu_size;
+		info.flags = SW_CODE_NATIVE;
+		if (perf)
+			st = sw_perf_add(perf, &info, c->name);
+		if (st == SW_OK && gdb)
+			st = sw_gdbjit_add(gdb, &info, c->name);
+		if (st != SW_OK) {
+			fprintf(stderr, "toyjit-demo: %s: %s\n", c->name, sw_strerror(st));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* How many methods the code map added and removed (-j, -G): a plain observer. */
+struct registrations {
+	unsigned added, removed;
+};
+
+static void count_registration(void *data, sw_codemap_event event, const sw_code_info *info)
+{
+	struct registrations *r = data;
+
+	(void)info;
+	if (event == SW_CODEMAP_ADDED)
+		r->added++;
+	else
+		r->removed++;
+}
+
+/* Before the code goes away: the thunk and the stubs leave gdb. */
+static void remove_native_code(const toyjit *jit, sw_gdbjit *gdb)
+{
+	for (unsigned k = 0; gdb && k < jit->nnative; k++)
+		(void)sw_gdbjit_remove(gdb, jit->native[k].start);
+}
+
+/* Once the JIT has removed its methods (and gdb heard of it): stop observing. */
+static void detach_tools(sw_codemap *map, sw_perf *perf, sw_gdbjit *gdb,
+                         sw_codemap_observer *counter, const struct registrations *r)
+{
+	if (perf)
+		(void)sw_perf_detach(perf);
+	if (gdb)
+		(void)sw_gdbjit_detach(gdb);
+	if (counter->notify) {
+		(void)sw_codemap_unobserve(map, counter);
+		printf("tools: the code map added %u methods and removed %u\n", r->added, r->removed);
+	}
+}
+
+/* What the tools met while the JIT registered its methods. */
+static int tools_status(const toyjit *jit, sw_perf *perf, sw_gdbjit *gdb)
+{
+	sw_status st;
+
+	if (add_native_code(jit, perf, gdb) != 0)
+		return -1;
+	if (perf) {
+		if ((st = sw_perf_status(perf)) != SW_OK) {
+			fprintf(stderr, "toyjit-demo: perf records: %s\n", sw_strerror(st));
+			return -1;
+		}
+		printf("perf: %s, %s\n", sw_perf_path(perf, SW_PERF_MAP), sw_perf_path(perf, SW_PERF_JITDUMP));
+	}
+	if (gdb && (st = sw_gdbjit_status(gdb)) != SW_OK) {
+		fprintf(stderr, "toyjit-demo: gdb JIT objects: %s\n", sw_strerror(st));
+		return -1;
+	}
+	return 0;
+}
+
 /* A profiler's view: one line per managed method, one per unmanaged block. */
 static sw_walk_action print_snapshot_frame(const sw_snapshot_frame *f, void *data)
 {
@@ -140,6 +267,8 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 	struct demo *d = jit->user;
 
 	(void)tf;
+	if (d->quiet)
+		return;
 	toyjit_walk_record(&d->thread, d->flags, d->walk);
 	printf("  #  state          method                 where\n");
 	for (size_t k = 0; k < d->walk->n && k < TOYJIT_WALK_MAX; k++)
@@ -166,6 +295,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-S] [-v]\n"
+	        "                   [-j] [-G] [-r RUNS]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4,\n"
 	        "            or DEPTH - 2 on shallower stacks)\n"
@@ -178,7 +308,12 @@ static void usage(FILE *out)
 	        "  -q        walk with SW_WALK_QUICKUNWIND\n"
 	        "  -f        walk with SW_WALK_FUNCTIONSONLY\n"
 	        "  -S        also print a profiler's stack snapshot (sw_snapshot)\n"
-	        "  -v        also dump each method's SWU metadata\n");
+	        "  -v        also dump each method's SWU metadata\n"
+	        "  -j        write /tmp/perf-PID.map and /tmp/jit-PID.dump for perf\n"
+	        "            ($SW_PERF_DIR instead of /tmp for the jitdump)\n"
+	        "  -G        register every method with gdb's JIT interface\n"
+	        "  -r RUNS   then run the same chain RUNS more times without walking\n"
+	        "            (something for a profiler to sample)\n");
 }
 
 int main(int argc, char **argv)
@@ -188,16 +323,22 @@ int main(int argc, char **argv)
 	};
 	unsigned nshapes = sizeof(shapes) / sizeof(shapes[0]);
 	int depth = 12, pinvoke_at = 4, pinvoke_given = 0, verbose = 0, throwing = 0, opt;
+	int perf = 0, gdb = 0;
+	long runs = 0;
+	sw_perf *perf_files = NULL;
+	sw_gdbjit *gdb_jit = NULL;
+	struct registrations regs = { 0, 0 };
+	sw_codemap_observer counter = { NULL, &regs, NULL };
 	struct demo d;
 	sw_codemap *map = NULL;
 	toyjit *jit = NULL;
-	sw_status st;
+	sw_status st = SW_E_NOMEM;
 
 	memset(&d, 0, sizeof(d));
 	d.flags = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
 	d.check = SW_E_STATE;
 	snprintf(d.msg, sizeof(d.msg), "the stub never called the helper");
-	while ((opt = getopt(argc, argv, "d:p:PegqfsSvh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:PegqfsSvjGr:h")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); pinvoke_given = 1; break;
@@ -209,6 +350,9 @@ int main(int argc, char **argv)
 		case 'q': d.flags |= SW_WALK_QUICKUNWIND; break;
 		case 'f': d.flags |= SW_WALK_FUNCTIONSONLY; break;
 		case 'v': verbose = 1; break;
+		case 'j': perf = 1; break;
+		case 'G': gdb = 1; break;
+		case 'r': runs = atol(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -232,13 +376,23 @@ int main(int argc, char **argv)
 	}
 
 	d.walk = malloc(sizeof(*d.walk));
-	if (!d.walk || (st = sw_codemap_create(&map)) != SW_OK ||
+	if (d.walk && (st = sw_codemap_create(&map)) == SW_OK &&
+	    attach_tools(map, perf, gdb, &perf_files, &gdb_jit) != 0)
+		return 1;
+	if (map && (perf || gdb)) {
+		counter.notify = count_registration;
+		if (sw_codemap_observe(map, &counter) != SW_OK)
+			return 1;
+	}
+	if (!d.walk || !map ||
 	    (st = toyjit_create(&jit, map, &frame_head, shapes, nshapes, demo_helper, &d)) != SW_OK ||
 	    (st = sw_thread_init_self(&d.thread, map, &d.memory, &frame_head)) != SW_OK) {
 		fprintf(stderr, "toyjit-demo: setup failed: %s\n", d.walk ? sw_strerror(st) : "out of memory");
 		return 1;
 	}
 	tell_profiler(map);
+	if (tools_status(jit, perf_files, gdb_jit) != 0)
+		return 1;
 
 	printf("toyjit-demo: %u methods at %#llx, %d managed frames, ", nshapes,
 	       (unsigned long long)jit->methods[0].start, depth);
@@ -266,6 +420,11 @@ int main(int argc, char **argv)
 		       "it left the shadow stack unbalanced" : sw_strerror(st));
 		d.check = st;
 	}
+	d.quiet = 1;
+	for (long r = 0; r < runs && st == SW_OK; r++)
+		st = throwing ? toyjit_run_throw(jit, (unsigned)depth) : toyjit_run(jit, (unsigned)depth, pinvoke_at);
+	if (runs > 0)
+		printf("%ld more runs: %s\n", runs, sw_strerror(st));
 	if (d.check == SW_OK)
 		printf("%s check: OK (%u managed frames)\n", throwing ? "funclet" : "shadow stack", d.managed);
 	else
@@ -288,7 +447,11 @@ int main(int argc, char **argv)
 			d.check = SW_E_MISMATCH;
 	}
 
+	remove_native_code(jit, gdb_jit);
 	toyjit_destroy(jit);
+	detach_tools(map, perf_files, gdb_jit, &counter, &regs);
+	sw_perf_destroy(perf_files);
+	sw_gdbjit_destroy(gdb_jit);
 	sw_codemap_destroy(map);
 	free(d.walk);
 	return d.check == SW_OK ? 0 : 1;

@@ -8,6 +8,7 @@
  * aligned at each call it makes), so the C functions it calls get an aligned
  * stack.  That is why the frame sizes below are what they are.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "toyjit_backend.h"
 #include "x64_emit.h"
@@ -448,6 +449,60 @@ static void x64_body(struct emit *e, int32_t L, unsigned next)
 }
 
 /*
+ * SWU for the native code (toyjit.h, toyjit_native_code): no walk reads
+ * it, the code map does not hold it; gdb and perf get it as CFI.  A
+ * description that fails is left out, never fatal: the walks do not
+ * depend on it.
+ */
+struct native_swu {
+	sw_swu_builder *sb;
+	size_t start;                   /* the code's offset in the buffer */
+	x64_buf *b;
+};
+
+static void native_begin(struct native_swu *n, x64_buf *b)
+{
+	n->b = b;
+	n->start = b->len;
+	if (sw_swu_builder_create(&n->sb, SW_ARCH_X64) != SW_OK)
+		n->sb = NULL;
+}
+
+/* The offset just past the instruction emitted last. */
+static uint32_t native_here(const struct native_swu *n)
+{
+	return (uint32_t)(n->b->len - n->start);
+}
+
+static void native_end(toyjit *jit, struct native_swu *n, const char *name)
+{
+	toyjit_native_code *c = &jit->native[jit->nnative];
+	uint8_t blob[256];
+	size_t len = 0;
+
+	if (n->sb && jit->nnative < TOYJIT_MAX_NATIVE && !n->b->overflow &&
+	    sw_swu_finish(n->sb, native_here(n), blob, sizeof(blob), &len) == SW_OK &&
+	    (c->swu = malloc(len)) != NULL) {
+		memcpy(c->swu, blob, len);
+		c->swu_size = len;
+		c->name = name;
+		c->start = (uintptr_t)(n->b->code + n->start);
+		c->size = native_here(n);
+		jit->nnative++;
+	}
+	sw_swu_builder_destroy(n->sb);
+}
+
+/* A builder call's result: after a failure the code goes undescribed. */
+static void native_note(struct native_swu *n, sw_status st)
+{
+	if (st != SW_OK && n->sb) {
+		sw_swu_builder_destroy(n->sb);
+		n->sb = NULL;
+	}
+}
+
+/*
  * The entry thunk, native code: thunk(n, entry) saves the C caller's
  * callee-saved registers, loads jit->entry_regs into them (rbp = 0 ends the
  * frame-pointer chain), calls entry(n), restores and returns.
@@ -456,10 +511,17 @@ static const unsigned char thunk_regs[] = { X64_RBP, X64_RBX, X64_R12, X64_R13, 
 
 static void x64_thunk(toyjit *jit, x64_buf *b)
 {
+	struct native_swu n;
+
 	jit->thunk_start = (uintptr_t)(b->code + b->len);
-	for (size_t i = 0; i < sizeof(thunk_regs); i++)
+	native_begin(&n, b);
+	for (size_t i = 0; i < sizeof(thunk_regs); i++) {
 		x64_push(b, thunk_regs[i]);
+		native_note(&n, sw_swu_push_reg(n.sb, native_here(&n), x64_dwarf_reg(thunk_regs[i])));
+	}
 	x64_sub_ri(b, X64_RSP, 8);                          /* 8 + 48 + 8: aligned */
+	native_note(&n, sw_swu_alloc_stack(n.sb, native_here(&n), 8));
+	native_note(&n, sw_swu_end_prolog(n.sb, native_here(&n)));
 	x64_mov_rr(b, X64_RAX, X64_RSI);
 	for (size_t i = 0; i < sizeof(thunk_regs); i++) {
 		unsigned r = x64_dwarf_reg(thunk_regs[i]);
@@ -469,11 +531,17 @@ static void x64_thunk(toyjit *jit, x64_buf *b)
 		x64_mov_ri64(b, thunk_regs[i], jit->entry_regs[r]);
 	}
 	x64_call_r(b, X64_RAX);
+	native_note(&n, sw_swu_epilog_begin(n.sb, native_here(&n)));
 	x64_add_ri(b, X64_RSP, 8);
-	for (size_t i = sizeof(thunk_regs); i-- > 0;)
+	native_note(&n, sw_swu_free_stack(n.sb, native_here(&n), 8));
+	for (size_t i = sizeof(thunk_regs); i-- > 0;) {
 		x64_pop(b, thunk_regs[i]);
+		native_note(&n, sw_swu_pop_reg(n.sb, native_here(&n), x64_dwarf_reg(thunk_regs[i])));
+	}
 	x64_ret(b);
+	native_note(&n, sw_swu_epilog_end(n.sb, native_here(&n)));
 	jit->thunk_size = (uintptr_t)(b->code + b->len) - jit->thunk_start;
+	native_end(jit, &n, "toyjit_entry_thunk");
 }
 
 /*
@@ -496,16 +564,26 @@ static void x64_thunk(toyjit *jit, x64_buf *b)
  */
 #define STUB_LOCALS 16          /* the argument slot and the protected array */
 
-static void emit_stub_common(toyjit *jit, x64_buf *b, void *fn_slot, int protect, int pass_fp)
+static void emit_stub_common(toyjit *jit, x64_buf *b, void *fn_slot, int protect, int pass_fp,
+                             const char *name)
 {
 	const int32_t tf_size = (int32_t)sizeof(sw_transition_frame);
 	const int32_t frame = tf_size + STUB_LOCALS;
 	const int32_t arg = tf_size, array = tf_size + 8;
+	struct native_swu n;
 
-	for (size_t i = 0; i < sizeof(thunk_regs); i++)
+	/* Its SWU: the CFA stays on rbp from the lea to the final pop rbp,
+	 * which is what makes the dynamic "and rsp, -16" harmless. */
+	native_begin(&n, b);
+	for (size_t i = 0; i < sizeof(thunk_regs); i++) {
 		x64_push(b, thunk_regs[i]);
+		native_note(&n, sw_swu_push_reg(n.sb, native_here(&n), x64_dwarf_reg(thunk_regs[i])));
+	}
 	x64_lea(b, X64_RBP, X64_RSP, 40);
+	native_note(&n, sw_swu_set_frame(n.sb, native_here(&n), SW_X64_RBP, 40));
 	x64_sub_ri(b, X64_RSP, frame);
+	native_note(&n, sw_swu_alloc_stack(n.sb, native_here(&n), (uint32_t)frame));
+	native_note(&n, sw_swu_end_prolog(n.sb, native_here(&n)));
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)jit->head);
 	x64_mov_rm(b, X64_RCX, X64_RAX, 0);
 	x64_mov_mr(b, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.next), X64_RCX);
@@ -546,17 +624,23 @@ static void emit_stub_common(toyjit *jit, x64_buf *b, void *fn_slot, int protect
 	x64_mov_rm(b, X64_RCX, X64_RSP, (int32_t)offsetof(sw_transition_frame, base.next));
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)jit->head);
 	x64_mov_mr(b, X64_RAX, 0, X64_RCX);                 /* head = tf.next */
+	native_note(&n, sw_swu_epilog_begin(n.sb, native_here(&n)));
 	x64_add_ri(b, X64_RSP, frame);
-	for (size_t i = sizeof(thunk_regs); i-- > 0;)
+	native_note(&n, sw_swu_free_stack(n.sb, native_here(&n), (uint32_t)frame));
+	for (size_t i = sizeof(thunk_regs); i-- > 0;) {
 		x64_pop(b, thunk_regs[i]);
+		native_note(&n, sw_swu_pop_reg(n.sb, native_here(&n), x64_dwarf_reg(thunk_regs[i])));
+	}
 	x64_ret(b);
+	native_note(&n, sw_swu_epilog_end(n.sb, native_here(&n)));
+	native_end(jit, &n, name);
 }
 
 static void x64_stub(toyjit *jit, x64_buf *b)
 {
-	x64_align(b, 16);
+	toyjit_leave_gap(b, &toyjit_backend_x64, TOYJIT_CODE_GAP);
 	jit->stub_start = (uintptr_t)(b->code + b->len);
-	emit_stub_common(jit, b, &jit->helper, 1, 0);
+	emit_stub_common(jit, b, &jit->helper, 1, 0, "toyjit_stub");
 	jit->stub_size = (uintptr_t)(b->code + b->len) - jit->stub_start;
 	jit->stub_entry = (void *)(uintptr_t)jit->stub_start;
 	jit->last_call = jit->stub_entry;
@@ -564,9 +648,9 @@ static void x64_stub(toyjit *jit, x64_buf *b)
 
 static void x64_throw_stub(toyjit *jit, x64_buf *b)
 {
-	x64_align(b, 16);
+	toyjit_leave_gap(b, &toyjit_backend_x64, TOYJIT_CODE_GAP);
 	jit->throw_stub_start = (uintptr_t)(b->code + b->len);
-	emit_stub_common(jit, b, &jit->dispatch, 0, 1);
+	emit_stub_common(jit, b, &jit->dispatch, 0, 1, "toyjit_throw_stub");
 	jit->throw_stub_size = (uintptr_t)(b->code + b->len) - jit->throw_stub_start;
 	jit->throw_stub_entry = (void *)(uintptr_t)jit->throw_stub_start;
 	jit->dispatch = toyjit_dispatch;

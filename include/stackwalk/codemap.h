@@ -88,6 +88,42 @@ SW_API void sw_codemap_synchronize(sw_codemap *map);
 /* sw_codemap_count - how many methods are registered. */
 SW_API size_t sw_codemap_count(const sw_codemap *map);
 
+/*
+ * Observers: tools that must hear of every method as it comes and goes
+ * (perf's map and jitdump files, gdb's JIT interface).  The map calls
+ * `notify` after each successful add and remove, from the writer's
+ * thread, with the writers' lock held: notifications arrive one at a
+ * time, in the order of the changes, and an observer must not add or
+ * remove methods of the same map.  For an add, info->unwind is the map's
+ * copy of the blob; for a remove it is NULL.  Never on the walk path.
+ */
+typedef enum sw_codemap_event {
+	SW_CODEMAP_ADDED = 1,
+	SW_CODEMAP_REMOVED = 2
+} sw_codemap_event;
+
+typedef struct sw_codemap_observer {
+	void (*notify)(void *data, sw_codemap_event event, const sw_code_info *info);
+	void *data;
+	struct sw_codemap_observer *next;       /* the map's link: leave it alone */
+} sw_codemap_observer;
+
+/*
+ * sw_codemap_observe - start calling obs->notify on later changes (methods
+ * already registered are not replayed).  The observer stays the caller's
+ * and must live until sw_codemap_unobserve.  SW_E_EXISTS if already there.
+ */
+SW_API sw_status sw_codemap_observe(sw_codemap *map, sw_codemap_observer *obs);
+
+/* sw_codemap_unobserve - stop; SW_E_NOTFOUND if obs was not observing. */
+SW_API sw_status sw_codemap_unobserve(sw_codemap *map, sw_codemap_observer *obs);
+
+/*
+ * A method's name, for the tools that show one: write it, NUL-terminated,
+ * into buf (cap bytes).  The runtime knows its names; the map does not.
+ */
+typedef void (*sw_method_name_fn)(void *data, const sw_code_info *info, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

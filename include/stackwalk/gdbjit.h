@@ -1,0 +1,99 @@
+/*
+ * gdbjit.h - gdb sees JIT methods: the GDB JIT compilation interface.
+ *
+ * gdb looks, in every program it debugs, for a function
+ * __jit_debug_register_code and a descriptor __jit_debug_descriptor.  It
+ * breaks on the function; a JIT links an in-memory object file onto the
+ * descriptor's list, sets the action and calls the function, and gdb
+ * reads the object: symbols for `bt`, `break` and `disassemble`, CFI to
+ * unwind.  The layout below is gdb's (see "JIT Compilation Interface" in
+ * its manual) and must not change.
+ *
+ * An sw_gdbjit makes one ELF object per method (a symbol with the
+ * method's name, CFI derived from its SWU) and registers it.  Attached to
+ * a code map, it registers each method the map adds and unregisters it
+ * when it is removed.  Registration allocates and calls into the
+ * debugger: never on a walk's path.  Objects live in this process's
+ * memory and describe its own code.
+ */
+#ifndef STACKWALK_GDBJIT_H
+#define STACKWALK_GDBJIT_H
+
+#include <stdint.h>
+#include <stackwalk/export.h>
+#include <stackwalk/status.h>
+#include <stackwalk/codemap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* gdb's action codes. */
+enum {
+	SW_GDBJIT_NOACTION = 0,
+	SW_GDBJIT_REGISTER = 1,         /* relevant_entry was just linked */
+	SW_GDBJIT_UNREGISTER = 2        /* relevant_entry is about to be unlinked */
+};
+
+/* One registered object (gdb's struct jit_code_entry). */
+typedef struct sw_gdbjit_entry {
+	struct sw_gdbjit_entry *next_entry;
+	struct sw_gdbjit_entry *prev_entry;
+	const char *symfile_addr;       /* the object file, in memory */
+	uint64_t symfile_size;
+} sw_gdbjit_entry;
+
+/* The list gdb reads (gdb's struct jit_descriptor); version 1. */
+typedef struct sw_gdbjit_descriptor {
+	uint32_t version;
+	uint32_t action_flag;           /* SW_GDBJIT_* */
+	sw_gdbjit_entry *relevant_entry;
+	sw_gdbjit_entry *first_entry;
+} sw_gdbjit_descriptor;
+
+/* The names gdb looks for.  Only the library changes them, under its lock. */
+SW_API extern sw_gdbjit_descriptor __jit_debug_descriptor;
+SW_API void __jit_debug_register_code(void);
+
+typedef struct sw_gdbjit sw_gdbjit;
+
+/*
+ * sw_gdbjit_create - a registrar whose methods are named by `name`
+ * (called with `data`; NULL: "jit_<address>").
+ */
+SW_API sw_status sw_gdbjit_create(sw_gdbjit **out, sw_method_name_fn name, void *data);
+
+/* sw_gdbjit_destroy - detach, unregister every object it registered, free them. */
+SW_API void sw_gdbjit_destroy(sw_gdbjit *g);
+
+/*
+ * sw_gdbjit_attach - register each method `map` adds from now on, and
+ * unregister each one it removes (an sw_codemap observer).  One map per
+ * registrar: SW_E_EXISTS if attached already.
+ */
+SW_API sw_status sw_gdbjit_attach(sw_gdbjit *g, sw_codemap *map);
+
+/* sw_gdbjit_detach - stop observing the map (registered objects stay). */
+SW_API sw_status sw_gdbjit_detach(sw_gdbjit *g);
+
+/*
+ * sw_gdbjit_add - register one method directly, by name: code the code
+ * map does not hold (a JIT's stubs) or a registrar not attached to a map.
+ * info->unwind is its SWU blob.  SW_E_EXISTS if a method at that start is
+ * registered already, SW_E_BADMETA for a bad blob.
+ */
+SW_API sw_status sw_gdbjit_add(sw_gdbjit *g, const sw_code_info *info, const char *name);
+
+/* sw_gdbjit_remove - unregister the method at `start`; SW_E_NOTFOUND if none. */
+SW_API sw_status sw_gdbjit_remove(sw_gdbjit *g, uint64_t start);
+
+/*
+ * sw_gdbjit_status - SW_OK, or the first error a registration made for
+ * the attached map met (an observer cannot return one).
+ */
+SW_API sw_status sw_gdbjit_status(const sw_gdbjit *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STACKWALK_GDBJIT_H */
