@@ -18,3 +18,31 @@ stackwalkinclude_HEADERS += include/stackwalk/deadlock.h include/stackwalk/watch
 bin_PROGRAMS += examples/swdeadlock
 examples_swdeadlock_SOURCES = examples/swdeadlock.c
 examples_swdeadlock_LDADD = libstackwalk.la
+
+# Real deadlocked, spinning and healthy programs of each architecture
+# (tests/deadlock/run.sh builds tests/deadlock/victim.c for each), and the
+# watchdog's test: a watched thread that deadlocks.
+TESTS += tests/deadlock-x86-64.test tests/deadlock-i686.test tests/deadlock-aarch64.test
+EXTRA_DIST += tests/deadlock-x86-64.test tests/deadlock-i686.test tests/deadlock-aarch64.test \
+	tests/deadlock/run.sh tests/deadlock/victim.c
+tests/deadlock-x86-64.log tests/deadlock-i686.log tests/deadlock-aarch64.log: \
+	tests/deadlock.env examples/swdeadlock$(EXEEXT)
+
+.PHONY: tests/deadlock.env
+tests/deadlock.env:
+	$(AM_V_GEN)$(MKDIR_P) tests && { \
+	  echo "DEADLOCK_CC='$(CC)'"; \
+	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
+	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
+	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	} >$@
+CLEANFILES += tests/deadlock.env
+clean-local: clean-deadlock
+.PHONY: clean-deadlock
+clean-deadlock:
+	-rm -rf tests/deadlock-x86-64.d tests/deadlock-i686.d tests/deadlock-aarch64.d
+
+check_PROGRAMS += tests/check_watchdog
+TESTS += tests/check_watchdog
+tests_check_watchdog_SOURCES = tests/deadlock/check_watchdog.c
+tests_check_watchdog_LDADD = libstackwalk_elf.la -lpthread
