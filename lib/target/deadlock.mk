@@ -19,6 +19,11 @@ bin_PROGRAMS += examples/swdeadlock
 examples_swdeadlock_SOURCES = examples/swdeadlock.c
 examples_swdeadlock_LDADD = libstackwalk.la
 
+# How a runtime arms the watchdog for its main loop (a deliberate deadlock).
+noinst_PROGRAMS += examples/swwatchdog
+examples_swwatchdog_SOURCES = examples/swwatchdog.c
+examples_swwatchdog_LDADD = libstackwalk.la -lpthread
+
 # Real deadlocked, spinning and healthy programs of each architecture
 # (tests/deadlock/run.sh builds tests/deadlock/victim.c for each), and the
 # watchdog's test: a watched thread that deadlocks.
