@@ -51,3 +51,24 @@ check_PROGRAMS += tests/check_watchdog
 TESTS += tests/check_watchdog
 tests_check_watchdog_SOURCES = tests/deadlock/check_watchdog.c
 tests_check_watchdog_LDADD = libstackwalk_elf.la -lpthread
+
+dist_man_MANS += \
+	man/swdeadlock.1 \
+	man/sw_hang_report.3 \
+	man/sw_hang_analyze_process.3 \
+	man/sw_hang_analyze_core.3 \
+	man/sw_hang_report_free.3 \
+	man/sw_hang_report_arch.3 \
+	man/sw_hang_report_thread_count.3 \
+	man/sw_hang_report_thread.3 \
+	man/sw_hang_report_frame.3 \
+	man/sw_hang_report_cycle_count.3 \
+	man/sw_hang_report_cycle.3 \
+	man/sw_hang_class_name.3 \
+	man/sw_lock_kind_name.3 \
+	man/sw_watchdog.3 \
+	man/sw_watchdog_create.3 \
+	man/sw_watchdog_arm.3 \
+	man/sw_watchdog_answer.3 \
+	man/sw_watchdog_disarm.3 \
+	man/sw_watchdog_destroy.3
