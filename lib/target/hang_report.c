@@ -273,7 +273,7 @@ sw_status swi_hang_report_deserialize(const unsigned char *buf, size_t len, sw_h
 {
 	struct wire_header h;
 	sw_hang_report *r;
-	const unsigned char *p = buf + sizeof h;
+	const unsigned char *p;
 	size_t left;
 	int bad = 0;
 
@@ -281,6 +281,7 @@ sw_status swi_hang_report_deserialize(const unsigned char *buf, size_t len, sw_h
 	if (!buf || len < sizeof h)
 		return SW_E_TRUNCATED;
 	memcpy(&h, buf, sizeof h);
+	p = buf + sizeof h;
 	if (h.magic != REPORT_MAGIC || h.version != REPORT_VERSION)
 		return SW_E_BADMETA;
 	if (h.nthreads > SWI_HANG_MAX_THREADS || h.pool_len > SWI_HANG_MAX_BYTES ||
