@@ -7,8 +7,8 @@
  * cycle: the two thread ids from the lowest, each waiting on the lock
  * the other holds, with the watched thread's id.  A report without a
  * cycle (a slow machine that stalled the thread past the timeout before
- * it deadlocked) is counted and waited past: the next hang must be the
- * deadlock.  Also: the API's argument checks, and the report accessors
+ * it deadlocked) re-arms the watchdog for another report, five times at
+ * most.  Also: the API's argument checks, and the report accessors
  * on the report received.
  *
  * Plain C (the watchdog forks a helper; Check's own fork is not wanted
@@ -27,6 +27,7 @@
 #include <stackwalk.h>
 
 #define ANSWERED_ROUNDS 20
+#define MAX_REPORTS_WITHOUT_CYCLE 5
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
@@ -116,7 +117,27 @@ static void on_hang(sw_watchdog *w, int tid, const sw_hang_report *r, sw_status 
 		return;
 	}
 	if (!deadlocking || sw_hang_report_cycle_count(r) == 0) {
-		false_alarms++;     /* stalled before it deadlocked: wait for the real hang */
+		/*
+		 * Stalled before it deadlocked (a loaded machine): arming again
+		 * pings again, so the next report comes once the new ping is
+		 * left unanswered.  Bounded: a report that never shows the
+		 * cycle fails.
+		 */
+		printf("report without the cycle (deadlocking %d):\n", deadlocking);
+		for (size_t i = 0; i < sw_hang_report_thread_count(r); i++) {
+			sw_hang_thread t;
+
+			if (sw_hang_report_thread(r, i, &t) == SW_OK)
+				printf("  %d %s lock 0x%llx owner %d frames %zu\n", t.tid,
+				       sw_hang_class_name(t.cls), (unsigned long long)t.lock, t.owner,
+				       t.frames);
+		}
+		if (++false_alarms <= MAX_REPORTS_WITHOUT_CYCLE &&
+		    sw_watchdog_arm(w, watched_tid, 1000, on_ping, &pings) == SW_OK)
+			return;
+		fprintf(stderr, "FAIL: %d reports without the deadlock\n", false_alarms);
+		failures++;
+		sem_post(&fired);
 		return;
 	}
 	check_report(r, tid);
@@ -208,7 +229,7 @@ int main(void)
 		failures++;
 	}
 	CHECK(pings > 0);
-	printf("pings %d, stalls reported before the deadlock %d\n", pings, false_alarms);
+	printf("pings %d, reports without the cycle %d\n", pings, false_alarms);
 	sw_watchdog_destroy(wd);
 	printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
 	/* The two deadlocked threads stay; exit ends them. */
