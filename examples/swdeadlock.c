@@ -61,7 +61,9 @@ static void print_wait(const sw_hang_thread *t)
 	if (t->lock_kind == SW_LOCK_NONE)
 		return;
 	printf(" waits on %s 0x%" PRIx64, sw_lock_kind_name(t->lock_kind), t->lock);
-	if (t->owner)
+	if (t->owner && t->cls == SW_HANG_LOCK_NO_OWNER)
+		printf(" held by %d, which is gone", t->owner);
+	else if (t->owner)
 		printf(" held by %d", t->owner);
 	else
 		printf(" with no owner%s", t->lock_kind == SW_LOCK_MUTEX ? "" : " (readers hold it)");

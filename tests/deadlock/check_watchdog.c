@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <stackwalk.h>
+#include "target/hang_report.h"
 
 #define ANSWERED_ROUNDS 20
 #define MAX_REPORTS_WITHOUT_CYCLE 5
@@ -63,6 +64,63 @@ static long thread_index(const sw_hang_report *r, int tid)
 			return (long)i;
 	}
 	return -1;
+}
+
+/* Read every thread and frame of a report through the accessors. */
+static void read_everything(const sw_hang_report *r)
+{
+	size_t members[8], len;
+
+	for (size_t i = 0; i < sw_hang_report_thread_count(r); i++) {
+		sw_hang_thread t;
+		sw_hang_frame f;
+
+		if (sw_hang_report_thread(r, i, &t) != SW_OK)
+			continue;
+		for (size_t k = 0; k < t.frames; k++)
+			if (sw_hang_report_frame(r, i, k, &f) == SW_OK && f.function)
+				(void)strlen(f.function);
+		if (t.wchan)
+			(void)strlen(t.wchan);
+	}
+	for (size_t c = 0; c < sw_hang_report_cycle_count(r); c++)
+		sw_hang_report_cycle(r, c, members, NULL, 8, &len);
+}
+
+/*
+ * The report crossed from the helper as bytes: the same bytes give the
+ * same report, every shorter prefix is refused, and no flipped byte makes
+ * a report whose accessors read out of bounds.
+ */
+static void check_bytes(const sw_hang_report *r)
+{
+	unsigned char *buf = NULL, *again = NULL;
+	size_t len = 0, len2 = 0, refused = 0;
+	sw_hang_report *copy = NULL;
+
+	CHECK(swi_hang_report_serialize(r, &buf, &len) == SW_OK);
+	if (!buf)
+		return;
+	CHECK(swi_hang_report_deserialize(buf, len, &copy) == SW_OK);
+	CHECK(copy && swi_hang_report_serialize(copy, &again, &len2) == SW_OK);
+	CHECK(again && len2 == len && memcmp(buf, again, len) == 0);
+	sw_hang_report_free(copy);
+	free(again);
+	for (size_t n = 0; n < len; n++) {
+		copy = NULL;
+		refused += swi_hang_report_deserialize(buf, n, &copy) != SW_OK && !copy;
+		sw_hang_report_free(copy);
+	}
+	CHECK(refused == len);
+	for (size_t i = 0; i < len; i++) {
+		buf[i] ^= 0xa5;
+		copy = NULL;
+		if (swi_hang_report_deserialize(buf, len, &copy) == SW_OK)
+			read_everything(copy);
+		sw_hang_report_free(copy);
+		buf[i] ^= 0xa5;
+	}
+	free(buf);
 }
 
 static void check_report(const sw_hang_report *r, int tid)
@@ -105,6 +163,7 @@ static void check_report(const sw_hang_report *r, int tid)
 	CHECK(strcmp(sw_hang_class_name(SW_HANG_DEADLOCKED), "deadlocked") == 0);
 	CHECK(strcmp(sw_lock_kind_name(SW_LOCK_MUTEX), "mutex") == 0);
 	CHECK(sw_hang_class_name((sw_hang_class)99) == NULL);
+	check_bytes(r);
 }
 
 static void on_hang(sw_watchdog *w, int tid, const sw_hang_report *r, sw_status st, void *arg)

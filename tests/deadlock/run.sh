@@ -7,7 +7,8 @@
 # dynamically linked; i686 and aarch64: the cross compilers, -static) and
 # run once per scenario: abba, three, rwlock (a cycle through mutexes and
 # an rwlock, and a fourth thread blocked on the rwlock outside the cycle),
-# spin (a thread in an endless loop, one asleep, one blocked in read())
+# spin (a thread in an endless loop, one asleep, one blocked in read(),
+# one waiting on a mutex whose owner has exited)
 # and healthy (four threads sharing a mutex, forever).  The victim prints
 # what swdeadlock must find ("expect: ..." lines: the cycle's thread ids
 # from the lowest, each waiter's lock kind, address and owner, and some

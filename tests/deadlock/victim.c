@@ -10,7 +10,8 @@
  *   rwlock   a writer of an rwlock waits on a mutex whose holder waits on
  *            a mutex whose holder waits to read the rwlock; a fourth
  *            thread waits to write it (blocked, in no cycle)
- *   spin     one thread spins in a loop, one sleeps, one blocks in read()
+ *   spin     one thread spins in a loop, one sleeps, one blocks in read(),
+ *            one waits on a mutex whose owner has exited
  *   healthy  four threads share a mutex and compute, forever
  *
  * Once every thread that should block is blocked in a futex (read from
@@ -115,6 +116,14 @@ static void *read_thread(void *arg)
 	for (;;)
 		if (read(pipefd[0], &c, 1) <= 0)
 			pause();
+	return NULL;
+}
+
+/* Takes a mutex and ends without unlocking it: the mutex names a thread that is gone. */
+static void *orphan_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mutexes[2]);
 	return NULL;
 }
 
@@ -242,6 +251,7 @@ int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
 	int do_abort = argc > 2 && strcmp(argv[2], "abort") == 0;
+	pthread_t orphan;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(s, "abba") == 0) {
@@ -275,11 +285,17 @@ int main(int argc, char **argv)
 		start(1, spin_thread);
 		start(1, sleep_thread);
 		start(1, read_thread);
+		pthread_create(&orphan, NULL, orphan_thread, NULL);
+		pthread_join(orphan, NULL);
+		role(3, NULL, 0, &mutexes[2], 0);
+		pthread_barrier_init(&barrier, NULL, 1);
+		start(1, NULL);
 		wait_blocked();
 		sleep_ms(100);  /* let the sleeper and the reader reach their calls */
 		printf("expect-class: %d busy\n", roles[0].tid);
 		printf("expect-class: %d idle\n", roles[1].tid);
 		printf("expect-class: %d io-wait\n", roles[2].tid);
+		printf("expect-class: %d lock-no-owner\n", roles[3].tid);
 	} else if (strcmp(s, "healthy") == 0) {
 		start(4, healthy_thread);
 		wait_blocked();
