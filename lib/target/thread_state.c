@@ -100,8 +100,12 @@ static sw_status list_tasks(int pid, struct swi_thread_state **out, size_t *coun
 	DIR *dir;
 
 	snprintf(path, sizeof path, "/proc/%d/task", pid);
-	if (!(dir = opendir(path)))
+	if (!(dir = opendir(path))) {
+		/* No /proc/PID/task: no such process, as kill(2) would say. */
+		if (errno == ENOENT)
+			errno = ESRCH;
 		return SW_E_BADADDR;
+	}
 	while ((d = readdir(dir)) != NULL) {
 		char *end;
 		long tid = strtol(d->d_name, &end, 10);
