@@ -22,6 +22,7 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -95,12 +96,40 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The helper holds no descriptor of the process but its socket: a pipe's
+ * write end kept open here would keep the process's readers from ever
+ * seeing end-of-file.  Standard input and output become /dev/null.
+ */
+static void close_other_fds(int keep)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	int null = open("/dev/null", O_RDWR);
+
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = 0; fd < 3; fd++)
+		if (null >= 0 && fd != null && fd != keep)
+			dup2(null, fd);
+	for (int fd = 3; fd < (int)max; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 /* The helper: one report per request byte, until the socket closes.  Never returns. */
 static void helper_main(int sock, pid_t target, const sw_hang_options *opt)
 {
 	unsigned char req;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (sock < 3) {
+		int moved = fcntl(sock, F_DUPFD_CLOEXEC, 3);
+
+		if (moved < 0)
+			_exit(1);
+		sock = moved;
+	}
+	close_other_fds(sock);
 	/* The target may have died between fork and prctl. */
 	if (getppid() != target)
 		_exit(0);

@@ -49,9 +49,10 @@ typedef enum sw_lock_kind {
 
 /* Options of the analysis; NULL means the defaults. */
 typedef struct sw_hang_options {
-	unsigned sample_ms;         /* CPU sampling interval of a live process (default 250; 0: no sampling) */
-	unsigned busy_permille;     /* share of one CPU that makes a thread busy (default 500) */
-	unsigned max_frames;        /* frames kept per thread (default 64, at most 1024) */
+	unsigned sample_ms;         /* CPU sampling interval of a live process; 0: no sampling
+	                             * (a NULL sw_hang_options samples 250 ms) */
+	unsigned busy_permille;     /* share of one CPU that makes a thread busy (0: 500) */
+	unsigned max_frames;        /* frames kept per thread (0: 64; at most 1024) */
 	unsigned reserved;
 } sw_hang_options;
 
