@@ -251,6 +251,28 @@ int main(void)
 	CHECK(sw_watchdog_disarm(NULL) == SW_E_INVAL);
 	sw_watchdog_answer(NULL);
 	sw_watchdog_destroy(NULL);
+	/* The analysis refuses what it cannot do, and NULL reports are empty. */
+	{
+		sw_hang_report *r = (sw_hang_report *)&failures;
+		sw_hang_thread t;
+		sw_hang_frame f;
+		size_t len;
+
+		CHECK(sw_hang_analyze_process(0, NULL, &r) == SW_E_INVAL && r == NULL);
+		CHECK(sw_hang_analyze_process(-5, NULL, &r) == SW_E_INVAL);
+		CHECK(sw_hang_analyze_process(getpid(), NULL, &r) == SW_E_INVAL);
+		CHECK(sw_hang_analyze_process(getpid() + 1, NULL, NULL) == SW_E_INVAL);
+		CHECK(sw_hang_analyze_core(NULL, NULL, &r) == SW_E_INVAL && r == NULL);
+		CHECK(sw_hang_analyze_core(NULL, NULL, NULL) == SW_E_INVAL);
+		CHECK(sw_hang_report_thread_count(NULL) == 0);
+		CHECK(sw_hang_report_cycle_count(NULL) == 0);
+		CHECK(sw_hang_report_arch(NULL) == SW_ARCH_NONE);
+		CHECK(sw_hang_report_thread(NULL, 0, &t) == SW_E_INVAL);
+		CHECK(sw_hang_report_frame(NULL, 0, 0, &f) == SW_E_INVAL);
+		CHECK(sw_hang_report_cycle(NULL, 0, NULL, NULL, 0, &len) == SW_E_INVAL);
+		CHECK(sw_lock_kind_name((sw_lock_kind)-1) == NULL);
+		sw_hang_report_free(NULL);
+	}
 
 	/* Create, arm, disarm and destroy with nothing wrong: no callback. */
 	st = sw_watchdog_create(on_hang, NULL, NULL, &wd);
