@@ -7,6 +7,8 @@
 # dynamically linked; i686 and aarch64: the cross compilers, -static) and
 # run once per scenario: abba, three, rwlock (a cycle through mutexes and
 # an rwlock, and a fourth thread blocked on the rwlock outside the cycle),
+# multi (two deadlocks at once: an ABBA pair and a thread relocking its
+# own mutex, a cycle of one),
 # spin (a thread in an endless loop, one asleep, one blocked in read(),
 # one waiting on a mutex whose owner has exited)
 # and healthy (four threads sharing a mutex, forever).  The victim prints
@@ -129,7 +131,7 @@ start_victim() {
 	grep -q '^ready' "$work/$1.expect"
 }
 
-scenarios="abba three rwlock spin healthy"
+scenarios="abba three rwlock multi spin healthy"
 have_gcore=0
 command -v "$GCORE" >/dev/null 2>&1 && have_gcore=1
 
@@ -191,7 +193,7 @@ EOF
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	# The kernel's own core, where its core_pattern writes one here.
-	case $s in abba|three|rwlock) ;; *) continue ;; esac
+	case $s in abba|three|rwlock|multi) ;; *) continue ;; esac
 	rm -f "$work/core" "$work"/core.[0-9]*
 	(cd "$work" && ulimit -c unlimited 2>/dev/null && ./victim "$s" abort >"$s.kexpect" 2>&1; true) \
 		>/dev/null 2>&1

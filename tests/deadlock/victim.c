@@ -10,6 +10,8 @@
  *   rwlock   a writer of an rwlock waits on a mutex whose holder waits on
  *            a mutex whose holder waits to read the rwlock; a fourth
  *            thread waits to write it (blocked, in no cycle)
+ *   multi    two deadlocks at once: an ABBA pair, and a thread that locks
+ *            its own (normal) mutex again
  *   spin     one thread spins in a loop, one sleeps, one blocks in read(),
  *            one waits on a mutex whose owner has exited
  *   healthy  four threads share a mutex and compute, forever
@@ -203,18 +205,23 @@ static int holder(void *lock)
 	return -1;
 }
 
-/* Print the expected cycle through roles[0 .. len), from the lowest thread id. */
-static void expect_cycle(int len)
+/* Print the expected cycle through roles[first .. first + len), from the lowest thread id. */
+static void expect_cycle_at(int first, int len)
 {
 	int low = 0;
 
 	for (int i = 1; i < len; i++)
-		if (roles[i].tid < roles[low].tid)
+		if (roles[first + i].tid < roles[first + low].tid)
 			low = i;
 	printf("expect: deadlock:");
 	for (int k = 0, i = low; k < len; k++, i = (i + 1) % len)
-		printf(" %d", roles[i].tid);
+		printf(" %d", roles[first + i].tid);
 	printf("\n");
+}
+
+static void expect_cycle(int len)
+{
+	expect_cycle_at(0, len);
 }
 
 static void expect_waits(void)
@@ -279,6 +286,16 @@ int main(int argc, char **argv)
 		wait_blocked();
 		expect_cycle(3);
 		printf("expect-class: %d lock-wait\n", roles[3].tid);
+	} else if (strcmp(s, "multi") == 0) {
+		/* Two deadlocks at once: an ABBA pair, and a thread relocking its own mutex. */
+		role(0, &mutexes[0], 0, &mutexes[1], 0);
+		role(1, &mutexes[1], 0, &mutexes[0], 0);
+		role(2, &mutexes[2], 0, &mutexes[2], 0);
+		pthread_barrier_init(&barrier, NULL, 3);
+		start(3, NULL);
+		wait_blocked();
+		expect_cycle(2);
+		expect_cycle_at(2, 1);
 	} else if (strcmp(s, "spin") == 0) {
 		if (pipe(pipefd) != 0)
 			return 2;
@@ -300,7 +317,7 @@ int main(int argc, char **argv)
 		start(4, healthy_thread);
 		wait_blocked();
 	} else {
-		fprintf(stderr, "usage: victim abba|three|rwlock|spin|healthy [wait|abort]\n");
+		fprintf(stderr, "usage: victim abba|three|rwlock|multi|spin|healthy [wait|abort]\n");
 		return 2;
 	}
 	expect_waits();
