@@ -32,7 +32,9 @@
 # runs sample CPU for a second (--sample 1000) and call a thread busy from
 # a tenth of a CPU (--busy 100), so that a loaded machine still gives the
 # spinning thread that much; cores have no CPU times, so "busy" is checked
-# live only.  Everything stays in tests/deadlock-ARCH.d/ when a check fails.
+# live only.  The rwlock scenario's core is then damaged in a dozen places
+# and cut in half (damage_core): swdeadlock must still exit 0, 1 or 2.
+# Everything stays in tests/deadlock-ARCH.d/ when a check fails.
 #
 # Skips (77) only where a tool is missing (a cross compiler, qemu-aarch64,
 # gcore for the core half) or ptrace is not permitted; under CI=true a
@@ -118,6 +120,57 @@ check() {
 	fi
 }
 
+# The file offset of address $2 in core $1 (its PT_LOAD segments), or nothing.
+core_offset() {
+	readelf -lW "$1" 2>/dev/null | awk '$1 == "LOAD" { print $2, $3, $5 }' |
+	while read -r o v n; do
+		if [ $(($2)) -ge $((v)) ] && [ $(($2)) -lt $((v + n)) ]; then
+			echo $((o + $2 - v))
+			break
+		fi
+	done
+}
+
+# Overwrite $3 bytes of core $1 at offset $2 with the victim's code (seed $4),
+# run swdeadlock on it (executable $5), and put the bytes back.
+damage_at() {
+	dd if="$1" of="$work/saved" bs=1 skip="$2" count="$3" 2>/dev/null
+	dd if="$work/victim" of="$1" bs=1 skip=$((4096 + $4 * 64)) seek="$2" count="$3" \
+		conv=notrunc 2>/dev/null
+	timeout 120 "$swdeadlock" --core "$1" ${5:+--exe "$5"} >/dev/null 2>&1
+	status=$?
+	checked=$((checked + 1))
+	[ $status -le 2 ] || fail "core damaged at $2: exit status $status"
+	dd if="$work/saved" of="$1" bs=1 seek="$2" count="$3" conv=notrunc 2>/dev/null
+}
+
+# Hostile cores: core $1 (of executable $2, or "") damaged in place, each
+# time restored afterwards: in its headers and notes, spread over the
+# file, and over every lock the victim named (the lock words and owners
+# the analysis reads); then cut to half its size.  swdeadlock must
+# answer 0, 1 or 2: never crash or hang.
+damage_core() {
+	core=$1 exe=$2 expect=$3
+	size=$(wc -c <"$core")
+	for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		if [ $k -le 6 ]; then off=$((k * 1536)); else off=$((size / 7 * (k - 6))); fi
+		damage_at "$core" $off 512 $k "$exe"
+	done
+	k=20
+	for addr in $(grep '^expect: thread ' "$expect" | awk '{ print $7 }' | sort -u); do
+		off=$(core_offset "$core" "$addr")
+		[ -n "$off" ] || { fail "lock $addr is in no segment of $core"; continue; }
+		damage_at "$core" $((off - 16)) 64 $k "$exe"
+		k=$((k + 1))
+	done
+	head -c $((size / 2)) "$core" >"$work/half.core"
+	timeout 120 "$swdeadlock" --core "$work/half.core" ${exe:+--exe "$exe"} >/dev/null 2>&1
+	status=$?
+	checked=$((checked + 1))
+	[ $status -le 2 ] || fail "core cut in half: exit status $status"
+	rm -f "$work/half.core" "$work/saved"
+}
+
 # Start the victim in scenario $1; wait for "ready" (bounded: 60 s).
 start_victim() {
 	"$work/victim" "$1" wait >"$work/$1.expect" 2>&1 &
@@ -151,6 +204,7 @@ for s in $scenarios; do
 		mv "$core" "$work/$s.core"
 		"$swdeadlock" --core "$work/$s.core" --exe "$work/victim" >"$work/$s.core.out" 2>&1
 		check "$work/$s.expect" "$work/$s.core.out" $? "$s core"
+		[ "$s" = rwlock ] && damage_core "$work/$s.core" "$work/victim" "$work/$s.expect"
 		continue
 	fi
 	if ! start_victim "$s"; then
@@ -185,6 +239,7 @@ EOF
 		if [ -f "$work/$s.gcore.$pid" ]; then
 			"$swdeadlock" --core "$work/$s.gcore.$pid" >"$work/$s.core.out" 2>&1
 			check "$work/$s.expect" "$work/$s.core.out" $? "$s core"
+			[ "$s" = rwlock ] && damage_core "$work/$s.gcore.$pid" "" "$work/$s.expect"
 			rm -f "$work/$s.gcore.$pid"
 		else
 			fail "$s: gcore wrote no core"
