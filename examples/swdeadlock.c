@@ -56,6 +56,18 @@ static void print_frames(const sw_hang_report *r, size_t i, const char *indent)
 		printf("%sBacktrace stopped: %s\n", indent, sw_strerror(t.walk_status));
 }
 
+/* The first thread id of cycle `c`, or 0. */
+static int cycle_first_tid(const sw_hang_report *r, int c)
+{
+	size_t first, len;
+	sw_hang_thread t;
+
+	if (c < 0 || sw_hang_report_cycle(r, (size_t)c, &first, NULL, 1, &len) != SW_OK ||
+	    sw_hang_report_thread(r, first, &t) != SW_OK)
+		return 0;
+	return t.tid;
+}
+
 static void print_wait(const sw_hang_thread *t)
 {
 	if (t->lock_kind == SW_LOCK_NONE)
@@ -121,6 +133,8 @@ static void print_text(const sw_hang_report *r, const char *kind, const char *na
 			continue;
 		printf("  %d %s", t.tid, sw_hang_class_name(t.cls));
 		print_wait(&t);
+		if (t.behind >= 0)
+			printf(" (behind the deadlock of %d)", cycle_first_tid(r, t.behind));
 		print_state(&t);
 		printf("\n");
 		if (all || (t.cls != SW_HANG_DEADLOCKED && t.cls != SW_HANG_IDLE &&
@@ -172,7 +186,7 @@ static void json_thread(const sw_hang_report *r, size_t i)
 		       sw_lock_kind_name(t.lock_kind), t.lock, t.owner);
 	else
 		printf("null");
-	printf(", \"deadlock\": %d, \"walk_error\": ", t.cycle);
+	printf(", \"deadlock\": %d, \"behind_deadlock\": %d, \"walk_error\": ", t.cycle, t.behind);
 	json_string(t.walk_status == SW_OK ? NULL : sw_strerror(t.walk_status));
 	printf(", \"frames\": [");
 	for (size_t k = 0; k < t.frames; k++) {

@@ -69,6 +69,7 @@ typedef struct sw_hang_thread {
 	uint64_t lock;              /* its address (the mutex or rwlock), or 0 */
 	int owner;                  /* the lock's owner thread, 0 if none or unknown */
 	int cycle;                  /* the index of its deadlock cycle, or -1 */
+	int behind;                 /* not in a cycle: the cycle its chain of waits leads into, or -1 */
 	size_t frames;              /* frames walked (sw_hang_report_frame) */
 	sw_status walk_status;      /* SW_OK, or why its walk stopped early */
 } sw_hang_thread;

@@ -220,6 +220,26 @@ static void sort_cycles(sw_hang_report *r)
 			r->threads[r->members[r->cycles[i].first + k]].cycle = (int32_t)i;
 }
 
+/*
+ * A waiter in no cycle whose chain of owners reaches one is stuck behind
+ * that deadlock.  Chains are at most as long as there are threads.
+ */
+static void mark_behind(struct analysis *a)
+{
+	size_t n = a->r->nthreads;
+
+	for (size_t i = 0; i < n; i++) {
+		int j = a->next[i];
+
+		if (a->r->threads[i].cycle >= 0)
+			continue;
+		for (size_t steps = 0; j >= 0 && steps < n && a->r->threads[j].cycle < 0; steps++)
+			j = a->next[j];
+		if (j >= 0 && a->r->threads[j].cycle >= 0)
+			a->r->threads[i].behind = a->r->threads[j].cycle;
+	}
+}
+
 static sw_hang_class classify(const struct analysis *a, size_t i)
 {
 	const struct swi_hang_thread *th = &a->r->threads[i];
@@ -271,6 +291,7 @@ static sw_status analyze(const struct swi_target *t, const struct swi_thread_sta
 	}
 	if (st == SW_OK) {
 		sort_cycles(a.r);
+		mark_behind(&a);
 		for (size_t i = 0; i < a.r->nthreads; i++)
 			a.r->threads[i].cls = classify(&a, i);
 		*out = a.r;

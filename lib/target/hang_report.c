@@ -40,6 +40,7 @@ sw_hang_report *swi_hang_report_new(sw_arch arch, size_t nthreads)
 	for (size_t i = 0; i < nthreads; i++) {
 		r->threads[i].syscall = -1;
 		r->threads[i].cycle = -1;
+		r->threads[i].behind = -1;
 	}
 	return r;
 }
@@ -134,6 +135,7 @@ sw_status sw_hang_report_thread(const sw_hang_report *r, size_t index, sw_hang_t
 	out->lock = t->lock;
 	out->owner = t->owner;
 	out->cycle = t->cycle;
+	out->behind = t->behind;
 	out->frames = t->nframes;
 	out->walk_status = (sw_status)t->walk_status;
 	return SW_OK;
@@ -253,7 +255,8 @@ static int report_is_consistent(const sw_hang_report *r)
 
 		if (t->wchan >= r->pool_len || t->first_frame > r->nframes ||
 		    t->nframes > r->nframes - t->first_frame || t->cycle < -1 ||
-		    (t->cycle >= 0 && (size_t)t->cycle >= r->ncycles))
+		    (t->cycle >= 0 && (size_t)t->cycle >= r->ncycles) || t->behind < -1 ||
+		    (t->behind >= 0 && (size_t)t->behind >= r->ncycles))
 			return 0;
 	}
 	for (size_t i = 0; i < r->nframes; i++)

@@ -26,7 +26,7 @@ struct swi_hang_thread {
 	int32_t owner, cycle;
 	uint32_t first_frame, nframes;
 	int32_t walk_status;
-	uint32_t reserved;
+	int32_t behind;                 /* the cycle its wait chain leads into, or -1 */
 };
 
 struct swi_hang_frame {

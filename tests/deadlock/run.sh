@@ -114,6 +114,12 @@ check() {
 			echo x >>"$work/fails"
 		}
 	done
+	grep '^expect-behind: ' "$expect" | while read -r _ tid first; do
+		grep -Eq "^  $tid .*\(behind the deadlock of $first\)" "$out" || {
+			echo "FAIL: $what: thread $tid should be behind the deadlock of $first"
+			echo x >>"$work/fails"
+		}
+	done
 	if [ -f "$work/fails" ]; then
 		failed=$((failed + $(wc -l <"$work/fails")))
 		rm -f "$work/fails"

@@ -286,6 +286,9 @@ int main(int argc, char **argv)
 		wait_blocked();
 		expect_cycle(3);
 		printf("expect-class: %d lock-wait\n", roles[3].tid);
+		printf("expect-behind: %d %d\n", roles[3].tid,
+		       roles[0].tid < roles[1].tid && roles[0].tid < roles[2].tid ? roles[0].tid :
+		       roles[1].tid < roles[2].tid ? roles[1].tid : roles[2].tid);
 	} else if (strcmp(s, "multi") == 0) {
 		/* Two deadlocks at once: an ABBA pair, and a thread relocking its own mutex. */
 		role(0, &mutexes[0], 0, &mutexes[1], 0);
