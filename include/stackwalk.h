@@ -22,6 +22,8 @@
 #include <stackwalk/image.h>
 #include <stackwalk/core.h>
 #include <stackwalk/process.h>
+#include <stackwalk/deadlock.h>
+#include <stackwalk/watchdog.h>
 #include <stackwalk/sampler.h>
 #include <stackwalk/shadow.h>
 #include <stackwalk/verify.h>

@@ -70,6 +70,7 @@ struct sw_core {
 	size_t nowned;
 	uint64_t entry;                 /* AT_ENTRY from NT_AUXV, when has_entry */
 	int has_entry;
+	uint64_t vdso;                  /* AT_SYSINFO_EHDR from NT_AUXV, or 0 */
 	int seen_file_note;
 };
 
@@ -334,6 +335,8 @@ static sw_status read_note(sw_core *c, const GElf_Nhdr *nh, const char *name,
 			c->entry = v;
 			c->has_entry = 1;
 		}
+		if (swi_auxv_find(c->word, desc, nh->n_descsz, SWI_AT_SYSINFO_EHDR, &v) == SW_OK)
+			c->vdso = v;
 		return SW_OK;
 	default:
 		return SW_OK;
@@ -808,4 +811,10 @@ SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 	c->files[c->nfiles].fd = fd;
 	c->nfiles++;
 	return SW_OK;
+}
+
+/* The vDSO's address the core's auxiliary vector records, or 0 (core_notes.h). */
+uint64_t swi_core_vdso(const sw_core *c)
+{
+	return c ? c->vdso : 0;
 }

@@ -20,6 +20,7 @@
 #define SWI_NT_FILE     0x46494c45      /* "FILE" */
 
 #define SWI_AT_ENTRY    9               /* auxiliary vector: the program's entry point */
+#define SWI_AT_SYSINFO_EHDR 33          /* auxiliary vector: the vDSO's ELF header */
 
 /* Hard limits against hostile notes. */
 #define SWI_NT_FILE_MAX_ENTRIES (1u << 20)
@@ -58,5 +59,9 @@ sw_status swi_nt_file_decode(unsigned word, const unsigned char *desc, size_t le
 /* Look `type` up in an NT_AUXV descriptor; SW_E_NOTFOUND if absent. */
 sw_status swi_auxv_find(unsigned word, const unsigned char *desc, size_t len,
                         uint64_t type, uint64_t *value);
+
+struct sw_core;
+/* swi_core_vdso - the vDSO's address (the core's AT_SYSINFO_EHDR), or 0. */
+uint64_t swi_core_vdso(const struct sw_core *core);
 
 #endif /* SW_TARGET_CORE_NOTES_H */

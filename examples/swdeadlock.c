@@ -1,0 +1,389 @@
+/*
+ * swdeadlock - is a process (or a core) deadlocked, and who holds what?
+ *
+ *   swdeadlock [OPTIONS] -p PID
+ *   swdeadlock [OPTIONS] --core CORE [--exe EXE]
+ *
+ * Runs the library's hang analysis (sw_hang_analyze_process or
+ * sw_hang_analyze_core) and prints each deadlock on a line
+ *
+ *   deadlock: TID TID ...
+ *
+ * (the cycle's threads in wait-for order, from the lowest id), then what
+ * each of its threads waits on and its stack, then every other thread's
+ * class.  Exit status 0: no deadlock, 1: a deadlock, 2: an error.
+ * See swdeadlock(1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stackwalk.h>
+
+enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2 };
+
+static const char *progname = "swdeadlock";
+
+struct options {
+	const char *core, *exe;
+	int pid, json, all;
+	sw_hang_options hang;
+};
+
+/* ---- human output ------------------------------------------------------------ */
+
+static void print_frames(const sw_hang_report *r, size_t i, const char *indent)
+{
+	int width = (int)sw_arch_pointer_size(sw_hang_report_arch(r)) * 2;
+	sw_hang_thread t;
+
+	if (sw_hang_report_thread(r, i, &t) != SW_OK)
+		return;
+	for (size_t k = 0; k < t.frames; k++) {
+		sw_hang_frame f;
+
+		if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
+			break;
+		printf("%s#%-2zu 0x%0*" PRIx64 " in ", indent, k, width, f.pc);
+		if (f.function)
+			printf("%s+0x%" PRIx64, f.function, f.offset);
+		else
+			printf("??");
+		printf(" (%s)\n", f.module ? f.module : "??");
+	}
+	if (t.walk_status != SW_OK)
+		printf("%sBacktrace stopped: %s\n", indent, sw_strerror(t.walk_status));
+}
+
+/* The first thread id of cycle `c`, or 0. */
+static int cycle_first_tid(const sw_hang_report *r, int c)
+{
+	size_t first, len;
+	sw_hang_thread t;
+
+	if (c < 0 || sw_hang_report_cycle(r, (size_t)c, &first, NULL, 1, &len) != SW_OK ||
+	    sw_hang_report_thread(r, first, &t) != SW_OK)
+		return 0;
+	return t.tid;
+}
+
+static void print_wait(const sw_hang_thread *t)
+{
+	if (t->lock_kind == SW_LOCK_NONE)
+		return;
+	printf(" waits on %s 0x%" PRIx64, sw_lock_kind_name(t->lock_kind), t->lock);
+	if (t->owner && t->cls == SW_HANG_LOCK_NO_OWNER)
+		printf(" held by %d, which is gone", t->owner);
+	else if (t->owner)
+		printf(" held by %d", t->owner);
+	else
+		printf(" with no owner%s", t->lock_kind == SW_LOCK_MUTEX ? "" : " (readers hold it)");
+}
+
+static void print_state(const sw_hang_thread *t)
+{
+	if (t->state)
+		printf(" state %c", t->state);
+	if (t->syscall >= 0)
+		printf(" syscall %ld", t->syscall);
+	if (t->wchan)
+		printf(" wchan %s", t->wchan);
+	if (t->state)
+		printf(" cpu %.2fs (%u.%u%%)", (double)t->cpu_ns / 1e9, t->cpu_permille / 10,
+		       t->cpu_permille % 10);
+}
+
+static void print_text(const sw_hang_report *r, const char *kind, const char *name, int all)
+{
+	size_t n = sw_hang_report_thread_count(r), ncycles = sw_hang_report_cycle_count(r);
+	size_t *members = malloc((n ? n : 1) * sizeof *members);
+
+	printf("%s %s (%s): %zu threads, %zu deadlock%s\n", kind, name,
+	       sw_arch_name(sw_hang_report_arch(r)), n, ncycles, ncycles == 1 ? "" : "s");
+	for (size_t c = 0; members && c < ncycles; c++) {
+		size_t len = 0;
+
+		if (sw_hang_report_cycle(r, c, members, NULL, n, &len) != SW_OK)
+			continue;
+		printf("deadlock:");
+		for (size_t k = 0; k < len; k++) {
+			sw_hang_thread t;
+
+			if (sw_hang_report_thread(r, members[k], &t) == SW_OK)
+				printf(" %d", t.tid);
+		}
+		printf("\n");
+		for (size_t k = 0; k < len; k++) {
+			sw_hang_thread t;
+
+			if (sw_hang_report_thread(r, members[k], &t) != SW_OK)
+				continue;
+			printf("  thread %d", t.tid);
+			print_wait(&t);
+			printf("\n");
+			print_frames(r, members[k], "    ");
+		}
+	}
+	printf("threads:\n");
+	for (size_t i = 0; i < n; i++) {
+		sw_hang_thread t;
+
+		if (sw_hang_report_thread(r, i, &t) != SW_OK)
+			continue;
+		printf("  %d %s", t.tid, sw_hang_class_name(t.cls));
+		print_wait(&t);
+		if (t.behind >= 0)
+			printf(" (behind the deadlock of %d)", cycle_first_tid(r, t.behind));
+		print_state(&t);
+		printf("\n");
+		if (all || (t.cls != SW_HANG_DEADLOCKED && t.cls != SW_HANG_IDLE &&
+		            t.cls != SW_HANG_RUNNING))
+			print_frames(r, i, "    ");
+	}
+	free(members);
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void json_thread(const sw_hang_report *r, size_t i)
+{
+	sw_hang_thread t;
+
+	if (sw_hang_report_thread(r, i, &t) != SW_OK)
+		return;
+	printf("\n    {\"tid\": %d, \"class\": \"%s\", \"state\": ", t.tid, sw_hang_class_name(t.cls));
+	if (t.state)
+		printf("\"%c\"", t.state);
+	else
+		printf("null");
+	printf(", \"syscall\": %ld, \"wchan\": ", t.syscall);
+	json_string(t.wchan);
+	printf(", \"cpu_ns\": %" PRIu64 ", \"cpu_permille\": %u, \"lock\": ", t.cpu_ns,
+	       t.cpu_permille);
+	if (t.lock_kind != SW_LOCK_NONE)
+		printf("{\"kind\": \"%s\", \"address\": \"0x%" PRIx64 "\", \"owner\": %d}",
+		       sw_lock_kind_name(t.lock_kind), t.lock, t.owner);
+	else
+		printf("null");
+	printf(", \"deadlock\": %d, \"behind_deadlock\": %d, \"walk_error\": ", t.cycle, t.behind);
+	json_string(t.walk_status == SW_OK ? NULL : sw_strerror(t.walk_status));
+	printf(", \"frames\": [");
+	for (size_t k = 0; k < t.frames; k++) {
+		sw_hang_frame f;
+
+		if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
+			break;
+		printf("%s\n      {\"pc\": \"0x%" PRIx64 "\", \"function\": ", k ? "," : "", f.pc);
+		json_string(f.function);
+		if (f.function)
+			printf(", \"offset\": %" PRIu64, f.offset);
+		printf(", \"module\": ");
+		json_string(f.module);
+		printf("}");
+	}
+	printf("%s]}", t.frames ? "\n    " : "");
+}
+
+static void print_json(const sw_hang_report *r, const char *kind, const char *name)
+{
+	size_t n = sw_hang_report_thread_count(r), ncycles = sw_hang_report_cycle_count(r);
+	size_t *members = malloc((n ? n : 1) * sizeof *members);
+	uint64_t *locks = malloc((n ? n : 1) * sizeof *locks);
+
+	printf("{\"target\": \"%s\", \"name\": ", kind);
+	json_string(name);
+	printf(", \"arch\": \"%s\", \"deadlocks\": [", sw_arch_name(sw_hang_report_arch(r)));
+	for (size_t c = 0; members && locks && c < ncycles; c++) {
+		size_t len = 0;
+
+		if (sw_hang_report_cycle(r, c, members, locks, n, &len) != SW_OK)
+			continue;
+		printf("%s\n    {\"threads\": [", c ? "," : "");
+		for (size_t k = 0; k < len; k++) {
+			sw_hang_thread t;
+
+			sw_hang_report_thread(r, members[k], &t);
+			printf("%s%d", k ? ", " : "", t.tid);
+		}
+		printf("], \"locks\": [");
+		for (size_t k = 0; k < len; k++)
+			printf("%s\"0x%" PRIx64 "\"", k ? ", " : "", locks[k]);
+		printf("]}");
+	}
+	printf("%s], \"threads\": [", ncycles ? "\n  " : "");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			putchar(',');
+		json_thread(r, i);
+	}
+	printf("%s]}\n", n ? "\n  " : "");
+	free(members);
+	free(locks);
+}
+
+/* ---- main -------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s [OPTIONS] -p PID\n"
+	        "       %s [OPTIONS] --core CORE [--exe EXE]\n"
+	        "Find deadlocks and hung threads in a process or a core file.\n"
+	        "  -p, --pid PID        analyze the live process PID (ptrace)\n"
+	        "  -c, --core CORE      analyze the core file CORE\n"
+	        "  -e, --exe EXE        the program's executable (cores that do not name it: qemu-user's)\n"
+	        "  -j, --json           print JSON\n"
+	        "  -a, --all            print every thread's stack\n"
+	        "      --sample MS      sample CPU time MS milliseconds apart (default 250; 0: not)\n"
+	        "      --busy PERMILLE  the share of a CPU that makes a thread busy (default 500)\n"
+	        "      --frames N       frames kept per thread (default 64)\n"
+	        "  -h, --help           print this help\n"
+	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error.\n", progname, progname);
+}
+
+static int parse_uint(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s ? s : "", &end, 10);
+	if (!s || !*s || *end || errno || v > max) {
+		fprintf(stderr, "%s: bad number '%s'\n", progname, s ? s : "");
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned u;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(EXIT_NO_DEADLOCK);
+		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
+			o->all = 1;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+			if (parse_uint(v, 0x7fffffff, &u) != 0 || u == 0)
+				return -1;
+			o->pid = (int)u;
+			i++;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--core")) {
+			if (!(o->core = v))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--exe")) {
+			if (!(o->exe = v))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--sample")) {
+			if (parse_uint(v, 60000, &o->hang.sample_ms) != 0)
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--busy")) {
+			if (parse_uint(v, 1000, &o->hang.busy_permille) != 0)
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--frames")) {
+			if (parse_uint(v, 1024, &o->hang.max_frames) != 0)
+				return -1;
+			i++;
+		} else {
+			fprintf(stderr, "%s: unknown argument '%s'\n", progname, a);
+			return -1;
+		}
+	}
+	if ((o->pid != 0) == (o->core != NULL)) {
+		fprintf(stderr, "%s: give one of -p PID and --core CORE\n", progname);
+		return -1;
+	}
+	if (o->exe && !o->core) {
+		fprintf(stderr, "%s: --exe goes with --core\n", progname);
+		return -1;
+	}
+	return 0;
+}
+
+static sw_status analyze_core(const struct options *o, sw_hang_report **r)
+{
+	sw_core *core = NULL;
+	sw_status st = sw_core_open(o->core, &core);
+
+	if (st != SW_OK) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o->core,
+		        st == SW_E_INVAL && errno ? strerror(errno) : sw_strerror(st));
+		return st;
+	}
+	/* SW_E_EXISTS: the core names the executable already. */
+	if (o->exe && (st = sw_core_add_executable(core, o->exe)) != SW_OK && st != SW_E_EXISTS) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o->exe,
+		        st == SW_E_MISMATCH ? "not the core's architecture" : sw_strerror(st));
+		sw_core_close(core);
+		return st;
+	}
+	if ((st = sw_hang_analyze_core(core, &o->hang, r)) != SW_OK)
+		fprintf(stderr, "%s: %s: %s\n", progname, o->core, sw_strerror(st));
+	sw_core_close(core);
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	sw_hang_report *r = NULL;
+	char name[32];
+	sw_status st;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	o.hang.sample_ms = 250;
+	if (parse_args(argc, argv, &o) != 0) {
+		usage(stderr);
+		return EXIT_ERROR;
+	}
+	if (o.core) {
+		st = analyze_core(&o, &r);
+	} else {
+		snprintf(name, sizeof name, "%d", o.pid);
+		if ((st = sw_hang_analyze_process(o.pid, &o.hang, &r)) != SW_OK)
+			fprintf(stderr, "%s: pid %d: %s%s%s\n", progname, o.pid, sw_strerror(st),
+			        st == SW_E_BADADDR ? ": " : "", st == SW_E_BADADDR ? strerror(errno) : "");
+	}
+	if (st != SW_OK)
+		return EXIT_ERROR;
+	if (o.json)
+		print_json(r, o.core ? "core" : "process", o.core ? o.core : name);
+	else
+		print_text(r, o.core ? "core" : "process", o.core ? o.core : name, o.all);
+	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK : EXIT_NO_DEADLOCK;
+	sw_hang_report_free(r);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return EXIT_ERROR;
+	return rc;
+}

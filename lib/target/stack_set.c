@@ -1,0 +1,326 @@
+/*
+ * stack_set.c - every thread's native stack of a process or a core.
+ *
+ * Each file-backed mapping is loaded once as a native module (its CFI
+ * imported into SWU) at the load bias its mapping gives; consecutive
+ * mappings of one path are one module.  The vDSO has no file: its image
+ * is copied out of the target's memory.  Threads are walked with native
+ * frames and the frame-pointer fallback, as swstack(1) walks them.
+ */
+#include "config.h"
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <gelf.h>
+#include "target/stack_set.h"
+
+#define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
+
+struct loaded_module {
+	char *path;
+	uint64_t lo, hi;                /* the target addresses its mappings cover */
+	uint64_t bias;
+	sw_module *m;                   /* NULL when it could not be loaded */
+	int registered;
+};
+
+struct swi_stack_set {
+	struct swi_target t;
+	sw_codemap *map;
+	struct loaded_module *mods;
+	size_t nmods, cap;
+};
+
+static sw_status core_thread(const void *t, unsigned i, sw_context *c, int *tid)
+{ return sw_core_thread(t, i, c, tid); }
+static sw_status core_file(const void *t, unsigned i, sw_mapped_file *f)
+{ return sw_core_module(t, i, f); }
+static sw_status core_bounds(const void *t, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{ return sw_core_stack_bounds(t, sp, lo, hi); }
+static sw_status proc_thread(const void *t, unsigned i, sw_context *c, int *tid)
+{ return sw_process_thread(t, i, c, tid); }
+static sw_status proc_file(const void *t, unsigned i, sw_mapped_file *f)
+{ return sw_process_module(t, i, f); }
+static sw_status proc_bounds(const void *t, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{ return sw_process_stack_bounds(t, sp, lo, hi); }
+
+uint64_t swi_core_vdso(const struct sw_core *core);
+
+void swi_target_from_core(struct swi_target *t, const sw_core *core)
+{
+	*t = (struct swi_target){ sw_core_arch(core), sw_core_memory(core),
+	                          sw_core_thread_count(core), sw_core_module_count(core),
+	                          core_thread, core_file, core_bounds, core, swi_core_vdso(core) };
+}
+
+void swi_target_from_process(struct swi_target *t, const sw_process *proc, uint64_t vdso)
+{
+	*t = (struct swi_target){ sw_process_arch(proc), sw_process_memory(proc),
+	                          sw_process_thread_count(proc), sw_process_module_count(proc),
+	                          proc_thread, proc_file, proc_bounds, proc, vdso };
+}
+
+static struct loaded_module *add_module(swi_stack_set *s, const char *path, uint64_t lo,
+                                        uint64_t hi)
+{
+	struct loaded_module *m;
+
+	if (s->nmods == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct loaded_module *p = realloc(s->mods, cap * sizeof *p);
+
+		if (!p)
+			return NULL;
+		s->mods = p;
+		s->cap = cap;
+	}
+	m = &s->mods[s->nmods];
+	memset(m, 0, sizeof *m);
+	if (!(m->path = strdup(path)))
+		return NULL;
+	m->lo = lo;
+	m->hi = hi;
+	s->nmods++;
+	return m;
+}
+
+/*
+ * The load bias of an ELF file whose offset `off` is mapped at `start`:
+ * the PT_LOAD segment holding `off` was linked at p_vaddr for p_offset.
+ */
+static int elf_bias(Elf *e, uint64_t start, uint64_t off, uint64_t *bias)
+{
+	size_t n;
+
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t page_off;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		page_off = ph.p_offset & ~(uint64_t)0xfff;
+		if (off >= page_off && off < ph.p_offset + (ph.p_filesz ? ph.p_filesz : 1)) {
+			*bias = start - off - (ph.p_vaddr - ph.p_offset);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *bias)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	Elf *e;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	rc = elf_bias(e, start, off, bias);
+	elf_end(e);
+	close(fd);
+	return rc;
+}
+
+/* Load and register one module; on failure it stays, unloaded, to name frames' modules. */
+static void load_module(swi_stack_set *s, struct loaded_module *m, const void *image, size_t size)
+{
+	sw_arch arch = SW_ARCH_NONE;
+	sw_status st;
+
+	st = image ? sw_module_load_image(image, size, m->bias, &arch, &m->m)
+	           : sw_module_load(m->path, m->bias, &arch, &m->m);
+	if (st != SW_OK) {
+		m->m = NULL;
+		return;
+	}
+	if (arch != s->t.arch) {
+		sw_module_free(m->m);
+		m->m = NULL;
+		return;
+	}
+	m->registered = sw_module_register(m->m, s->map) == SW_OK;
+}
+
+static sw_status load_files(swi_stack_set *s)
+{
+	for (unsigned i = 0; i < s->t.files; i++) {
+		struct loaded_module *m;
+		sw_mapped_file f;
+
+		/* Pseudo-files such as "[heap]" have no file to read. */
+		if (s->t.file(s->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
+		    f.path[0] == '[')
+			continue;
+		if (s->nmods > 0 && strcmp(s->mods[s->nmods - 1].path, f.path) == 0 && f.offset != 0) {
+			m = &s->mods[s->nmods - 1];
+			if (f.end > m->hi)
+				m->hi = f.end;
+			continue;
+		}
+		if (!(m = add_module(s, f.path, f.start, f.end)))
+			return SW_E_NOMEM;
+		m->registered = file_bias(f.path, f.start, f.offset, &m->bias) == 0 ? -1 : 0;
+	}
+	/* Loaded once each module's extent is known. */
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].registered == -1) {
+			s->mods[i].registered = 0;
+			load_module(s, &s->mods[i], NULL, 0);
+		}
+	return SW_OK;
+}
+
+/* The vDSO: its mapping (or core segment) copied out and loaded as an image. */
+static sw_status load_vdso(swi_stack_set *s)
+{
+	uint64_t lo, hi, bias;
+	unsigned char *image;
+	struct loaded_module *m;
+	sw_status st = SW_OK;
+	Elf *e;
+
+	if (!s->t.vdso || s->t.bounds(s->t.handle, s->t.vdso, &lo, &hi) != SW_OK ||
+	    hi - s->t.vdso > STACK_SET_MAX_VDSO)
+		return SW_OK;
+	hi -= s->t.vdso;
+	if (!(image = malloc(hi)))
+		return SW_E_NOMEM;
+	if (sw_memory_read(s->t.mem, s->t.vdso, image, hi) == SW_OK &&
+	    (e = elf_memory((char *)image, hi)) != NULL) {
+		if (elf_bias(e, s->t.vdso, 0, &bias) == 0) {
+			if ((m = add_module(s, "[vdso]", s->t.vdso, s->t.vdso + hi)) != NULL) {
+				m->bias = bias;
+				load_module(s, m, image, hi);
+			} else {
+				st = SW_E_NOMEM;
+			}
+		}
+		elf_end(e);
+	}
+	free(image);
+	return st;
+}
+
+void swi_stack_set_close(swi_stack_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].registered)
+			sw_module_unregister(s->mods[i].m, s->map);
+	if (s->map)
+		sw_codemap_synchronize(s->map);
+	for (size_t i = 0; i < s->nmods; i++) {
+		sw_module_free(s->mods[i].m);
+		free(s->mods[i].path);
+	}
+	free(s->mods);
+	sw_codemap_destroy(s->map);
+	free(s);
+}
+
+sw_status swi_stack_set_open(const struct swi_target *t, swi_stack_set **out)
+{
+	swi_stack_set *s;
+	sw_status st;
+
+	*out = NULL;
+	if (t->arch == SW_ARCH_NONE || sw_arch_pointer_size(t->arch) == 0)
+		return SW_E_UNSUPPORTED;
+	if (!(s = calloc(1, sizeof *s)))
+		return SW_E_NOMEM;
+	s->t = *t;
+	elf_version(EV_CURRENT);
+	if ((st = sw_codemap_create(&s->map)) != SW_OK || (st = load_files(s)) != SW_OK ||
+	    (st = load_vdso(s)) != SW_OK) {
+		swi_stack_set_close(s);
+		return st;
+	}
+	*out = s;
+	return SW_OK;
+}
+
+static const struct loaded_module *module_at(const swi_stack_set *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nmods; i++)
+		if (addr >= s->mods[i].lo && addr < s->mods[i].hi)
+			return &s->mods[i];
+	return NULL;
+}
+
+/* Name a frame: a return address is looked up one byte back, in its call. */
+static void symbolize(const swi_stack_set *s, struct swi_frame *f, int exact)
+{
+	uint64_t addr = exact || f->pc == 0 ? f->pc : f->pc - 1, off;
+	const struct loaded_module *m = module_at(s, addr);
+
+	f->function = NULL;
+	f->offset = 0;
+	f->module = m ? m->path : NULL;
+	if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
+		f->offset = off + (f->pc - addr);
+	else
+		f->function = NULL;
+}
+
+/*
+ * The seed is reported as INITIAL_NATIVE when nothing describes its code;
+ * when it is then walked as a native frame after all, that second report
+ * is the same frame and is dropped (as swstack does).
+ */
+sw_status swi_stack_set_walk(swi_stack_set *s, unsigned index, sw_context *ctx, int *tid,
+                             struct swi_frame *frames, size_t max, size_t *count,
+                             sw_status *walk_status)
+{
+	unsigned flags = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
+	                 SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT;
+	uint64_t lo = 0, hi = 0;
+	int rc = 0, seen_seed = 0;
+	sw_walk_error err;
+	sw_thread th;
+	sw_status st;
+	sw_iter it;
+
+	*count = 0;
+	*walk_status = SW_OK;
+	if ((st = s->t.thread(s->t.handle, index, ctx, tid)) != SW_OK)
+		return st;
+	/* A thread whose SP lies in no segment still has its first frame. */
+	if (s->t.bounds(s->t.handle, sw_context_sp(ctx), &lo, &hi) != SW_OK) {
+		lo = sw_context_sp(ctx);
+		hi = lo + 1;
+	}
+	if ((st = sw_thread_init(&th, s->t.arch, s->map, s->t.mem, 0, lo, hi)) != SW_OK ||
+	    (st = sw_iter_init(&it, &th, ctx, 0, flags)) != SW_OK) {
+		*walk_status = st;
+		return SW_OK;
+	}
+	while (*count < max && (rc = sw_iter_next(&it)) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+		sw_frame_state state = sw_crawl_frame_state(cf);
+		struct swi_frame *f = &frames[*count];
+
+		if (state != SW_STATE_NATIVE_FRAME && state != SW_STATE_INITIAL_NATIVE &&
+		    state != SW_STATE_FRAMELESS)
+			continue;
+		if (state == SW_STATE_INITIAL_NATIVE) {
+			seen_seed = 1;
+		} else if (seen_seed && sw_crawl_frame_is_first(cf)) {
+			seen_seed = 0;
+			continue;
+		}
+		f->pc = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur);
+		symbolize(s, f, state == SW_STATE_INITIAL_NATIVE || sw_crawl_frame_is_first(cf) ||
+		                sw_crawl_frame_is_interrupted(cf));
+		(*count)++;
+	}
+	if (*count < max && rc < 0) {
+		sw_iter_error(&it, &err);
+		*walk_status = err.status;
+	}
+	sw_iter_end(&it);
+	return SW_OK;
+}
