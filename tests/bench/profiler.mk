@@ -1,7 +1,7 @@
 # The profiler's benchmark: sampling overhead and the cost of one sample.
 # Built with the tree, never run as a test (no timing is asserted);
-# `make bench-profiler` runs it; tests/bench/local.mk's `bench` target
-# lists it as a prerequisite (in both of its conditions) to run it too.
+# `make bench-profiler` runs it, and so does `make bench` (BENCH_TARGETS).
+BENCH_TARGETS += bench-profiler
 if TOYJIT_X64
 noinst_PROGRAMS += tests/bench/bench-profiler
 tests_bench_bench_profiler_SOURCES = tests/bench/bench_profiler.c $(TOYJIT_WORKLOAD_FILES)
