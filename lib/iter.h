@@ -105,6 +105,22 @@ struct swu_body_rule;
 const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
                                                   const uint32_t **saved);
 
+/*
+ * Unwind rd.cur, stopped at a return address inside the body rule's runs,
+ * by that rule (iter_unwind.c): what swi_unwind_managed does for it, when
+ * rd.caller's registers and locations still hold those of rd.cur (it was
+ * just copied from there), so that the registers the method left alone
+ * need no copy.
+ */
+sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
+                                   const uint32_t *saved);
+
+/*
+ * sw_iter_next for an iterator sw_iter_init set up (iter.c): sw_walk_frames
+ * calls it directly, without the public entry's checks and PLT hop per frame.
+ */
+int swi_iter_next(struct swi_iter *it);
+
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);
 
