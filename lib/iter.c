@@ -626,6 +626,7 @@ static int step_fast(struct swi_iter *it)
 	int from_native = is_native(it->code);
 	uint64_t ip, caller_sp;
 	uint32_t offset;
+	unsigned slot;
 	sw_status st;
 
 	if (it->native_dead_end || it->caller_active || it->skip_to_parent || it->funclet_parent)
@@ -636,21 +637,33 @@ static int step_fast(struct swi_iter *it)
 	ip = rd->caller.regs[a->ip_reg];
 	if (ip == 0 || !(rd->caller.valid & BIT(a->ip_reg)))
 		return -2;
-	/* lookup_return: the signal trampoline is found by its own address. */
-	if (fl & SW_WALK_NATIVE_FRAMES) {
-		tramp = cached_lookup(it, ip);
-		if (tramp && (tramp->flags & SW_CODE_SIGNAL_TRAMPOLINE))
+	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
+	if (it->rules[slot].ra == ip) {
+		code = it->rules[slot].code;
+		br = it->rules[slot].br;
+		saved = it->rules[slot].saved;
+	} else {
+		/* lookup_return: the signal trampoline is found by its own address. */
+		if (fl & SW_WALK_NATIVE_FRAMES) {
+			tramp = cached_lookup(it, ip);
+			if (tramp && (tramp->flags & SW_CODE_SIGNAL_TRAMPOLINE))
+				return -2;
+		}
+		code = lookup(it, ip, 0);
+		if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
 			return -2;
+		br = swi_codemap_body_rule(code, &saved);
+		offset = (uint32_t)(ip - code->start);
+		if (!((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)))
+			return -2;
+		it->rules[slot].ra = ip;
+		it->rules[slot].code = code;
+		it->rules[slot].br = br;
+		it->rules[slot].saved = saved;
 	}
-	code = lookup(it, ip, 0);
-	if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
-		return -2;
+	offset = (uint32_t)(ip - code->start);
 	if (is_native(code) &&
 	    ((fl & SW_WALK_FUNCTIONSONLY) || (!from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
-		return -2;
-	br = swi_codemap_body_rule(code, &saved);
-	offset = (uint32_t)(ip - code->start);
-	if (!((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)))
 		return -2;
 
 	/* step_after_managed: the caller becomes the current frame. */

@@ -37,6 +37,7 @@ enum swi_step {
 };
 
 #define SWI_RECENT 4
+#define SWI_RULES 16            /* a power of two */
 
 struct swi_iter {
 	uint32_t magic;
@@ -86,6 +87,19 @@ struct swi_iter {
 		const sw_code_info *code;
 	} recent[SWI_RECENT];
 	uint32_t recent_next;
+	/*
+	 * What a return address resolved to in the fast step (iter.c:
+	 * step_fast): its code and body rule, by return address, direct
+	 * mapped.  A hit skips the lookups and the checks that depend only on
+	 * the address; like recent[], the entries stay valid for the walk (it
+	 * holds a read section) and sw_iter_init clears them.
+	 */
+	struct {
+		uint64_t ra;            /* 0: empty */
+		const sw_code_info *code;
+		const struct swu_body_rule *br;
+		const uint32_t *saved;
+	} rules[SWI_RULES];
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;
