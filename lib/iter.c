@@ -12,6 +12,7 @@
  */
 #include "iter.h"
 #include "frames_internal.h"
+#include "swu_format.h"
 
 _Static_assert(sizeof(struct swi_iter) <= sizeof(sw_iter), "sw_iter too small");
 _Static_assert(_Alignof(struct swi_iter) <= _Alignof(sw_iter), "sw_iter misaligned");
@@ -602,6 +603,122 @@ static int step_after_managed(struct swi_iter *it)
 	return -1;
 }
 
+/*
+ * The common step in one pass: the frame just reported returns to a
+ * method (managed, or native under NATIVE_FRAMES) at a return address its
+ * body rule covers, and no Frame, tracker or funclet rule is in play.  It
+ * does what step_after_managed, the UNWIND step and step_skipped do for
+ * such a frame, with the same results, but without the state machine's
+ * round trips and the generic lookups and report.  Anything else returns
+ * -2 before changing the iterator, for the generic path.  Otherwise the
+ * result is step_skipped's: 1 with the frame reported, -1 to go on with
+ * the generic path from the state set, or an error.
+ */
+static int step_fast(struct swi_iter *it)
+{
+	const struct swi_arch *a = it->arch;
+	sw_regdisplay *rd = &it->rd;
+	const sw_code_info *code, *tramp;
+	const struct swu_body_rule *br;
+	const uint32_t *saved;
+	struct sw_crawl_frame *cf = &it->cf;
+	unsigned fl = it->flags;
+	int from_native = is_native(it->code);
+	uint64_t ip, caller_sp;
+	uint32_t offset;
+	unsigned slot;
+	sw_status st;
+
+	if (it->native_dead_end || it->caller_active || it->skip_to_parent || it->funclet_parent)
+		return -2;
+	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
+	if (it->steps + 2 > SWI_MAX_STEPS)
+		return -2;
+	ip = rd->caller.regs[a->ip_reg];
+	if (ip == 0 || !(rd->caller.valid & BIT(a->ip_reg)))
+		return -2;
+	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
+	if (it->rules[slot].ra == ip) {
+		code = it->rules[slot].code;
+		br = it->rules[slot].br;
+		saved = it->rules[slot].saved;
+	} else {
+		/* lookup_return: the signal trampoline is found by its own address. */
+		if (fl & SW_WALK_NATIVE_FRAMES) {
+			tramp = cached_lookup(it, ip);
+			if (tramp && (tramp->flags & SW_CODE_SIGNAL_TRAMPOLINE))
+				return -2;
+		}
+		code = lookup(it, ip, 0);
+		if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
+			return -2;
+		br = swi_codemap_body_rule(code, &saved);
+		offset = (uint32_t)(ip - code->start);
+		if (!((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)))
+			return -2;
+		it->rules[slot].ra = ip;
+		it->rules[slot].code = code;
+		it->rules[slot].br = br;
+		it->rules[slot].saved = saved;
+	}
+	offset = (uint32_t)(ip - code->start);
+	if (is_native(code) &&
+	    ((fl & SW_WALK_FUNCTIONSONLY) || (!from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
+		return -2;
+
+	/* step_after_managed: the caller becomes the current frame. */
+	rd->cur.valid = rd->caller.valid;
+	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+		rd->cur.regs[r] = rd->caller.regs[r];
+		rd->cur_loc[r] = rd->caller_loc[r];
+	}
+	rd->caller_valid = 0;
+	it->active = 0;
+	set_frame_flags(it, 0, 0, 0);
+	it->trust = it->caller_trust;
+	it->code = code;
+
+	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
+	it->steps++;
+	it->caller_trust = trust_of(code);
+	it->caller_active = 0;
+	it->step = SWI_STEP_SKIPPED;
+	if ((st = swi_unwind_body_in_place(it, br, saved)) != SW_OK) {
+		if (!is_native(code))
+			return fail(it, st);
+		it->native_dead_end = 1;
+		it->rd.caller_valid = 0;
+		return -1;
+	}
+
+	/*
+	 * step_skipped: a tracker or Frame inside this frame goes the generic
+	 * way (the loop counts that step); otherwise count it here.
+	 */
+	caller_sp = rd->caller.regs[a->sp_reg];
+	if ((it->tracker != 0 && it->tracker < caller_sp) || (it->frame != 0 && it->frame < caller_sp))
+		return -1;
+	it->steps++;
+	it->step = SWI_STEP_AFTER_MANAGED;
+	/* see_managed_frame and report, for a frame the funclet rules leave alone. */
+	cf->state = is_native(code) ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
+	if (!is_native(code))
+		it->report_funclet = 0;
+	cf->method = code->method;
+	cf->rd = rd;
+	cf->thread = it->thread;
+	cf->depth = it->depth++;
+	cf->is_first = cf->is_interrupted = cf->has_faulted = 0;
+	cf->is_parent_of_funclet = cf->skip_gc_report = 0;
+	cf->code = code;
+	cf->rel_offset = offset;
+	cf->frame = 0;
+	cf->frame_type = SW_FRAME_TYPE_NONE;
+	cf->trust = it->trust;
+	return 1;
+}
+
 /* Is this address below the current SP, on a part of the stack already left? */
 static int below_sp(const struct swi_iter *it, uint64_t addr)
 {
@@ -724,17 +841,10 @@ static int step_after_tracker(struct swi_iter *it)
 	return -1;
 }
 
-SW_API int sw_iter_next(sw_iter *pub)
+int swi_iter_next(struct swi_iter *it)
 {
-	struct swi_iter *it;
 	sw_status st;
 	int r;
-
-	if (!pub)
-		return SW_E_INVAL;
-	it = iter_of(pub);
-	if (it->magic != SWI_ITER_MAGIC)
-		return SW_E_STATE;
 
 	for (;;) {
 		if (++it->steps > SWI_MAX_STEPS)
@@ -757,7 +867,9 @@ SW_API int sw_iter_next(sw_iter *pub)
 			r = step_skipped(it);
 			break;
 		case SWI_STEP_AFTER_MANAGED:
-			r = step_after_managed(it);
+			r = step_fast(it);
+			if (r == -2)
+				r = step_after_managed(it);
 			break;
 		case SWI_STEP_FRAMES:
 			r = step_frames(it);
@@ -780,6 +892,18 @@ SW_API int sw_iter_next(sw_iter *pub)
 		if (it->step == SWI_STEP_FAILED)
 			return it->err.status;
 	}
+}
+
+SW_API int sw_iter_next(sw_iter *pub)
+{
+	struct swi_iter *it;
+
+	if (!pub)
+		return SW_E_INVAL;
+	it = iter_of(pub);
+	if (it->magic != SWI_ITER_MAGIC)
+		return SW_E_STATE;
+	return swi_iter_next(it);
 }
 
 SW_API const sw_crawl_frame *sw_iter_frame(const sw_iter *pub)

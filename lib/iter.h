@@ -37,6 +37,7 @@ enum swi_step {
 };
 
 #define SWI_RECENT 4
+#define SWI_RULES 16            /* a power of two */
 
 struct swi_iter {
 	uint32_t magic;
@@ -86,6 +87,19 @@ struct swi_iter {
 		const sw_code_info *code;
 	} recent[SWI_RECENT];
 	uint32_t recent_next;
+	/*
+	 * What a return address resolved to in the fast step (iter.c:
+	 * step_fast): its code and body rule, by return address, direct
+	 * mapped.  A hit skips the lookups and the checks that depend only on
+	 * the address; like recent[], the entries stay valid for the walk (it
+	 * holds a read section) and sw_iter_init clears them.
+	 */
+	struct {
+		uint64_t ra;            /* 0: empty */
+		const sw_code_info *code;
+		const struct swu_body_rule *br;
+		const uint32_t *saved;
+	} rules[SWI_RULES];
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;
@@ -104,6 +118,22 @@ struct swi_iter {
 struct swu_body_rule;
 const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
                                                   const uint32_t **saved);
+
+/*
+ * Unwind rd.cur, stopped at a return address inside the body rule's runs,
+ * by that rule (iter_unwind.c): what swi_unwind_managed does for it, when
+ * rd.caller's registers and locations still hold those of rd.cur (it was
+ * just copied from there), so that the registers the method left alone
+ * need no copy.
+ */
+sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
+                                   const uint32_t *saved);
+
+/*
+ * sw_iter_next for an iterator sw_iter_init set up (iter.c): sw_walk_frames
+ * calls it directly, without the public entry's checks and PLT hop per frame.
+ */
+int swi_iter_next(struct swi_iter *it);
 
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);

@@ -11,6 +11,9 @@
 
 #define BIT(r) (1ULL << (r))
 
+/* The per-frame helpers below are inlined into both unwind paths: calls cost more than they do. */
+#define SWI_ALWAYS_INLINE inline __attribute__((always_inline))
+
 /*
  * Read one target pointer: the walk's most frequent operation.  In the
  * direct window of a little-endian host this is one load of the pointer's
@@ -52,21 +55,17 @@ static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint
  * address still in the link register) may leave SP unchanged: its caller,
  * reached by return address, made a call and so has a frame.
  */
-static sw_status check_cfa(const struct swi_iter *it, uint64_t cfa, uint64_t sp, int ra_in_reg)
+static SWI_ALWAYS_INLINE sw_status check_cfa(const struct swi_iter *it, uint64_t cfa, uint64_t sp, int ra_in_reg)
 {
 	if (cfa > it->thread->stack_hi || cfa < sp || (cfa == sp && !(ra_in_reg && it->active)))
 		return SW_E_BADSP;
 	return SW_OK;
 }
 
-/*
- * Callee-saved registers the method did not touch keep their values: copy
- * them to the caller.  Returns the registers the walk keeps at all.
- */
-static uint64_t keep_registers(struct swi_iter *it)
+/* The registers the walk keeps at all. */
+static SWI_ALWAYS_INLINE uint64_t kept_registers(const struct swi_iter *it)
 {
 	const struct swi_arch *a = it->arch;
-	sw_regdisplay *rd = &it->rd;
 	uint64_t keep = a->callee_saved;
 
 	if (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND))
@@ -74,9 +73,25 @@ static uint64_t keep_registers(struct swi_iter *it)
 	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
 	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
 		keep &= ~a->float_regs;
+	return keep;
+}
+
+/*
+ * Callee-saved registers the method did not touch keep their values: copy
+ * them to the caller.  When the caller's context already holds the current
+ * one's registers (in_place: iter.c's fast step just made it the current
+ * frame from there), only the mask changes.  Returns the registers kept.
+ */
+static SWI_ALWAYS_INLINE uint64_t keep_registers(struct swi_iter *it, int in_place)
+{
+	sw_regdisplay *rd = &it->rd;
+	uint64_t keep = kept_registers(it);
+
 	rd->caller.arch = rd->cur.arch;
 	rd->caller.reserved = 0;
 	rd->caller.valid = rd->cur.valid & keep;
+	if (in_place)
+		return keep;
 	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 		rd->caller.regs[r] = rd->cur.regs[r];
@@ -86,7 +101,7 @@ static uint64_t keep_registers(struct swi_iter *it)
 }
 
 /* Read a register the method saved at `slot` into the caller's context. */
-static sw_status restore_saved(struct swi_iter *it, unsigned r, uint64_t slot)
+static SWI_ALWAYS_INLINE sw_status restore_saved(struct swi_iter *it, unsigned r, uint64_t slot)
 {
 	sw_status st = read_word(it, slot, &it->rd.caller.regs[r]);
 
@@ -98,7 +113,7 @@ static sw_status restore_saved(struct swi_iter *it, unsigned r, uint64_t slot)
 }
 
 /* The return address and the CFA complete the caller's context. */
-static sw_status finish_caller(struct swi_iter *it, uint64_t cfa, int ra_in_reg, unsigned ra_reg,
+static SWI_ALWAYS_INLINE sw_status finish_caller(struct swi_iter *it, uint64_t cfa, int ra_in_reg, unsigned ra_reg,
                                int32_t ra_offset, int ra_signed)
 {
 	const struct swi_arch *a = it->arch;
@@ -133,8 +148,8 @@ static sw_status finish_caller(struct swi_iter *it, uint64_t cfa, int ra_in_reg,
  * decoded when the method was registered (the same rule sw_swu_decode
  * gives there, without replaying the prolog).
  */
-static sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br,
-                             const uint32_t *saved)
+static SWI_ALWAYS_INLINE sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br,
+                                               const uint32_t *saved, int in_place)
 {
 	const struct swi_arch *a = it->arch;
 	const sw_context *cur = &it->rd.cur;
@@ -148,7 +163,7 @@ static sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br
 	cfa = cur->regs[br->cfa_reg] + (uint64_t)(int64_t)br->cfa_offset;
 	if ((st = check_cfa(it, cfa, cur->regs[a->sp_reg], br->ra_in_reg)) != SW_OK)
 		return st;
-	keep = keep_registers(it);
+	keep = keep_registers(it, in_place);
 	if (br->saved_mask & keep) {
 		for (unsigned i = 0; i < br->nsaved; i++) {
 			unsigned r = swu_body_saved_reg(saved[i]);
@@ -161,6 +176,12 @@ static sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br
 		}
 	}
 	return finish_caller(it, cfa, br->ra_in_reg, br->ra_reg, br->ra_offset, br->ra_signed);
+}
+
+sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
+                                   const uint32_t *saved)
+{
+	return unwind_body(it, br, saved, 1);
 }
 
 sw_status swi_unwind_managed(struct swi_iter *it)
@@ -186,7 +207,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 		const struct swu_body_rule *br = swi_codemap_body_rule(code, &saved);
 
 		if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2))
-			return unwind_body(it, br, saved);
+			return unwind_body(it, br, saved, 0);
 		st = sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
 	}
 	if (st != SW_OK)
@@ -202,7 +223,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	if ((st = check_cfa(it, cfa, sp, (int)rule.ra_in_reg)) != SW_OK)
 		return st;
 
-	keep = keep_registers(it);
+	keep = keep_registers(it, 0);
 	for (uint64_t m = rule.saved_mask & keep; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 		unsigned base = rule.saved_base[r];

@@ -9,6 +9,7 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
                                      void *data, unsigned flags, sw_walk_error *err)
 {
 	sw_iter it;
+	struct swi_iter *in;
 	sw_status st;
 	int r;
 
@@ -25,9 +26,15 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
 			err->status = st;
 		return SW_FAILED;
 	}
-	while ((r = sw_iter_next(&it)) > 0) {
+	/*
+	 * The iterator's internals directly: sw_iter_next and sw_iter_frame
+	 * would check what sw_iter_init just set up, through the PLT, at
+	 * every frame.
+	 */
+	in = (struct swi_iter *)(void *)&it;
+	while ((r = swi_iter_next(in)) > 0) {
 		/* Anything but SW_CONTINUE stops the walk, as in the CLR. */
-		if (cb(sw_iter_frame(&it), data) != SW_CONTINUE) {
+		if (cb(&in->cf, data) != SW_CONTINUE) {
 			sw_iter_end(&it);
 			return SW_ABORT;
 		}
