@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include "internal.h"
+#include "array_grow.h"
 #include "cfi_import.h"
 #include "image_format.h"
 
@@ -119,24 +120,6 @@ static sw_status check_layout(Elf *elf, uint64_t size)
 
 /* ---- Symbols ---- */
 
-static sw_status grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return SW_OK;
-	ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return SW_E_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return SW_OK;
-}
-
 /* Global symbols before weak ones before local ones, .symtab's first. */
 static unsigned symbol_rank(const GElf_Sym *sym, bool dynsym)
 {
@@ -154,8 +137,10 @@ static sw_status add_symbol(sw_module *m, uint64_t value, uint64_t size, const c
 
 	if (m->nsyms >= MODULE_MAX_SYMBOLS || len > MODULE_MAX_NAMES - m->names_len)
 		return SW_E_LIMIT;
-	if ((st = grow((void **)&m->syms, &m->syms_cap, m->nsyms + 1, sizeof *m->syms)) != SW_OK ||
-	    (st = grow((void **)&m->names, &m->names_cap, m->names_len + len, 1)) != SW_OK)
+	if ((st = swi_array_grow((void **)&m->syms, &m->syms_cap,
+	                         m->nsyms + 1, sizeof *m->syms)) != SW_OK ||
+	    (st = swi_array_grow((void **)&m->names, &m->names_cap,
+	                         m->names_len + len, 1)) != SW_OK)
 		return st;
 	memcpy(m->names + m->names_len, name, len);
 	m->syms[m->nsyms++] = (struct module_symbol){ value + m->bias, size, m->names_len, rank };

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <gelf.h>
 #include "internal.h"
+#include "array_grow.h"
 #include "cfi_import.h"
 #include "analyze.h"
 
@@ -44,24 +45,6 @@ struct amod {
 	size_t imported;                /* imp->fns[0 .. imported) came from CFI, sorted */
 	uint64_t fn_start;              /* the function being added */
 };
-
-static sw_status grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return SW_OK;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return SW_E_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return SW_OK;
-}
 
 /* PLT sections and the size of their entries (PLT0 first in .plt). */
 static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
@@ -131,7 +114,8 @@ static sw_status add_candidate(struct amod *am, uint64_t start, uint64_t size, u
 
 	if (size == 0 || !section_of(am, start, size))
 		return SW_OK;
-	if ((st = grow((void **)&am->cands, &am->cands_cap, am->ncands + 1, sizeof *am->cands)) != SW_OK)
+	if ((st = swi_array_grow((void **)&am->cands, &am->cands_cap,
+	                         am->ncands + 1, sizeof *am->cands)) != SW_OK)
 		return st;
 	am->cands[am->ncands++] = (struct candidate){ start, size, mode, outermost };
 	return SW_OK;
@@ -241,8 +225,10 @@ static sw_status add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t siz
 
 	if (len > SWI_CFI_MAX_BLOB_BYTES - imp->blobs_len)
 		return SW_E_LIMIT;
-	if ((st = grow((void **)&imp->blobs, &imp->blobs_cap, imp->blobs_len + len, 1)) != SW_OK ||
-	    (st = grow((void **)&imp->fns, &imp->fns_cap, imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
+	if ((st = swi_array_grow((void **)&imp->blobs, &imp->blobs_cap,
+	                         imp->blobs_len + len, 1)) != SW_OK ||
+	    (st = swi_array_grow((void **)&imp->fns, &imp->fns_cap,
+	                         imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
 		return st;
 	memcpy(imp->blobs + imp->blobs_len, blob, len);
 	imp->fns[imp->nfns++] = (struct swi_cfi_fn){

@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 #include "internal.h"
+#include "array_grow.h"
 #include "cfi_import.h"
 
 #define BIT(r) (1ULL << (r))
@@ -317,24 +318,6 @@ static sw_status emit_diff(const struct import_ctx *c, uint32_t at,
 
 /* ---- Functions ---- */
 
-static sw_status grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return SW_OK;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return SW_E_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return SW_OK;
-}
-
 /* Encode what the builder holds and add the function. */
 static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t hi,
                               uint32_t source, uint32_t flags)
@@ -348,8 +331,10 @@ static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t 
 		return st == SW_OK ? SW_E_BADMETA : st;
 	if (need > SWI_CFI_MAX_BLOB_BYTES - out->blobs_len)
 		return SW_E_LIMIT;
-	if ((st = grow((void **)&out->blobs, &out->blobs_cap, out->blobs_len + need, 1)) != SW_OK ||
-	    (st = grow((void **)&out->fns, &out->fns_cap, out->nfns + 1, sizeof *out->fns)) != SW_OK)
+	if ((st = swi_array_grow((void **)&out->blobs, &out->blobs_cap,
+	                         out->blobs_len + need, 1)) != SW_OK ||
+	    (st = swi_array_grow((void **)&out->fns, &out->fns_cap,
+	                         out->nfns + 1, sizeof *out->fns)) != SW_OK)
 		return st;
 	st = sw_swu_finish(c->b, (uint32_t)(hi - lo), out->blobs + out->blobs_len, need, &len);
 	if (st != SW_OK)
@@ -636,8 +621,8 @@ static void skip(struct swi_cfi_import *out, int why)
 static sw_status note_skip(struct swi_cfi_import *out, uint64_t lo, uint64_t hi, uint64_t where,
                            int why)
 {
-	sw_status st = grow((void **)&out->skips, &out->skips_cap, out->nskips + 1,
-	                    sizeof *out->skips);
+	sw_status st = swi_array_grow((void **)&out->skips, &out->skips_cap, out->nskips + 1,
+	                              sizeof *out->skips);
 
 	if (st != SW_OK)
 		return st;

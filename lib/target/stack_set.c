@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
+#include "array_grow.h"
 #include "target/stack_set.h"
 
 #define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
@@ -66,15 +67,8 @@ static struct loaded_module *add_module(swi_stack_set *s, const char *path, uint
 {
 	struct loaded_module *m;
 
-	if (s->nmods == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct loaded_module *p = realloc(s->mods, cap * sizeof *p);
-
-		if (!p)
-			return NULL;
-		s->mods = p;
-		s->cap = cap;
-	}
+	if (swi_array_grow((void **)&s->mods, &s->cap, s->nmods + 1, sizeof *s->mods) != SW_OK)
+		return NULL;
 	m = &s->mods[s->nmods];
 	memset(m, 0, sizeof *m);
 	if (!(m->path = strdup(path)))
