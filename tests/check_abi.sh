@@ -14,7 +14,7 @@ trap 'rm -f "$tmp".*' EXIT
 # gdb's JIT interface has fixed names (include/stackwalk/gdbjit.h): the
 # only exports without the prefix.
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBR]$/ { print $3 }' |
-	grep -v -x -e __jit_debug_register_code -e __jit_debug_descriptor | sort -u >"$tmp.exported"
+	grep -v -x -e __jit_debug_register_code -e __jit_debug_descriptor -e '__odr_asan[.].*' | sort -u >"$tmp.exported"
 # Declarations only: drop preprocessor lines and comments first.
 cat "$top_srcdir"/include/stackwalk/*.h | grep -v '^[[:space:]]*#' | tr '\n' ' ' |
 	sed -E 's:/\*([^*]|\*+[^*/])*\*+/: :g' |
