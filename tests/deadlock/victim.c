@@ -51,6 +51,7 @@ struct role {
 	int first_write, second_write;  /* for the rwlock: write (1) or read (0) */
 	int blocks;                     /* expected to block on `second` */
 	volatile int started;
+	volatile int past_barrier;      /* set after the barrier, before `second` */
 };
 
 static struct role roles[MAX_THREADS];
@@ -83,6 +84,7 @@ static void *role_thread(void *arg)
 		take(r->first, r->first_write);
 	r->started = 1;
 	pthread_barrier_wait(&barrier);
+	r->past_barrier = 1;
 	if (r->second)
 		take(r->second, r->second_write);
 	pause();
@@ -147,12 +149,21 @@ static void *healthy_thread(void *arg)
 	return NULL;
 }
 
-/* Is thread `tid` in a futex call?  Any arch's number: under qemu the host's shows. */
-static int in_futex(int tid)
+/*
+ * Is thread `tid` in a futex call on the lock object at `lock` (`size`
+ * bytes)?  Any arch's syscall number: under qemu the host's shows.  The
+ * futex address must fall inside the lock, so a thread still in the
+ * barrier's futex, or in one of qemu's own, does not count.  Under qemu the
+ * host address is the guest's plus a page-aligned base, so only the page
+ * offset is compared.
+ */
+static int in_futex_on(int tid, const void *lock, size_t size)
 {
-	char path[64], buf[64];
+	char path[64], buf[256];
 	FILE *f;
-	long nr = -1;
+	char *p;
+	long nr;
+	unsigned long addr;
 
 	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
 	if (!(f = fopen(path, "r")))
@@ -160,8 +171,11 @@ static int in_futex(int tid)
 	if (!fgets(buf, sizeof buf, f))
 		buf[0] = '\0';
 	fclose(f);
-	nr = strtol(buf, NULL, 10);
-	return nr == 202 || nr == 240 || nr == 422 || nr == 98;
+	nr = strtol(buf, &p, 10);
+	if (!(nr == 202 || nr == 240 || nr == 422 || nr == 98))
+		return 0;
+	addr = strtoul(p, NULL, 0);
+	return ((addr - (unsigned long)(uintptr_t)lock) & 0xfffUL) < size;
 }
 
 static void sleep_ms(int ms)
@@ -179,7 +193,11 @@ static void wait_blocked(void)
 		while (!roles[i].started)
 			sleep_ms(1);
 		/* 60 s at most: a thread that never blocks is a broken scenario. */
-		while (roles[i].blocks && !in_futex(roles[i].tid)) {
+		while (roles[i].blocks &&
+		       !(roles[i].past_barrier &&
+			 in_futex_on(roles[i].tid, roles[i].second,
+				     roles[i].second == &rwlock ? sizeof rwlock
+								: sizeof mutexes[0]))) {
 			if (++tries > 60000) {
 				fprintf(stderr, "victim: thread %d never blocked\n", roles[i].tid);
 				exit(3);
@@ -251,7 +269,8 @@ static void start(int n, void *(*fn)(void *))
 
 static void role(int i, void *first, int first_write, void *second, int second_write)
 {
-	roles[i] = (struct role){ 0, first, second, first_write, second_write, second != NULL, 0 };
+	roles[i] = (struct role){ .first = first, .second = second, .first_write = first_write,
+				  .second_write = second_write, .blocks = second != NULL };
 }
 
 int main(int argc, char **argv)
