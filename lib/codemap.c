@@ -84,6 +84,15 @@ struct sw_codemap {
 	struct swi_epoch epoch;         /* first: it wants cache-line alignment */
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
+	/*
+	 * Grows by one before each entry is retired, from a start no other map
+	 * of the process had: caches of entries kept across read sections
+	 * (backtrace.c) compare it inside a section and drop what they hold
+	 * when it moved, or when they were filled from another map.
+	 */
+	atomic_uint_fast64_t version;
+	/* Grows by one after each method is added (swi_codemap_additions). */
+	atomic_uint_fast64_t additions;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
@@ -208,6 +217,16 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 	if (i < 0 || ip >= p->item[i].end)
 		return NULL;
 	return &p->item[i].entry->info;
+}
+
+uint64_t swi_codemap_version(const sw_codemap *map)
+{
+	return atomic_load(&((sw_codemap *)map)->version);
+}
+
+uint64_t swi_codemap_additions(const sw_codemap *map)
+{
+	return atomic_load_explicit(&((sw_codemap *)map)->additions, memory_order_acquire);
 }
 
 SW_API unsigned sw_codemap_read_begin(const sw_codemap *map)
@@ -553,6 +572,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	if (fresh != small)
 		free(fresh);
 	count_add(map, 1);
+	atomic_fetch_add_explicit(&map->additions, 1, memory_order_release);
 	return SW_OK;
 }
 
@@ -620,6 +640,8 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 		table_install(map, fresh[k], first + k);
 	if (fresh != small)
 		free(fresh);
+	/* Seq_cst, before the retire: see swi_codemap_version. */
+	atomic_fetch_add(&map->version, 1);
 	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
 	count_add(map, (size_t)-1);
 
@@ -661,6 +683,9 @@ SW_API void sw_codemap_synchronize(sw_codemap *map)
 
 /* ---- life cycle ---- */
 
+/* Maps created so far in the process: each map's version starts apart. */
+static atomic_uint_fast64_t codemap_instances = 1;
+
 SW_API sw_status sw_codemap_create(sw_codemap **out)
 {
 	sw_codemap *map;
@@ -691,6 +716,9 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	}
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
+	/* 2^40 removals apart: a map that took a freed map's address starts elsewhere. */
+	atomic_init(&map->version, atomic_fetch_add(&codemap_instances, 1) << 40);
+	atomic_init(&map->additions, 0);
 	map->unpolled = 0;
 	map->observers = NULL;
 	*out = map;

@@ -37,6 +37,19 @@ static inline uint64_t swi_load_le(const unsigned char *p, unsigned size)
 {
 	uint64_t v = 0;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* One load where the host agrees: compilers do not fuse the byte loop. */
+	if (size == 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (size == 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		return w;
+	}
+#endif
 	for (unsigned i = size; i-- > 0;)
 		v = (v << 8) | p[i];
 	return v;

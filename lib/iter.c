@@ -342,12 +342,9 @@ static sw_status frame_pointer_step(struct swi_iter *it)
 	return SW_OK;
 }
 
-/* How a frame's callee's unwind information was made: the caller's trust. */
 static uint8_t trust_of(const sw_code_info *code)
 {
-	if (!is_native(code))
-		return SW_TRUST_JIT;
-	return (code->flags & SW_CODE_ANALYZED) ? SW_TRUST_ANALYSIS : SW_TRUST_CFI;
+	return swi_code_trust(code);
 }
 
 /*
@@ -423,21 +420,11 @@ static sw_status check_context(const struct swi_iter *it, const sw_context *c)
 	return SW_OK;
 }
 
-SW_API sw_status sw_iter_init(sw_iter *pub, const sw_thread *t, const sw_context *start,
-                              uint64_t start_frame, unsigned flags)
+/* sw_iter_init's work, once its arguments are checked. */
+static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struct swi_arch *a,
+                            const sw_context *start, uint64_t start_frame, unsigned flags)
 {
-	struct swi_iter *it = iter_of(pub);
-	const struct swi_arch *a;
 	sw_status st;
-
-	if (!pub || !t || !t->codemap || !t->memory)
-		return SW_E_INVAL;
-	if (flags & ~SW_WALK_KNOWN_FLAGS)
-		return SW_E_INVAL;
-	if (!(a = swi_arch_get(t->arch)))
-		return SW_E_UNSUPPORTED;
-	if (start && start->arch != t->arch)
-		return SW_E_INVAL;
 
 	memset(it, 0, offsetof(struct swi_iter, rd));
 	it->magic = SWI_ITER_MAGIC;
@@ -478,10 +465,39 @@ SW_API sw_status sw_iter_init(sw_iter *pub, const sw_thread *t, const sw_context
 		if (here < t->stack_lo || here >= t->stack_hi)
 			return SW_E_INVAL;
 	}
-
-	it->map_token = sw_codemap_read_begin(t->codemap);
-	it->in_read_section = 1;
 	it->step = SWI_STEP_START;
+	return SW_OK;
+}
+
+SW_API sw_status sw_iter_init(sw_iter *pub, const sw_thread *t, const sw_context *start,
+                              uint64_t start_frame, unsigned flags)
+{
+	struct swi_iter *it = iter_of(pub);
+	const struct swi_arch *a;
+	unsigned token;
+	sw_status st;
+
+	if (!pub || !t || !t->codemap || !t->memory)
+		return SW_E_INVAL;
+	if (flags & ~SW_WALK_KNOWN_FLAGS)
+		return SW_E_INVAL;
+	if (!(a = swi_arch_get(t->arch)))
+		return SW_E_UNSUPPORTED;
+	if (start && start->arch != t->arch)
+		return SW_E_INVAL;
+
+	/*
+	 * The read section first: entering it is a locked instruction, which
+	 * waits for every store before it to drain, and the setup below makes
+	 * a kilobyte of them.
+	 */
+	token = sw_codemap_read_begin(t->codemap);
+	if ((st = iter_setup(it, t, a, start, start_frame, flags)) != SW_OK) {
+		sw_codemap_read_end(t->codemap, token);
+		return st;
+	}
+	it->map_token = token;
+	it->in_read_section = 1;
 	return SW_OK;
 }
 
@@ -603,6 +619,56 @@ static int step_after_managed(struct swi_iter *it)
 	return -1;
 }
 
+int swi_return_unknown(struct swi_iter *it, uint64_t ip)
+{
+	unsigned both = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
+
+	/* unknown_code, without its frame-pointer stand-in. */
+	return ip != 0 && (it->flags & both) != both && !lookup_return(it, ip);
+}
+
+const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip)
+{
+	const sw_code_info *code;
+
+	if (ip == 0)
+		return NULL;
+	/* lookup_return: the signal trampoline is found by its own address. */
+	if (it->flags & SW_WALK_NATIVE_FRAMES) {
+		code = cached_lookup(it, ip);
+		if (code && (code->flags & SW_CODE_SIGNAL_TRAMPOLINE))
+			return NULL;
+	}
+	code = lookup(it, ip, 0);
+	if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_SIGNAL_TRAMPOLINE)))
+		return NULL;
+	return code;
+}
+
+const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
+                                    const struct swu_body_rule **br, const uint32_t **saved)
+{
+	const sw_code_info *code = swi_return_code(it, ip);
+	uint32_t offset;
+
+	if (!code || (code->flags & SW_CODE_OUTERMOST))
+		return NULL;
+	*br = swi_codemap_body_rule(code, saved);
+	offset = (uint32_t)(ip - code->start);
+	if (!((offset >= (*br)->lo && offset < (*br)->hi) || (offset >= (*br)->lo2 && offset < (*br)->hi2)))
+		return NULL;
+	return code;
+}
+
+const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip)
+{
+	const sw_code_info *code = lookup(it, ip, 1);
+
+	if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
+		return NULL;
+	return code;
+}
+
 /*
  * The common step in one pass: the frame just reported returns to a
  * method (managed, or native under NATIVE_FRAMES) at a return address its
@@ -618,7 +684,7 @@ static int step_fast(struct swi_iter *it)
 {
 	const struct swi_arch *a = it->arch;
 	sw_regdisplay *rd = &it->rd;
-	const sw_code_info *code, *tramp;
+	const sw_code_info *code;
 	const struct swu_body_rule *br;
 	const uint32_t *saved;
 	struct sw_crawl_frame *cf = &it->cf;
@@ -643,18 +709,7 @@ static int step_fast(struct swi_iter *it)
 		br = it->rules[slot].br;
 		saved = it->rules[slot].saved;
 	} else {
-		/* lookup_return: the signal trampoline is found by its own address. */
-		if (fl & SW_WALK_NATIVE_FRAMES) {
-			tramp = cached_lookup(it, ip);
-			if (tramp && (tramp->flags & SW_CODE_SIGNAL_TRAMPOLINE))
-				return -2;
-		}
-		code = lookup(it, ip, 0);
-		if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
-			return -2;
-		br = swi_codemap_body_rule(code, &saved);
-		offset = (uint32_t)(ip - code->start);
-		if (!((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)))
+		if (!(code = swi_body_return(it, ip, &br, &saved)))
 			return -2;
 		it->rules[slot].ra = ip;
 		it->rules[slot].code = code;

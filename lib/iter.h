@@ -115,6 +115,31 @@ struct swi_iter {
  * and its saved[] array; lo == hi when it has none (codemap.c).  Only for
  * code the code map returned, never for the iterator's fp_code.
  */
+/*
+ * The map's version: it grows with every method removed, and starts at a
+ * value no other map of the process had.  Read inside a read section, an
+ * unchanged version proves that every entry found in an earlier section of
+ * this map is still registered, and this section keeps it so: the writer
+ * counts before it retires an entry, and the read section's fence pairs
+ * with the reclamation poll's (epoch.h), so either the reader sees the new
+ * version or the poll sees the reader.  Async-signal-safe.
+ */
+uint64_t swi_codemap_version(const sw_codemap *map);
+
+/*
+ * How many methods the map has added: what was not found in it stays
+ * unfound while this does not change.  Async-signal-safe.
+ */
+uint64_t swi_codemap_additions(const sw_codemap *map);
+
+/*
+ * Would the walk find no code at return address ip (iter.c:
+ * lookup_return and unknown_code both give nothing)?  Then, with no Frame
+ * or tracker left, it ends there.  Depends on the map's content and the
+ * walk's flags only.
+ */
+int swi_return_unknown(struct swi_iter *it, uint64_t ip);
+
 struct swu_body_rule;
 const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
                                                   const uint32_t **saved);
@@ -128,6 +153,36 @@ const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
  */
 sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
                                    const uint32_t *saved);
+
+/*
+ * The code a return address goes back to, as the walk finds it, when the
+ * fast paths may step into it: found (a signal trampoline is not), not a
+ * funclet or a trampoline (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip);
+
+/*
+ * swi_return_code's code, when it is not an outermost function either and
+ * the address lies inside its body rule's runs, which *br and *saved get
+ * (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
+                                    const struct swu_body_rule **br, const uint32_t **saved);
+
+/*
+ * The code the seed's exact IP lies in, as the walk's first step finds it,
+ * when the fast paths may unwind it: not a funclet, an outermost function
+ * or a signal trampoline (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
+
+/* How a frame's callee's unwind information was made: the caller's trust. */
+static inline uint8_t swi_code_trust(const sw_code_info *code)
+{
+	if (!(code->flags & SW_CODE_NATIVE))
+		return SW_TRUST_JIT;
+	return (code->flags & SW_CODE_ANALYZED) ? SW_TRUST_ANALYSIS : SW_TRUST_CFI;
+}
 
 /*
  * sw_iter_next for an iterator sw_iter_init set up (iter.c): sw_walk_frames

@@ -66,6 +66,10 @@ static void helper(toyjit *jit, sw_transition_frame *tf)
 		/* Under the funclet the shadow stack is not the whole story: the test checks. */
 		if (!jit->funclet_active)
 			g.status[i] = toyjit_walk_check(jit, g.walks[i], g.msg[i], sizeof(g.msg[i]), NULL);
+		/* The profiler's walk of the same stack gives its frames, funclets or not. */
+		if (g.status[i] == SW_OK)
+			g.status[i] = toyjit_backtrace_check(&g.thread, NULL, g.walks[i], NULL, g.msg[i],
+			                                     sizeof(g.msg[i]));
 	}
 	if (g.gc) {
 		/* The stub's protected argument: its old address must be poisoned afterwards. */

@@ -70,6 +70,7 @@ static const unsigned all_flags[] = {
 static struct {
 	sw_status status[NFLAGS];
 	char msg[NFLAGS][512];
+	sw_backtrace_cache bt_cache;    /* kept from run to run, as a profiler's */
 	int calls;
 	toyjit_gc_stats gc;
 	sw_status gc_status;
@@ -82,6 +83,10 @@ static void helper(toyjit *jit, sw_transition_frame *tf)
 	for (unsigned i = 0; i < NFLAGS; i++) {
 		toyjit_walk_record(&g.thread, all_flags[i], g.walk);
 		h.status[i] = toyjit_walk_check(jit, g.walk, h.msg[i], sizeof(h.msg[i]), NULL);
+		/* The profiler's walk of the same stack gives the same frames. */
+		if (h.status[i] == SW_OK)
+			h.status[i] = toyjit_backtrace_check(&g.thread, NULL, g.walk, &h.bt_cache, h.msg[i],
+			                                     sizeof(h.msg[i]));
 	}
 	/* The program's objects cannot reach the frames under an InlinedCallFrame: no GC then. */
 	h.gc_status = jit->run_pinvoke_at < 0 ? toyjit_gc_collect(jit, &g.thread, NULL, &h.gc) : SW_OK;
@@ -227,6 +232,8 @@ int main(void)
 	sw_codemap *map = NULL;
 	unsigned offsets = 0;
 	sw_status st;
+
+	sw_backtrace_cache_init(&h.bt_cache);
 
 	if (!host) {
 		printf("cross-toyjit: the toy JIT has no back end for this host\n");

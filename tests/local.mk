@@ -1,7 +1,9 @@
 # The walker's own tests: basics, hand-built stacks and flags, hostile input,
 # and the exported-symbol check.
-check_PROGRAMS += tests/check_basics tests/check_walk tests/check_frames tests/check_snapshot tests/check_hostile
-TESTS += tests/check_basics tests/check_walk tests/check_frames tests/check_snapshot tests/check_hostile tests/check_abi.sh
+check_PROGRAMS += tests/check_basics tests/check_walk tests/check_frames tests/check_snapshot tests/check_hostile \
+	tests/check_backtrace
+TESTS += tests/check_basics tests/check_walk tests/check_frames tests/check_snapshot tests/check_hostile \
+	tests/check_backtrace tests/check_abi.sh
 
 tests_check_basics_SOURCES = tests/check_basics.c
 tests_check_basics_CFLAGS = $(TEST_CFLAGS)
@@ -18,6 +20,10 @@ tests_check_frames_LDADD = $(TEST_LIBS)
 tests_check_snapshot_SOURCES = tests/check_snapshot.c tests/stack_builder.c tests/stack_builder.h
 tests_check_snapshot_CFLAGS = $(TEST_CFLAGS)
 tests_check_snapshot_LDADD = $(TEST_LIBS)
+
+tests_check_backtrace_SOURCES = tests/check_backtrace.c tests/stack_builder.c tests/stack_builder.h
+tests_check_backtrace_CFLAGS = $(TEST_CFLAGS)
+tests_check_backtrace_LDADD = $(TEST_LIBS)
 
 tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h
 tests_check_hostile_CFLAGS = $(TEST_CFLAGS)

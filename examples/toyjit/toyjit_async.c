@@ -35,6 +35,10 @@ static struct {
 	int gc_ran;
 	sw_status gc_status;
 	toyjit_async_stats *stats;
+	/* sw_backtrace at each stop, against each walk; its table is kept from stop to stop. */
+	sw_backtrace_cache bt_cache;
+	sw_status bt_status[MAX_FLAGS];
+	char bt_msg[MAX_FLAGS][256];
 } g;
 
 /* The instruction pointer the trap reports, and how to set it. */
@@ -162,8 +166,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	memcpy(g.shadow, g.jit->shadow, g.depth * sizeof(*g.shadow));
 	g.head = (uint64_t)(uintptr_t)*g.jit->head;
 	if (g.ctx_status == SW_OK)
-		for (unsigned i = 0; i < g.nflags; i++)
+		for (unsigned i = 0; i < g.nflags; i++) {
 			toyjit_walk_record_from(g.thread, &ctx, g.flags[i], g.walks[i]);
+			g.bt_status[i] = toyjit_backtrace_check(g.thread, &ctx, g.walks[i], &g.bt_cache,
+			                                        g.bt_msg[i], sizeof(g.bt_msg[i]));
+		}
 	if (g.gc && g.ctx_status == SW_OK)
 		collect_at_stop(uc, &ctx);
 	g.hit = 1;
@@ -268,8 +275,11 @@ static void check_stop(const toyjit_method *m, uint32_t off, toyjit_async_stats 
 		if (g.ctx_status != SW_OK) {
 			snprintf(msg, sizeof(msg), "no context: %s", sw_strerror(g.ctx_status));
 		} else if (toyjit_walk_check_at(g.jit, &pt, g.walks[i], msg, sizeof(msg), NULL) == SW_OK) {
-			stats->passed++;
-			continue;
+			if (g.bt_status[i] == SW_OK) {
+				stats->passed++;
+				continue;
+			}
+			snprintf(msg, sizeof(msg), "%s", g.bt_msg[i]);
 		}
 		stats->failed++;
 		report(log, reported, max_report, m, off, g.flags[i], msg);
@@ -315,6 +325,7 @@ static sw_status sweep_all(toyjit *jit, const sw_thread *t, const unsigned *flag
 		return SW_E_INVAL;
 	memset(&g, 0, sizeof(g));
 	g.jit = jit;
+	sw_backtrace_cache_init(&g.bt_cache);
 	g.thread = t;
 	g.nflags = nflags;
 	g.gc = gc;

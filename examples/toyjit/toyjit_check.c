@@ -71,6 +71,44 @@ void toyjit_walk_record(const sw_thread *t, unsigned flags, toyjit_walk *w)
 	toyjit_walk_record_from(t, NULL, flags, w);
 }
 
+sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,
+                                 sw_backtrace_cache *cache, char *msg, size_t cap)
+{
+	uint64_t ip[TOYJIT_WALK_MAX], sp[TOYJIT_WALK_MAX];
+	sw_walk_error err;
+	size_t k = 0;
+	int n;
+
+	if (w->n > TOYJIT_WALK_MAX)
+		return SW_OK;           /* not all of it was kept */
+	n = sw_backtrace(t, start, 0, w->flags, ip, sp, TOYJIT_WALK_MAX, cache, &err);
+	if (n < 0) {
+		snprintf(msg, cap, "sw_backtrace: %s", sw_strerror(n));
+		return SW_E_MISMATCH;
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		const toyjit_walked *f = &w->frames[i];
+
+		if (f->state != SW_STATE_FRAMELESS && f->state != SW_STATE_NATIVE_FRAME)
+			continue;
+		if (k == (size_t)n || ip[k] != f->ip || sp[k] != f->sp) {
+			snprintf(msg, cap, "sw_backtrace's frame %zu (ip %#llx sp %#llx) is not the walk's "
+			         "(ip %#llx sp %#llx)", k, k < (size_t)n ? (unsigned long long)ip[k] : 0,
+			         k < (size_t)n ? (unsigned long long)sp[k] : 0, (unsigned long long)f->ip,
+			         (unsigned long long)f->sp);
+			return SW_E_MISMATCH;
+		}
+		k++;
+	}
+	if (k != (size_t)n || memcmp(&err, &w->err, sizeof err) != 0) {
+		snprintf(msg, cap, "sw_backtrace gave %d frames with code, ending with %s at depth %u; "
+		         "the walk %zu, ending with %s at %u", n, sw_strerror(err.status), err.depth, k,
+		         sw_strerror(w->err.status), w->err.depth);
+		return SW_E_MISMATCH;
+	}
+	return SW_OK;
+}
+
 /* What one reported frame must be. */
 struct expect {
 	uint32_t state, frame_type;

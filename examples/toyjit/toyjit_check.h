@@ -85,6 +85,16 @@ sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
 sw_status toyjit_walk_check_at(const toyjit *jit, const toyjit_point *pt, const toyjit_walk *w,
                                char *msg, size_t cap, unsigned *managed);
 
+/*
+ * toyjit_backtrace_check - sw_backtrace of `t` from `start` (NULL: the
+ * newest Frame) with w's flags, right after w was recorded from there:
+ * it must give the IP and SP of each frame with code in w, in order, and
+ * end as w ended.  `cache` may be NULL.  Returns SW_OK or SW_E_MISMATCH
+ * with a description in msg.  Async-signal-safe but for the description.
+ */
+sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,
+                                 sw_backtrace_cache *cache, char *msg, size_t cap);
+
 /* toyjit_state_name - "FRAMELESS", "FRAME", "NATIVE_MARKER", ... */
 const char *toyjit_state_name(uint32_t state);
 

@@ -26,6 +26,7 @@ struct demo {
 	char msg[512];
 	int gc;                     /* -g: collect in the helper */
 	int snapshot;               /* -S: also take a profiler's stack snapshot */
+	int backtrace;              /* -b: also the IPs, as sw_backtrace gives them */
 	toyjit_gc_stats gc_stats;
 	sw_status gc_status;
 	int quiet;                  /* the -r runs: the helper returns at once */
@@ -261,6 +262,31 @@ static sw_walk_action print_snapshot_frame(const sw_snapshot_frame *f, void *dat
 	return SW_CONTINUE;
 }
 
+/*
+ * -b: the profiler's walk, twice (the second with the rules the first left
+ * in the table): printed, and checked against the walk just recorded.
+ */
+static sw_status backtrace_demo(struct demo *d, char *msg, size_t msg_size)
+{
+	static sw_backtrace_cache cache;
+	uint64_t ips[TOYJIT_WALK_MAX];
+	sw_walk_error err;
+	sw_status st;
+	int n;
+
+	sw_backtrace_cache_init(&cache);
+	if ((st = toyjit_backtrace_check(&d->thread, NULL, d->walk, &cache, msg, msg_size)) != SW_OK)
+		return st;
+	n = sw_backtrace(&d->thread, NULL, 0, d->flags, ips, NULL, TOYJIT_WALK_MAX, &cache, &err);
+	if (n < 0)
+		return (sw_status)n;
+	printf("sw_backtrace: %d IPs (%s):", n, sw_strerror(err.status));
+	for (int i = 0; i < n; i++)
+		printf(" %#" PRIx64, ips[i]);
+	printf("\n");
+	return SW_OK;
+}
+
 /* The stub calls this with its TransitionFrame linked: walk, print, check, collect. */
 static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 {
@@ -279,6 +305,8 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 		d->check = check_funclet_walk(jit, d);
 	else
 		d->check = toyjit_walk_check(jit, d->walk, d->msg, sizeof(d->msg), &d->managed);
+	if (d->backtrace && d->check == SW_OK)
+		d->check = backtrace_demo(d, d->msg, sizeof(d->msg));
 	if (d->snapshot) {
 		sw_status st;
 
@@ -294,7 +322,7 @@ static void demo_helper(toyjit *jit, sw_transition_frame *tf)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-S] [-v]\n"
+	        "usage: toyjit-demo [-d DEPTH] [-p FRAME | -P] [-e] [-g] [-q] [-f] [-s] [-S] [-b] [-v]\n"
 	        "                   [-j] [-G] [-r RUNS]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4,\n"
@@ -308,6 +336,7 @@ static void usage(FILE *out)
 	        "  -q        walk with SW_WALK_QUICKUNWIND\n"
 	        "  -f        walk with SW_WALK_FUNCTIONSONLY\n"
 	        "  -S        also print a profiler's stack snapshot (sw_snapshot)\n"
+	        "  -b        also print the IPs sw_backtrace gives, and check them\n"
 	        "  -v        also dump each method's SWU metadata\n"
 	        "  -j        write /tmp/perf-PID.map and /tmp/jit-PID.dump for perf\n"
 	        "            ($SW_PERF_DIR instead of /tmp for the jitdump)\n"
@@ -338,7 +367,7 @@ int main(int argc, char **argv)
 	d.flags = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
 	d.check = SW_E_STATE;
 	snprintf(d.msg, sizeof(d.msg), "the stub never called the helper");
-	while ((opt = getopt(argc, argv, "d:p:PegqfsSvjGr:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:PegqfsSbvjGr:h")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); pinvoke_given = 1; break;
@@ -347,6 +376,7 @@ int main(int argc, char **argv)
 		case 'g': d.gc = 1; break;
 		case 's': d.flags |= SW_WALK_SKIPFUNCLETS; break;
 		case 'S': d.snapshot = 1; break;
+		case 'b': d.backtrace = 1; break;
 		case 'q': d.flags |= SW_WALK_QUICKUNWIND; break;
 		case 'f': d.flags |= SW_WALK_FUNCTIONSONLY; break;
 		case 'v': verbose = 1; break;

@@ -68,7 +68,7 @@ struct row {
 	unsigned depth;
 	size_t frames;                  /* what sw_walk_frames reported */
 	size_t peer_frames;             /* what unw_backtrace reported */
-	double sw_full, sw_quick, fp, unw_bt, unw_step, libgcc, glibc;
+	double sw_full, sw_quick, sw_bt, fp, unw_bt, unw_step, libgcc, glibc;
 };
 
 /*
@@ -140,6 +140,42 @@ static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, size_t want)
 	return n;
 }
 
+/*
+ * sw_backtrace into an array, as unw_backtrace does; the IPs must be those
+ * the QUICKUNWIND callback walk reports for the frames with code.
+ */
+static sw_backtrace_cache bt_cache;
+
+static size_t sw_bt(const sw_context *seed, unsigned flags)
+{
+	int n = sw_backtrace(&g.thread, seed, 0, flags, sink_ips, NULL, MAX_IPS, &bt_cache, NULL);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+static sw_walk_action store_code_ip(const sw_crawl_frame *cf, void *data)
+{
+	sw_frame_state st = sw_crawl_frame_state(cf);
+
+	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME)
+		return SW_CONTINUE;
+	return store_ip(cf, data);
+}
+
+/* Does sw_backtrace agree with the callback walk, IP by IP? */
+static int sw_bt_agrees(const sw_context *seed, unsigned flags)
+{
+	static uint64_t want[MAX_IPS];
+	size_t n = 0, got;
+
+	if (sw_walk_frames(&g.thread, seed, 0, store_code_ip, &n, flags | SW_WALK_QUICKUNWIND,
+	                   NULL) != SW_CONTINUE || n > MAX_IPS)
+		return 0;
+	memcpy(want, sink_ips, n * sizeof want[0]);
+	got = sw_bt(seed, flags);
+	return got == n && memcmp(want, sink_ips, n * sizeof want[0]) == 0;
+}
+
 #ifdef HAVE_LIBUNWIND
 static size_t unw_bt(void)
 {
@@ -187,6 +223,11 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 	}
 	BENCH_BEST(r->sw_full, f, iters, sw_walk(seed, sw_flags));
 	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_QUICKUNWIND));
+	if (!sw_bt_agrees(seed, sw_flags)) {
+		printf("  depth %u: sw_backtrace disagrees with sw_walk_frames\n", r->depth);
+		g.failed = 1;
+	}
+	BENCH_BEST(r->sw_bt, f, iters, sw_bt(seed, sw_flags));
 	if (!fp_frames)
 		return;
 	BENCH_BEST(r->fp, f, iters * 4, fp_walk(fp, fp_frames));
@@ -605,26 +646,26 @@ static const struct row *at_depth(const struct row *rows, unsigned n, unsigned d
 static void print_rows(const char *title, const struct row *rows, unsigned n)
 {
 	printf("\n%s: ns per frame, best of %d runs\n", title, BENCH_RUNS);
-	printf("%6s %6s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_quick",
-	       "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
+	printf("%6s %6s %9s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_quick",
+	       "sw_bt", "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
 	for (unsigned i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
 
 		if (!r->frames)
 			continue;
-		char cells[7][16];
-		const double v[7] = { r->sw_full, r->sw_quick, r->fp, r->unw_bt, r->unw_step, r->libgcc,
-		                      r->glibc };
+		char cells[8][16];
+		const double v[8] = { r->sw_full, r->sw_quick, r->sw_bt, r->fp, r->unw_bt, r->unw_step,
+		                      r->libgcc, r->glibc };
 
 		/* "-": that walker cannot walk this stack (or was not run). */
-		for (unsigned k = 0; k < 7; k++) {
+		for (unsigned k = 0; k < 8; k++) {
 			if (v[k] > 0)
 				snprintf(cells[k], sizeof cells[k], "%.2f", v[k]);
 			else
 				snprintf(cells[k], sizeof cells[k], "-");
 		}
-		printf("%6u %6zu %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0], cells[1],
-		       cells[2], cells[3], cells[4], cells[5], cells[6]);
+		printf("%6u %6zu %9s %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0],
+		       cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]);
 	}
 }
 
@@ -724,6 +765,7 @@ int main(int argc, char **argv)
 	sw_status st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sw_backtrace_cache_init(&bt_cache);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			g.quick = 1;

@@ -317,6 +317,68 @@ static void walk(struct world *w, unsigned flags, unsigned mode)
 	}
 }
 
+/* The IPs and SPs of the frames with code, as the QUICKUNWIND callback walk reports them. */
+#define BT_MAX 256
+struct code_frames {
+	uint64_t ip[BT_MAX], sp[BT_MAX];
+	size_t n;
+};
+
+static sw_walk_action record_code_frame(const sw_crawl_frame *cf, void *data)
+{
+	struct code_frames *c = data;
+	sw_frame_state st = sw_crawl_frame_state(cf);
+
+	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME)
+		return SW_CONTINUE;
+	if (c->n == BT_MAX)
+		return SW_ABORT;
+	c->ip[c->n] = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur);
+	c->sp[c->n] = sw_context_sp(&sw_crawl_frame_regdisplay(cf)->cur);
+	c->n++;
+	return SW_CONTINUE;
+}
+
+/*
+ * Differential: sw_backtrace (its fast loop, its rule table) must give the
+ * callback walk's frames and end as it ends, whatever the damage.  The
+ * table outlives the input, as a profiler's does: maps come and go under it.
+ */
+static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
+{
+	static sw_backtrace_cache cache;
+	static int cache_ready;
+	const sw_context *start = (mode & 2) ? NULL : &w->ctx;
+	struct code_frames want, got;
+	sw_walk_error want_err, got_err;
+	sw_walk_action a;
+	int n;
+
+	if (!cache_ready) {
+		sw_backtrace_cache_init(&cache);
+		cache_ready = 1;
+	}
+	flags &= ~(unsigned)SW_WALK_POPFRAMES;          /* a walk that unlinks changes the next */
+	want.n = 0;
+	a = sw_walk_frames(&w->thread, start, 0, record_code_frame, &want, flags | SW_WALK_QUICKUNWIND,
+	                   &want_err);
+	for (int pass = 0; pass < 2; pass++) {
+		n = sw_backtrace(&w->thread, start, 0, flags, got.ip, got.sp, BT_MAX,
+		                 (mode & 32) || pass ? &cache : NULL, &got_err);
+		if (n < 0) {
+			if (a != SW_FAILED || want.n || n != (int)want_err.status)
+				abort();
+			continue;
+		}
+		if (want.n == BT_MAX)           /* deeper than held: compare the frames held */
+			got_err = want_err;
+		if ((size_t)n != want.n || memcmp(got.ip, want.ip, want.n * sizeof got.ip[0]) ||
+		    memcmp(got.sp, want.sp, want.n * sizeof got.sp[0]) ||
+		    memcmp(&got_err, &want_err, sizeof got_err))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct world w;
@@ -348,6 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			w.thread.codemap = w.map;
 			w.thread.memory = &w.mem;
 			walk(&w, flags, mode);
+			backtrace_agrees(&w, flags, mode);
 			sw_codemap_destroy(w.map);
 		}
 	}

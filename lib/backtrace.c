@@ -1,0 +1,640 @@
+/*
+ * backtrace.c - sw_backtrace: the IPs of a QUICKUNWIND walk, into an array.
+ *
+ * A profiler that wants only where each frame is pays, in sw_walk_frames,
+ * for a crawl frame, a regdisplay and a callback per frame.  Here the walk
+ * runs on the iterator, but wherever a frame simply returns into a method
+ * body (the common case: no Frame, tracker, funclet or trampoline in play)
+ * a tight loop takes over.  It keeps IP, SP and the frame pointer in
+ * locals and steps each frame by a compact rule found by return address in
+ * a table: the CFA's base and offset, where the return address and the
+ * frame pointer were saved.  When the loop meets anything else it hands
+ * the iterator the state the generic steps would have reached, and the
+ * generic path goes on from there.
+ *
+ * The table may outlive the walk (sw_backtrace_cache): a sampler walks the
+ * same code again and again.  It holds code-map entries across read
+ * sections, which is safe while the map's version (iter.h) stays the same.
+ *
+ * No allocation, lock or system call: a signal handler may run it.
+ */
+#include <limits.h>
+#include "iter.h"
+#include "swu_format.h"
+
+#define BT_RULES 128            /* a power of two */
+#define BT_SEEDS 16             /* a power of two, at most 64 */
+#define BT_SENTINEL BT_RULES    /* rule[BT_SENTINEL] never matches: its key is 0 */
+#define BT_NO_FP INT32_MIN      /* the frame pointer is not saved: it keeps its value */
+
+enum {
+	BT_CFA_IS_FP = 1,               /* CFA = FP + cfa_offset, else SP + cfa_offset */
+	BT_NATIVE = 2,                  /* native code (NATIVE_FRAMES) */
+	BT_RA_SIGNED = 4,               /* strip the pointer-authentication bits */
+	BT_OUTERMOST = 8,               /* the thread's first function: its caller is IP 0 */
+	BT_UNKNOWN = 16                 /* no code at this return address (the rest is unused) */
+};
+
+/*
+ * A body rule, cut to what a QUICKUNWIND step needs, by return address.
+ * `next` is the rule of the frame that came after this one last time:
+ * stacks repeat (recursion, the same call paths), so the loop tries it
+ * first, and finding the next rule is one load that does not wait for the
+ * return address this frame yields.  The loop checks the key before using
+ * it.  Offsets are from the CFA's base register (SP or FP), so that each
+ * read is one add from a register the loop has.
+ */
+struct bt_rule {
+	uint64_t ra;                    /* the key; 0 only in the sentinel */
+	const struct bt_rule *next;     /* in the same table; the sentinel when none */
+	const sw_code_info *code;
+	int32_t cfa_offset;             /* CFA = base + cfa_offset */
+	int32_t ra_offset;              /* return address at [base + ra_offset] */
+	int32_t fp_offset;              /* saved FP at [base + fp_offset], or BT_NO_FP */
+	uint8_t bits;                   /* BT_* */
+};
+
+#define BT_MAGIC 0x53574254u    /* "SWBT" */
+
+/*
+ * Direct mapped; valid[] has a bit per filled slot, so emptying the table
+ * is two stores.  A slot's key and rule always belong together: a rule is
+ * built apart and copied in whole.  Every slot written under this
+ * (map, version) holds an entry that is still registered.
+ */
+struct bt_cache {
+	uint32_t magic;
+	unsigned flags;                 /* the walk flags the rules were made under */
+	const struct bt_cache *self;    /* where it was emptied: a copy's `next` points elsewhere */
+	const sw_codemap *map;
+	uint64_t version;
+	uint64_t additions;             /* the map's additions when the unknown[] rules were made */
+	uint64_t valid[BT_RULES / 64];
+	uint64_t unknown[BT_RULES / 64];        /* valid slots that are BT_UNKNOWN */
+	uint64_t seed_valid;
+	struct bt_rule rule[BT_RULES + 1];
+	/* Rules of seed IPs (an active frame, decoded at its exact offset), apart from return addresses'. */
+	struct bt_rule seed[BT_SEEDS];
+};
+
+_Static_assert(BT_RULES % 64 == 0, "valid[] bits");
+_Static_assert(sizeof(struct bt_cache) <= sizeof(sw_backtrace_cache), "sw_backtrace_cache too small");
+_Static_assert(_Alignof(struct bt_cache) <= _Alignof(sw_backtrace_cache), "sw_backtrace_cache misaligned");
+
+/* The flags a rule depends on (bt_fill, swi_body_return). */
+#define BT_RULE_FLAGS (SW_WALK_NATIVE_FRAMES | SW_WALK_FUNCTIONSONLY)
+
+static struct bt_cache *cache_of(sw_backtrace_cache *c)
+{
+	return (struct bt_cache *)(void *)c;
+}
+
+static void bt_reset(struct bt_cache *c, const sw_codemap *map, uint64_t version, unsigned flags)
+{
+	c->magic = BT_MAGIC;
+	c->flags = flags & BT_RULE_FLAGS;
+	c->self = c;
+	c->map = map;
+	c->version = version;
+	memset(c->valid, 0, sizeof c->valid);
+	memset(c->unknown, 0, sizeof c->unknown);
+	c->additions = 0;
+	c->seed_valid = 0;
+	memset(&c->rule[BT_SENTINEL], 0, sizeof c->rule[BT_SENTINEL]);
+	c->rule[BT_SENTINEL].next = &c->rule[BT_SENTINEL];
+}
+
+SW_API void sw_backtrace_cache_init(sw_backtrace_cache *pub)
+{
+	if (pub)
+		bt_reset(cache_of(pub), NULL, 0, 0);
+}
+
+static unsigned bt_slot(uint64_t ra)
+{
+	return (unsigned)((ra * 0x9e3779b97f4a7c15ull) >> 57) & (BT_RULES - 1);
+}
+
+/* cfa_offset + offset, when it fits the rule's field. */
+static int from_base(int32_t cfa_offset, int32_t offset, int32_t *out)
+{
+	int64_t v = (int64_t)cfa_offset + offset;
+
+	if (v <= INT32_MIN || v > INT32_MAX)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
+}
+
+/* Fill a rule's fields; 0 when an offset from the CFA's base does not fit. */
+static int bt_make(struct bt_cache *cache, const struct swi_arch *a, uint64_t key,
+                   const sw_code_info *code, unsigned cfa_reg, int32_t cfa_offset,
+                   int32_t ra_offset, int fp_saved, int32_t fp_offset, int ra_signed,
+                   struct bt_rule *out)
+{
+	out->fp_offset = BT_NO_FP;
+	if (!from_base(cfa_offset, ra_offset, &out->ra_offset) ||
+	    (fp_saved && !from_base(cfa_offset, fp_offset, &out->fp_offset)))
+		return 0;
+	out->ra = key;
+	out->next = &cache->rule[BT_SENTINEL];
+	out->code = code;
+	out->cfa_offset = cfa_offset;
+	out->bits = (uint8_t)((cfa_reg == a->fp_reg ? BT_CFA_IS_FP : 0) |
+	                      ((code->flags & SW_CODE_NATIVE) ? BT_NATIVE : 0) |
+	                      (ra_signed ? BT_RA_SIGNED : 0));
+	return 1;
+}
+
+/*
+ * The compact form of a rule the decoder gave: the CFA from SP or FP (not
+ * through memory), the return address on the stack, FP (if saved) at a
+ * CFA-relative slot.  0 otherwise.
+ */
+static int bt_from_decoded(struct swi_iter *it, struct bt_cache *cache, uint64_t key,
+                           const sw_code_info *code, const sw_swu_rule *r, struct bt_rule *out)
+{
+	const struct swi_arch *a = it->arch;
+	int fp_saved = (r->saved_mask >> a->fp_reg) & 1;
+
+	if (r->arch != it->thread->arch || r->ra_in_reg || r->cfa_deref ||
+	    (r->cfa_reg != a->sp_reg && r->cfa_reg != a->fp_reg) ||
+	    (fp_saved && r->saved_base[a->fp_reg] != SW_SWU_BASE_CFA))
+		return 0;
+	return bt_make(cache, a, key, code, r->cfa_reg, r->cfa_offset, r->ra_offset, fp_saved,
+	               fp_saved ? r->saved_offset[a->fp_reg] : 0, (int)r->ra_signed, out);
+}
+
+/*
+ * The compact rule for return address ra, when the loop may step that
+ * frame; 0 when the generic path must (see swi_return_code and
+ * bt_from_decoded, and a native frame the flags do not let through).  The
+ * body rule serves where it covers the address; elsewhere the decoder
+ * runs once, and the table keeps its answer.
+ */
+static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, struct bt_rule *out)
+{
+	const struct swi_arch *a = it->arch;
+	const struct swu_body_rule *br;
+	const uint32_t *saved;
+	const sw_code_info *code = swi_return_code(it, ra);
+	uint64_t offset;
+	sw_swu_rule r;
+
+	if (!code || ((code->flags & SW_CODE_NATIVE) && (it->flags & SW_WALK_FUNCTIONSONLY)))
+		return 0;
+	/* Nothing called a thread's first function: its caller is IP 0 at the stack's top. */
+	if (code->flags & SW_CODE_OUTERMOST) {
+		if (!bt_make(cache, a, ra, code, a->sp_reg, 0, 0, 0, 0, 0, out))
+			return 0;
+		out->bits |= BT_OUTERMOST;
+		return 1;
+	}
+	offset = ra - code->start;
+	br = swi_codemap_body_rule(code, &saved);
+	if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)) {
+		int fp_saved = 0;
+		int32_t fp_offset = 0;
+
+		if (br->arch != it->thread->arch || br->ra_in_reg ||
+		    (br->cfa_reg != a->sp_reg && br->cfa_reg != a->fp_reg))
+			return 0;
+		for (unsigned i = 0; i < br->nsaved; i++)
+			if (swu_body_saved_reg(saved[i]) == a->fp_reg) {
+				fp_saved = 1;
+				fp_offset = swu_body_saved_offset(saved[i]);
+			}
+		return bt_make(cache, a, ra, code, br->cfa_reg, br->cfa_offset, br->ra_offset, fp_saved,
+		               fp_offset, br->ra_signed, out);
+	}
+	if (offset > code->size ||
+	    sw_swu_decode_return_address(code->unwind, code->unwind_size, (uint32_t)offset, &r) != SW_OK)
+		return 0;
+	return bt_from_decoded(it, cache, ra, code, &r, out);
+}
+
+/*
+ * The compact rule of a seed at its exact IP (an active frame: the full
+ * decoder, prolog and epilogs included), when the loop's step applies to
+ * it; 0 otherwise (and the iterator's first step takes it).
+ */
+static int bt_fill_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t ip, struct bt_rule *out)
+{
+	const sw_code_info *code = swi_seed_code(it, ip);
+	sw_swu_rule r;
+
+	if (!code || ip - code->start > code->size ||
+	    ((code->flags & SW_CODE_NATIVE) && (it->flags & SW_WALK_FUNCTIONSONLY)) ||
+	    sw_swu_decode(code->unwind, code->unwind_size, (uint32_t)(ip - code->start), &r) != SW_OK)
+		return 0;
+	return bt_from_decoded(it, cache, ip, code, &r, out);
+}
+
+/*
+ * The rule for return address ip, from the table or filled into it; NULL
+ * when the loop cannot step that frame.  An address where the walk finds
+ * no code at all gets a BT_UNKNOWN rule, kept while nothing is added to
+ * the map: most walks end at one (the thread's entry has no caller the map
+ * knows), and looking it up twice per walk would cost as much as a dozen
+ * frames.
+ */
+static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, uint64_t ip)
+{
+	unsigned slot = bt_slot(ip);
+	uint64_t bit = 1ULL << (slot & 63);
+	struct bt_rule fresh;
+
+	if ((cache->valid[slot >> 6] & bit) && cache->rule[slot].ra == ip)
+		return &cache->rule[slot];
+	if (bt_fill(it, cache, ip, &fresh)) {
+		cache->unknown[slot >> 6] &= ~bit;
+	} else if (swi_return_unknown(it, ip)) {
+		memset(&fresh, 0, sizeof fresh);
+		fresh.ra = ip;
+		fresh.next = &cache->rule[BT_SENTINEL];
+		fresh.bits = BT_UNKNOWN;
+		cache->unknown[slot >> 6] |= bit;
+	} else {
+		return NULL;
+	}
+	cache->rule[slot] = fresh;
+	cache->valid[slot >> 6] |= bit;
+	return &cache->rule[slot];
+}
+
+/*
+ * Where the loop is: the frame about to be stepped (QUICKUNWIND: IP, SP,
+ * FP), and `code`, that of the last frame stepped.  No register locations:
+ * nothing sw_backtrace gives shows them.
+ */
+struct bt_state {
+	uint64_t ip, sp, fp;
+	int fp_valid;
+	const sw_code_info *code;
+};
+
+/* One pointer of the target's stack, outside the direct window; 0 when it cannot be read. */
+static int bt_read_slow(const sw_memory *m, unsigned p, uint64_t addr, uint64_t *out)
+{
+	return swi_read_ptr(m, p, addr, out) == SW_OK;
+}
+
+/* The stack, read in place when the loop may (direct): lo, len and host describe it. */
+struct bt_window {
+	uint64_t lo, len;               /* addresses lo .. lo + len may start a pointer */
+	const unsigned char *host;
+};
+
+static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, const struct bt_window *w,
+                                                          int direct, unsigned p, uint64_t addr,
+                                                          uint64_t *out)
+{
+	if (direct && SWI_LIKELY(addr - w->lo <= w->len)) {
+		const unsigned char *src = w->host + (addr - w->lo);
+
+		if (p == 8) {
+			uint64_t v;
+
+			memcpy(&v, src, 8);
+			*out = v;
+		} else {
+			uint32_t v;
+
+			memcpy(&v, src, 4);
+			*out = v;
+		}
+		return 1;
+	}
+	return bt_read_slow(m, p, addr, out);
+}
+
+/*
+ * Step frames while they return into method bodies, recording each; stops
+ * before the first frame it cannot step as the generic path would (s stays
+ * at that frame), or when `max` IPs are recorded, or where the walk ends
+ * (*ends).  `p` (the pointer size) and `direct` (the stack is in this
+ * process's memory, little-endian) are constants in each inlined copy.
+ * Returns the new count; s->code becomes that of the last frame stepped.
+ */
+static inline __attribute__((always_inline)) size_t
+bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigned p, int direct,
+        const struct bt_window *win, uint64_t *ips, uint64_t *sps, size_t n, size_t max,
+        int *ends)
+{
+	const sw_memory *m = it->thread->memory;
+	const struct bt_window w = *win;
+	struct bt_rule *sentinel = &cache->rule[BT_SENTINEL];
+	uint64_t ip = s->ip, sp = s->sp, fp = s->fp;
+	uint64_t hi = it->thread->stack_hi, mask = it->thread->ptrauth_mask;
+	int fp_valid = s->fp_valid;
+	/* Leaving managed code for native code: the generic path reports the marker. */
+	unsigned u2m = (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) ? BT_NATIVE : 0;
+	unsigned from_native = (s->code->flags & SW_CODE_NATIVE) ? BT_NATIVE : 0;
+	const struct bt_rule *q = sentinel, *prev_q = NULL;
+	/* Kept apart: filling a slot may overwrite the rule prev_q points at. */
+	const sw_code_info *code = s->code;
+
+	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
+	if (it->frame && it->frame < hi)
+		hi = it->frame;
+	if (it->tracker && it->tracker < hi)
+		hi = it->tracker;
+
+	while (n < max) {
+		uint64_t base, cfa, ra, new_fp = fp;
+
+		if (q->ra != ip) {
+			struct bt_rule *found = bt_rule_for(it, cache, ip);
+
+			if (!found)
+				break;
+			/* Learn the successor: next time this path is tried first. */
+			if (prev_q)
+				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
+			q = found;
+		}
+		if (SWI_UNLIKELY(q->bits & (BT_OUTERMOST | BT_UNKNOWN | u2m))) {
+			if ((q->bits & u2m) && !from_native)
+				break;
+			/*
+			 * No code here: with no Frame or tracker left (and no
+			 * marker to report) the walk ends, as the iterator
+			 * would end it.
+			 */
+			if (q->bits & BT_UNKNOWN) {
+				*ends = !it->frame && !it->tracker && !(u2m && !from_native);
+				break;
+			}
+			if (q->bits & BT_OUTERMOST) {
+				if (it->thread->stack_hi <= sp || it->thread->stack_hi > hi)
+					break;
+				ips[n] = ip;
+				if (sps)
+					sps[n] = sp;
+				n++;
+				code = q->code;
+				from_native = q->bits & BT_NATIVE;
+				ip = 0;
+				sp = it->thread->stack_hi;
+				fp_valid = 0;
+				prev_q = q;
+				q = q->next;
+				continue;
+			}
+		}
+		if (q->bits & BT_CFA_IS_FP) {
+			if (!fp_valid)
+				break;
+			base = fp;
+		} else {
+			base = sp;
+		}
+		cfa = base + (uint64_t)(int64_t)q->cfa_offset;
+		/* Up the stack and still on it, with no Frame passed. */
+		if (cfa <= sp || cfa > hi)
+			break;
+		if (!bt_read(m, &w, direct, p, base + (uint64_t)(int64_t)q->ra_offset, &ra))
+			break;
+		if (q->fp_offset != BT_NO_FP) {
+			if (!bt_read(m, &w, direct, p, base + (uint64_t)(int64_t)q->fp_offset, &new_fp))
+				break;
+			fp_valid = 1;
+		}
+		if (q->bits & BT_RA_SIGNED)
+			ra &= ~mask;
+		ips[n] = ip;
+		if (sps)
+			sps[n] = sp;
+		n++;
+		code = q->code;
+		from_native = q->bits & BT_NATIVE;
+		ip = ra;
+		sp = cfa;
+		fp = new_fp;
+		prev_q = q;
+		q = q->next;
+	}
+	s->ip = ip, s->sp = sp, s->fp = fp;
+	s->fp_valid = fp_valid;
+	s->code = code;
+	return n;
+}
+
+/*
+ * Give the iterator the state the generic steps would have left after
+ * reporting the k frames the loop stepped: the last of them current, its
+ * caller (s) about to be stepped.  The current frame's registers and trust
+ * are not written: the next step replaces them with the caller's before
+ * anything reads them.
+ */
+static void bt_commit(struct swi_iter *it, const struct bt_state *s, size_t k)
+{
+	const struct swi_arch *a = it->arch;
+	sw_regdisplay *rd = &it->rd;
+
+	rd->caller.arch = rd->cur.arch;
+	rd->caller.reserved = 0;
+	rd->caller.valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (s->fp_valid ? 1ULL << a->fp_reg : 0);
+	rd->caller.regs[a->ip_reg] = s->ip;
+	rd->caller.regs[a->sp_reg] = s->sp;
+	rd->caller.regs[a->fp_reg] = s->fp;
+	rd->caller_loc[a->ip_reg] = rd->caller_loc[a->sp_reg] = rd->caller_loc[a->fp_reg] = 0;
+	rd->caller_valid = 1;
+	it->code = s->code;
+	it->caller_trust = swi_code_trust(s->code);
+	it->active = it->caller_active = 0;
+	it->is_first = it->is_interrupted = it->has_faulted = 0;
+	if (!(s->code->flags & SW_CODE_NATIVE))
+		it->report_funclet = 0;
+	it->depth += (uint32_t)k;
+	it->steps += 3 * (uint32_t)k;
+	it->step = SWI_STEP_AFTER_MANAGED;
+}
+
+/* The direct window of the thread's memory, when the loop may read through it. */
+static int bt_window_of(const sw_memory *m, unsigned p, struct bt_window *w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (m->direct_host && m->direct_hi > m->direct_lo && m->direct_hi - m->direct_lo >= p) {
+		w->lo = m->direct_lo;
+		w->len = m->direct_hi - p - m->direct_lo;
+		w->host = m->direct_host;
+		return 1;
+	}
+#endif
+	w->lo = w->len = 0;
+	w->host = NULL;
+	return 0;
+}
+
+/*
+ * The walk's first step, for a seed whose rule the table has (or gets):
+ * what the iterator's start, unwind and report would do for it.  Returns
+ * the new count; the iterator is left as it was when the step does not
+ * apply.
+ */
+static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
+                      size_t n)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_context *cur = &it->rd.cur;
+	const sw_memory *m = it->thread->memory;
+	uint64_t ip = cur->regs[a->ip_reg], sp = cur->regs[a->sp_reg];
+	uint64_t fp_bit = 1ULL << a->fp_reg, limit = UINT64_MAX;
+	unsigned slot = bt_slot(ip) & (BT_SEEDS - 1);
+	struct bt_rule *q = &cache->seed[slot];
+	struct bt_state s;
+	uint64_t base, cfa;
+
+	if (it->step != SWI_STEP_START || !it->have_start || ip == 0)
+		return n;
+	if (!((cache->seed_valid >> slot) & 1) || q->ra != ip) {
+		struct bt_rule fresh;
+
+		if (!bt_fill_seed(it, cache, ip, &fresh))
+			return n;
+		*q = fresh;
+		cache->seed_valid |= 1ULL << slot;
+	}
+	/* The iterator reports a native seed's marker first: it counts in the depth. */
+	if ((q->bits & BT_NATIVE) && (it->flags & SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT))
+		return n;
+	if (it->frame)
+		limit = it->frame;
+	if (it->tracker && it->tracker < limit)
+		limit = it->tracker;
+	if (q->bits & BT_CFA_IS_FP) {
+		if (!(cur->valid & fp_bit))
+			return n;
+		base = cur->regs[a->fp_reg];
+	} else {
+		base = sp;
+	}
+	cfa = base + (uint64_t)(int64_t)q->cfa_offset;
+	if (cfa <= sp || cfa > it->thread->stack_hi || cfa > limit)
+		return n;
+	if (!bt_read_slow(m, a->ptr_size, base + (uint64_t)(int64_t)q->ra_offset, &s.ip))
+		return n;
+	if (q->bits & BT_RA_SIGNED)
+		s.ip &= ~it->thread->ptrauth_mask;
+	s.fp_valid = (cur->valid & fp_bit) != 0;
+	s.fp = cur->regs[a->fp_reg];
+	if (q->fp_offset != BT_NO_FP) {
+		if (!bt_read_slow(m, a->ptr_size, base + (uint64_t)(int64_t)q->fp_offset, &s.fp))
+			return n;
+		s.fp_valid = 1;
+	}
+	s.sp = cfa;
+	s.code = q->code;
+	ips[n] = ip;
+	if (sps)
+		sps[n] = sp;
+	bt_commit(it, &s, 1);
+	return n + 1;
+}
+
+/*
+ * After the iterator reported a frame with code: step on in the loop from
+ * its rd.caller while that is allowed.  Returns the new count.
+ */
+static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
+                      size_t n, size_t max)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_regdisplay *rd = &it->rd;
+	uint64_t need = (1ULL << a->ip_reg) | (1ULL << a->sp_reg);
+	struct bt_window w;
+	struct bt_state s;
+	size_t got;
+	int ends = 0, direct;
+
+	if (it->step != SWI_STEP_AFTER_MANAGED || !rd->caller_valid || it->native_dead_end ||
+	    it->caller_active || it->skip_to_parent || it->funclet_parent ||
+	    (rd->caller.valid & need) != need || it->code == &it->fp_code)
+		return n;
+	/* The generic path takes three loop steps per frame: keep its bound. */
+	if (it->steps >= SWI_MAX_STEPS)
+		return n;
+	if (max - n > (SWI_MAX_STEPS - it->steps) / 3)
+		max = n + (SWI_MAX_STEPS - it->steps) / 3;
+	s.ip = rd->caller.regs[a->ip_reg];
+	s.sp = rd->caller.regs[a->sp_reg];
+	s.fp_valid = (rd->caller.valid & (1ULL << a->fp_reg)) != 0;
+	s.fp = s.fp_valid ? rd->caller.regs[a->fp_reg] : 0;
+	s.code = it->code;
+	direct = bt_window_of(it->thread->memory, a->ptr_size, &w);
+	if (a->ptr_size == 8)
+		got = direct ? bt_loop(it, cache, &s, 8, 1, &w, ips, sps, n, max, &ends)
+		             : bt_loop(it, cache, &s, 8, 0, &w, ips, sps, n, max, &ends);
+	else
+		got = direct ? bt_loop(it, cache, &s, 4, 1, &w, ips, sps, n, max, &ends)
+		             : bt_loop(it, cache, &s, 4, 0, &w, ips, sps, n, max, &ends);
+	if (got != n)
+		bt_commit(it, &s, got - n);
+	if (ends)
+		it->step = SWI_STEP_DONE;
+	return got;
+}
+
+SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t start_frame,
+                        unsigned flags, uint64_t *ips, uint64_t *sps, size_t max,
+                        sw_backtrace_cache *pub_cache, sw_walk_error *err)
+{
+	sw_iter pub;
+	struct swi_iter *it;
+	struct bt_cache local, *cache = &local;
+	uint64_t version, additions;
+	size_t n = 0;
+	sw_status st;
+	int r = 0;
+
+	if (err)
+		memset(err, 0, sizeof *err);
+	if (!ips && max)
+		return SW_E_INVAL;
+	if (pub_cache) {
+		cache = cache_of(pub_cache);
+		if (cache->magic != BT_MAGIC)
+			return SW_E_INVAL;
+	}
+	if (max > INT_MAX)
+		max = INT_MAX;
+	st = sw_iter_init(&pub, t, start, start_frame, flags | SW_WALK_QUICKUNWIND);
+	if (st != SW_OK)
+		return st;
+	it = (struct swi_iter *)(void *)&pub;
+	/* Inside the read section: an unchanged version keeps every entry the table holds. */
+	version = swi_codemap_version(t->codemap);
+	if (cache == &local || cache->self != cache || cache->map != t->codemap ||
+	    cache->version != version || cache->flags != (flags & BT_RULE_FLAGS))
+		bt_reset(cache, t->codemap, version, flags);
+	additions = swi_codemap_additions(t->codemap);
+	if (cache->additions != additions) {
+		for (unsigned i = 0; i < BT_RULES / 64; i++) {
+			cache->valid[i] &= ~cache->unknown[i];
+			cache->unknown[i] = 0;
+		}
+		cache->additions = additions;
+	}
+	if (max > 0 && start) {
+		n = bt_seed(it, cache, ips, sps, n);
+		if (n > 0 && n < max)
+			n = bt_fast(it, cache, ips, sps, n, max);
+	}
+	while (n < max && (r = swi_iter_next(it)) > 0) {
+		sw_frame_state state = it->cf.state;
+
+		if (state != SW_STATE_FRAMELESS && state != SW_STATE_NATIVE_FRAME)
+			continue;
+		ips[n] = it->rd.cur.regs[it->arch->ip_reg];
+		if (sps)
+			sps[n] = it->rd.cur.regs[it->arch->sp_reg];
+		n++;
+		if (n < max)
+			n = bt_fast(it, cache, ips, sps, n, max);
+	}
+	if (r < 0 && err)
+		sw_iter_error(&pub, err);
+	sw_iter_end(&pub);
+	return (int)n;
+}
