@@ -53,11 +53,14 @@ sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
 	unsigned char raw[16];
 	sw_status st;
 
+	if (p != 4 && p != 8)
+		return SW_E_UNSUPPORTED;
 	/* A Frame lives on the walked thread's stack, aligned to a pointer. */
 	if ((addr & (p - 1)) || addr < t->stack_lo || addr >= t->stack_hi ||
 	    t->stack_hi - addr < p + 8)
 		return SW_E_BADFRAME;
-	st = swi_read(t->memory, addr, raw, p + 8);
+	/* Constant sizes: the copy is then two loads, not a call. */
+	st = p == 8 ? swi_read(t->memory, addr, raw, 16) : swi_read(t->memory, addr, raw, 12);
 	if (st != SW_OK)
 		return st;
 	view->addr = addr;

@@ -273,7 +273,7 @@ struct bt_state {
 	const sw_code_info *code;
 };
 
-/* One pointer of the target's stack, outside the direct window; 0 when it cannot be read. */
+/* One pointer of the target's stack, through its accessor; 0 when it cannot be read. */
 static int bt_read_slow(const sw_memory *m, unsigned p, uint64_t addr, uint64_t *out)
 {
 	return swi_read_ptr(m, p, addr, out) == SW_OK;
@@ -285,22 +285,29 @@ struct bt_window {
 	const unsigned char *host;
 };
 
+/*
+ * One pointer at addr: in place through the window (direct), else through
+ * the accessor.  0 when it cannot be read here; in a direct copy, an
+ * address outside the window is left to the iterator.
+ */
 static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, const struct bt_window *w,
                                                           int direct, unsigned p, uint64_t addr,
                                                           uint64_t *out)
 {
-	if (direct && SWI_LIKELY(addr - w->lo <= w->len)) {
-		const unsigned char *src = w->host + (addr - w->lo);
+	if (direct) {
+		uint64_t off = addr - w->lo;
 
+		if (off > w->len)
+			return 0;
 		if (p == 8) {
 			uint64_t v;
 
-			memcpy(&v, src, 8);
+			memcpy(&v, w->host + off, 8);
 			*out = v;
 		} else {
 			uint32_t v;
 
-			memcpy(&v, src, 4);
+			memcpy(&v, w->host + off, 4);
 			*out = v;
 		}
 		return 1;
@@ -315,6 +322,7 @@ static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, con
  * (*ends).  `p` (the pointer size) and `direct` (the stack is in this
  * process's memory, little-endian) are constants in each inlined copy.
  * Returns the new count; s->code becomes that of the last frame stepped.
+ * The loop keeps few values live: each one more is a spill per frame.
  */
 static inline __attribute__((always_inline)) size_t
 bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigned p, int direct,
@@ -323,14 +331,13 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 {
 	const sw_memory *m = it->thread->memory;
 	const struct bt_window w = *win;
-	struct bt_rule *sentinel = &cache->rule[BT_SENTINEL];
 	uint64_t ip = s->ip, sp = s->sp, fp = s->fp;
-	uint64_t hi = it->thread->stack_hi, mask = it->thread->ptrauth_mask;
+	uint64_t hi = it->thread->stack_hi;
 	int fp_valid = s->fp_valid;
 	/* Leaving managed code for native code: the generic path reports the marker. */
 	unsigned u2m = (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) ? BT_NATIVE : 0;
-	unsigned from_native = (s->code->flags & SW_CODE_NATIVE) ? BT_NATIVE : 0;
-	const struct bt_rule *q = sentinel, *prev_q = NULL;
+	unsigned special = BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | u2m;
+	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL;
 	/* Kept apart: filling a slot may overwrite the rule prev_q points at. */
 	const sw_code_info *code = s->code;
 
@@ -353,8 +360,8 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
 			q = found;
 		}
-		if (SWI_UNLIKELY(q->bits & (BT_OUTERMOST | BT_UNKNOWN | u2m))) {
-			if ((q->bits & u2m) && !from_native)
+		if (SWI_UNLIKELY(q->bits & special)) {
+			if ((q->bits & u2m) && !(code->flags & SW_CODE_NATIVE))
 				break;
 			/*
 			 * No code here: with no Frame or tracker left (and no
@@ -362,7 +369,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			 * would end it.
 			 */
 			if (q->bits & BT_UNKNOWN) {
-				*ends = !it->frame && !it->tracker && !(u2m && !from_native);
+				*ends = !it->frame && !it->tracker && !(u2m && !(code->flags & SW_CODE_NATIVE));
 				break;
 			}
 			if (q->bits & BT_OUTERMOST) {
@@ -373,7 +380,6 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 					sps[n] = sp;
 				n++;
 				code = q->code;
-				from_native = q->bits & BT_NATIVE;
 				ip = 0;
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
@@ -400,14 +406,13 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				break;
 			fp_valid = 1;
 		}
-		if (q->bits & BT_RA_SIGNED)
-			ra &= ~mask;
+		if (SWI_UNLIKELY(q->bits & BT_RA_SIGNED))
+			ra &= ~it->thread->ptrauth_mask;
 		ips[n] = ip;
 		if (sps)
 			sps[n] = sp;
 		n++;
 		code = q->code;
-		from_native = q->bits & BT_NATIVE;
 		ip = ra;
 		sp = cfa;
 		fp = new_fp;
@@ -603,6 +608,7 @@ SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t st
 	if (st != SW_OK)
 		return st;
 	it = (struct swi_iter *)(void *)&pub;
+	it->quiet = 1;
 	/* Inside the read section: an unchanged version keeps every entry the table holds. */
 	version = swi_codemap_version(t->codemap);
 	if (cache == &local || cache->self != cache || cache->map != t->codemap ||

@@ -66,8 +66,15 @@ static inline sw_status swi_read_ptr(const sw_memory *m, unsigned ptr_size,
                                      uint64_t addr, uint64_t *out)
 {
 	unsigned char b[8];
-	sw_status st = swi_read(m, addr, b, ptr_size);
+	sw_status st;
 
+	/* A copy of a constant size is a load; of a variable one, a call. */
+	if (ptr_size == 8)
+		st = swi_read(m, addr, b, 8);
+	else if (ptr_size == 4)
+		st = swi_read(m, addr, b, 4);
+	else
+		st = swi_read(m, addr, b, ptr_size);
 	if (st == SW_OK)
 		*out = swi_load_le(b, ptr_size);
 	return st;

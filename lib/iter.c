@@ -140,6 +140,10 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 		return -1;
 
 	cf->state = state;
+	if (it->quiet) {
+		it->depth++;
+		return 1;
+	}
 	cf->method = method;
 	cf->rd = &it->rd;
 	cf->thread = it->thread;
@@ -556,7 +560,7 @@ static int step_skipped(struct swi_iter *it)
 		silent = it->frame == it->kept_frame ||
 		         (it->flags & SW_WALK_HANDLESKIPPEDFRAMES);
 		if (!silent) {
-			void *m = frame_method(it);
+			void *m = it->quiet && !functions_only(it) ? NULL : frame_method(it);
 
 			if (m || !functions_only(it)) {
 				/* Report it now; the next call passes it silently. */
@@ -811,7 +815,7 @@ static int step_frames(struct swi_iter *it)
 		return -1;
 	}
 	it->step = SWI_STEP_AFTER_FRAME;
-	m = frame_method(it);
+	m = it->quiet && !functions_only(it) ? NULL : frame_method(it);
 	if (m || !functions_only(it))
 		return report(it, SW_STATE_FRAME, m);
 	return -1;

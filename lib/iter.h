@@ -74,6 +74,12 @@ struct swi_iter {
 	uint8_t native_dead_end;        /* a native frame that could not be unwound */
 	uint8_t caller_active;          /* rd.caller's IP is exact (a signal frame's) */
 	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
+	/*
+	 * Nobody reads the crawl frame but its state (sw_backtrace): a report
+	 * fills in only that, and a Frame's method is not looked up unless
+	 * FUNCTIONSONLY needs it.
+	 */
+	uint8_t quiet;
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	/*

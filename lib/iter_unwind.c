@@ -14,6 +14,13 @@
 /* The per-frame helpers below are inlined into both unwind paths: calls cost more than they do. */
 #define SWI_ALWAYS_INLINE inline __attribute__((always_inline))
 
+/* Off the fast path: kept out of line so that it does not crowd the unwind's registers. */
+static __attribute__((noinline)) sw_status read_word_slow(const sw_memory *m, unsigned p, uint64_t addr,
+                                                          uint64_t *out)
+{
+	return swi_read_ptr(m, p, addr, out);
+}
+
 /*
  * Read one target pointer: the walk's most frequent operation.  In the
  * direct window of a little-endian host this is one load of the pointer's
@@ -46,7 +53,7 @@ static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint
 		}
 	}
 #endif
-	return swi_read_ptr(m, p, addr, out);
+	return read_word_slow(m, p, addr, out);
 }
 
 /*
