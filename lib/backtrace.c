@@ -299,17 +299,7 @@ static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, con
 
 		if (off > w->len)
 			return 0;
-		if (p == 8) {
-			uint64_t v;
-
-			memcpy(&v, w->host + off, 8);
-			*out = v;
-		} else {
-			uint32_t v;
-
-			memcpy(&v, w->host + off, 4);
-			*out = v;
-		}
+		*out = swi_load_le(w->host + off, p);
 		return 1;
 	}
 	return bt_read_slow(m, p, addr, out);

@@ -24,8 +24,7 @@ static __attribute__((noinline)) sw_status read_word_slow(const sw_memory *m, un
 /*
  * Read one target pointer: the walk's most frequent operation.  In the
  * direct window of a little-endian host this is one load of the pointer's
- * width, where swi_read_ptr would copy bytes and reassemble them; anything
- * else goes through swi_read_ptr.
+ * width, without swi_read's copy; anything else goes through swi_read_ptr.
  */
 static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint64_t *out)
 {
@@ -35,20 +34,8 @@ static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint
 	uint64_t end = addr + p;
 
 	if (SWI_LIKELY(end >= addr && addr >= m->direct_lo && end <= m->direct_hi)) {
-		const unsigned char *src = m->direct_host + (addr - m->direct_lo);
-
-		if (p == 8) {
-			uint64_t v;
-
-			memcpy(&v, src, 8);
-			*out = v;
-			return SW_OK;
-		}
-		if (p == 4) {
-			uint32_t v;
-
-			memcpy(&v, src, 4);
-			*out = v;
+		if (p == 8 || p == 4) {
+			*out = swi_load_le(m->direct_host + (addr - m->direct_lo), p);
 			return SW_OK;
 		}
 	}
