@@ -14,7 +14,9 @@
  * A missing cross compiler skips its architecture with a message, or
  * fails under CI=true.
  */
+#define _GNU_SOURCE 1   /* dl_iterate_phdr */
 #include <check.h>
+#include <link.h>
 #include <dwarf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -529,6 +531,70 @@ START_TEST(register_in_codemap)
 }
 END_TEST
 
+/* The C library this test runs with: a large module with many small, similar functions. */
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char *out = data;
+
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "/libc.so.")) {
+		snprintf(out, 4096, "%s", info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+static int by_blob(const void *pa, const void *pb)
+{
+	const sw_native_function *a = *(const sw_native_function *const *)pa;
+	const sw_native_function *b = *(const sw_native_function *const *)pb;
+
+	if (a->unwind_size != b->unwind_size)
+		return a->unwind_size < b->unwind_size ? -1 : 1;
+	return memcmp(a->unwind, b->unwind, a->unwind_size);
+}
+
+/*
+ * Functions with the same unwind program share one copy of its blob, and
+ * the module's SWU bytes are those of the distinct blobs.
+ */
+START_TEST(identical_programs_stored_once)
+{
+	static char libc[4096];
+	const sw_native_function *fns, **v;
+	sw_module_import_stats st;
+	uint64_t distinct = 0, total = 0;
+	size_t n, shared = 0;
+	sw_module *m;
+
+	ck_assert_int_eq(dl_iterate_phdr(find_libc, libc), 1);
+	ck_assert_int_eq(sw_module_load(libc, 0, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &st), SW_OK);
+	v = malloc(n * sizeof *v);
+	ck_assert_ptr_nonnull(v);
+	for (size_t i = 0; i < n; i++) {
+		v[i] = &fns[i];
+		total += fns[i].unwind_size;
+	}
+	qsort(v, n, sizeof *v, by_blob);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && by_blob(&v[i - 1], &v[i]) == 0) {
+			ck_assert_msg(v[i - 1]->unwind == v[i]->unwind, "%s and %s: the same program, two copies",
+			              v[i - 1]->name ? v[i - 1]->name : "?", v[i]->name ? v[i]->name : "?");
+			shared++;
+			continue;
+		}
+		distinct += v[i]->unwind_size;
+	}
+	ck_assert_uint_eq(st.unwind_bytes, distinct);
+	ck_assert_msg(shared > n / 10, "only %zu of %zu functions share their program", shared, n);
+	ck_assert_uint_lt(st.unwind_bytes, total);
+	free(v);
+	sw_module_free(m);
+}
+END_TEST
+
 /* ---- Refusals and hostile files ---- */
 
 START_TEST(bad_files)
@@ -737,6 +803,7 @@ static Suite *cfi_suite(void)
 	tcase_add_loop_test(tc, every_address, 0, (int)(NCHAINS * NVARIANTS));
 	tcase_add_loop_test(tc, symbols_match_nm, 0, (int)(NCHAINS * NVARIANTS));
 	tcase_add_loop_test(tc, register_in_codemap, 0, (int)NCHAINS);
+	tcase_add_test(tc, identical_programs_stored_once);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(hz, 60);
 	tcase_add_test(hz, bad_files);

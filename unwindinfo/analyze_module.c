@@ -221,6 +221,7 @@ static int cand_cmp(const void *pa, const void *pb)
 static sw_status add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
                         uint32_t flags, const uint8_t *blob, size_t len)
 {
+	size_t before, at;
 	sw_status st;
 
 	if (len > SWI_CFI_MAX_BLOB_BYTES - imp->blobs_len)
@@ -231,12 +232,13 @@ static sw_status add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t siz
 	                         imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
 		return st;
 	memcpy(imp->blobs + imp->blobs_len, blob, len);
+	before = imp->blobs_len;
+	at = swi_cfi_keep_blob(imp, (uint32_t)len);
 	imp->fns[imp->nfns++] = (struct swi_cfi_fn){
 		.start = start, .size = size, .source = source, .flags = flags,
-		.blob = imp->blobs_len, .blob_size = (uint32_t)len
+		.blob = at, .blob_size = (uint32_t)len
 	};
-	imp->blobs_len += len;
-	imp->stats.unwind_bytes += len;
+	imp->stats.unwind_bytes += imp->blobs_len - before;
 	return SW_OK;
 }
 

@@ -318,12 +318,68 @@ static sw_status emit_diff(const struct import_ctx *c, uint32_t at,
 
 /* ---- Functions ---- */
 
+static uint32_t blob_hash(const uint8_t *p, uint32_t len)
+{
+	uint32_t h = 2166136261u;       /* FNV-1a */
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/* Grow the dedup index to twice its size (or its first size), rehashing what it holds. */
+static sw_status dedup_grow(struct swi_cfi_import *imp)
+{
+	size_t cap = imp->dedup_cap ? 2 * imp->dedup_cap : 1024;
+	struct swi_cfi_blob_ref *t = calloc(cap, sizeof *t);
+
+	if (!t)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < imp->dedup_cap; i++) {
+		const struct swi_cfi_blob_ref *r = &imp->dedup[i];
+		size_t j;
+
+		if (!r->size)
+			continue;
+		for (j = r->hash & (cap - 1); t[j].size; j = (j + 1) & (cap - 1))
+			;
+		t[j] = *r;
+	}
+	free(imp->dedup);
+	imp->dedup = t;
+	imp->dedup_cap = cap;
+	return SW_OK;
+}
+
+size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len)
+{
+	const uint8_t *blob = imp->blobs + imp->blobs_len;
+	size_t at = imp->blobs_len, j;
+	uint32_t hash;
+
+	imp->blobs_len += len;
+	if (len == 0 || (2 * (imp->dedup_used + 1) > imp->dedup_cap && dedup_grow(imp) != SW_OK))
+		return at;
+	hash = blob_hash(blob, len);
+	for (j = hash & (imp->dedup_cap - 1); imp->dedup[j].size; j = (j + 1) & (imp->dedup_cap - 1)) {
+		const struct swi_cfi_blob_ref *r = &imp->dedup[j];
+
+		if (r->hash == hash && r->size == len && !memcmp(imp->blobs + r->offset, blob, len)) {
+			imp->blobs_len = at;            /* the copy just written goes */
+			return r->offset;
+		}
+	}
+	imp->dedup[j] = (struct swi_cfi_blob_ref){ at, len, hash };
+	imp->dedup_used++;
+	return at;
+}
+
 /* Encode what the builder holds and add the function. */
 static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t hi,
                               uint32_t source, uint32_t flags)
 {
 	struct swi_cfi_import *out = c->out;
-	size_t need = 0, len = 0;
+	size_t need = 0, len = 0, at;
 	sw_status st;
 
 	st = sw_swu_finish(c->b, (uint32_t)(hi - lo), NULL, 0, &need);
@@ -339,11 +395,11 @@ static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t 
 	st = sw_swu_finish(c->b, (uint32_t)(hi - lo), out->blobs + out->blobs_len, need, &len);
 	if (st != SW_OK)
 		return st;
+	at = swi_cfi_keep_blob(out, (uint32_t)len);
 	out->fns[out->nfns++] = (struct swi_cfi_fn){
 		.start = lo, .size = hi - lo, .source = source, .flags = flags,
-		.blob = out->blobs_len, .blob_size = (uint32_t)len
+		.blob = at, .blob_size = (uint32_t)len
 	};
-	out->blobs_len += len;
 	return SW_OK;
 }
 
@@ -853,6 +909,7 @@ void swi_cfi_import_free(struct swi_cfi_import *imp)
 		return;
 	free(imp->fns);
 	free(imp->blobs);
+	free(imp->dedup);
 	free(imp->skips);
 	memset(imp, 0, sizeof *imp);
 }

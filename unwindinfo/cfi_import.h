@@ -45,8 +45,25 @@ struct swi_cfi_import {
 	size_t nskips, skips_cap;
 	uint8_t *blobs;
 	size_t blobs_len, blobs_cap;
+	/*
+	 * Each distinct blob is kept once (swi_cfi_keep_blob): most functions
+	 * of a large module share their unwind program with others.  An
+	 * open-addressed table of offsets into `blobs`, by content.
+	 */
+	struct swi_cfi_blob_ref {
+		size_t offset;
+		uint32_t size, hash;    /* size 0: an empty slot */
+	} *dedup;
+	size_t dedup_cap, dedup_used;   /* dedup_cap a power of two, or 0 */
 	sw_module_import_stats stats;   /* all but `symbols` */
 };
+
+/*
+ * The blob just written at blobs + blobs_len (`len` bytes): its offset in
+ * `blobs`, an earlier identical blob's or its own (then kept: blobs_len
+ * grows).  Without memory for the index the blob is simply kept.
+ */
+size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len);
 
 /*
  * Import the CFI of `elf` (already checked to be of `arch`).  A function

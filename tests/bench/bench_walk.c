@@ -22,7 +22,7 @@
  *   SWU size       blobs against .eh_frame on libc.so.6 and on the
  *                  largest x86-64 ELF file found under /usr and /opt.
  *
- * Usage: bench-walk [--quick] [--only managed|native|map] [--libgcc PATH] [--svg DIR] [--elf PATH]
+ * Usage: bench-walk [--quick] [--only managed|native|map|size] [--libgcc PATH] [--svg DIR] [--elf PATH]
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -781,7 +781,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--quick"))
 			g.quick = 1;
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];       /* managed, native or map: for profiling one part */
+			only = argv[++i];       /* managed, native, map or size: for profiling one part */
 		else if (!strcmp(argv[i], "--libgcc") && i + 1 < argc)
 			libgcc = argv[++i];
 		else if (!strcmp(argv[i], "--svg") && i + 1 < argc)
@@ -789,7 +789,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--elf") && i + 1 < argc)
 			elf = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native|map] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
+			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native|map|size] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
 			return 2;
 		}
 	}
@@ -825,9 +825,10 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < NMAPS && (!*only || !strcmp(only, "map")); i++)
 		bench_map(&maps[i], map_sizes[i]);
-	if (*only)
+	if (*only && strcmp(only, "size"))
 		goto report;
-	run_libgcc(libgcc);
+	if (!*only)
+		run_libgcc(libgcc);
 
 	if (g.libc_path[0])
 		bench_size(&sizes[0], g.libc_path);
