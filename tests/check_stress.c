@@ -143,6 +143,13 @@ struct walker {
 	uint64_t rng;
 	/* Counted by the walker and by its signal handler. */
 	atomic_ulong walks, signal_walks, lookups, complete;
+	/*
+	 * sw_backtrace's rule tables, kept while the writer removes and adds
+	 * methods under them: the walker's, and its signal handler's (which
+	 * may interrupt a walk using the first).
+	 */
+	sw_backtrace_cache bt_cache[2];
+	atomic_ulong bt_complete;
 };
 
 static uint64_t next_random(uint64_t *state)
@@ -219,6 +226,26 @@ static sw_walk_action check_frame(const sw_crawl_frame *cf, void *data)
 	return SW_CONTINUE;
 }
 
+/* sw_backtrace of the same stack: a prefix of its frames, whatever the writer did meanwhile. */
+static void backtrace_once(struct walker *w, int in_handler)
+{
+	uint64_t ip[MAX_DEPTH + 1], sp[MAX_DEPTH + 1];
+	int n = sw_backtrace(&w->thread, &w->seed, 0, 0, ip, sp, MAX_DEPTH + 1,
+	                     &w->bt_cache[in_handler != 0], NULL);
+
+	if (n < 0 || n > (int)w->depth) {
+		report("sw_backtrace gave an impossible count", (uint64_t)n, w->depth);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (ip[i] != w->ip[i] || sp[i] != w->sp[i]) {
+			report("sw_backtrace gave a frame that is not on the stack", ip[i], sp[i]);
+			return;
+		}
+	if (n == (int)w->depth)
+		atomic_fetch_add(&w->bt_complete, 1);
+}
+
 static void walk_once(struct walker *w, int in_handler)
 {
 	struct walk_state ws = { w, 0 };
@@ -229,6 +256,7 @@ static void walk_once(struct walker *w, int in_handler)
 	/* A walk that met an empty slot stops early (an error, or unmanaged code). */
 	if (r == SW_CONTINUE && ws.n == w->depth)
 		atomic_fetch_add(&w->complete, 1);
+	backtrace_once(w, in_handler);
 	atomic_fetch_add(in_handler ? &w->signal_walks : &w->walks, 1);
 }
 
@@ -370,6 +398,7 @@ START_TEST(test_stress)
 	pthread_t wtid[NWRITERS], signaller;
 	struct sigaction sa;
 	unsigned long walks = 0, signal_walks = 0, lookups = 0, complete = 0, adds = 0, removes = 0;
+	unsigned long bt_complete = 0;
 
 	if (sizeof(void *) != 8)
 		return;         /* the handles encode 64-bit identities */
@@ -395,6 +424,8 @@ START_TEST(test_stress)
 
 		walkers[i].index = i;
 		walkers[i].rng = 0x57ac4 + i;
+		sw_backtrace_cache_init(&walkers[i].bt_cache[0]);
+		sw_backtrace_cache_init(&walkers[i].bt_cache[1]);
 		build_stack(&walkers[i], map);
 		/* Quiet first: the walk is exact. */
 		ck_assert_int_eq(sw_walk_frames(&walkers[i].thread, &walkers[i].seed, 0, check_frame,
@@ -432,6 +463,7 @@ START_TEST(test_stress)
 		signal_walks += atomic_load(&walkers[i].signal_walks);
 		lookups += atomic_load(&walkers[i].lookups);
 		complete += atomic_load(&walkers[i].complete);
+		bt_complete += atomic_load(&walkers[i].bt_complete);
 	}
 	for (unsigned i = 0; i < NWRITERS; i++) {
 		adds += writers[i].adds;
@@ -440,8 +472,8 @@ START_TEST(test_stress)
 		              sw_strerror(writers[i].error));
 	}
 	printf("stress: %.1f s: %lu adds, %lu removes; %lu walks (%lu complete), %lu in signal "
-	       "handlers; %lu lookups\n", now() - start, adds, removes, walks, complete,
-	       signal_walks, lookups);
+	       "handlers; %lu lookups; sw_backtrace complete %lu times\n", now() - start, adds, removes,
+	       walks, complete, signal_walks, lookups, bt_complete);
 	ck_assert_msg(atomic_load(&failures) == 0, "%u failures; first: %s",
 	              atomic_load(&failures), first_failure);
 	/* It did stress something. */
@@ -449,6 +481,7 @@ START_TEST(test_stress)
 	ck_assert_uint_gt(walks, 100);
 	ck_assert_uint_gt(signal_walks, 10);
 	ck_assert_uint_gt(complete, 0);
+	ck_assert_uint_gt(bt_complete, 0);
 
 	sw_codemap_destroy(map);
 	for (unsigned i = 0; i < NWALKERS; i++)
