@@ -9,12 +9,19 @@
  *
  *   - A page node lists, sorted by start, every method that overlaps its
  *     page (a method spanning several pages is listed in each).  Next to
- *     each method's entry pointer it keeps the method's start and end, so
- *     the binary search reads one contiguous array and touches the entry
- *     only to return it.  Page nodes are immutable once published: a writer
- *     changes a page by building a new node and swapping it in with one
- *     release store (copy-on-write), so a reader sees the old list or the
- *     new one, never a half-edited one.
+ *     each method's entry pointer it keeps the method's start and end,
+ *     relative to the page (16 bytes an item), so the binary search reads
+ *     one contiguous array and touches the entry only to return it.
+ *
+ *   - A writer adds to a page by building a new node and swapping it in
+ *     with one release store (copy-on-write), so a reader sees the old list
+ *     or the new one, never a half-edited one.  Removing is cheaper: the
+ *     item's end is set to its start in place (one store; a reader sees
+ *     the method or an empty range, and items never overlap, so no other
+ *     item could have held the address).  Such dead items stay, sorted,
+ *     until half of a node is dead; then it is copied without them, or
+ *     replaced by a tombstone when nothing lives in it.  A removal thus
+ *     allocates nothing most of the time and copies a node only rarely.
  *
  *   - The hash table is open-addressed with linear probing rather than
  *     chained: page nodes carry no chain link, so a resize copies only the
@@ -27,7 +34,9 @@
  *
  *   - Writers serialize on a mutex; everything they unlink (nodes, tables,
  *     removed entries) is retired to the epoch (epoch.h) and freed once no
- *     read section can hold it.
+ *     read section can hold it.  Removed entries are retired in batches
+ *     (codemap_retired): an entry then needs no link of its own, and the
+ *     epoch's lock is taken once a batch rather than once a removal.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,23 +58,39 @@
  * which follows the body rule's saved[] in the same allocation.
  */
 struct codemap_entry {
-	struct swi_epoch_node retire;
 	sw_code_info info;              /* info.unwind points at the blob */
 	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
 	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
 };
 
+/*
+ * One method in one page node: [start, end) relative to the page's first
+ * byte.  A method is at most SW_SWU_MAX_CODE_SIZE (2^30) bytes long, so
+ * both fit 32 bits even for a method that begins pages earlier.  end is
+ * the only field a writer changes after publishing: set to start, the
+ * item is dead (removed in place).
+ */
 struct codemap_item {
-	uint64_t start, end;            /* [start, end) of entry's code */
+	int32_t start;
+	_Atomic int32_t end;
 	const struct codemap_entry *entry;
 };
 
-/* The methods overlapping one page, sorted by start.  Immutable once published. */
+/* The methods overlapping one page, sorted by start. */
 struct codemap_page {
 	struct swi_epoch_node retire;
 	uint64_t page;
-	uint32_t n;
+	uint32_t n;                     /* items, dead ones included; fixed once published */
+	uint32_t dead;                  /* items removed in place (writer only) */
 	struct codemap_item item[];
+};
+
+/* Removed entries retired to the epoch together (see the top comment). */
+#define CODEMAP_RETIRE_BATCH 64
+struct codemap_retired {
+	struct swi_epoch_node retire;
+	unsigned n;
+	struct codemap_entry *entry[CODEMAP_RETIRE_BATCH];
 };
 
 /* Where a page had a node that is gone; no address has page UINT64_MAX. */
@@ -85,6 +110,7 @@ struct sw_codemap {
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
+	struct codemap_retired *retired; /* removed entries not yet retired (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
@@ -119,6 +145,18 @@ static uint64_t page_of(uint64_t addr)
 	return addr >> CODEMAP_PAGE_SHIFT;
 }
 
+/* `addr` relative to the first byte of `page`; the caller keeps it within
+ * a method's reach of the page, so that it fits 32 bits. */
+static int32_t page_rel(uint64_t page, uint64_t addr)
+{
+	return (int32_t)(int64_t)(addr - (page << CODEMAP_PAGE_SHIFT));
+}
+
+static int item_dead(const struct codemap_item *it)
+{
+	return atomic_load_explicit(&it->end, memory_order_relaxed) == it->start;
+}
+
 static size_t page_hash(const struct codemap_table *t, uint64_t page)
 {
 	/* Fibonacci hashing: neighbouring pages spread over the table. */
@@ -127,9 +165,20 @@ static size_t page_hash(const struct codemap_table *t, uint64_t page)
 
 /* ---- freeing (epoch callbacks) ---- */
 
-static void free_entry(struct swi_epoch_node *n)
+/*
+ * Free a batch of removed entries.  They were removed in random order and
+ * are cold: touch every chunk first so that the misses overlap, rather
+ * than paying them one after another inside free().
+ */
+static void free_retired(struct swi_epoch_node *n)
 {
-	free((struct codemap_entry *)n);
+	struct codemap_retired *r = (struct codemap_retired *)n;
+
+	for (unsigned i = 0; i < r->n; i++)
+		__builtin_prefetch((const char *)r->entry[i] - 16, 1);
+	for (unsigned i = 0; i < r->n; i++)
+		free(r->entry[i]);
+	free(r);
 }
 
 static void free_page(struct swi_epoch_node *n)
@@ -143,9 +192,34 @@ static void free_table(struct swi_epoch_node *n)
 }
 
 /* The callbacks above cast the link to its object: it must come first. */
-_Static_assert(offsetof(struct codemap_entry, retire) == 0, "retire link first");
+_Static_assert(offsetof(struct codemap_retired, retire) == 0, "retire link first");
 _Static_assert(offsetof(struct codemap_page, retire) == 0, "retire link first");
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
+
+/* ---- retiring removed entries ---- */
+
+/* Hand the batch of removed entries to the epoch.  Writer lock held. */
+static void retire_removed(sw_codemap *map)
+{
+	if (map->retired && map->retired->n) {
+		swi_epoch_retire(&map->epoch, &map->retired->retire, free_retired);
+		map->retired = NULL;
+	}
+}
+
+/* Make room in the batch for one more removed entry.  Writer lock held. */
+static sw_status retired_room(sw_codemap *map)
+{
+	if (map->retired && map->retired->n == CODEMAP_RETIRE_BATCH)
+		retire_removed(map);
+	if (!map->retired) {
+		map->retired = malloc(sizeof(*map->retired));
+		if (!map->retired)
+			return SW_E_NOMEM;
+		map->retired->n = 0;
+	}
+	return SW_OK;
+}
 
 /* ---- the read side ---- */
 
@@ -176,7 +250,7 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
  * makes the choice a conditional move): random addresses would mispredict
  * most steps of a branching binary search.
  */
-static long page_search(const struct codemap_page *p, uint64_t addr)
+static long page_search(const struct codemap_page *p, int32_t addr)
 {
 	const struct codemap_item *base = p->item;
 	uint32_t n = p->n;
@@ -200,12 +274,16 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 
 	if (SWI_UNLIKELY(!map))
 		return NULL;
+	int32_t rel = (int32_t)(ip & ((1u << CODEMAP_PAGE_SHIFT) - 1));
+
 	t = atomic_load_explicit(&map->table, memory_order_acquire);
 	p = table_find(t, page_of(ip));
 	if (!p)
 		return NULL;
-	i = page_search(p, ip);
-	if (i < 0 || ip >= p->item[i].end)
+	i = page_search(p, rel);
+	/* Relaxed: a removal stores nothing the reader must see besides end
+	 * itself; the entry stays valid as long as the read section lasts. */
+	if (i < 0 || rel >= atomic_load_explicit(&p->item[i].end, memory_order_relaxed))
 		return NULL;
 	return &p->item[i].entry->info;
 }
@@ -332,47 +410,65 @@ static struct codemap_page *page_new(uint64_t page, uint32_t n)
 	if (p) {
 		p->page = page;
 		p->n = n;
+		p->dead = 0;
 	}
 	return p;
 }
 
-/* A copy of `old` (NULL: an empty page) with `e` inserted in order. */
+/* Copy old's live items other than `skip` to `to`; how many. */
+static uint32_t copy_live(struct codemap_item *to, const struct codemap_item *from, uint32_t n,
+                          const struct codemap_entry *skip)
+{
+	uint32_t j = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (from[i].entry == skip || item_dead(&from[i]))
+			continue;
+		to[j].start = from[i].start;
+		atomic_init(&to[j].end, atomic_load_explicit(&from[i].end, memory_order_relaxed));
+		to[j].entry = from[i].entry;
+		j++;
+	}
+	return j;
+}
+
+/* A copy of `old` (NULL: an empty page) with `e` inserted in order and
+ * without old's dead items. */
 static struct codemap_page *page_with(const struct codemap_page *old, uint64_t page,
                                       const struct codemap_entry *e)
 {
-	uint32_t n = old ? old->n : 0;
+	uint32_t n = old ? old->n - old->dead : 0;
 	struct codemap_page *p = page_new(page, n + 1);
-	uint32_t at = 0;
+	int32_t start = page_rel(page, e->info.start);
+	uint32_t at;
 
 	if (!p)
 		return NULL;
-	while (at < n && old->item[at].start < e->info.start)
-		at++;
-	if (at)
-		memcpy(p->item, old->item, sizeof(p->item[0]) * at);
-	p->item[at].start = e->info.start;
-	p->item[at].end = e->info.start + e->info.size;
+	if (old)
+		copy_live(p->item, old->item, old->n, NULL);
+	at = n;
+	while (at > 0 && p->item[at - 1].start > start) {
+		p->item[at] = p->item[at - 1];
+		at--;
+	}
+	p->item[at].start = start;
+	atomic_init(&p->item[at].end, page_rel(page, e->info.start + e->info.size));
 	p->item[at].entry = e;
-	if (n > at)
-		memcpy(p->item + at + 1, old->item + at, sizeof(p->item[0]) * (n - at));
 	return p;
 }
 
-/* A copy of `old` without `e`, or the tombstone when `e` was all it held. */
+/* A copy of `old` without `e` and its dead items, or the tombstone when
+ * nothing else lives in it. */
 static const struct codemap_page *page_without(const struct codemap_page *old,
                                                const struct codemap_entry *e)
 {
 	struct codemap_page *p;
-	uint32_t j = 0;
 
-	if (old->n == 1)
+	if (old->n - old->dead <= 1)
 		return &codemap_tombstone;
-	p = page_new(old->page, old->n - 1);
-	if (!p)
-		return NULL;
-	for (uint32_t i = 0; i < old->n; i++)
-		if (old->item[i].entry != e)
-			p->item[j++] = old->item[i];
+	p = page_new(old->page, old->n - old->dead - 1);
+	if (p)
+		copy_live(p->item, old->item, old->n, e);
 	return p;
 }
 
@@ -476,11 +572,14 @@ const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
 /* Whether [start, end) overlaps a method listed in page node `p`. */
 static int page_overlaps(const struct codemap_page *p, uint64_t start, uint64_t end)
 {
-	/* Items do not overlap one another, so only the last one starting
-	 * before `end` can reach into [start, end). */
-	long i = page_search(p, end - 1);
+	int32_t s = page_rel(p->page, start), e = page_rel(p->page, end);
+	/* Items do not overlap one another, so only the last live one
+	 * starting before `end` can reach into [start, end). */
+	long i = page_search(p, e - 1);
 
-	return i >= 0 && p->item[i].end > start;
+	while (i >= 0 && item_dead(&p->item[i]))
+		i--;
+	return i >= 0 && atomic_load_explicit(&p->item[i].end, memory_order_relaxed) > s;
 }
 
 /* Allocate an array for `n` nodes: `small` if it fits. */
@@ -575,6 +674,8 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	pthread_mutex_lock(&map->lock);
 	st = add_locked(map, e);
 	poll = count_write(map);
+	if (poll)
+		retire_removed(map);
 	if (st == SW_OK)
 		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
@@ -588,39 +689,80 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 
 /* ---- removing ---- */
 
+/* The live item of the method starting at `start` in page node `p`, which
+ * lists it.  (From its start, not its entry: the entry is cold.) */
+static struct codemap_item *page_item_of(const struct codemap_page *p, uint64_t start)
+{
+	long i = page_search(p, page_rel(p->page, start));
+
+	/* The node lists the method, so the search ends on it. */
+	return (struct codemap_item *)&p->item[i];
+}
+
+/*
+ * What removing one item from `p` takes: NULL when it can die in place, or
+ * the node to install instead (the tombstone, or a copy without the dead
+ * items once half of it would be dead).  *failed on running out of memory.
+ */
+static const struct codemap_page *page_after_remove(const struct codemap_page *p,
+                                                    const struct codemap_entry *e, int *failed)
+{
+	const struct codemap_page *q;
+
+	if (p->n - p->dead > 1 && (p->dead + 1) * 2 <= p->n)
+		return NULL;
+	q = page_without(p, e);
+	*failed = !q;
+	return q;
+}
+
 static sw_status remove_locked(sw_codemap *map, uint64_t start)
 {
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	const struct codemap_page *p, *small[CODEMAP_SMALL_SPAN], **fresh;
 	const struct codemap_entry *e;
-	uint64_t first, pages;
+	uint64_t first = page_of(start), pages;
+	int failed = 0;
 	long i;
 
-	p = table_find(t, page_of(start));
+	p = table_find(t, first);
 	if (!p)
 		return SW_E_NOTFOUND;
-	i = page_search(p, start);
-	if (i < 0 || p->item[i].start != start)
+	i = page_search(p, page_rel(first, start));
+	if (i < 0 || p->item[i].start != page_rel(first, start) || item_dead(&p->item[i]))
 		return SW_E_NOTFOUND;
 	e = p->item[i].entry;
-	first = page_of(start);
-	pages = page_of(p->item[i].end - 1) - first + 1;
+	/* The end from the item, not the entry: the entry is cold, the node is not. */
+	pages = page_of((first << CODEMAP_PAGE_SHIFT) +
+	                (uint64_t)(int64_t)atomic_load_explicit(&p->item[i].end,
+	                                                        memory_order_relaxed) - 1) - first + 1;
+	if (retired_room(map) != SW_OK)
+		return SW_E_NOMEM;
 
+	/* Everything that may fail first, so that failing leaves the map as it was. */
 	fresh = span_array(small, pages);
 	if (!fresh)
 		return SW_E_NOMEM;
+	for (uint64_t k = 0; k < pages && !failed; k++)
+		fresh[k] = page_after_remove(k ? table_find(t, first + k) : p, e, &failed);
+	if (failed) {
+		span_free(fresh, small, pages);
+		return SW_E_NOMEM;
+	}
 	for (uint64_t k = 0; k < pages; k++) {
-		fresh[k] = page_without(table_find(t, first + k), e);
-		if (!fresh[k]) {
-			span_free(fresh, small, pages);
-			return SW_E_NOMEM;
+		if (fresh[k]) {
+			table_install(map, fresh[k], first + k);
+		} else {
+			struct codemap_page *q = (struct codemap_page *)table_find(t, first + k);
+			struct codemap_item *it = page_item_of(q, start);
+
+			atomic_store_explicit(&it->end, it->start, memory_order_release);
+			q->dead++;
 		}
 	}
-	for (uint64_t k = 0; k < pages; k++)
-		table_install(map, fresh[k], first + k);
 	if (fresh != small)
 		free(fresh);
-	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
+	map->retired->entry[map->retired->n++] = (struct codemap_entry *)e;
 	count_add(map, (size_t)-1);
 
 	/* Clear tombstones, or shrink after mass removal.  Failing to is
@@ -645,6 +787,8 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 		gone.unwind = NULL;
 	st = remove_locked(map, start);
 	poll = count_write(map);
+	if (poll)
+		retire_removed(map);
 	if (st == SW_OK && map->observers)
 		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
 	pthread_mutex_unlock(&map->lock);
@@ -655,8 +799,12 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 
 SW_API void sw_codemap_synchronize(sw_codemap *map)
 {
-	if (map)
-		swi_epoch_synchronize(&map->epoch);
+	if (!map)
+		return;
+	pthread_mutex_lock(&map->lock);
+	retire_removed(map);
+	pthread_mutex_unlock(&map->lock);
+	swi_epoch_synchronize(&map->epoch);
 }
 
 /* ---- life cycle ---- */
@@ -692,6 +840,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
 	map->unpolled = 0;
+	map->retired = NULL;
 	map->observers = NULL;
 	*out = map;
 	return SW_OK;
@@ -705,8 +854,11 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		return;
 	/* What was retired: old tables, old page nodes and removed entries.
 	 * Freeing a node does not touch the entries it lists, so order does
-	 * not matter; live entries are freed below, from the current table. */
+	 * not matter; live entries are freed below, from the current table,
+	 * and removed ones from the batch not yet retired. */
 	swi_epoch_destroy(&map->epoch);
+	if (map->retired)
+		free_retired(&map->retired->retire);
 	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (size_t i = 0; i <= t->mask; i++) {
 		const struct codemap_page *p =
@@ -717,7 +869,7 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		/* Each entry is listed in every page it spans: free it from
 		 * the page where it starts. */
 		for (uint32_t k = 0; k < p->n; k++)
-			if (page_of(p->item[k].start) == p->page)
+			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
 				free((void *)p->item[k].entry);
 		free((void *)p);
 	}
