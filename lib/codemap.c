@@ -37,6 +37,11 @@
  *     read section can hold it.  Removed entries are retired in batches
  *     (codemap_retired): an entry then needs no link of its own, and the
  *     epoch's lock is taken once a batch rather than once a removal.
+ *
+ *   - Entries come from a slab (codemap_slab.h) owned by the writers.  The
+ *     epoch may free a batch on any writer's thread outside the writer
+ *     lock, so it only hands the batch back (map->reclaimed, a lock-free
+ *     stack); the next writer returns its entries to the slab.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +52,7 @@
 #include "epoch.h"
 #include "swu_format.h"
 #include "codemap_observer.h"
+#include "codemap_slab.h"
 
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
@@ -85,12 +91,24 @@ struct codemap_page {
 	struct codemap_item item[];
 };
 
-/* Removed entries retired to the epoch together (see the top comment). */
-#define CODEMAP_RETIRE_BATCH 64
+/*
+ * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
+ * at each: a poll costs a full fence and a second lock, which registering
+ * a method one by one would otherwise pay every time.  Retired memory
+ * waits a little longer; sw_codemap_synchronize still frees it all.
+ */
+#define CODEMAP_POLL_EVERY 16
+
+/*
+ * Removed entries retired to the epoch together (see the top comment): the
+ * batch is retired at each poll, so it never holds more than a poll's
+ * worth.  Once reclaimable, its retire.next links it on map->reclaimed.
+ */
 struct codemap_retired {
 	struct swi_epoch_node retire;
+	sw_codemap *map;
 	unsigned n;
-	struct codemap_entry *entry[CODEMAP_RETIRE_BATCH];
+	struct codemap_entry *entry[CODEMAP_POLL_EVERY];
 };
 
 /* Where a page had a node that is gone; no address has page UINT64_MAX. */
@@ -111,17 +129,12 @@ struct sw_codemap {
 	atomic_size_t count;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	struct codemap_retired *retired; /* removed entries not yet retired (writer lock) */
+	struct codemap_retired *spare;  /* an empty batch kept for reuse (writer lock) */
+	_Atomic(struct swi_epoch_node *) reclaimed; /* batches the epoch gave back */
+	struct swi_slab slab;           /* the entries' memory (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
-
-/*
- * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
- * at each: a poll costs a full fence and a second lock, which registering
- * a method one by one would otherwise pay every time.  Retired memory
- * waits a little longer; sw_codemap_synchronize still frees it all.
- */
-#define CODEMAP_POLL_EVERY 16
 
 /* Count a write; whether to poll after it.  Writer lock held. */
 static int count_write(sw_codemap *map)
@@ -165,20 +178,61 @@ static size_t page_hash(const struct codemap_table *t, uint64_t page)
 
 /* ---- freeing (epoch callbacks) ---- */
 
+/* The bytes of entry `e` (slab_alloc's size). */
+static size_t entry_size(const struct codemap_entry *e)
+{
+	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
+}
+
 /*
- * Free a batch of removed entries.  They were removed in random order and
- * are cold: touch every chunk first so that the misses overlap, rather
- * than paying them one after another inside free().
+ * A batch of removed entries no reader can hold any more: the epoch calls
+ * this on some writer's thread, maybe outside the writer lock, so it only
+ * pushes the batch on map->reclaimed; drain_reclaimed frees the entries.
  */
-static void free_retired(struct swi_epoch_node *n)
+static void batch_reclaimable(struct swi_epoch_node *n)
 {
 	struct codemap_retired *r = (struct codemap_retired *)n;
+	struct swi_epoch_node *head = atomic_load_explicit(&r->map->reclaimed, memory_order_relaxed);
 
-	for (unsigned i = 0; i < r->n; i++)
-		__builtin_prefetch((const char *)r->entry[i] - 16, 1);
-	for (unsigned i = 0; i < r->n; i++)
-		free(r->entry[i]);
-	free(r);
+	do
+		n->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&r->map->reclaimed, &head, n,
+	                                              memory_order_release, memory_order_relaxed));
+}
+
+/* How far ahead drain_reclaimed touches the entries it is about to free. */
+#define CODEMAP_PREFETCH_AHEAD 8
+
+/*
+ * Return the entries of reclaimed batches to the slab.  They were removed
+ * in random order and are cold; touching a few ahead overlaps their misses
+ * instead of paying them one after another.  Writer lock held.
+ */
+static void drain_reclaimed(sw_codemap *map)
+{
+	struct swi_epoch_node *n;
+
+	if (!atomic_load_explicit(&map->reclaimed, memory_order_relaxed))
+		return;
+	n = atomic_exchange_explicit(&map->reclaimed, NULL, memory_order_acquire);
+	while (n) {
+		struct codemap_retired *r = (struct codemap_retired *)n;
+
+		n = n->next;
+		for (unsigned i = 0; i < r->n && i < CODEMAP_PREFETCH_AHEAD; i++)
+			__builtin_prefetch(r->entry[i], 1);
+		for (unsigned i = 0; i < r->n; i++) {
+			if (i + CODEMAP_PREFETCH_AHEAD < r->n)
+				__builtin_prefetch(r->entry[i + CODEMAP_PREFETCH_AHEAD], 1);
+			swi_slab_free(&map->slab, r->entry[i], entry_size(r->entry[i]));
+		}
+		if (!map->spare) {
+			r->n = 0;
+			map->spare = r;
+		} else {
+			free(r);
+		}
+	}
 }
 
 static void free_page(struct swi_epoch_node *n)
@@ -193,6 +247,8 @@ static void free_table(struct swi_epoch_node *n)
 
 /* The callbacks above cast the link to its object: it must come first. */
 _Static_assert(offsetof(struct codemap_retired, retire) == 0, "retire link first");
+/* The slab's free lists link through an entry's first word. */
+_Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
 _Static_assert(offsetof(struct codemap_page, retire) == 0, "retire link first");
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
 
@@ -202,7 +258,7 @@ _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first")
 static void retire_removed(sw_codemap *map)
 {
 	if (map->retired && map->retired->n) {
-		swi_epoch_retire(&map->epoch, &map->retired->retire, free_retired);
+		swi_epoch_retire(&map->epoch, &map->retired->retire, batch_reclaimable);
 		map->retired = NULL;
 	}
 }
@@ -210,12 +266,14 @@ static void retire_removed(sw_codemap *map)
 /* Make room in the batch for one more removed entry.  Writer lock held. */
 static sw_status retired_room(sw_codemap *map)
 {
-	if (map->retired && map->retired->n == CODEMAP_RETIRE_BATCH)
+	if (map->retired && map->retired->n == CODEMAP_POLL_EVERY)
 		retire_removed(map);
 	if (!map->retired) {
-		map->retired = malloc(sizeof(*map->retired));
+		map->retired = map->spare ? map->spare : malloc(sizeof(*map->retired));
 		if (!map->retired)
 			return SW_E_NOMEM;
+		map->spare = NULL;
+		map->retired->map = map;
 		map->retired->n = 0;
 	}
 	return SW_OK;
@@ -541,13 +599,15 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 	return SW_OK;
 }
 
-static struct codemap_entry *entry_new(const sw_code_info *info, const struct swu_body_rule *body,
-                                       const uint32_t *saved)
+/* A new entry from the slab.  Writer lock held. */
+static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info,
+                                       const struct swu_body_rule *body, const uint32_t *saved)
 {
 	struct codemap_entry *e;
 	uint8_t *blob;
 
-	e = malloc(sizeof(*e) + sizeof(saved[0]) * body->nsaved + info->unwind_size);
+	e = swi_slab_alloc(&map->slab, sizeof(*e) + sizeof(saved[0]) * body->nsaved +
+	                   info->unwind_size);
 	if (!e)
 		return NULL;
 	blob = (uint8_t *)(e->body_saved + body->nsaved);
@@ -668,19 +728,18 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	st = check_info(info, &body, saved);
 	if (st != SW_OK)
 		return st;
-	e = entry_new(info, &body, saved);
-	if (!e)
-		return SW_E_NOMEM;
 	pthread_mutex_lock(&map->lock);
-	st = add_locked(map, e);
+	drain_reclaimed(map);
+	e = entry_new(map, info, &body, saved);
+	st = e ? add_locked(map, e) : SW_E_NOMEM;
+	if (st != SW_OK && e)
+		swi_slab_free(&map->slab, e, entry_size(e));     /* never published */
 	poll = count_write(map);
 	if (poll)
 		retire_removed(map);
 	if (st == SW_OK)
 		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
-	if (st != SW_OK)
-		free(e);        /* never published */
 	/* Opportunistic reclamation of earlier removals; never waits. */
 	if (poll)
 		swi_epoch_poll(&map->epoch);
@@ -785,6 +844,7 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 	 * its blob may be reclaimed once it is removed, so they get none. */
 	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK)
 		gone.unwind = NULL;
+	drain_reclaimed(map);
 	st = remove_locked(map, start);
 	poll = count_write(map);
 	if (poll)
@@ -805,6 +865,10 @@ SW_API void sw_codemap_synchronize(sw_codemap *map)
 	retire_removed(map);
 	pthread_mutex_unlock(&map->lock);
 	swi_epoch_synchronize(&map->epoch);
+	/* And give the entries back to the slab now, not at the next write. */
+	pthread_mutex_lock(&map->lock);
+	drain_reclaimed(map);
+	pthread_mutex_unlock(&map->lock);
 }
 
 /* ---- life cycle ---- */
@@ -841,6 +905,9 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->count, 0);
 	map->unpolled = 0;
 	map->retired = NULL;
+	map->spare = NULL;
+	atomic_init(&map->reclaimed, NULL);
+	swi_slab_init(&map->slab);
 	map->observers = NULL;
 	*out = map;
 	return SW_OK;
@@ -858,7 +925,9 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 	 * and removed ones from the batch not yet retired. */
 	swi_epoch_destroy(&map->epoch);
 	if (map->retired)
-		free_retired(&map->retired->retire);
+		batch_reclaimable(&map->retired->retire);
+	drain_reclaimed(map);
+	free(map->spare);
 	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (size_t i = 0; i <= t->mask; i++) {
 		const struct codemap_page *p =
@@ -870,10 +939,12 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		 * the page where it starts. */
 		for (uint32_t k = 0; k < p->n; k++)
 			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
-				free((void *)p->item[k].entry);
+				swi_slab_free(&map->slab, (void *)p->item[k].entry,
+				              entry_size(p->item[k].entry));
 		free((void *)p);
 	}
 	free(t);
+	swi_slab_destroy(&map->slab);
 	pthread_mutex_destroy(&map->lock);
 	free(map);
 }
