@@ -6,6 +6,26 @@
 #include <stdlib.h>
 #include "codemap_slab.h"
 
+/*
+ * Under AddressSanitizer, memory not handed out is poisoned, so that a use
+ * of an entry after its reclamation is caught as it would be with malloc.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLAB_ASAN 1
+#endif
+#endif
+#ifdef SLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#define slab_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define slab_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define slab_poison(p, n)   ((void)(p), (void)(n))
+#define slab_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
 /* A block's header; its objects follow. */
 struct swi_slab_block {
 	struct swi_slab_block *next;
@@ -29,6 +49,7 @@ void swi_slab_destroy(struct swi_slab *s)
 	while (s->blocks) {
 		struct swi_slab_block *next = s->blocks->next;
 
+		slab_unpoison(s->blocks, s->blocks->size);
 		free(s->blocks);
 		s->blocks = next;
 	}
@@ -40,12 +61,15 @@ static size_t round_grain(size_t size)
 	return (size + SWI_SLAB_GRAIN - 1) & ~(size_t)(SWI_SLAB_GRAIN - 1);
 }
 
+/* Put `p` (handed out or poisoned, `rounded` bytes) on its free list. */
 static void push_free(struct swi_slab *s, void *p, size_t rounded)
 {
 	void **link = p;
 
+	slab_unpoison(p, rounded);
 	*link = s->free[rounded / SWI_SLAB_GRAIN - 1];
 	s->free[rounded / SWI_SLAB_GRAIN - 1] = p;
+	slab_poison(p, rounded);
 }
 
 /* Start a new block for an object of `rounded` bytes; 0 or -1. */
@@ -68,6 +92,7 @@ static int new_block(struct swi_slab *s, size_t rounded)
 	s->blocks = b;
 	s->bump = (char *)(b + 1);
 	s->end = (char *)b + size;
+	slab_poison(s->bump, (size_t)(s->end - s->bump));
 	if (s->next_block < SWI_SLAB_LAST_BLOCK)
 		s->next_block *= 2;
 	return 0;
@@ -82,6 +107,7 @@ void *swi_slab_alloc(struct swi_slab *s, size_t size)
 		return size ? malloc(size) : NULL;
 	p = s->free[rounded / SWI_SLAB_GRAIN - 1];
 	if (p) {
+		slab_unpoison(p, rounded);
 		s->free[rounded / SWI_SLAB_GRAIN - 1] = *(void **)p;
 		return p;
 	}
@@ -89,6 +115,7 @@ void *swi_slab_alloc(struct swi_slab *s, size_t size)
 		return NULL;
 	p = s->bump;
 	s->bump += rounded;
+	slab_unpoison(p, rounded);
 	return p;
 }
 
