@@ -281,6 +281,21 @@ static sw_status retired_room(sw_codemap *map)
 
 /* ---- the read side ---- */
 
+/* Lines of a page node fetched at once; 8 hold the header and 21 items. */
+#define CODEMAP_PREFETCH_LINES 8
+
+/*
+ * Ask for a node's first lines before reading any: in a map larger than
+ * the caches the header and each step of the binary search would each
+ * miss, one after the other; fetched together, they cost about one miss.
+ * Prefetching past the node's end is harmless (a prefetch never faults).
+ */
+static inline void node_prefetch(const struct codemap_page *p)
+{
+	for (unsigned k = 0; k < CODEMAP_PREFETCH_LINES; k++)
+		__builtin_prefetch((const char *)p + 64 * k, 0, 3);
+}
+
 /*
  * The node of `page` in `t`, or NULL.  A table always keeps empty slots
  * (see table_wants_rebuild) and a replaced table is frozen, so the probe
@@ -295,6 +310,8 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 		const struct codemap_page *p =
 			atomic_load_explicit(&t->slot[i], memory_order_acquire);
 
+		if (p)
+			node_prefetch(p);
 		if (!p || p->page == page)
 			return p;
 		i = (i + 1) & t->mask;
