@@ -42,6 +42,7 @@ void swi_slab_init(struct swi_slab *s)
 	s->bump = s->end = NULL;
 	s->blocks = NULL;
 	s->next_block = SWI_SLAB_FIRST_BLOCK;
+	s->live = 0;
 }
 
 void swi_slab_destroy(struct swi_slab *s)
@@ -109,6 +110,7 @@ void *swi_slab_alloc(struct swi_slab *s, size_t size)
 	if (p) {
 		slab_unpoison(p, rounded);
 		s->free[rounded / SWI_SLAB_GRAIN - 1] = *(void **)p;
+		s->live++;
 		return p;
 	}
 	if ((size_t)(s->end - s->bump) < rounded && new_block(s, rounded) != 0)
@@ -116,6 +118,7 @@ void *swi_slab_alloc(struct swi_slab *s, size_t size)
 	p = s->bump;
 	s->bump += rounded;
 	slab_unpoison(p, rounded);
+	s->live++;
 	return p;
 }
 
@@ -128,4 +131,7 @@ void swi_slab_free(struct swi_slab *s, void *p, size_t size)
 		return;
 	}
 	push_free(s, p, round_grain(size));
+	/* Nothing left in the blocks: give them all back. */
+	if (--s->live == 0)
+		swi_slab_destroy(s);
 }

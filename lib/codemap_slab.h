@@ -15,9 +15,11 @@
  *   - hands objects larger than SWI_SLAB_MAX to malloc.
  *
  * The price: memory freed to one size is reused only for that size, and
- * blocks go back to malloc only when the slab is destroyed.  A runtime
- * that unloads code and loads code of similar sizes (the usual case)
- * reuses it; the map never holds more than its peak of each size.
+ * blocks go back to malloc only once every object is free again (or when
+ * the slab is destroyed).  A runtime that unloads code and loads code of
+ * similar sizes (the usual case) reuses it, one that unloads all of it
+ * gets it all back, and in between the slab never holds more than the
+ * peak of each size.
  *
  * Not thread-safe: the code map calls it under its writer lock.  Nothing
  * here is on the read side.
@@ -39,6 +41,7 @@ struct swi_slab {
 	char *bump, *end;               /* the current block's unused tail */
 	struct swi_slab_block *blocks;  /* every block, newest first */
 	size_t next_block;              /* bytes of the next block */
+	size_t live;                    /* objects from blocks not freed yet */
 };
 
 /* swi_slab_init - an empty slab; it allocates nothing yet. */
