@@ -32,16 +32,14 @@
  *     is rebuilt.  A table that has been replaced is never written again,
  *     so a reader that still holds it sees a consistent (older) map.
  *
- *   - Writers serialize on a mutex; everything they unlink (nodes, tables,
- *     removed entries) is retired to the epoch (epoch.h) and freed once no
- *     read section can hold it.  Removed entries are retired in batches
- *     (codemap_retired): an entry then needs no link of its own, and the
- *     epoch's lock is taken once a batch rather than once a removal.
- *
- *   - Entries come from a slab (codemap_slab.h) owned by the writers.  The
- *     epoch may free a batch on any writer's thread outside the writer
- *     lock, so it only hands the batch back (map->reclaimed, a lock-free
- *     stack); the next writer returns its entries to the slab.
+ *   - Writers serialize on a mutex.  Entries and page nodes come from
+ *     their slab (codemap_slab.h), one after the other as methods are
+ *     added, so that a method's entry lies near its page's node (malloc
+ *     placed them so too; a lookup in a large map pays for every page of
+ *     memory it touches).  What writers unlink is retired in batches
+ *     (codemap_retire.h) and goes back to the slab once no read section
+ *     can hold it; a replaced table is retired to the epoch (epoch.h) on
+ *     its own.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -53,8 +51,10 @@
 #include "swu_format.h"
 #include "codemap_observer.h"
 #include "codemap_slab.h"
+#include "codemap_retire.h"
 
 #define CODEMAP_PAGE_SHIFT 12
+#define CODEMAP_PAGE_MASK  ((1 << CODEMAP_PAGE_SHIFT) - 1)
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
 #define CODEMAP_SMALL_SPAN 8
@@ -84,7 +84,6 @@ struct codemap_item {
 
 /* The methods overlapping one page, sorted by start. */
 struct codemap_page {
-	struct swi_epoch_node retire;
 	uint64_t page;
 	uint32_t n;                     /* items, dead ones included; fixed once published */
 	uint32_t dead;                  /* items removed in place (writer only) */
@@ -99,17 +98,11 @@ struct codemap_page {
  */
 #define CODEMAP_POLL_EVERY 16
 
-/*
- * Removed entries retired to the epoch together (see the top comment): the
- * batch is retired at each poll, so it never holds more than a poll's
- * worth.  Once reclaimable, its retire.next links it on map->reclaimed.
- */
-struct codemap_retired {
-	struct swi_epoch_node retire;
-	sw_codemap *map;
-	unsigned n;
-	struct codemap_entry *entry[CODEMAP_POLL_EVERY];
-};
+/* The slab's kinds of objects (codemap_slab.h). */
+enum { CODEMAP_SLAB_ENTRY, CODEMAP_SLAB_PAGE };
+
+/* A retired page node's address carries this tag; an entry's none. */
+#define CODEMAP_RETIRED_PAGE ((uintptr_t)1)
 
 /* Where a page had a node that is gone; no address has page UINT64_MAX. */
 static const struct codemap_page codemap_tombstone = { .page = UINT64_MAX, .n = 0 };
@@ -128,10 +121,8 @@ struct sw_codemap {
 	_Atomic(struct codemap_table *) table;
 	atomic_size_t count;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
-	struct codemap_retired *retired; /* removed entries not yet retired (writer lock) */
-	struct codemap_retired *spare;  /* an empty batch kept for reuse (writer lock) */
-	_Atomic(struct swi_epoch_node *) reclaimed; /* batches the epoch gave back */
-	struct swi_slab slab;           /* the entries' memory (writer lock) */
+	struct swi_slab slab;           /* entries and page nodes (writer lock) */
+	struct swi_retirer retire;      /* what writers unlinked (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
@@ -176,68 +167,39 @@ static size_t page_hash(const struct codemap_table *t, uint64_t page)
 	return (size_t)((page * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
 }
 
-/* ---- freeing (epoch callbacks) ---- */
+/* ---- memory ---- */
 
-/* The bytes of entry `e` (slab_alloc's size). */
+/* The bytes of entry `e` (swi_slab_alloc's size). */
 static size_t entry_size(const struct codemap_entry *e)
 {
 	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
 }
 
-/*
- * A batch of removed entries no reader can hold any more: the epoch calls
- * this on some writer's thread, maybe outside the writer lock, so it only
- * pushes the batch on map->reclaimed; drain_reclaimed frees the entries.
- */
-static void batch_reclaimable(struct swi_epoch_node *n)
+/* The bytes of a page node of `n` items. */
+static size_t page_size(uint32_t n)
 {
-	struct codemap_retired *r = (struct codemap_retired *)n;
-	struct swi_epoch_node *head = atomic_load_explicit(&r->map->reclaimed, memory_order_relaxed);
-
-	do
-		n->next = head;
-	while (!atomic_compare_exchange_weak_explicit(&r->map->reclaimed, &head, n,
-	                                              memory_order_release, memory_order_relaxed));
+	return sizeof(struct codemap_page) + sizeof(struct codemap_item) * n;
 }
 
-/* How far ahead drain_reclaimed touches the entries it is about to free. */
-#define CODEMAP_PREFETCH_AHEAD 8
-
-/*
- * Return the entries of reclaimed batches to the slab.  They were removed
- * in random order and are cold; touching a few ahead overlaps their misses
- * instead of paying them one after another.  Writer lock held.
- */
-static void drain_reclaimed(sw_codemap *map)
+/* Free a page node nobody can hold (never published, or the map's end). */
+static void page_free(sw_codemap *map, const struct codemap_page *p)
 {
-	struct swi_epoch_node *n;
-
-	if (!atomic_load_explicit(&map->reclaimed, memory_order_relaxed))
-		return;
-	n = atomic_exchange_explicit(&map->reclaimed, NULL, memory_order_acquire);
-	while (n) {
-		struct codemap_retired *r = (struct codemap_retired *)n;
-
-		n = n->next;
-		for (unsigned i = 0; i < r->n && i < CODEMAP_PREFETCH_AHEAD; i++)
-			__builtin_prefetch(r->entry[i], 1);
-		for (unsigned i = 0; i < r->n; i++) {
-			if (i + CODEMAP_PREFETCH_AHEAD < r->n)
-				__builtin_prefetch(r->entry[i + CODEMAP_PREFETCH_AHEAD], 1);
-			swi_slab_free(&map->slab, r->entry[i], entry_size(r->entry[i]));
-		}
-		if (!map->spare) {
-			r->n = 0;
-			map->spare = r;
-		} else {
-			free(r);
-		}
-	}
+	if (p && p != &codemap_tombstone)
+		swi_slab_free(&map->slab, CODEMAP_SLAB_PAGE, (void *)p, page_size(p->n));
 }
 
-static void free_page(struct swi_epoch_node *n)
+static void entry_free(sw_codemap *map, struct codemap_entry *e)
 {
-	free((struct codemap_page *)n);
+	swi_slab_free(&map->slab, CODEMAP_SLAB_ENTRY, e, entry_size(e));
+}
+
+/* The retirer's callback: a retired object no reader can hold any more. */
+static void release_retired(void *ctx, uintptr_t obj)
+{
+	if (obj & CODEMAP_RETIRED_PAGE)
+		page_free(ctx, (const struct codemap_page *)(obj & ~CODEMAP_RETIRED_PAGE));
+	else
+		entry_free(ctx, (struct codemap_entry *)obj);
 }
 
 static void free_table(struct swi_epoch_node *n)
@@ -245,56 +207,15 @@ static void free_table(struct swi_epoch_node *n)
 	free((struct codemap_table *)n);
 }
 
-/* The callbacks above cast the link to its object: it must come first. */
-_Static_assert(offsetof(struct codemap_retired, retire) == 0, "retire link first");
-/* The slab's free lists link through an entry's first word. */
-_Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
-_Static_assert(offsetof(struct codemap_page, retire) == 0, "retire link first");
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
-
-/* ---- retiring removed entries ---- */
-
-/* Hand the batch of removed entries to the epoch.  Writer lock held. */
-static void retire_removed(sw_codemap *map)
-{
-	if (map->retired && map->retired->n) {
-		swi_epoch_retire(&map->epoch, &map->retired->retire, batch_reclaimable);
-		map->retired = NULL;
-	}
-}
-
-/* Make room in the batch for one more removed entry.  Writer lock held. */
-static sw_status retired_room(sw_codemap *map)
-{
-	if (map->retired && map->retired->n == CODEMAP_POLL_EVERY)
-		retire_removed(map);
-	if (!map->retired) {
-		map->retired = map->spare ? map->spare : malloc(sizeof(*map->retired));
-		if (!map->retired)
-			return SW_E_NOMEM;
-		map->spare = NULL;
-		map->retired->map = map;
-		map->retired->n = 0;
-	}
-	return SW_OK;
-}
+/* The slab's free lists link through an object's first word. */
+_Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
+_Static_assert(sizeof(struct codemap_page) >= sizeof(void *), "room for the slab's link");
+/* The retirer's tags live in the low bits of 8-byte aligned addresses. */
+_Static_assert(_Alignof(struct codemap_entry) >= 8 && _Alignof(struct codemap_page) >= 8,
+               "room for a tag");
 
 /* ---- the read side ---- */
-
-/* Lines of a page node fetched at once; 8 hold the header and 21 items. */
-#define CODEMAP_PREFETCH_LINES 8
-
-/*
- * Ask for a node's first lines before reading any: in a map larger than
- * the caches the header and each step of the binary search would each
- * miss, one after the other; fetched together, they cost about one miss.
- * Prefetching past the node's end is harmless (a prefetch never faults).
- */
-static inline void node_prefetch(const struct codemap_page *p)
-{
-	for (unsigned k = 0; k < CODEMAP_PREFETCH_LINES; k++)
-		__builtin_prefetch((const char *)p + 64 * k, 0, 3);
-}
 
 /*
  * The node of `page` in `t`, or NULL.  A table always keeps empty slots
@@ -310,8 +231,6 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 		const struct codemap_page *p =
 			atomic_load_explicit(&t->slot[i], memory_order_acquire);
 
-		if (p)
-			node_prefetch(p);
 		if (!p || p->page == page)
 			return p;
 		i = (i + 1) & t->mask;
@@ -320,25 +239,55 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 }
 
 /*
- * The index of the last item with start <= addr, or -1 if none.  The
- * search halves the range without a data-dependent branch (the compiler
- * makes the choice a conditional move): random addresses would mispredict
- * most steps of a branching binary search.
+ * The index of the last item in item[lo, lo + n) with start <= addr, or
+ * lo - 1 if none.  The search halves the range without a data-dependent
+ * branch (the compiler makes the choice a conditional move): random
+ * addresses would mispredict most steps of a branching binary search.
  */
-static long page_search(const struct codemap_page *p, int32_t addr)
+static long items_search(const struct codemap_item *item, uint32_t lo, uint32_t n, int32_t addr)
 {
-	const struct codemap_item *base = p->item;
-	uint32_t n = p->n;
+	const struct codemap_item *base = item + lo;
 
 	if (n == 0)
-		return -1;
+		return (long)lo - 1;
 	while (n > 1) {
 		uint32_t half = n / 2;
 
 		base = base[half].start <= addr ? base + half : base;
 		n -= half;
 	}
-	return base->start <= addr ? (long)(base - p->item) : -1;
+	return base->start <= addr ? (long)(base - item) : (long)lo - 1;
+}
+
+/*
+ * The index of the last item of `p` with start <= addr, or -1 if none.
+ *
+ * Methods tend to fill a page evenly, so the item holding an address is
+ * usually the one at the same fraction of the array as the address is of
+ * the page, or a neighbour (99% of the time with methods of 64 to 256
+ * bytes): look there first, and binary search only the side the guess
+ * missed on.  In a map larger than the caches, every step of a binary
+ * search over the node is another cache miss; the guess is about one.
+ */
+static long page_search(const struct codemap_page *p, int32_t addr)
+{
+	const struct codemap_item *item = p->item;
+	uint32_t n = p->n, g;
+	int32_t a = addr < 0 ? 0 : addr > CODEMAP_PAGE_MASK ? CODEMAP_PAGE_MASK : addr;
+
+	if (n == 0)
+		return -1;
+	g = (uint32_t)(((uint64_t)(uint32_t)a * n) >> CODEMAP_PAGE_SHIFT);     /* < n */
+	if (item[g].start <= addr) {
+		if (g + 1 == n || item[g + 1].start > addr)
+			return g;
+		if (g + 2 == n || item[g + 2].start > addr)
+			return g + 1;
+		return items_search(item, g + 2, n - g - 2, addr);
+	}
+	if (g == 0 || item[g - 1].start <= addr)
+		return (long)g - 1;
+	return items_search(item, 0, g - 1, addr);
 }
 
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
@@ -349,7 +298,7 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 
 	if (SWI_UNLIKELY(!map))
 		return NULL;
-	int32_t rel = (int32_t)(ip & ((1u << CODEMAP_PAGE_SHIFT) - 1));
+	int32_t rel = (int32_t)(ip & CODEMAP_PAGE_MASK);
 
 	t = atomic_load_explicit(&map->table, memory_order_acquire);
 	p = table_find(t, page_of(ip));
@@ -478,9 +427,9 @@ static sw_status table_rebuild(sw_codemap *map, size_t extra)
 
 /* ---- page nodes (writer side) ---- */
 
-static struct codemap_page *page_new(uint64_t page, uint32_t n)
+static struct codemap_page *page_new(sw_codemap *map, uint64_t page, uint32_t n)
 {
-	struct codemap_page *p = malloc(sizeof(*p) + sizeof(p->item[0]) * n);
+	struct codemap_page *p = swi_slab_alloc(&map->slab, CODEMAP_SLAB_PAGE, page_size(n));
 
 	if (p) {
 		p->page = page;
@@ -509,11 +458,11 @@ static uint32_t copy_live(struct codemap_item *to, const struct codemap_item *fr
 
 /* A copy of `old` (NULL: an empty page) with `e` inserted in order and
  * without old's dead items. */
-static struct codemap_page *page_with(const struct codemap_page *old, uint64_t page,
-                                      const struct codemap_entry *e)
+static struct codemap_page *page_with(sw_codemap *map, const struct codemap_page *old,
+                                      uint64_t page, const struct codemap_entry *e)
 {
 	uint32_t n = old ? old->n - old->dead : 0;
-	struct codemap_page *p = page_new(page, n + 1);
+	struct codemap_page *p = page_new(map, page, n + 1);
 	int32_t start = page_rel(page, e->info.start);
 	uint32_t at;
 
@@ -534,14 +483,14 @@ static struct codemap_page *page_with(const struct codemap_page *old, uint64_t p
 
 /* A copy of `old` without `e` and its dead items, or the tombstone when
  * nothing else lives in it. */
-static const struct codemap_page *page_without(const struct codemap_page *old,
+static const struct codemap_page *page_without(sw_codemap *map, const struct codemap_page *old,
                                                const struct codemap_entry *e)
 {
 	struct codemap_page *p;
 
 	if (old->n - old->dead <= 1)
 		return &codemap_tombstone;
-	p = page_new(old->page, old->n - old->dead - 1);
+	p = page_new(map, old->page, old->n - old->dead - 1);
 	if (p)
 		copy_live(p->item, old->item, old->n, e);
 	return p;
@@ -550,7 +499,8 @@ static const struct codemap_page *page_without(const struct codemap_page *old,
 /*
  * Install `fresh` for its page in the current table: replace the old node
  * (retiring it), fill a tombstone, or take the empty slot ending the probe.
- * Writer lock held; the table has room (rebuilt beforehand if needed).
+ * Writer lock held; the table has room (rebuilt beforehand if needed), and
+ * so has the retirer.
  */
 static void table_install(sw_codemap *map, const struct codemap_page *fresh, uint64_t page)
 {
@@ -571,7 +521,7 @@ static void table_install(sw_codemap *map, const struct codemap_page *fresh, uin
 		atomic_store_explicit(&t->slot[i], fresh, memory_order_release);
 		if (fresh == &codemap_tombstone)
 			t->live--;
-		swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&old->retire, free_page);
+		swi_retire_push(&map->retire, (uintptr_t)old | CODEMAP_RETIRED_PAGE);
 		return;
 	}
 	/* A new page: reuse the first tombstone on its probe path if any.
@@ -623,7 +573,7 @@ static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info
 	struct codemap_entry *e;
 	uint8_t *blob;
 
-	e = swi_slab_alloc(&map->slab, sizeof(*e) + sizeof(saved[0]) * body->nsaved +
+	e = swi_slab_alloc(&map->slab, CODEMAP_SLAB_ENTRY, sizeof(*e) + sizeof(saved[0]) * body->nsaved +
 	                   info->unwind_size);
 	if (!e)
 		return NULL;
@@ -667,12 +617,11 @@ static const struct codemap_page **span_array(const struct codemap_page **small,
 	return calloc((size_t)n, sizeof(*small));
 }
 
-static void span_free(const struct codemap_page **span, const struct codemap_page **small,
-                      uint64_t n)
+static void span_free(sw_codemap *map, const struct codemap_page **span,
+                      const struct codemap_page **small, uint64_t n)
 {
 	for (uint64_t k = 0; k < n; k++)
-		if (span[k] && span[k] != &codemap_tombstone)
-			free((void *)span[k]);
+		page_free(map, span[k]);
 	if (span != small)
 		free(span);
 }
@@ -700,24 +649,25 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 		}
 		fresh[k] = p;
 	}
-	/* A rebuild moves the nodes to a new table; it does not change them. */
-	if (table_wants_rebuild(t, (size_t)pages)) {
+	/* Room to retire the nodes replaced; and a rebuild moves the nodes to
+	 * a new table, it does not change them. */
+	st = swi_retire_reserve(&map->retire, (size_t)pages);
+	if (st == SW_OK && table_wants_rebuild(t, (size_t)pages))
 		st = table_rebuild(map, (size_t)pages);
-		if (st != SW_OK) {
-			if (fresh != small)
-				free(fresh);
-			return st;
-		}
+	if (st != SW_OK) {
+		if (fresh != small)
+			free(fresh);
+		return st;
 	}
 	/* Build every new node before publishing any, so that running out of
 	 * memory leaves the map as it was. */
 	for (uint64_t k = 0; k < pages; k++) {
-		const struct codemap_page *copy = page_with(fresh[k], first + k, e);
+		const struct codemap_page *copy = page_with(map, fresh[k], first + k, e);
 
 		if (!copy) {
 			/* fresh[0, k) are new nodes; the rest are still the map's. */
 			for (uint64_t j = 0; j < k; j++)
-				free((void *)fresh[j]);
+				page_free(map, fresh[j]);
 			if (fresh != small)
 				free(fresh);
 			return SW_E_NOMEM;
@@ -746,14 +696,14 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	if (st != SW_OK)
 		return st;
 	pthread_mutex_lock(&map->lock);
-	drain_reclaimed(map);
+	swi_retire_drain(&map->retire);
 	e = entry_new(map, info, &body, saved);
 	st = e ? add_locked(map, e) : SW_E_NOMEM;
 	if (st != SW_OK && e)
-		swi_slab_free(&map->slab, e, entry_size(e));     /* never published */
+		entry_free(map, e);     /* never published */
 	poll = count_write(map);
 	if (poll)
-		retire_removed(map);
+		swi_retire_flush(&map->retire);
 	if (st == SW_OK)
 		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
@@ -780,14 +730,14 @@ static struct codemap_item *page_item_of(const struct codemap_page *p, uint64_t 
  * the node to install instead (the tombstone, or a copy without the dead
  * items once half of it would be dead).  *failed on running out of memory.
  */
-static const struct codemap_page *page_after_remove(const struct codemap_page *p,
+static const struct codemap_page *page_after_remove(sw_codemap *map, const struct codemap_page *p,
                                                     const struct codemap_entry *e, int *failed)
 {
 	const struct codemap_page *q;
 
 	if (p->n - p->dead > 1 && (p->dead + 1) * 2 <= p->n)
 		return NULL;
-	q = page_without(p, e);
+	q = page_without(map, p, e);
 	*failed = !q;
 	return q;
 }
@@ -812,7 +762,8 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	pages = page_of((first << CODEMAP_PAGE_SHIFT) +
 	                (uint64_t)(int64_t)atomic_load_explicit(&p->item[i].end,
 	                                                        memory_order_relaxed) - 1) - first + 1;
-	if (retired_room(map) != SW_OK)
+	/* Room to retire the entry and a node for each page. */
+	if (pages >= SIZE_MAX || swi_retire_reserve(&map->retire, (size_t)pages + 1) != SW_OK)
 		return SW_E_NOMEM;
 
 	/* Everything that may fail first, so that failing leaves the map as it was. */
@@ -820,9 +771,9 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	if (!fresh)
 		return SW_E_NOMEM;
 	for (uint64_t k = 0; k < pages && !failed; k++)
-		fresh[k] = page_after_remove(k ? table_find(t, first + k) : p, e, &failed);
+		fresh[k] = page_after_remove(map, k ? table_find(t, first + k) : p, e, &failed);
 	if (failed) {
-		span_free(fresh, small, pages);
+		span_free(map, fresh, small, pages);
 		return SW_E_NOMEM;
 	}
 	for (uint64_t k = 0; k < pages; k++) {
@@ -838,7 +789,7 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	}
 	if (fresh != small)
 		free(fresh);
-	map->retired->entry[map->retired->n++] = (struct codemap_entry *)e;
+	swi_retire_push(&map->retire, (uintptr_t)e);
 	count_add(map, (size_t)-1);
 
 	/* Clear tombstones, or shrink after mass removal.  Failing to is
@@ -861,11 +812,11 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 	 * its blob may be reclaimed once it is removed, so they get none. */
 	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK)
 		gone.unwind = NULL;
-	drain_reclaimed(map);
+	swi_retire_drain(&map->retire);
 	st = remove_locked(map, start);
 	poll = count_write(map);
 	if (poll)
-		retire_removed(map);
+		swi_retire_flush(&map->retire);
 	if (st == SW_OK && map->observers)
 		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
 	pthread_mutex_unlock(&map->lock);
@@ -879,12 +830,12 @@ SW_API void sw_codemap_synchronize(sw_codemap *map)
 	if (!map)
 		return;
 	pthread_mutex_lock(&map->lock);
-	retire_removed(map);
+	swi_retire_flush(&map->retire);
 	pthread_mutex_unlock(&map->lock);
 	swi_epoch_synchronize(&map->epoch);
-	/* And give the entries back to the slab now, not at the next write. */
+	/* And give the memory back to the slab now, not at the next write. */
 	pthread_mutex_lock(&map->lock);
-	drain_reclaimed(map);
+	swi_retire_drain(&map->retire);
 	pthread_mutex_unlock(&map->lock);
 }
 
@@ -921,10 +872,8 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->table, t);
 	atomic_init(&map->count, 0);
 	map->unpolled = 0;
-	map->retired = NULL;
-	map->spare = NULL;
-	atomic_init(&map->reclaimed, NULL);
 	swi_slab_init(&map->slab);
+	swi_retire_init(&map->retire, &map->epoch, release_retired, map);
 	map->observers = NULL;
 	*out = map;
 	return SW_OK;
@@ -936,15 +885,12 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 
 	if (!map)
 		return;
-	/* What was retired: old tables, old page nodes and removed entries.
-	 * Freeing a node does not touch the entries it lists, so order does
-	 * not matter; live entries are freed below, from the current table,
-	 * and removed ones from the batch not yet retired. */
+	/* What was retired: old tables, and batches of old page nodes and
+	 * removed entries, handed back or not yet.  Freeing a node does not
+	 * touch the entries it lists, so order does not matter; live entries
+	 * are freed below, from the current table. */
 	swi_epoch_destroy(&map->epoch);
-	if (map->retired)
-		batch_reclaimable(&map->retired->retire);
-	drain_reclaimed(map);
-	free(map->spare);
+	swi_retire_destroy(&map->retire);
 	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (size_t i = 0; i <= t->mask; i++) {
 		const struct codemap_page *p =
@@ -956,9 +902,8 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		 * the page where it starts. */
 		for (uint32_t k = 0; k < p->n; k++)
 			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
-				swi_slab_free(&map->slab, (void *)p->item[k].entry,
-				              entry_size(p->item[k].entry));
-		free((void *)p);
+				entry_free(map, (struct codemap_entry *)p->item[k].entry);
+		page_free(map, p);
 	}
 	free(t);
 	swi_slab_destroy(&map->slab);

@@ -37,8 +37,9 @@ _Static_assert(sizeof(struct swi_slab_block) % SWI_SLAB_GRAIN == 0,
 
 void swi_slab_init(struct swi_slab *s)
 {
-	for (size_t k = 0; k < sizeof s->free / sizeof s->free[0]; k++)
-		s->free[k] = NULL;
+	for (unsigned kind = 0; kind < SWI_SLAB_KINDS; kind++)
+		for (size_t k = 0; k < sizeof s->free[0] / sizeof s->free[0][0]; k++)
+			s->free[kind][k] = NULL;
 	s->bump = s->end = NULL;
 	s->blocks = NULL;
 	s->next_block = SWI_SLAB_FIRST_BLOCK;
@@ -63,13 +64,13 @@ static size_t round_grain(size_t size)
 }
 
 /* Put `p` (handed out or poisoned, `rounded` bytes) on its free list. */
-static void push_free(struct swi_slab *s, void *p, size_t rounded)
+static void push_free(struct swi_slab *s, unsigned kind, void *p, size_t rounded)
 {
 	void **link = p;
 
 	slab_unpoison(p, rounded);
-	*link = s->free[rounded / SWI_SLAB_GRAIN - 1];
-	s->free[rounded / SWI_SLAB_GRAIN - 1] = p;
+	*link = s->free[kind][rounded / SWI_SLAB_GRAIN - 1];
+	s->free[kind][rounded / SWI_SLAB_GRAIN - 1] = p;
 	slab_poison(p, rounded);
 }
 
@@ -87,7 +88,7 @@ static int new_block(struct swi_slab *s, size_t rounded)
 		return -1;
 	/* The old block's tail is too small for this object, not for others. */
 	if (tail >= SWI_SLAB_GRAIN)
-		push_free(s, s->bump, tail);
+		push_free(s, 0, s->bump, tail);
 	b->next = s->blocks;
 	b->size = size;
 	s->blocks = b;
@@ -99,17 +100,17 @@ static int new_block(struct swi_slab *s, size_t rounded)
 	return 0;
 }
 
-void *swi_slab_alloc(struct swi_slab *s, size_t size)
+void *swi_slab_alloc(struct swi_slab *s, unsigned kind, size_t size)
 {
 	size_t rounded = round_grain(size);
 	void *p;
 
 	if (size == 0 || size > SWI_SLAB_MAX)
 		return size ? malloc(size) : NULL;
-	p = s->free[rounded / SWI_SLAB_GRAIN - 1];
+	p = s->free[kind][rounded / SWI_SLAB_GRAIN - 1];
 	if (p) {
 		slab_unpoison(p, rounded);
-		s->free[rounded / SWI_SLAB_GRAIN - 1] = *(void **)p;
+		s->free[kind][rounded / SWI_SLAB_GRAIN - 1] = *(void **)p;
 		s->live++;
 		return p;
 	}
@@ -122,7 +123,7 @@ void *swi_slab_alloc(struct swi_slab *s, size_t size)
 	return p;
 }
 
-void swi_slab_free(struct swi_slab *s, void *p, size_t size)
+void swi_slab_free(struct swi_slab *s, unsigned kind, void *p, size_t size)
 {
 	if (!p)
 		return;
@@ -130,7 +131,7 @@ void swi_slab_free(struct swi_slab *s, void *p, size_t size)
 		free(p);
 		return;
 	}
-	push_free(s, p, round_grain(size));
+	push_free(s, kind, p, round_grain(size));
 	/* Nothing left in the blocks: give them all back. */
 	if (--s->live == 0)
 		swi_slab_destroy(s);

@@ -632,7 +632,7 @@ START_TEST(test_slab)
 	swi_slab_init(&s);
 	/* Every size, aligned, usable to its last byte, and disjoint. */
 	for (size_t size = 1; size < SWI_SLAB_MAX + 200; size++) {
-		p[size] = swi_slab_alloc(&s, size);
+		p[size] = swi_slab_alloc(&s, size & 1, size);
 		ck_assert_ptr_nonnull(p[size]);
 		ck_assert_uint_eq((uintptr_t)p[size] % SWI_SLAB_GRAIN, 0);
 		memset(p[size], (int)(size & 0xff), size);
@@ -640,17 +640,18 @@ START_TEST(test_slab)
 	for (size_t size = 1; size < SWI_SLAB_MAX + 200; size++)
 		for (size_t i = 0; i < size; i++)
 			ck_assert_uint_eq(((uint8_t *)p[size])[i], size & 0xff);
-	/* A freed object comes back for its size (rounded to the grain), last
-	 * freed first; larger ones go back to malloc. */
-	swi_slab_free(&s, p[17], 17);
-	swi_slab_free(&s, p[100], 100);
-	ck_assert_ptr_eq(swi_slab_alloc(&s, 98), p[100]);
-	ck_assert_ptr_eq(swi_slab_alloc(&s, 24), p[17]);
-	swi_slab_free(&s, p[SWI_SLAB_MAX + 1], SWI_SLAB_MAX + 1);
-	swi_slab_free(&s, NULL, 8);
-	ck_assert_ptr_null(swi_slab_alloc(&s, 0));
+	/* A freed object comes back for its kind and size (rounded to the
+	 * grain), last freed first; larger ones go back to malloc. */
+	swi_slab_free(&s, 1, p[17], 17);
+	swi_slab_free(&s, 0, p[100], 100);
+	ck_assert_ptr_ne(swi_slab_alloc(&s, 0, 17), p[17]);     /* another kind's */
+	ck_assert_ptr_eq(swi_slab_alloc(&s, 0, 98), p[100]);
+	ck_assert_ptr_eq(swi_slab_alloc(&s, 1, 24), p[17]);
+	swi_slab_free(&s, 1, p[SWI_SLAB_MAX + 1], SWI_SLAB_MAX + 1);
+	swi_slab_free(&s, 0, NULL, 8);
+	ck_assert_ptr_null(swi_slab_alloc(&s, 0, 0));
 	for (size_t size = SWI_SLAB_MAX + 2; size < SWI_SLAB_MAX + 200; size++)
-		swi_slab_free(&s, p[size], size);
+		swi_slab_free(&s, size & 1, p[size], size);
 	swi_slab_destroy(&s);
 }
 END_TEST
