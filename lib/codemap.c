@@ -15,7 +15,11 @@
  *
  *   - A writer adds to a page by building a new node and swapping it in
  *     with one release store (copy-on-write), so a reader sees the old list
- *     or the new one, never a half-edited one.  Removing is cheaper: the
+ *     or the new one, never a half-edited one.  Nodes are made with room
+ *     for a few more items, and a method that sorts after every item (a
+ *     JIT allocates code upwards) is appended in place instead: the item
+ *     is written past the count, then the count is raised with a release
+ *     store, so a reader sees the method or not.  Removing is cheaper: the
  *     item's end is set to its start in place (one store; a reader sees
  *     the method or an empty range, and items never overlap, so no other
  *     item could have held the address).  Such dead items stay, sorted,
@@ -85,10 +89,20 @@ struct codemap_item {
 /* The methods overlapping one page, sorted by start. */
 struct codemap_page {
 	uint64_t page;
-	uint32_t n;                     /* items, dead ones included; fixed once published */
-	uint32_t dead;                  /* items removed in place (writer only) */
+	_Atomic uint32_t n;             /* items, dead ones included; only grows */
+	uint16_t dead;                  /* items removed in place (writer only) */
+	uint16_t cap;                   /* items there is room for (writer only) */
 	struct codemap_item item[];
 };
+
+/* Nodes are made with room for a multiple of this many items. */
+#define CODEMAP_NODE_ROOM 4
+
+/* At most one method reaches into a page from before and the others are
+ * at least a byte long, and a node's room is that rounded up: dead and
+ * cap fit 16 bits. */
+_Static_assert((1 << CODEMAP_PAGE_SHIFT) + 1 + CODEMAP_NODE_ROOM <= UINT16_MAX,
+               "a node's items fit 16 bits");
 
 /*
  * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
@@ -175,17 +189,23 @@ static size_t entry_size(const struct codemap_entry *e)
 	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
 }
 
-/* The bytes of a page node of `n` items. */
-static size_t page_size(uint32_t n)
+/* The bytes of a page node with room for `cap` items. */
+static size_t page_size(uint32_t cap)
 {
-	return sizeof(struct codemap_page) + sizeof(struct codemap_item) * n;
+	return sizeof(struct codemap_page) + sizeof(struct codemap_item) * cap;
+}
+
+/* How many items node `p` holds (writer side: only the writer changes it). */
+static uint32_t page_count(const struct codemap_page *p)
+{
+	return atomic_load_explicit(&p->n, memory_order_relaxed);
 }
 
 /* Free a page node nobody can hold (never published, or the map's end). */
 static void page_free(sw_codemap *map, const struct codemap_page *p)
 {
 	if (p && p != &codemap_tombstone)
-		swi_slab_free(&map->slab, CODEMAP_SLAB_PAGE, (void *)p, page_size(p->n));
+		swi_slab_free(&map->slab, CODEMAP_SLAB_PAGE, (void *)p, page_size(p->cap));
 }
 
 static void entry_free(sw_codemap *map, struct codemap_entry *e)
@@ -272,7 +292,8 @@ static long items_search(const struct codemap_item *item, uint32_t lo, uint32_t 
 static long page_search(const struct codemap_page *p, int32_t addr)
 {
 	const struct codemap_item *item = p->item;
-	uint32_t n = p->n, g;
+	/* Acquire: the items below the count are written before it is raised. */
+	uint32_t n = atomic_load_explicit(&p->n, memory_order_acquire), g;
 	int32_t a = addr < 0 ? 0 : addr > CODEMAP_PAGE_MASK ? CODEMAP_PAGE_MASK : addr;
 
 	if (n == 0)
@@ -427,16 +448,45 @@ static sw_status table_rebuild(sw_codemap *map, size_t extra)
 
 /* ---- page nodes (writer side) ---- */
 
+/* A node for `n` items with room for a few more. */
 static struct codemap_page *page_new(sw_codemap *map, uint64_t page, uint32_t n)
 {
-	struct codemap_page *p = swi_slab_alloc(&map->slab, CODEMAP_SLAB_PAGE, page_size(n));
+	uint32_t cap = (n + CODEMAP_NODE_ROOM - 1) / CODEMAP_NODE_ROOM * CODEMAP_NODE_ROOM;
+	struct codemap_page *p = swi_slab_alloc(&map->slab, CODEMAP_SLAB_PAGE, page_size(cap));
 
 	if (p) {
 		p->page = page;
-		p->n = n;
+		atomic_init(&p->n, n);
 		p->dead = 0;
+		p->cap = (uint16_t)cap;
 	}
 	return p;
+}
+
+/* Whether a method starting at `start` (relative to the page) can be
+ * appended to `p` in place: there is room, and it sorts last. */
+static int page_can_append(const struct codemap_page *p, int32_t start)
+{
+	uint32_t n;
+
+	if (!p)
+		return 0;
+	n = page_count(p);
+	return n < p->cap && (n == 0 || p->item[n - 1].start < start);
+}
+
+/* Append `e` to `p` (page_can_append said yes), publishing it. */
+static void page_append(struct codemap_page *p, const struct codemap_entry *e)
+{
+	uint32_t n = page_count(p);
+	struct codemap_item *it = &p->item[n];
+
+	/* No reader looks past the count: the item is ours until it rises. */
+	it->start = page_rel(p->page, e->info.start);
+	atomic_store_explicit(&it->end, page_rel(p->page, e->info.start + e->info.size),
+	                      memory_order_relaxed);
+	it->entry = e;
+	atomic_store_explicit(&p->n, n + 1, memory_order_release);
 }
 
 /* Copy old's live items other than `skip` to `to`; how many. */
@@ -461,7 +511,7 @@ static uint32_t copy_live(struct codemap_item *to, const struct codemap_item *fr
 static struct codemap_page *page_with(sw_codemap *map, const struct codemap_page *old,
                                       uint64_t page, const struct codemap_entry *e)
 {
-	uint32_t n = old ? old->n - old->dead : 0;
+	uint32_t n = old ? page_count(old) - old->dead : 0;
 	struct codemap_page *p = page_new(map, page, n + 1);
 	int32_t start = page_rel(page, e->info.start);
 	uint32_t at;
@@ -469,7 +519,7 @@ static struct codemap_page *page_with(sw_codemap *map, const struct codemap_page
 	if (!p)
 		return NULL;
 	if (old)
-		copy_live(p->item, old->item, old->n, NULL);
+		copy_live(p->item, old->item, page_count(old), NULL);
 	at = n;
 	while (at > 0 && p->item[at - 1].start > start) {
 		p->item[at] = p->item[at - 1];
@@ -488,11 +538,11 @@ static const struct codemap_page *page_without(sw_codemap *map, const struct cod
 {
 	struct codemap_page *p;
 
-	if (old->n - old->dead <= 1)
+	if (page_count(old) - old->dead <= 1)
 		return &codemap_tombstone;
-	p = page_new(map, old->page, old->n - old->dead - 1);
+	p = page_new(map, old->page, page_count(old) - old->dead - 1);
 	if (p)
-		copy_live(p->item, old->item, old->n, e);
+		copy_live(p->item, old->item, page_count(old), e);
 	return p;
 }
 
@@ -660,22 +710,33 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 		return st;
 	}
 	/* Build every new node before publishing any, so that running out of
-	 * memory leaves the map as it was. */
+	 * memory leaves the map as it was.  A node the method can be appended
+	 * to stays: fresh[k] is then the map's own node. */
+	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (uint64_t k = 0; k < pages; k++) {
-		const struct codemap_page *copy = page_with(map, fresh[k], first + k, e);
+		const struct codemap_page *copy;
 
+		if (page_can_append(fresh[k], page_rel(first + k, start)))
+			continue;
+		copy = page_with(map, fresh[k], first + k, e);
 		if (!copy) {
-			/* fresh[0, k) are new nodes; the rest are still the map's. */
 			for (uint64_t j = 0; j < k; j++)
-				page_free(map, fresh[j]);
+				if (fresh[j] != table_find(t, first + j))
+					page_free(map, fresh[j]);
 			if (fresh != small)
 				free(fresh);
 			return SW_E_NOMEM;
 		}
 		fresh[k] = copy;
 	}
-	for (uint64_t k = 0; k < pages; k++)
-		table_install(map, fresh[k], first + k);
+	for (uint64_t k = 0; k < pages; k++) {
+		const struct codemap_page *cur = table_find(t, first + k);
+
+		if (fresh[k] == cur)
+			page_append((struct codemap_page *)cur, e);
+		else
+			table_install(map, fresh[k], first + k);
+	}
 	if (fresh != small)
 		free(fresh);
 	count_add(map, 1);
@@ -735,7 +796,9 @@ static const struct codemap_page *page_after_remove(sw_codemap *map, const struc
 {
 	const struct codemap_page *q;
 
-	if (p->n - p->dead > 1 && (p->dead + 1) * 2 <= p->n)
+	uint32_t n = page_count(p);
+
+	if (n - p->dead > 1 && (p->dead + 1u) * 2 <= n)
 		return NULL;
 	q = page_without(map, p, e);
 	*failed = !q;
@@ -770,8 +833,13 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	fresh = span_array(small, pages);
 	if (!fresh)
 		return SW_E_NOMEM;
-	for (uint64_t k = 0; k < pages && !failed; k++)
-		fresh[k] = page_after_remove(map, k ? table_find(t, first + k) : p, e, &failed);
+	for (uint64_t k = 0; k < pages && !failed; k++) {
+		const struct codemap_page *q = k ? table_find(t, first + k) : p;
+
+		/* Every page a method spans lists it; this guards our own bugs. */
+		fresh[k] = q ? page_after_remove(map, q, e, &failed) : NULL;
+		failed |= !q;
+	}
 	if (failed) {
 		span_free(map, fresh, small, pages);
 		return SW_E_NOMEM;
@@ -900,7 +968,7 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 			continue;
 		/* Each entry is listed in every page it spans: free it from
 		 * the page where it starts. */
-		for (uint32_t k = 0; k < p->n; k++)
+		for (uint32_t k = 0; k < page_count(p); k++)
 			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
 				entry_free(map, (struct codemap_entry *)p->item[k].entry);
 		page_free(map, p);

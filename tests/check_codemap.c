@@ -570,6 +570,42 @@ START_TEST(test_overlap_with_dead_items)
 }
 END_TEST
 
+START_TEST(test_append_in_place)
+{
+	sw_codemap *map = new_map();
+	const uint64_t base = 0x50000;
+
+	/* Ascending, 0x40 apart with gaps of 0x20: appends in place while
+	 * the node has room, copies when it is full; every step is seen. */
+	for (uint64_t k = 0; k < 40; k++) {
+		ck_assert_int_eq(add(map, base + k * 0x60, 0x40), SW_OK);
+		for (uint64_t j = 0; j <= k; j++) {
+			expect_found(map, base + j * 0x60, base + j * 0x60, 0x40);
+			expect_found(map, base + j * 0x60 + 0x3f, base + j * 0x60, 0x40);
+			expect_missing(map, base + j * 0x60 + 0x40);
+		}
+		expect_missing(map, base + (k + 1) * 0x60);
+	}
+	/* Into the gaps (not last: copied), then after dead items (appended
+	 * past them), then over the range of a dead item. */
+	ck_assert_int_eq(add(map, base + 0x40, 0x20), SW_OK);
+	ck_assert_int_eq(add(map, base + 5 * 0x60 + 0x40, 0x20), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, base + 39 * 0x60), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, base + 38 * 0x60), SW_OK);
+	ck_assert_int_eq(add(map, base + 40 * 0x60, 0x40), SW_OK);
+	ck_assert_int_eq(add(map, base + 39 * 0x60, 0x60), SW_OK);
+	ck_assert_int_eq(add(map, base + 39 * 0x60 - 1, 2), SW_E_EXISTS);
+	expect_found(map, base + 0x5f, base + 0x40, 0x20);
+	expect_found(map, base + 5 * 0x60 + 0x5f, base + 5 * 0x60 + 0x40, 0x20);
+	expect_missing(map, base + 38 * 0x60);
+	expect_found(map, base + 39 * 0x60 + 0x5f, base + 39 * 0x60, 0x60);
+	expect_found(map, base + 40 * 0x60, base + 40 * 0x60, 0x40);
+	expect_found(map, base + 37 * 0x60 + 0x3f, base + 37 * 0x60, 0x40);
+	ck_assert_uint_eq(sw_codemap_count(map), 42);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
 #define R_N 3000u
 
 /*
@@ -933,6 +969,7 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_many_pages);
 	tcase_add_test(tc, test_remove_in_place);
 	tcase_add_test(tc, test_overlap_with_dead_items);
+	tcase_add_test(tc, test_append_in_place);
 	tcase_add_test(tc, test_entry_reuse);
 	tcase_add_test(tc, test_slab);
 	suite_add_tcase(s, tc);
