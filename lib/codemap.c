@@ -56,53 +56,11 @@
 #include "codemap_observer.h"
 #include "codemap_slab.h"
 #include "codemap_retire.h"
+#include "codemap_page.h"
 
-#define CODEMAP_PAGE_SHIFT 12
-#define CODEMAP_PAGE_MASK  ((1 << CODEMAP_PAGE_SHIFT) - 1)
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
 #define CODEMAP_SMALL_SPAN 8
-
-/*
- * A registered method.  Immutable once published; the map owns the blob,
- * which follows the body rule's saved[] in the same allocation.
- */
-struct codemap_entry {
-	sw_code_info info;              /* info.unwind points at the blob */
-	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
-	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
-};
-
-/*
- * One method in one page node: [start, end) relative to the page's first
- * byte.  A method is at most SW_SWU_MAX_CODE_SIZE (2^30) bytes long, so
- * both fit 32 bits even for a method that begins pages earlier.  end is
- * the only field a writer changes after publishing: set to start, the
- * item is dead (removed in place).
- */
-struct codemap_item {
-	int32_t start;
-	_Atomic int32_t end;
-	const struct codemap_entry *entry;
-};
-
-/* The methods overlapping one page, sorted by start. */
-struct codemap_page {
-	uint64_t page;
-	_Atomic uint32_t n;             /* items, dead ones included; only grows */
-	uint16_t dead;                  /* items removed in place (writer only) */
-	uint16_t cap;                   /* items there is room for (writer only) */
-	struct codemap_item item[];
-};
-
-/* Nodes are made with room for a multiple of this many items. */
-#define CODEMAP_NODE_ROOM 4
-
-/* At most one method reaches into a page from before and the others are
- * at least a byte long, and a node's room is that rounded up: dead and
- * cap fit 16 bits. */
-_Static_assert((1 << CODEMAP_PAGE_SHIFT) + 1 + CODEMAP_NODE_ROOM <= UINT16_MAX,
-               "a node's items fit 16 bits");
 
 /*
  * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
@@ -112,14 +70,8 @@ _Static_assert((1 << CODEMAP_PAGE_SHIFT) + 1 + CODEMAP_NODE_ROOM <= UINT16_MAX,
  */
 #define CODEMAP_POLL_EVERY 16
 
-/* The slab's kinds of objects (codemap_slab.h). */
-enum { CODEMAP_SLAB_ENTRY, CODEMAP_SLAB_PAGE };
-
 /* A retired page node's address carries this tag; an entry's none. */
 #define CODEMAP_RETIRED_PAGE ((uintptr_t)1)
-
-/* Where a page had a node that is gone; no address has page UINT64_MAX. */
-static const struct codemap_page codemap_tombstone = { .page = UINT64_MAX, .n = 0 };
 
 struct codemap_table {
 	struct swi_epoch_node retire;
@@ -158,23 +110,6 @@ static void count_add(sw_codemap *map, size_t delta)
 	                      memory_order_relaxed);
 }
 
-static uint64_t page_of(uint64_t addr)
-{
-	return addr >> CODEMAP_PAGE_SHIFT;
-}
-
-/* `addr` relative to the first byte of `page`; the caller keeps it within
- * a method's reach of the page, so that it fits 32 bits. */
-static int32_t page_rel(uint64_t page, uint64_t addr)
-{
-	return (int32_t)(int64_t)(addr - (page << CODEMAP_PAGE_SHIFT));
-}
-
-static int item_dead(const struct codemap_item *it)
-{
-	return atomic_load_explicit(&it->end, memory_order_relaxed) == it->start;
-}
-
 static size_t page_hash(const struct codemap_table *t, uint64_t page)
 {
 	/* Fibonacci hashing: neighbouring pages spread over the table. */
@@ -189,25 +124,6 @@ static size_t entry_size(const struct codemap_entry *e)
 	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
 }
 
-/* The bytes of a page node with room for `cap` items. */
-static size_t page_size(uint32_t cap)
-{
-	return sizeof(struct codemap_page) + sizeof(struct codemap_item) * cap;
-}
-
-/* How many items node `p` holds (writer side: only the writer changes it). */
-static uint32_t page_count(const struct codemap_page *p)
-{
-	return atomic_load_explicit(&p->n, memory_order_relaxed);
-}
-
-/* Free a page node nobody can hold (never published, or the map's end). */
-static void page_free(sw_codemap *map, const struct codemap_page *p)
-{
-	if (p && p != &codemap_tombstone)
-		swi_slab_free(&map->slab, CODEMAP_SLAB_PAGE, (void *)p, page_size(p->cap));
-}
-
 static void entry_free(sw_codemap *map, struct codemap_entry *e)
 {
 	swi_slab_free(&map->slab, CODEMAP_SLAB_ENTRY, e, entry_size(e));
@@ -216,10 +132,13 @@ static void entry_free(sw_codemap *map, struct codemap_entry *e)
 /* The retirer's callback: a retired object no reader can hold any more. */
 static void release_retired(void *ctx, uintptr_t obj)
 {
+	sw_codemap *map = ctx;
+
 	if (obj & CODEMAP_RETIRED_PAGE)
-		page_free(ctx, (const struct codemap_page *)(obj & ~CODEMAP_RETIRED_PAGE));
+		swi_codemap_page_free(&map->slab,
+		                      (const struct codemap_page *)(obj & ~CODEMAP_RETIRED_PAGE));
 	else
-		entry_free(ctx, (struct codemap_entry *)obj);
+		entry_free(map, (struct codemap_entry *)obj);
 }
 
 static void free_table(struct swi_epoch_node *n)
@@ -256,59 +175,6 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 		i = (i + 1) & t->mask;
 	}
 	return NULL;
-}
-
-/*
- * The index of the last item in item[lo, lo + n) with start <= addr, or
- * lo - 1 if none.  The search halves the range without a data-dependent
- * branch (the compiler makes the choice a conditional move): random
- * addresses would mispredict most steps of a branching binary search.
- */
-static long items_search(const struct codemap_item *item, uint32_t lo, uint32_t n, int32_t addr)
-{
-	const struct codemap_item *base = item + lo;
-
-	if (n == 0)
-		return (long)lo - 1;
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		base = base[half].start <= addr ? base + half : base;
-		n -= half;
-	}
-	return base->start <= addr ? (long)(base - item) : (long)lo - 1;
-}
-
-/*
- * The index of the last item of `p` with start <= addr, or -1 if none.
- *
- * Methods tend to fill a page evenly, so the item holding an address is
- * usually the one at the same fraction of the array as the address is of
- * the page, or a neighbour (99% of the time with methods of 64 to 256
- * bytes): look there first, and binary search only the side the guess
- * missed on.  In a map larger than the caches, every step of a binary
- * search over the node is another cache miss; the guess is about one.
- */
-static long page_search(const struct codemap_page *p, int32_t addr)
-{
-	const struct codemap_item *item = p->item;
-	/* Acquire: the items below the count are written before it is raised. */
-	uint32_t n = atomic_load_explicit(&p->n, memory_order_acquire), g;
-	int32_t a = addr < 0 ? 0 : addr > CODEMAP_PAGE_MASK ? CODEMAP_PAGE_MASK : addr;
-
-	if (n == 0)
-		return -1;
-	g = (uint32_t)(((uint64_t)(uint32_t)a * n) >> CODEMAP_PAGE_SHIFT);     /* < n */
-	if (item[g].start <= addr) {
-		if (g + 1 == n || item[g + 1].start > addr)
-			return g;
-		if (g + 2 == n || item[g + 2].start > addr)
-			return g + 1;
-		return items_search(item, g + 2, n - g - 2, addr);
-	}
-	if (g == 0 || item[g - 1].start <= addr)
-		return (long)g - 1;
-	return items_search(item, 0, g - 1, addr);
 }
 
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
@@ -437,113 +303,13 @@ static sw_status table_rebuild(sw_codemap *map, size_t extra)
 		const struct codemap_page *p =
 			atomic_load_explicit(&old->slot[i], memory_order_relaxed);
 
-		if (p && p != &codemap_tombstone)
+		if (p && p != &swi_codemap_tombstone)
 			table_place(t, p);
 	}
 	/* Release: readers that load the new table see its slots filled. */
 	atomic_store_explicit(&map->table, t, memory_order_release);
 	swi_epoch_retire(&map->epoch, &old->retire, free_table);
 	return SW_OK;
-}
-
-/* ---- page nodes (writer side) ---- */
-
-/* A node for `n` items with room for a few more. */
-static struct codemap_page *page_new(sw_codemap *map, uint64_t page, uint32_t n)
-{
-	uint32_t cap = (n + CODEMAP_NODE_ROOM - 1) / CODEMAP_NODE_ROOM * CODEMAP_NODE_ROOM;
-	struct codemap_page *p = swi_slab_alloc(&map->slab, CODEMAP_SLAB_PAGE, page_size(cap));
-
-	if (p) {
-		p->page = page;
-		atomic_init(&p->n, n);
-		p->dead = 0;
-		p->cap = (uint16_t)cap;
-	}
-	return p;
-}
-
-/* Whether a method starting at `start` (relative to the page) can be
- * appended to `p` in place: there is room, and it sorts last. */
-static int page_can_append(const struct codemap_page *p, int32_t start)
-{
-	uint32_t n;
-
-	if (!p)
-		return 0;
-	n = page_count(p);
-	return n < p->cap && (n == 0 || p->item[n - 1].start < start);
-}
-
-/* Append `e` to `p` (page_can_append said yes), publishing it. */
-static void page_append(struct codemap_page *p, const struct codemap_entry *e)
-{
-	uint32_t n = page_count(p);
-	struct codemap_item *it = &p->item[n];
-
-	/* No reader looks past the count: the item is ours until it rises. */
-	it->start = page_rel(p->page, e->info.start);
-	atomic_store_explicit(&it->end, page_rel(p->page, e->info.start + e->info.size),
-	                      memory_order_relaxed);
-	it->entry = e;
-	atomic_store_explicit(&p->n, n + 1, memory_order_release);
-}
-
-/* Copy old's live items other than `skip` to `to`; how many. */
-static uint32_t copy_live(struct codemap_item *to, const struct codemap_item *from, uint32_t n,
-                          const struct codemap_entry *skip)
-{
-	uint32_t j = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		if (from[i].entry == skip || item_dead(&from[i]))
-			continue;
-		to[j].start = from[i].start;
-		atomic_init(&to[j].end, atomic_load_explicit(&from[i].end, memory_order_relaxed));
-		to[j].entry = from[i].entry;
-		j++;
-	}
-	return j;
-}
-
-/* A copy of `old` (NULL: an empty page) with `e` inserted in order and
- * without old's dead items. */
-static struct codemap_page *page_with(sw_codemap *map, const struct codemap_page *old,
-                                      uint64_t page, const struct codemap_entry *e)
-{
-	uint32_t n = old ? page_count(old) - old->dead : 0;
-	struct codemap_page *p = page_new(map, page, n + 1);
-	int32_t start = page_rel(page, e->info.start);
-	uint32_t at;
-
-	if (!p)
-		return NULL;
-	if (old)
-		copy_live(p->item, old->item, page_count(old), NULL);
-	at = n;
-	while (at > 0 && p->item[at - 1].start > start) {
-		p->item[at] = p->item[at - 1];
-		at--;
-	}
-	p->item[at].start = start;
-	atomic_init(&p->item[at].end, page_rel(page, e->info.start + e->info.size));
-	p->item[at].entry = e;
-	return p;
-}
-
-/* A copy of `old` without `e` and its dead items, or the tombstone when
- * nothing else lives in it. */
-static const struct codemap_page *page_without(sw_codemap *map, const struct codemap_page *old,
-                                               const struct codemap_entry *e)
-{
-	struct codemap_page *p;
-
-	if (page_count(old) - old->dead <= 1)
-		return &codemap_tombstone;
-	p = page_new(map, old->page, page_count(old) - old->dead - 1);
-	if (p)
-		copy_live(p->item, old->item, page_count(old), e);
-	return p;
 }
 
 /*
@@ -562,14 +328,14 @@ static void table_install(sw_codemap *map, const struct codemap_page *fresh, uin
 		old = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
 		if (!old || old->page == page)
 			break;
-		if (old == &codemap_tombstone && tomb == SIZE_MAX)
+		if (old == &swi_codemap_tombstone && tomb == SIZE_MAX)
 			tomb = i;
 		i = (i + 1) & t->mask;
 	}
 	if (old) {
 		/* Replace in place: the page keeps its slot. */
 		atomic_store_explicit(&t->slot[i], fresh, memory_order_release);
-		if (fresh == &codemap_tombstone)
+		if (fresh == &swi_codemap_tombstone)
 			t->live--;
 		swi_retire_push(&map->retire, (uintptr_t)old | CODEMAP_RETIRED_PAGE);
 		return;
@@ -646,19 +412,6 @@ const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
 	return &e->body;
 }
 
-/* Whether [start, end) overlaps a method listed in page node `p`. */
-static int page_overlaps(const struct codemap_page *p, uint64_t start, uint64_t end)
-{
-	int32_t s = page_rel(p->page, start), e = page_rel(p->page, end);
-	/* Items do not overlap one another, so only the last live one
-	 * starting before `end` can reach into [start, end). */
-	long i = page_search(p, e - 1);
-
-	while (i >= 0 && item_dead(&p->item[i]))
-		i--;
-	return i >= 0 && atomic_load_explicit(&p->item[i].end, memory_order_relaxed) > s;
-}
-
 /* Allocate an array for `n` nodes: `small` if it fits. */
 static const struct codemap_page **span_array(const struct codemap_page **small, uint64_t n)
 {
@@ -671,7 +424,7 @@ static void span_free(sw_codemap *map, const struct codemap_page **span,
                       const struct codemap_page **small, uint64_t n)
 {
 	for (uint64_t k = 0; k < n; k++)
-		page_free(map, span[k]);
+		swi_codemap_page_free(&map->slab, span[k]);
 	if (span != small)
 		free(span);
 }
@@ -692,7 +445,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	for (uint64_t k = 0; k < pages; k++) {
 		const struct codemap_page *p = table_find(t, first + k);
 
-		if (p && page_overlaps(p, start, end)) {
+		if (p && swi_codemap_page_overlaps(p, start, end)) {
 			if (fresh != small)
 				free(fresh);
 			return SW_E_EXISTS;
@@ -716,13 +469,13 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	for (uint64_t k = 0; k < pages; k++) {
 		const struct codemap_page *copy;
 
-		if (page_can_append(fresh[k], page_rel(first + k, start)))
+		if (swi_codemap_page_can_append(fresh[k], page_rel(first + k, start)))
 			continue;
-		copy = page_with(map, fresh[k], first + k, e);
+		copy = swi_codemap_page_with(&map->slab, fresh[k], first + k, e);
 		if (!copy) {
 			for (uint64_t j = 0; j < k; j++)
 				if (fresh[j] != table_find(t, first + j))
-					page_free(map, fresh[j]);
+					swi_codemap_page_free(&map->slab, fresh[j]);
 			if (fresh != small)
 				free(fresh);
 			return SW_E_NOMEM;
@@ -733,7 +486,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 		const struct codemap_page *cur = table_find(t, first + k);
 
 		if (fresh[k] == cur)
-			page_append((struct codemap_page *)cur, e);
+			swi_codemap_page_append((struct codemap_page *)cur, e);
 		else
 			table_install(map, fresh[k], first + k);
 	}
@@ -776,35 +529,6 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 
 /* ---- removing ---- */
 
-/* The live item of the method starting at `start` in page node `p`, which
- * lists it.  (From its start, not its entry: the entry is cold.) */
-static struct codemap_item *page_item_of(const struct codemap_page *p, uint64_t start)
-{
-	long i = page_search(p, page_rel(p->page, start));
-
-	/* The node lists the method, so the search ends on it. */
-	return (struct codemap_item *)&p->item[i];
-}
-
-/*
- * What removing one item from `p` takes: NULL when it can die in place, or
- * the node to install instead (the tombstone, or a copy without the dead
- * items once half of it would be dead).  *failed on running out of memory.
- */
-static const struct codemap_page *page_after_remove(sw_codemap *map, const struct codemap_page *p,
-                                                    const struct codemap_entry *e, int *failed)
-{
-	const struct codemap_page *q;
-
-	uint32_t n = page_count(p);
-
-	if (n - p->dead > 1 && (p->dead + 1u) * 2 <= n)
-		return NULL;
-	q = page_without(map, p, e);
-	*failed = !q;
-	return q;
-}
-
 static sw_status remove_locked(sw_codemap *map, uint64_t start)
 {
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
@@ -837,7 +561,7 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 		const struct codemap_page *q = k ? table_find(t, first + k) : p;
 
 		/* Every page a method spans lists it; this guards our own bugs. */
-		fresh[k] = q ? page_after_remove(map, q, e, &failed) : NULL;
+		fresh[k] = q ? swi_codemap_page_after_remove(&map->slab, q, e, &failed) : NULL;
 		failed |= !q;
 	}
 	if (failed) {
@@ -849,7 +573,7 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 			table_install(map, fresh[k], first + k);
 		} else {
 			struct codemap_page *q = (struct codemap_page *)table_find(t, first + k);
-			struct codemap_item *it = page_item_of(q, start);
+			struct codemap_item *it = swi_codemap_page_item_of(q, start);
 
 			atomic_store_explicit(&it->end, it->start, memory_order_release);
 			q->dead++;
@@ -964,14 +688,14 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		const struct codemap_page *p =
 			atomic_load_explicit(&t->slot[i], memory_order_relaxed);
 
-		if (!p || p == &codemap_tombstone)
+		if (!p || p == &swi_codemap_tombstone)
 			continue;
 		/* Each entry is listed in every page it spans: free it from
 		 * the page where it starts. */
 		for (uint32_t k = 0; k < page_count(p); k++)
 			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
 				entry_free(map, (struct codemap_entry *)p->item[k].entry);
-		page_free(map, p);
+		swi_codemap_page_free(&map->slab, p);
 	}
 	free(t);
 	swi_slab_destroy(&map->slab);
