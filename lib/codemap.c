@@ -10,8 +10,9 @@
  *   - A page node lists, sorted by start, every method that overlaps its
  *     page (a method spanning several pages is listed in each).  Next to
  *     each method's entry pointer it keeps the method's start and end,
- *     relative to the page (16 bytes an item), so the binary search reads
- *     one contiguous array and touches the entry only to return it.
+ *     relative to the page (16 bytes an item), so the search inside the
+ *     node (codemap_page.h) reads one contiguous array and touches the
+ *     entry only to return it.
  *
  *   - A writer adds to a page by building a new node and swapping it in
  *     with one release store (copy-on-write), so a reader sees the old list
@@ -37,10 +38,10 @@
  *     so a reader that still holds it sees a consistent (older) map.
  *
  *   - Writers serialize on a mutex.  Entries and page nodes come from
- *     their slab (codemap_slab.h), one after the other as methods are
- *     added, so that a method's entry lies near its page's node (malloc
- *     placed them so too; a lookup in a large map pays for every page of
- *     memory it touches).  What writers unlink is retired in batches
+ *     their slab (codemap_slab.h): no per-object header, and freeing a
+ *     removed entry does not coalesce with cold neighbours as free() does
+ *     (which was most of the cost of a removal from a large map).  What
+ *     writers unlink is retired in batches
  *     (codemap_retire.h) and goes back to the slab once no read section
  *     can hold it; a replaced table is retired to the epoch (epoch.h) on
  *     its own.
@@ -150,8 +151,10 @@ _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first")
 /* The slab's free lists link through an object's first word. */
 _Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
 _Static_assert(sizeof(struct codemap_page) >= sizeof(void *), "room for the slab's link");
-/* The retirer's tags live in the low bits of 8-byte aligned addresses. */
-_Static_assert(_Alignof(struct codemap_entry) >= 8 && _Alignof(struct codemap_page) >= 8,
+/* The retirer's tags live in the low bits of the addresses: entries and
+ * nodes come from the slab, SWI_SLAB_GRAIN-aligned, or from malloc (at
+ * least as aligned), whatever the types' own alignment (4 on i386). */
+_Static_assert(CODEMAP_RETIRED_PAGE <= SWI_RETIRE_TAGS && SWI_RETIRE_TAGS < SWI_SLAB_GRAIN,
                "room for a tag");
 
 /* ---- the read side ---- */
