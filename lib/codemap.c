@@ -9,12 +9,24 @@
  *
  *   - A page node lists, sorted by start, every method that overlaps its
  *     page (a method spanning several pages is listed in each).  Next to
- *     each method's entry pointer it keeps the method's start and end, so
- *     the binary search reads one contiguous array and touches the entry
- *     only to return it.  Page nodes are immutable once published: a writer
- *     changes a page by building a new node and swapping it in with one
- *     release store (copy-on-write), so a reader sees the old list or the
- *     new one, never a half-edited one.
+ *     each method's entry pointer it keeps the method's start and end,
+ *     relative to the page (16 bytes an item), so the search inside the
+ *     node (codemap_page.h) reads one contiguous array and touches the
+ *     entry only to return it.
+ *
+ *   - A writer adds to a page by building a new node and swapping it in
+ *     with one release store (copy-on-write), so a reader sees the old list
+ *     or the new one, never a half-edited one.  Nodes are made with room
+ *     for a few more items, and a method that sorts after every item (a
+ *     JIT allocates code upwards) is appended in place instead: the item
+ *     is written past the count, then the count is raised with a release
+ *     store, so a reader sees the method or not.  Removing is cheaper: the
+ *     item's end is set to its start in place (one store; a reader sees
+ *     the method or an empty range, and items never overlap, so no other
+ *     item could have held the address).  Such dead items stay, sorted,
+ *     until half of a node is dead; then it is copied without them, or
+ *     replaced by a tombstone when nothing lives in it.  A removal thus
+ *     allocates nothing most of the time and copies a node only rarely.
  *
  *   - The hash table is open-addressed with linear probing rather than
  *     chained: page nodes carry no chain link, so a resize copies only the
@@ -25,9 +37,14 @@
  *     is rebuilt.  A table that has been replaced is never written again,
  *     so a reader that still holds it sees a consistent (older) map.
  *
- *   - Writers serialize on a mutex; everything they unlink (nodes, tables,
- *     removed entries) is retired to the epoch (epoch.h) and freed once no
- *     read section can hold it.
+ *   - Writers serialize on a mutex.  Entries and page nodes come from
+ *     their slab (codemap_slab.h): no per-object header, and freeing a
+ *     removed entry does not coalesce with cold neighbours as free() does
+ *     (which was most of the cost of a removal from a large map).  What
+ *     writers unlink is retired in batches
+ *     (codemap_retire.h) and goes back to the slab once no read section
+ *     can hold it; a replaced table is retired to the epoch (epoch.h) on
+ *     its own.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,38 +55,24 @@
 #include "epoch.h"
 #include "swu_format.h"
 #include "codemap_observer.h"
+#include "codemap_slab.h"
+#include "codemap_retire.h"
+#include "codemap_page.h"
 
-#define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
 #define CODEMAP_SMALL_SPAN 8
 
 /*
- * A registered method.  Immutable once published; the map owns the blob,
- * which follows the body rule's saved[] in the same allocation.
+ * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
+ * at each: a poll costs a full fence and a second lock, which registering
+ * a method one by one would otherwise pay every time.  Retired memory
+ * waits a little longer; sw_codemap_synchronize still frees it all.
  */
-struct codemap_entry {
-	struct swi_epoch_node retire;
-	sw_code_info info;              /* info.unwind points at the blob */
-	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
-	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
-};
+#define CODEMAP_POLL_EVERY 16
 
-struct codemap_item {
-	uint64_t start, end;            /* [start, end) of entry's code */
-	const struct codemap_entry *entry;
-};
-
-/* The methods overlapping one page, sorted by start.  Immutable once published. */
-struct codemap_page {
-	struct swi_epoch_node retire;
-	uint64_t page;
-	uint32_t n;
-	struct codemap_item item[];
-};
-
-/* Where a page had a node that is gone; no address has page UINT64_MAX. */
-static const struct codemap_page codemap_tombstone = { .page = UINT64_MAX, .n = 0 };
+/* A retired page node's address carries this tag; an entry's none. */
+#define CODEMAP_RETIRED_PAGE ((uintptr_t)1)
 
 struct codemap_table {
 	struct swi_epoch_node retire;
@@ -94,17 +97,11 @@ struct sw_codemap {
 	/* Grows by one after each method is added (swi_codemap_additions). */
 	atomic_uint_fast64_t additions;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
+	struct swi_slab slab;           /* entries and page nodes (writer lock) */
+	struct swi_retirer retire;      /* what writers unlinked (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
 };
-
-/*
- * Writers look for reclaimable memory every CODEMAP_POLL_EVERY writes, not
- * at each: a poll costs a full fence and a second lock, which registering
- * a method one by one would otherwise pay every time.  Retired memory
- * waits a little longer; sw_codemap_synchronize still frees it all.
- */
-#define CODEMAP_POLL_EVERY 16
 
 /* Count a write; whether to poll after it.  Writer lock held. */
 static int count_write(sw_codemap *map)
@@ -123,27 +120,35 @@ static void count_add(sw_codemap *map, size_t delta)
 	                      memory_order_relaxed);
 }
 
-static uint64_t page_of(uint64_t addr)
-{
-	return addr >> CODEMAP_PAGE_SHIFT;
-}
-
 static size_t page_hash(const struct codemap_table *t, uint64_t page)
 {
 	/* Fibonacci hashing: neighbouring pages spread over the table. */
 	return (size_t)((page * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
 }
 
-/* ---- freeing (epoch callbacks) ---- */
+/* ---- memory ---- */
 
-static void free_entry(struct swi_epoch_node *n)
+/* The bytes of entry `e` (swi_slab_alloc's size). */
+static size_t entry_size(const struct codemap_entry *e)
 {
-	free((struct codemap_entry *)n);
+	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
 }
 
-static void free_page(struct swi_epoch_node *n)
+static void entry_free(sw_codemap *map, struct codemap_entry *e)
 {
-	free((struct codemap_page *)n);
+	swi_slab_free(&map->slab, CODEMAP_SLAB_ENTRY, e, entry_size(e));
+}
+
+/* The retirer's callback: a retired object no reader can hold any more. */
+static void release_retired(void *ctx, uintptr_t obj)
+{
+	sw_codemap *map = ctx;
+
+	if (obj & CODEMAP_RETIRED_PAGE)
+		swi_codemap_page_free(&map->slab,
+		                      (const struct codemap_page *)(obj & ~CODEMAP_RETIRED_PAGE));
+	else
+		entry_free(map, (struct codemap_entry *)obj);
 }
 
 static void free_table(struct swi_epoch_node *n)
@@ -151,10 +156,15 @@ static void free_table(struct swi_epoch_node *n)
 	free((struct codemap_table *)n);
 }
 
-/* The callbacks above cast the link to its object: it must come first. */
-_Static_assert(offsetof(struct codemap_entry, retire) == 0, "retire link first");
-_Static_assert(offsetof(struct codemap_page, retire) == 0, "retire link first");
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
+/* The slab's free lists link through an object's first word. */
+_Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
+_Static_assert(sizeof(struct codemap_page) >= sizeof(void *), "room for the slab's link");
+/* The retirer's tags live in the low bits of the addresses: entries and
+ * nodes come from the slab, SWI_SLAB_GRAIN-aligned, or from malloc (at
+ * least as aligned), whatever the types' own alignment (4 on i386). */
+_Static_assert(CODEMAP_RETIRED_PAGE <= SWI_RETIRE_TAGS && SWI_RETIRE_TAGS < SWI_SLAB_GRAIN,
+               "room for a tag");
 
 /* ---- the read side ---- */
 
@@ -179,28 +189,6 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 	return NULL;
 }
 
-/*
- * The index of the last item with start <= addr, or -1 if none.  The
- * search halves the range without a data-dependent branch (the compiler
- * makes the choice a conditional move): random addresses would mispredict
- * most steps of a branching binary search.
- */
-static long page_search(const struct codemap_page *p, uint64_t addr)
-{
-	const struct codemap_item *base = p->item;
-	uint32_t n = p->n;
-
-	if (n == 0)
-		return -1;
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		base = base[half].start <= addr ? base + half : base;
-		n -= half;
-	}
-	return base->start <= addr ? (long)(base - p->item) : -1;
-}
-
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 {
 	const struct codemap_table *t;
@@ -209,12 +197,16 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 
 	if (SWI_UNLIKELY(!map))
 		return NULL;
+	int32_t rel = (int32_t)(ip & CODEMAP_PAGE_MASK);
+
 	t = atomic_load_explicit(&map->table, memory_order_acquire);
 	p = table_find(t, page_of(ip));
 	if (!p)
 		return NULL;
-	i = page_search(p, ip);
-	if (i < 0 || ip >= p->item[i].end)
+	i = page_search(p, rel);
+	/* Relaxed: a removal stores nothing the reader must see besides end
+	 * itself; the entry stays valid as long as the read section lasts. */
+	if (i < 0 || rel >= atomic_load_explicit(&p->item[i].end, memory_order_relaxed))
 		return NULL;
 	return &p->item[i].entry->info;
 }
@@ -333,7 +325,7 @@ static sw_status table_rebuild(sw_codemap *map, size_t extra)
 		const struct codemap_page *p =
 			atomic_load_explicit(&old->slot[i], memory_order_relaxed);
 
-		if (p && p != &codemap_tombstone)
+		if (p && p != &swi_codemap_tombstone)
 			table_place(t, p);
 	}
 	/* Release: readers that load the new table see its slots filled. */
@@ -342,63 +334,11 @@ static sw_status table_rebuild(sw_codemap *map, size_t extra)
 	return SW_OK;
 }
 
-/* ---- page nodes (writer side) ---- */
-
-static struct codemap_page *page_new(uint64_t page, uint32_t n)
-{
-	struct codemap_page *p = malloc(sizeof(*p) + sizeof(p->item[0]) * n);
-
-	if (p) {
-		p->page = page;
-		p->n = n;
-	}
-	return p;
-}
-
-/* A copy of `old` (NULL: an empty page) with `e` inserted in order. */
-static struct codemap_page *page_with(const struct codemap_page *old, uint64_t page,
-                                      const struct codemap_entry *e)
-{
-	uint32_t n = old ? old->n : 0;
-	struct codemap_page *p = page_new(page, n + 1);
-	uint32_t at = 0;
-
-	if (!p)
-		return NULL;
-	while (at < n && old->item[at].start < e->info.start)
-		at++;
-	if (at)
-		memcpy(p->item, old->item, sizeof(p->item[0]) * at);
-	p->item[at].start = e->info.start;
-	p->item[at].end = e->info.start + e->info.size;
-	p->item[at].entry = e;
-	if (n > at)
-		memcpy(p->item + at + 1, old->item + at, sizeof(p->item[0]) * (n - at));
-	return p;
-}
-
-/* A copy of `old` without `e`, or the tombstone when `e` was all it held. */
-static const struct codemap_page *page_without(const struct codemap_page *old,
-                                               const struct codemap_entry *e)
-{
-	struct codemap_page *p;
-	uint32_t j = 0;
-
-	if (old->n == 1)
-		return &codemap_tombstone;
-	p = page_new(old->page, old->n - 1);
-	if (!p)
-		return NULL;
-	for (uint32_t i = 0; i < old->n; i++)
-		if (old->item[i].entry != e)
-			p->item[j++] = old->item[i];
-	return p;
-}
-
 /*
  * Install `fresh` for its page in the current table: replace the old node
  * (retiring it), fill a tombstone, or take the empty slot ending the probe.
- * Writer lock held; the table has room (rebuilt beforehand if needed).
+ * Writer lock held; the table has room (rebuilt beforehand if needed), and
+ * so has the retirer.
  */
 static void table_install(sw_codemap *map, const struct codemap_page *fresh, uint64_t page)
 {
@@ -410,16 +350,16 @@ static void table_install(sw_codemap *map, const struct codemap_page *fresh, uin
 		old = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
 		if (!old || old->page == page)
 			break;
-		if (old == &codemap_tombstone && tomb == SIZE_MAX)
+		if (old == &swi_codemap_tombstone && tomb == SIZE_MAX)
 			tomb = i;
 		i = (i + 1) & t->mask;
 	}
 	if (old) {
 		/* Replace in place: the page keeps its slot. */
 		atomic_store_explicit(&t->slot[i], fresh, memory_order_release);
-		if (fresh == &codemap_tombstone)
+		if (fresh == &swi_codemap_tombstone)
 			t->live--;
-		swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&old->retire, free_page);
+		swi_retire_push(&map->retire, (uintptr_t)old | CODEMAP_RETIRED_PAGE);
 		return;
 	}
 	/* A new page: reuse the first tombstone on its probe path if any.
@@ -464,13 +404,15 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 	return SW_OK;
 }
 
-static struct codemap_entry *entry_new(const sw_code_info *info, const struct swu_body_rule *body,
-                                       const uint32_t *saved)
+/* A new entry from the slab.  Writer lock held. */
+static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info,
+                                       const struct swu_body_rule *body, const uint32_t *saved)
 {
 	struct codemap_entry *e;
 	uint8_t *blob;
 
-	e = malloc(sizeof(*e) + sizeof(saved[0]) * body->nsaved + info->unwind_size);
+	e = swi_slab_alloc(&map->slab, CODEMAP_SLAB_ENTRY, sizeof(*e) + sizeof(saved[0]) * body->nsaved +
+	                   info->unwind_size);
 	if (!e)
 		return NULL;
 	blob = (uint8_t *)(e->body_saved + body->nsaved);
@@ -492,16 +434,6 @@ const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
 	return &e->body;
 }
 
-/* Whether [start, end) overlaps a method listed in page node `p`. */
-static int page_overlaps(const struct codemap_page *p, uint64_t start, uint64_t end)
-{
-	/* Items do not overlap one another, so only the last one starting
-	 * before `end` can reach into [start, end). */
-	long i = page_search(p, end - 1);
-
-	return i >= 0 && p->item[i].end > start;
-}
-
 /* Allocate an array for `n` nodes: `small` if it fits. */
 static const struct codemap_page **span_array(const struct codemap_page **small, uint64_t n)
 {
@@ -510,12 +442,11 @@ static const struct codemap_page **span_array(const struct codemap_page **small,
 	return calloc((size_t)n, sizeof(*small));
 }
 
-static void span_free(const struct codemap_page **span, const struct codemap_page **small,
-                      uint64_t n)
+static void span_free(sw_codemap *map, const struct codemap_page **span,
+                      const struct codemap_page **small, uint64_t n)
 {
 	for (uint64_t k = 0; k < n; k++)
-		if (span[k] && span[k] != &codemap_tombstone)
-			free((void *)span[k]);
+		swi_codemap_page_free(&map->slab, span[k]);
 	if (span != small)
 		free(span);
 }
@@ -536,39 +467,51 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	for (uint64_t k = 0; k < pages; k++) {
 		const struct codemap_page *p = table_find(t, first + k);
 
-		if (p && page_overlaps(p, start, end)) {
+		if (p && swi_codemap_page_overlaps(p, start, end)) {
 			if (fresh != small)
 				free(fresh);
 			return SW_E_EXISTS;
 		}
 		fresh[k] = p;
 	}
-	/* A rebuild moves the nodes to a new table; it does not change them. */
-	if (table_wants_rebuild(t, (size_t)pages)) {
+	/* Room to retire the nodes replaced; and a rebuild moves the nodes to
+	 * a new table, it does not change them. */
+	st = swi_retire_reserve(&map->retire, (size_t)pages);
+	if (st == SW_OK && table_wants_rebuild(t, (size_t)pages))
 		st = table_rebuild(map, (size_t)pages);
-		if (st != SW_OK) {
-			if (fresh != small)
-				free(fresh);
-			return st;
-		}
+	if (st != SW_OK) {
+		if (fresh != small)
+			free(fresh);
+		return st;
 	}
 	/* Build every new node before publishing any, so that running out of
-	 * memory leaves the map as it was. */
+	 * memory leaves the map as it was.  A node the method can be appended
+	 * to stays: fresh[k] is then the map's own node. */
+	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (uint64_t k = 0; k < pages; k++) {
-		const struct codemap_page *copy = page_with(fresh[k], first + k, e);
+		const struct codemap_page *copy;
 
+		if (swi_codemap_page_can_append(fresh[k], page_rel(first + k, start)))
+			continue;
+		copy = swi_codemap_page_with(&map->slab, fresh[k], first + k, e);
 		if (!copy) {
-			/* fresh[0, k) are new nodes; the rest are still the map's. */
 			for (uint64_t j = 0; j < k; j++)
-				free((void *)fresh[j]);
+				if (fresh[j] != table_find(t, first + j))
+					swi_codemap_page_free(&map->slab, fresh[j]);
 			if (fresh != small)
 				free(fresh);
 			return SW_E_NOMEM;
 		}
 		fresh[k] = copy;
 	}
-	for (uint64_t k = 0; k < pages; k++)
-		table_install(map, fresh[k], first + k);
+	for (uint64_t k = 0; k < pages; k++) {
+		const struct codemap_page *cur = table_find(t, first + k);
+
+		if (fresh[k] == cur)
+			swi_codemap_page_append((struct codemap_page *)cur, e);
+		else
+			table_install(map, fresh[k], first + k);
+	}
 	if (fresh != small)
 		free(fresh);
 	count_add(map, 1);
@@ -589,17 +532,18 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	st = check_info(info, &body, saved);
 	if (st != SW_OK)
 		return st;
-	e = entry_new(info, &body, saved);
-	if (!e)
-		return SW_E_NOMEM;
 	pthread_mutex_lock(&map->lock);
-	st = add_locked(map, e);
+	swi_retire_drain(&map->retire);
+	e = entry_new(map, info, &body, saved);
+	st = e ? add_locked(map, e) : SW_E_NOMEM;
+	if (st != SW_OK && e)
+		entry_free(map, e);     /* never published */
 	poll = count_write(map);
+	if (poll)
+		swi_retire_flush(&map->retire);
 	if (st == SW_OK)
 		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
 	pthread_mutex_unlock(&map->lock);
-	if (st != SW_OK)
-		free(e);        /* never published */
 	/* Opportunistic reclamation of earlier removals; never waits. */
 	if (poll)
 		swi_epoch_poll(&map->epoch);
@@ -613,36 +557,56 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	const struct codemap_page *p, *small[CODEMAP_SMALL_SPAN], **fresh;
 	const struct codemap_entry *e;
-	uint64_t first, pages;
+	uint64_t first = page_of(start), pages;
+	int failed = 0;
 	long i;
 
-	p = table_find(t, page_of(start));
+	p = table_find(t, first);
 	if (!p)
 		return SW_E_NOTFOUND;
-	i = page_search(p, start);
-	if (i < 0 || p->item[i].start != start)
+	i = page_search(p, page_rel(first, start));
+	if (i < 0 || p->item[i].start != page_rel(first, start) || item_dead(&p->item[i]))
 		return SW_E_NOTFOUND;
 	e = p->item[i].entry;
-	first = page_of(start);
-	pages = page_of(p->item[i].end - 1) - first + 1;
+	/* The end from the item, not the entry: the entry is cold, the node is not. */
+	pages = page_of((first << CODEMAP_PAGE_SHIFT) +
+	                (uint64_t)(int64_t)atomic_load_explicit(&p->item[i].end,
+	                                                        memory_order_relaxed) - 1) - first + 1;
+	/* Room to retire the entry and a node for each page. */
+	if (pages >= SIZE_MAX || swi_retire_reserve(&map->retire, (size_t)pages + 1) != SW_OK)
+		return SW_E_NOMEM;
 
+	/* Everything that may fail first, so that failing leaves the map as it was. */
 	fresh = span_array(small, pages);
 	if (!fresh)
 		return SW_E_NOMEM;
+	for (uint64_t k = 0; k < pages && !failed; k++) {
+		const struct codemap_page *q = k ? table_find(t, first + k) : p;
+
+		/* Every page a method spans lists it; this guards our own bugs. */
+		fresh[k] = q ? swi_codemap_page_after_remove(&map->slab, q, e, &failed) : NULL;
+		failed |= !q;
+	}
+	if (failed) {
+		span_free(map, fresh, small, pages);
+		return SW_E_NOMEM;
+	}
 	for (uint64_t k = 0; k < pages; k++) {
-		fresh[k] = page_without(table_find(t, first + k), e);
-		if (!fresh[k]) {
-			span_free(fresh, small, pages);
-			return SW_E_NOMEM;
+		if (fresh[k]) {
+			table_install(map, fresh[k], first + k);
+		} else {
+			struct codemap_page *q = (struct codemap_page *)table_find(t, first + k);
+			struct codemap_item *it = swi_codemap_page_item_of(q, start);
+
+			atomic_store_explicit(&it->end, it->start, memory_order_release);
+			q->dead++;
 		}
 	}
-	for (uint64_t k = 0; k < pages; k++)
-		table_install(map, fresh[k], first + k);
 	if (fresh != small)
 		free(fresh);
-	/* Seq_cst, before the retire: see swi_codemap_version. */
+	/* Seq_cst, before the entry goes to the epoch: see swi_codemap_version. */
 	atomic_fetch_add(&map->version, 1);
-	swi_epoch_retire(&map->epoch, (struct swi_epoch_node *)&e->retire, free_entry);
+	swi_retire_push(&map->retire, (uintptr_t)e);
 	count_add(map, (size_t)-1);
 
 	/* Clear tombstones, or shrink after mass removal.  Failing to is
@@ -665,8 +629,11 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 	 * its blob may be reclaimed once it is removed, so they get none. */
 	if (map->observers && sw_codemap_find(map, start, &gone) == SW_OK)
 		gone.unwind = NULL;
+	swi_retire_drain(&map->retire);
 	st = remove_locked(map, start);
 	poll = count_write(map);
+	if (poll)
+		swi_retire_flush(&map->retire);
 	if (st == SW_OK && map->observers)
 		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
 	pthread_mutex_unlock(&map->lock);
@@ -677,8 +644,16 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 
 SW_API void sw_codemap_synchronize(sw_codemap *map)
 {
-	if (map)
-		swi_epoch_synchronize(&map->epoch);
+	if (!map)
+		return;
+	pthread_mutex_lock(&map->lock);
+	swi_retire_flush(&map->retire);
+	pthread_mutex_unlock(&map->lock);
+	swi_epoch_synchronize(&map->epoch);
+	/* And give the memory back to the slab now, not at the next write. */
+	pthread_mutex_lock(&map->lock);
+	swi_retire_drain(&map->retire);
+	pthread_mutex_unlock(&map->lock);
 }
 
 /* ---- life cycle ---- */
@@ -720,6 +695,8 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->version, atomic_fetch_add(&codemap_instances, 1) << 40);
 	atomic_init(&map->additions, 0);
 	map->unpolled = 0;
+	swi_slab_init(&map->slab);
+	swi_retire_init(&map->retire, &map->epoch, release_retired, map);
 	map->observers = NULL;
 	*out = map;
 	return SW_OK;
@@ -731,25 +708,28 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 
 	if (!map)
 		return;
-	/* What was retired: old tables, old page nodes and removed entries.
-	 * Freeing a node does not touch the entries it lists, so order does
-	 * not matter; live entries are freed below, from the current table. */
+	/* What was retired: old tables, and batches of old page nodes and
+	 * removed entries, handed back or not yet.  Freeing a node does not
+	 * touch the entries it lists, so order does not matter; live entries
+	 * are freed below, from the current table. */
 	swi_epoch_destroy(&map->epoch);
+	swi_retire_destroy(&map->retire);
 	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	for (size_t i = 0; i <= t->mask; i++) {
 		const struct codemap_page *p =
 			atomic_load_explicit(&t->slot[i], memory_order_relaxed);
 
-		if (!p || p == &codemap_tombstone)
+		if (!p || p == &swi_codemap_tombstone)
 			continue;
 		/* Each entry is listed in every page it spans: free it from
 		 * the page where it starts. */
-		for (uint32_t k = 0; k < p->n; k++)
-			if (page_of(p->item[k].start) == p->page)
-				free((void *)p->item[k].entry);
-		free((void *)p);
+		for (uint32_t k = 0; k < page_count(p); k++)
+			if (p->item[k].start >= 0 && !item_dead(&p->item[k]))
+				entry_free(map, (struct codemap_entry *)p->item[k].entry);
+		swi_codemap_page_free(&map->slab, p);
 	}
 	free(t);
+	swi_slab_destroy(&map->slab);
 	pthread_mutex_destroy(&map->lock);
 	free(map);
 }

@@ -1,11 +1,13 @@
 /*
  * check_codemap.c - the code map: registration, lookups at every boundary,
- * hostile arguments, a million methods, a reference model, and readers
- * (threads and a signal handler) racing writers.
+ * hostile arguments, removal in place and the reuse of removed entries'
+ * memory, a million methods, a reference model, and readers (threads and
+ * a signal handler) racing writers.
  *
  * No test asserts on time; the concurrent ones are bounded by iterations.
  */
 #include <check.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 #include <stackwalk.h>
 #include "internal.h"
+#include "codemap_slab.h"
 
 /* ---- helpers ---- */
 
@@ -462,6 +465,233 @@ START_TEST(test_random_model)
 }
 END_TEST
 
+/* ---- removal in place, compaction, and memory reuse ---- */
+
+#define P_BASE  UINT64_C(0x20000)
+#define P_N     64u             /* 64 methods of 64 bytes: exactly one page */
+
+/* Check every method of the page (and the one reaching in from before)
+ * against `live`: first and last byte found, or both missing. */
+static void expect_page(sw_codemap *map, const int *live)
+{
+	for (unsigned k = 0; k < P_N; k++) {
+		uint64_t s = P_BASE + k * 64;
+
+		if (live[k]) {
+			expect_found(map, s, s, 64);
+			expect_found(map, s + 63, s, 64);
+		} else {
+			expect_missing(map, s);
+			expect_missing(map, s + 63);
+		}
+	}
+}
+
+START_TEST(test_remove_in_place)
+{
+	sw_codemap *map = new_map();
+	int live[P_N];
+	unsigned order[P_N];
+
+	/* A method from the page before reaches 0x100 bytes into this one. */
+	ck_assert_int_eq(add(map, P_BASE - 0x100, 0x100), SW_OK);
+	for (unsigned k = 0; k < P_N; k++) {
+		ck_assert_int_eq(add(map, P_BASE + k * 64, 64), SW_OK);
+		live[k] = 1;
+		order[k] = (k * 37u) % P_N;     /* 37 is odd: a permutation */
+	}
+	/* Each removal is seen at once, whether the item dies in place or
+	 * the node is compacted (half dead) or becomes a tombstone. */
+	for (unsigned i = 0; i < P_N; i++) {
+		ck_assert_int_eq(sw_codemap_remove(map, P_BASE + order[i] * 64), SW_OK);
+		ck_assert_int_eq(sw_codemap_remove(map, P_BASE + order[i] * 64), SW_E_NOTFOUND);
+		live[order[i]] = 0;
+		expect_page(map, live);
+		expect_found(map, P_BASE - 1, P_BASE - 0x100, 0x100);
+		/* Halfway: put back every removed one (adds over dead items)... */
+		if (i == P_N / 3) {
+			for (unsigned j = 0; j <= i; j++) {
+				ck_assert_int_eq(add(map, P_BASE + order[j] * 64, 64), SW_OK);
+				live[order[j]] = 1;
+			}
+			expect_page(map, live);
+			/* ...and the page's items are all live again: remove the
+			 * first third once more. */
+			for (unsigned j = 0; j <= i; j++) {
+				ck_assert_int_eq(sw_codemap_remove(map, P_BASE + order[j] * 64), SW_OK);
+				live[order[j]] = 0;
+			}
+			expect_page(map, live);
+		}
+	}
+	ck_assert_uint_eq(sw_codemap_count(map), 1);
+	/* The method reaching in from before dies in this page in place too. */
+	ck_assert_int_eq(sw_codemap_remove(map, P_BASE - 0x100), SW_OK);
+	expect_missing(map, P_BASE - 1);
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_overlap_with_dead_items)
+{
+	sw_codemap *map = new_map();
+
+	/* Three neighbours; the middle one removed in place (a third dead). */
+	ck_assert_int_eq(add(map, 0x30000, 0x100), SW_OK);
+	ck_assert_int_eq(add(map, 0x30100, 0x100), SW_OK);
+	ck_assert_int_eq(add(map, 0x30200, 0x100), SW_OK);
+	ck_assert_int_eq(add(map, 0x30300, 0x100), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, 0x30200), SW_OK);
+	/* The freed space takes a method of any shape inside it... */
+	ck_assert_int_eq(add(map, 0x30280, 0x80), SW_OK);
+	/* ...but not one reaching a live neighbour, whatever dead item
+	 * lies between. */
+	ck_assert_int_eq(sw_codemap_remove(map, 0x30280), SW_OK);
+	ck_assert_int_eq(add(map, 0x301ff, 0x10), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, 0x30200, 0x101), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, 0x30100, 0x10), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, 0x30200, 0x100), SW_OK);
+	expect_found(map, 0x302ff, 0x30200, 0x100);
+	expect_found(map, 0x30300, 0x30300, 0x100);
+	expect_found(map, 0x301ff, 0x30100, 0x100);
+	/* A removed multi-page method frees every page it spanned. */
+	ck_assert_int_eq(add(map, 0x30400, 0x3000), SW_OK);
+	ck_assert_int_eq(add(map, 0x33400, 0x10), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, 0x30400), SW_OK);
+	expect_missing(map, 0x31000);
+	expect_missing(map, 0x333ff);
+	ck_assert_int_eq(add(map, 0x33000, 0x400), SW_OK);
+	ck_assert_int_eq(add(map, 0x303ff, 0x2), SW_E_EXISTS);
+	ck_assert_int_eq(add(map, 0x30400, 0x2c00), SW_OK);
+	expect_found(map, 0x32fff, 0x30400, 0x2c00);
+	expect_found(map, 0x33000, 0x33000, 0x400);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_append_in_place)
+{
+	sw_codemap *map = new_map();
+	const uint64_t base = 0x50000;
+
+	/* Ascending, 0x40 apart with gaps of 0x20: appends in place while
+	 * the node has room, copies when it is full; every step is seen. */
+	for (uint64_t k = 0; k < 40; k++) {
+		ck_assert_int_eq(add(map, base + k * 0x60, 0x40), SW_OK);
+		for (uint64_t j = 0; j <= k; j++) {
+			expect_found(map, base + j * 0x60, base + j * 0x60, 0x40);
+			expect_found(map, base + j * 0x60 + 0x3f, base + j * 0x60, 0x40);
+			expect_missing(map, base + j * 0x60 + 0x40);
+		}
+		expect_missing(map, base + (k + 1) * 0x60);
+	}
+	/* Into the gaps (not last: copied), then after dead items (appended
+	 * past them), then over the range of a dead item. */
+	ck_assert_int_eq(add(map, base + 0x40, 0x20), SW_OK);
+	ck_assert_int_eq(add(map, base + 5 * 0x60 + 0x40, 0x20), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, base + 39 * 0x60), SW_OK);
+	ck_assert_int_eq(sw_codemap_remove(map, base + 38 * 0x60), SW_OK);
+	ck_assert_int_eq(add(map, base + 40 * 0x60, 0x40), SW_OK);
+	ck_assert_int_eq(add(map, base + 39 * 0x60, 0x60), SW_OK);
+	ck_assert_int_eq(add(map, base + 39 * 0x60 - 1, 2), SW_E_EXISTS);
+	expect_found(map, base + 0x5f, base + 0x40, 0x20);
+	expect_found(map, base + 5 * 0x60 + 0x5f, base + 5 * 0x60 + 0x40, 0x20);
+	expect_missing(map, base + 38 * 0x60);
+	expect_found(map, base + 39 * 0x60 + 0x5f, base + 39 * 0x60, 0x60);
+	expect_found(map, base + 40 * 0x60, base + 40 * 0x60, 0x40);
+	expect_found(map, base + 37 * 0x60 + 0x3f, base + 37 * 0x60, 0x40);
+	ck_assert_uint_eq(sw_codemap_count(map), 42);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+#define R_N 3000u
+
+/*
+ * The memory of removed entries is reused once no reader can hold it:
+ * after removing every method but one and synchronizing, methods
+ * registered anew are stored where the old ones were, and read back
+ * intact.  Once the last one goes, the memory goes back to malloc.
+ */
+START_TEST(test_entry_reuse)
+{
+	static const uint8_t *old_blob[R_N], *new_blob[R_N];
+	sw_codemap *map = new_map();
+	unsigned reused = 0;
+	size_t held;
+
+	ck_assert_int_eq(add(map, 0x3f000000, 0x10), SW_OK);    /* the one kept */
+	for (unsigned round = 0; round < 3; round++) {
+		uint64_t base = 0x40000000 + (uint64_t)round * 0x1000000;
+
+		for (unsigned k = 0; k < R_N; k++)
+			ck_assert_int_eq(add(map, base + k * 0x40, 0x30), SW_OK);
+		for (unsigned k = 0; k < R_N; k++) {
+			sw_code_info out;
+
+			ck_assert_int_eq(sw_codemap_find(map, base + k * 0x40 + 0x2f, &out), SW_OK);
+			ck_assert(entry_ok(&out, base + k * 0x40, 0x30));
+			ck_assert(blob_ok(&out));
+			if (round > 0)
+				for (unsigned j = 0; j < R_N; j++)
+					if (old_blob[j] == out.unwind) {
+						reused++;
+						break;
+					}
+			new_blob[k] = out.unwind;
+		}
+		memcpy(old_blob, new_blob, sizeof old_blob);
+		/* Remove in an order unlike the one they were added in. */
+		for (unsigned k = 0; k < R_N; k++)
+			ck_assert_int_eq(sw_codemap_remove(map, base + ((k * 7u) % R_N) * 0x40), SW_OK);
+		ck_assert_uint_eq(sw_codemap_count(map), 1);
+		sw_codemap_synchronize(map);
+	}
+	/* Every entry of rounds 1 and 2 took the place of one removed before. */
+	ck_assert_uint_eq(reused, 2 * R_N);
+	held = mallinfo2().uordblks;
+	ck_assert_int_eq(sw_codemap_remove(map, 0x3f000000), SW_OK);
+	sw_codemap_synchronize(map);
+	/* Not under sanitizers, whose allocators mallinfo2 does not see. */
+	if (held > 0)
+		ck_assert_uint_ge(held - mallinfo2().uordblks, R_N * sizeof(sw_code_info));
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_slab)
+{
+	struct swi_slab s;
+	void *p[SWI_SLAB_MAX + 200];
+
+	swi_slab_init(&s);
+	/* Every size, aligned, usable to its last byte, and disjoint. */
+	for (size_t size = 1; size < SWI_SLAB_MAX + 200; size++) {
+		p[size] = swi_slab_alloc(&s, size & 1, size);
+		ck_assert_ptr_nonnull(p[size]);
+		ck_assert_uint_eq((uintptr_t)p[size] % SWI_SLAB_GRAIN, 0);
+		memset(p[size], (int)(size & 0xff), size);
+	}
+	for (size_t size = 1; size < SWI_SLAB_MAX + 200; size++)
+		for (size_t i = 0; i < size; i++)
+			ck_assert_uint_eq(((uint8_t *)p[size])[i], size & 0xff);
+	/* A freed object comes back for its kind and size (rounded to the
+	 * grain), last freed first; larger ones go back to malloc. */
+	swi_slab_free(&s, 1, p[17], 17);
+	swi_slab_free(&s, 0, p[100], 100);
+	ck_assert_ptr_ne(swi_slab_alloc(&s, 0, 17), p[17]);     /* another kind's */
+	ck_assert_ptr_eq(swi_slab_alloc(&s, 0, 98), p[100]);
+	ck_assert_ptr_eq(swi_slab_alloc(&s, 1, 24), p[17]);
+	swi_slab_free(&s, 1, p[SWI_SLAB_MAX + 1], SWI_SLAB_MAX + 1);
+	swi_slab_free(&s, 0, NULL, 8);
+	ck_assert_ptr_null(swi_slab_alloc(&s, 0, 0));
+	for (size_t size = SWI_SLAB_MAX + 2; size < SWI_SLAB_MAX + 200; size++)
+		swi_slab_free(&s, size & 1, p[size], size);
+	swi_slab_destroy(&s);
+}
+END_TEST
+
 /* ---- concurrency: reader threads against writer threads ---- */
 
 /*
@@ -737,6 +967,11 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_bad_args);
 	tcase_add_test(tc, test_hostile_ips);
 	tcase_add_test(tc, test_many_pages);
+	tcase_add_test(tc, test_remove_in_place);
+	tcase_add_test(tc, test_overlap_with_dead_items);
+	tcase_add_test(tc, test_append_in_place);
+	tcase_add_test(tc, test_entry_reuse);
+	tcase_add_test(tc, test_slab);
 	suite_add_tcase(s, tc);
 
 	/* Generous limits: sanitizer and valgrind runs are many times slower;
