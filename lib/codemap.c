@@ -515,7 +515,10 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	if (fresh != small)
 		free(fresh);
 	count_add(map, 1);
-	atomic_fetch_add_explicit(&map->additions, 1, memory_order_release);
+	/* Writers hold the lock: a store, not a locked add (that would drain the stores of the add). */
+	atomic_store_explicit(&map->additions,
+	                      atomic_load_explicit(&map->additions, memory_order_relaxed) + 1,
+	                      memory_order_release);
 	return SW_OK;
 }
 
@@ -604,8 +607,15 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	}
 	if (fresh != small)
 		free(fresh);
-	/* Seq_cst, before the entry goes to the epoch: see swi_codemap_version. */
-	atomic_fetch_add(&map->version, 1);
+	/*
+	 * Before the entry goes to the epoch (see swi_codemap_version): the
+	 * fence of the reclamation poll that may free it comes after this
+	 * store, which is what pairs with the reader's fence.  Writers hold
+	 * the lock, so a store does, not a locked add.
+	 */
+	atomic_store_explicit(&map->version,
+	                      atomic_load_explicit(&map->version, memory_order_relaxed) + 1,
+	                      memory_order_release);
 	swi_retire_push(&map->retire, (uintptr_t)e);
 	count_add(map, (size_t)-1);
 

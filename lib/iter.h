@@ -127,8 +127,9 @@ struct swi_iter {
  * unchanged version proves that every entry found in an earlier section of
  * this map is still registered, and this section keeps it so: the writer
  * counts before it retires an entry, and the read section's fence pairs
- * with the reclamation poll's (epoch.h), so either the reader sees the new
- * version or the poll sees the reader.  Async-signal-safe.
+ * with the fence of the reclamation poll that could free it (epoch.h), so
+ * either the reader sees the new version or the poll sees the reader.
+ * Async-signal-safe.
  */
 uint64_t swi_codemap_version(const sw_codemap *map);
 

@@ -434,7 +434,9 @@ sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_
 	sw_status st;
 
 	memset(out, 0, sizeof *out);
-	memset(&bv, 0, sizeof bv);
+	/* Not all of bv: its rule is half a kilobyte, written whole by visit_prolog_end. */
+	bv.have_rule = false;
+	bv.first_epilog = 0;
 	if ((st = walk_blob(blob, size, &v, &bv, NULL, visit_prolog_end)) != SW_OK)
 		return st;
 	/* Row blobs, with their runs, take the decoder's way. */
