@@ -13,8 +13,10 @@
 #define TOP 40
 #define BOTTOM 60
 
+/* As many as the plots have series: a repeated colour would join two curves. */
 static const char *const colors[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+	"#bcbd22", "#17becf", "#000000", "#aec7e8"
 };
 
 static double px(double v, double lo, double hi, double from, double to)
