@@ -77,7 +77,7 @@ typedef struct sw_module_import_stats {
 	uint32_t skipped_by[SW_MODULE_SKIP_MAX];  /* indexed by SW_SKIP_* */
 	uint32_t symbols;               /* function symbols kept from .symtab and .dynsym */
 	uint32_t row_ops;               /* SWU row ops written */
-	uint64_t unwind_bytes;          /* SWU bytes written (CFI and analysis) */
+	uint64_t unwind_bytes;          /* SWU bytes kept, CFI and analysis (each distinct blob once) */
 	/* With SW_MODULE_ANALYZE: */
 	uint32_t analyzed;              /* functions described (wholly or in part) by instruction analysis */
 	uint32_t analyzed_entries;      /* the functions they gave (a function described in part gives
