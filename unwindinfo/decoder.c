@@ -403,7 +403,11 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 /* What swu_validate_body_rule's visitor gathers while the validator runs. */
 struct body_visit {
 	sw_swu_header h;
-	sw_swu_rule rule;
+	/*
+	 * Apart from the rest: it is half a kilobyte, written whole by
+	 * visit_prolog_end, so it is not cleared first.
+	 */
+	sw_swu_rule *rule;
 	uint32_t first_epilog;
 	bool have_rule;
 };
@@ -414,7 +418,7 @@ static void visit_prolog_end(void *ctx, const sw_swu_header *h, const struct swu
 
 	bv->h = *h;
 	bv->first_epilog = h->code_size + 1;
-	swu_state_rule(body, SW_SWU_BODY, &bv->rule);
+	swu_state_rule(body, SW_SWU_BODY, bv->rule);
 	bv->have_rule = true;
 }
 
@@ -430,13 +434,11 @@ sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_
                                  uint32_t *saved)
 {
 	static const struct swu_visitor v = { .epilog = visit_epilog };
-	struct body_visit bv;
+	sw_swu_rule rule;
+	struct body_visit bv = { .rule = &rule };
 	sw_status st;
 
 	memset(out, 0, sizeof *out);
-	/* Not all of bv: its rule is half a kilobyte, written whole by visit_prolog_end. */
-	bv.have_rule = false;
-	bv.first_epilog = 0;
 	if ((st = walk_blob(blob, size, &v, &bv, NULL, visit_prolog_end)) != SW_OK)
 		return st;
 	/* Row blobs, with their runs, take the decoder's way. */
@@ -448,7 +450,7 @@ sw_status swu_validate_body_rule(const void *blob, size_t size, struct swu_body_
 	 * and the first epilog, as long as no body op moves SP there.
 	 */
 	if (!bv.h.body_ops && bv.h.prolog_size < bv.first_epilog)
-		pack_body_rule(&bv.rule, bv.h.prolog_size, bv.first_epilog, 0, 0, out, saved);
+		pack_body_rule(bv.rule, bv.h.prolog_size, bv.first_epilog, 0, 0, out, saved);
 	return SW_OK;
 }
 
