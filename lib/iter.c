@@ -578,6 +578,18 @@ static int step_skipped(struct swi_iter *it)
 	return report(it, SW_STATE_FRAMELESS, it->code->method);
 }
 
+/* The caller's registers become the current frame's (only the known ones: the arrays are mostly stale slots). */
+static inline __attribute__((always_inline)) void caller_becomes_current(sw_regdisplay *rd)
+{
+	rd->cur.valid = rd->caller.valid;
+	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+		rd->cur.regs[r] = rd->caller.regs[r];
+		rd->cur_loc[r] = rd->caller_loc[r];
+	}
+	rd->caller_valid = 0;
+}
+
 /* Become the caller: managed again, or a native marker and then Frames. */
 static int step_after_managed(struct swi_iter *it)
 {
@@ -596,14 +608,7 @@ static int step_after_managed(struct swi_iter *it)
 		return -1;
 	}
 
-	/* Copy only the known registers: the arrays are mostly stale slots. */
-	rd->cur.valid = rd->caller.valid;
-	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
-		unsigned r = (unsigned)__builtin_ctzll(m);
-		rd->cur.regs[r] = rd->caller.regs[r];
-		rd->cur_loc[r] = rd->caller_loc[r];
-	}
-	rd->caller_valid = 0;
+	caller_becomes_current(rd);
 	/* Code a signal interrupted resumes at its exact IP. */
 	it->active = it->caller_active;
 	set_frame_flags(it, 0, it->caller_active, 0);
@@ -726,13 +731,7 @@ static int step_fast(struct swi_iter *it)
 		return -2;
 
 	/* step_after_managed: the caller becomes the current frame. */
-	rd->cur.valid = rd->caller.valid;
-	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
-		unsigned r = (unsigned)__builtin_ctzll(m);
-		rd->cur.regs[r] = rd->caller.regs[r];
-		rd->cur_loc[r] = rd->caller_loc[r];
-	}
-	rd->caller_valid = 0;
+	caller_becomes_current(rd);
 	it->active = 0;
 	set_frame_flags(it, 0, 0, 0);
 	it->trust = it->caller_trust;
