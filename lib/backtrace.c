@@ -47,12 +47,21 @@ enum {
 struct bt_rule {
 	uint64_t ra;                    /* the key; 0 only in the sentinel */
 	const struct bt_rule *next;     /* in the same table; the sentinel when none */
+	/*
+	 * The entry; for a code table's function, whose info the lookup
+	 * copied, the table's address + BT_TABLE_TAG and the function's
+	 * index in `index` (bt_code_of).
+	 */
 	const sw_code_info *code;
 	int32_t cfa_offset;             /* CFA = base + cfa_offset */
 	int32_t ra_offset;              /* return address at [base + ra_offset] */
 	int32_t fp_offset;              /* saved FP at [base + fp_offset], or BT_NO_FP */
 	uint8_t bits;                   /* BT_* */
+	uint8_t index[3];               /* a code table function's index, little-endian */
 };
+
+#define BT_TABLE_TAG ((uintptr_t)1)
+#define BT_MAX_INDEX ((UINT32_C(1) << 24) - 1)
 
 #define BT_MAGIC 0x53574254u    /* "SWBT" */
 
@@ -127,18 +136,32 @@ static int from_base(int32_t cfa_offset, int32_t offset, int32_t *out)
 }
 
 /* Fill a rule's fields; 0 when an offset from the CFA's base does not fit. */
-static int bt_make(struct bt_cache *cache, const struct swi_arch *a, uint64_t key,
+static int bt_make(const struct swi_iter *it, struct bt_cache *cache, uint64_t key,
                    const sw_code_info *code, unsigned cfa_reg, int32_t cfa_offset,
                    int32_t ra_offset, int fp_saved, int32_t fp_offset, int ra_signed,
                    struct bt_rule *out)
 {
+	const struct swi_arch *a = it->arch;
+
 	out->fp_offset = BT_NO_FP;
 	if (!from_base(cfa_offset, ra_offset, &out->ra_offset) ||
 	    (fp_saved && !from_base(cfa_offset, fp_offset, &out->fp_offset)))
 		return 0;
 	out->ra = key;
 	out->next = &cache->rule[BT_SENTINEL];
+	/* A copy does not outlive the lookup: keep where it came from. */
 	out->code = code;
+	out->index[0] = out->index[1] = out->index[2] = 0;
+	if (!swi_code_is_entry(it, code)) {
+		const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
+
+		if (!c->table || c->index > BT_MAX_INDEX)
+			return 0;
+		out->code = (const sw_code_info *)(uintptr_t)((uintptr_t)c->table + BT_TABLE_TAG);
+		out->index[0] = (uint8_t)c->index;
+		out->index[1] = (uint8_t)(c->index >> 8);
+		out->index[2] = (uint8_t)(c->index >> 16);
+	}
 	out->cfa_offset = cfa_offset;
 	out->bits = (uint8_t)((cfa_reg == a->fp_reg ? BT_CFA_IS_FP : 0) |
 	                      ((code->flags & SW_CODE_NATIVE) ? BT_NATIVE : 0) |
@@ -161,7 +184,7 @@ static int bt_from_decoded(struct swi_iter *it, struct bt_cache *cache, uint64_t
 	    (r->cfa_reg != a->sp_reg && r->cfa_reg != a->fp_reg) ||
 	    (fp_saved && r->saved_base[a->fp_reg] != SW_SWU_BASE_CFA))
 		return 0;
-	return bt_make(cache, a, key, code, r->cfa_reg, r->cfa_offset, r->ra_offset, fp_saved,
+	return bt_make(it, cache, key, code, r->cfa_reg, r->cfa_offset, r->ra_offset, fp_saved,
 	               fp_saved ? r->saved_offset[a->fp_reg] : 0, (int)r->ra_signed, out);
 }
 
@@ -185,13 +208,13 @@ static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, str
 		return 0;
 	/* Nothing called a thread's first function: its caller is IP 0 at the stack's top. */
 	if (code->flags & SW_CODE_OUTERMOST) {
-		if (!bt_make(cache, a, ra, code, a->sp_reg, 0, 0, 0, 0, 0, out))
+		if (!bt_make(it, cache, ra, code, a->sp_reg, 0, 0, 0, 0, 0, out))
 			return 0;
 		out->bits |= BT_OUTERMOST;
 		return 1;
 	}
 	offset = ra - code->start;
-	br = swi_codemap_body_rule(code, &saved);
+	br = swi_body_rule_of(it, code, &saved);
 	if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)) {
 		int fp_saved = 0;
 		int32_t fp_offset = 0;
@@ -204,7 +227,7 @@ static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, str
 				fp_saved = 1;
 				fp_offset = swu_body_saved_offset(saved[i]);
 			}
-		return bt_make(cache, a, ra, code, br->cfa_reg, br->cfa_offset, br->ra_offset, fp_saved,
+		return bt_make(it, cache, ra, code, br->cfa_reg, br->cfa_offset, br->ra_offset, fp_saved,
 		               fp_offset, br->ra_signed, out);
 	}
 	if (offset > code->size ||
@@ -264,13 +287,16 @@ static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, 
 
 /*
  * Where the loop is: the frame about to be stepped (QUICKUNWIND: IP, SP,
- * FP), and `code`, that of the last frame stepped.  No register locations:
- * nothing sw_backtrace gives shows them.
+ * FP), and `code`, that of the last frame stepped (NULL: a code table's
+ * function, looked up again by bt_commit), `native` whether that code is
+ * native.  No register locations: nothing sw_backtrace gives shows them.
  */
 struct bt_state {
 	uint64_t ip, sp, fp;
 	int fp_valid;
+	int native;
 	const sw_code_info *code;
+	const struct bt_rule *rule;     /* the rule code came from, if the table still holds it */
 };
 
 /* One pointer of the target's stack, through its accessor; 0 when it cannot be read. */
@@ -330,6 +356,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL;
 	/* Kept apart: filling a slot may overwrite the rule prev_q points at. */
 	const sw_code_info *code = s->code;
+	unsigned native = s->native ? BT_NATIVE : 0;
 
 	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
 	if (it->frame && it->frame < hi)
@@ -351,7 +378,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			q = found;
 		}
 		if (SWI_UNLIKELY(q->bits & special)) {
-			if ((q->bits & u2m) && !(code->flags & SW_CODE_NATIVE))
+			if ((q->bits & u2m) && !native)
 				break;
 			/*
 			 * No code here: with no Frame or tracker left (and no
@@ -359,7 +386,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			 * would end it.
 			 */
 			if (q->bits & BT_UNKNOWN) {
-				*ends = !it->frame && !it->tracker && !(u2m && !(code->flags & SW_CODE_NATIVE));
+				*ends = !it->frame && !it->tracker && !(u2m && !native);
 				break;
 			}
 			if (q->bits & BT_OUTERMOST) {
@@ -370,6 +397,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 					sps[n] = sp;
 				n++;
 				code = q->code;
+				native = q->bits & BT_NATIVE;
 				ip = 0;
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
@@ -403,6 +431,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			sps[n] = sp;
 		n++;
 		code = q->code;
+		native = q->bits & BT_NATIVE;
 		ip = ra;
 		sp = cfa;
 		fp = new_fp;
@@ -412,7 +441,40 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 	s->ip = ip, s->sp = sp, s->fp = fp;
 	s->fp_valid = fp_valid;
 	s->code = code;
+	s->native = native != 0;
+	s->rule = prev_q;
 	return n;
+}
+
+/*
+ * Make the code of the last frame stepped, at last_ip (exact: the seed),
+ * the iterator's.  s->code is its rule's: an entry, or a tagged code
+ * table; then the function is copied from the table again by the index
+ * in q, the rule, when q still holds it (filling a slot may have
+ * replaced it), and looked up again otherwise.  0 if it is not found
+ * (it cannot be: the map's version has not moved since the rule was
+ * made).
+ */
+static int bt_set_code(struct swi_iter *it, const struct bt_state *s, const struct bt_rule *q,
+                       uint64_t last_ip, int exact)
+{
+	const sw_code_info *code = s->code;
+
+	if (!((uintptr_t)code & BT_TABLE_TAG)) {
+		swi_set_code(it, code);
+		return 1;
+	}
+	if (q && q->code == code && q->ra == last_ip) {
+		swi_code_table_info((const struct swi_code_table *)(uintptr_t)((uintptr_t)code - BT_TABLE_TAG),
+		                    (uint32_t)q->index[0] | (uint32_t)q->index[1] << 8 |
+		                    (uint32_t)q->index[2] << 16,
+		                    &it->code_copy);
+		it->code = &it->code_copy.info;
+		return 1;
+	}
+	code = exact ? swi_seed_code(it, last_ip) : swi_return_code(it, last_ip);
+	swi_set_code(it, code);
+	return code != NULL;
 }
 
 /*
@@ -422,11 +484,18 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
  * are not written: the next step replaces them with the caller's before
  * anything reads them.
  */
-static void bt_commit(struct swi_iter *it, const struct bt_state *s, size_t k)
+static void bt_commit(struct swi_iter *it, const struct bt_state *s, size_t k, uint64_t last_ip,
+                      int exact)
 {
 	const struct swi_arch *a = it->arch;
 	sw_regdisplay *rd = &it->rd;
 
+	if (SWI_UNLIKELY(!bt_set_code(it, s, s->rule, last_ip, exact))) {
+		/* Cannot happen; end the walk rather than step unknown code. */
+		it->depth += (uint32_t)k;
+		it->step = SWI_STEP_DONE;
+		return;
+	}
 	rd->caller.arch = rd->cur.arch;
 	rd->caller.reserved = 0;
 	rd->caller.valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (s->fp_valid ? 1ULL << a->fp_reg : 0);
@@ -435,11 +504,10 @@ static void bt_commit(struct swi_iter *it, const struct bt_state *s, size_t k)
 	rd->caller.regs[a->fp_reg] = s->fp;
 	rd->caller_loc[a->ip_reg] = rd->caller_loc[a->sp_reg] = rd->caller_loc[a->fp_reg] = 0;
 	rd->caller_valid = 1;
-	it->code = s->code;
-	it->caller_trust = swi_code_trust(s->code);
+	it->caller_trust = swi_code_trust(it->code);
 	it->active = it->caller_active = 0;
 	it->is_first = it->is_interrupted = it->has_faulted = 0;
-	if (!(s->code->flags & SW_CODE_NATIVE))
+	if (!(it->code->flags & SW_CODE_NATIVE))
 		it->report_funclet = 0;
 	it->depth += (uint32_t)k;
 	it->steps += 3 * (uint32_t)k;
@@ -521,10 +589,12 @@ static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 	}
 	s.sp = cfa;
 	s.code = q->code;
+	s.native = (q->bits & BT_NATIVE) != 0;
+	s.rule = q;
 	ips[n] = ip;
 	if (sps)
 		sps[n] = sp;
-	bt_commit(it, &s, 1);
+	bt_commit(it, &s, 1, ip, 1);
 	return n + 1;
 }
 
@@ -545,7 +615,7 @@ static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 
 	if (it->step != SWI_STEP_AFTER_MANAGED || !rd->caller_valid || it->native_dead_end ||
 	    it->caller_active || it->skip_to_parent || it->funclet_parent ||
-	    (rd->caller.valid & need) != need || it->code == &it->fp_code)
+	    (rd->caller.valid & need) != need || it->code == &it->fp.info)
 		return n;
 	/* The generic path takes three loop steps per frame: keep its bound. */
 	if (it->steps >= SWI_MAX_STEPS)
@@ -557,6 +627,8 @@ static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 	s.fp_valid = (rd->caller.valid & (1ULL << a->fp_reg)) != 0;
 	s.fp = s.fp_valid ? rd->caller.regs[a->fp_reg] : 0;
 	s.code = it->code;
+	s.native = (it->code->flags & SW_CODE_NATIVE) != 0;
+	s.rule = NULL;
 	direct = bt_window_of(it->thread->memory, a->ptr_size, &w);
 	if (a->ptr_size == 8)
 		got = direct ? bt_loop(it, cache, &s, 8, 1, &w, ips, sps, n, max, &ends)
@@ -565,7 +637,7 @@ static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 		got = direct ? bt_loop(it, cache, &s, 4, 1, &w, ips, sps, n, max, &ends)
 		             : bt_loop(it, cache, &s, 4, 0, &w, ips, sps, n, max, &ends);
 	if (got != n)
-		bt_commit(it, &s, got - n);
+		bt_commit(it, &s, got - n, ips[got - 1], 0);
 	if (ends)
 		it->step = SWI_STEP_DONE;
 	return got;

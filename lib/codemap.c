@@ -58,6 +58,7 @@
 #include "codemap_slab.h"
 #include "codemap_retire.h"
 #include "codemap_page.h"
+#include "codemap_table.h"
 
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
@@ -83,9 +84,17 @@ struct codemap_table {
 	_Atomic(const struct codemap_page *) slot[];
 };
 
+/* The registered code tables (codemap_table.h), sorted by address; copied on write. */
+struct codemap_tables {
+	struct swi_epoch_node retire;
+	size_t n;
+	const struct swi_code_table *t[];
+};
+
 struct sw_codemap {
 	struct swi_epoch epoch;         /* first: it wants cache-line alignment */
 	_Atomic(struct codemap_table *) table;
+	_Atomic(const struct codemap_tables *) tables;  /* NULL when there are none */
 	atomic_size_t count;
 	/*
 	 * Grows by one before each entry is retired, from a start no other map
@@ -156,7 +165,13 @@ static void free_table(struct swi_epoch_node *n)
 	free((struct codemap_table *)n);
 }
 
+static void free_tables(struct swi_epoch_node *n)
+{
+	free((struct codemap_tables *)n);
+}
+
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
+_Static_assert(offsetof(struct codemap_tables, retire) == 0, "retire link first");
 /* The slab's free lists link through an object's first word. */
 _Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
 _Static_assert(sizeof(struct codemap_page) >= sizeof(void *), "room for the slab's link");
@@ -189,8 +204,26 @@ static const struct codemap_page *table_find(const struct codemap_table *t, uint
 	return NULL;
 }
 
-const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
+/* The table of `l` whose range holds ip, or NULL. */
+static const struct swi_code_table *tables_find(const struct codemap_tables *l, uint64_t ip)
 {
+	size_t lo = 0, n = l->n;
+
+	/* The last table starting at or below ip. */
+	while (n > 1) {
+		size_t half = n / 2;
+
+		if (l->t[lo + half]->lo <= ip)
+			lo += half;
+		n -= half;
+	}
+	return ip - l->t[lo]->lo < l->t[lo]->hi - l->t[lo]->lo ? l->t[lo] : NULL;
+}
+
+const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
+                                       struct swi_code_copy *scratch)
+{
+	const struct codemap_tables *l;
 	const struct codemap_table *t;
 	const struct codemap_page *p;
 	long i;
@@ -199,6 +232,19 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip)
 		return NULL;
 	int32_t rel = (int32_t)(ip & CODEMAP_PAGE_MASK);
 
+	/* The tables first: a short list, hot in the cache; no method lies in their ranges. */
+	l = atomic_load_explicit(&map->tables, memory_order_acquire);
+	if (l) {
+		const struct swi_code_table *ct = tables_find(l, ip);
+
+		if (ct) {
+			i = swi_code_table_find(ct, ip);
+			if (i < 0)
+				return NULL;
+			swi_code_table_info(ct, (uint32_t)i, scratch);
+			return &scratch->info;
+		}
+	}
 	t = atomic_load_explicit(&map->table, memory_order_acquire);
 	p = table_find(t, page_of(ip));
 	if (!p)
@@ -237,13 +283,14 @@ SW_API void sw_codemap_read_end(const sw_codemap *map, unsigned token)
 
 SW_API sw_status sw_codemap_find(const sw_codemap *map, uint64_t ip, sw_code_info *out)
 {
+	struct swi_code_copy scratch;
 	const sw_code_info *ci;
 	unsigned token;
 
 	if (!map || !out)
 		return SW_E_INVAL;
 	token = sw_codemap_read_begin(map);
-	ci = swi_codemap_lookup(map, ip);
+	ci = swi_codemap_lookup(map, ip, &scratch);
 	if (ci)
 		*out = *ci;
 	sw_codemap_read_end(map, token);
@@ -451,6 +498,26 @@ static void span_free(sw_codemap *map, const struct codemap_page **span,
 		free(span);
 }
 
+/* Whether [start, end) overlaps a registered table's range.  Writer lock held. */
+static int tables_overlap(const sw_codemap *map, uint64_t start, uint64_t end)
+{
+	const struct codemap_tables *l = atomic_load_explicit(&map->tables, memory_order_relaxed);
+	size_t lo = 0, n = l ? l->n : 0;
+
+	/* Tables are apart: only the last one starting below end can reach start. */
+	while (n > 0) {
+		size_t half = n / 2;
+
+		if (l->t[lo + half]->lo < end) {
+			lo += half + 1;
+			n -= half + 1;
+		} else {
+			n = half;
+		}
+	}
+	return lo > 0 && l->t[lo - 1]->hi > start;
+}
+
 /* Add `e` under the writer lock. */
 static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 {
@@ -460,6 +527,8 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	sw_status st;
 
+	if (tables_overlap(map, start, end))
+		return SW_E_EXISTS;
 	/* The current node of each page, kept for the copies below. */
 	fresh = span_array(small, pages);
 	if (!fresh)
@@ -666,6 +735,144 @@ SW_API void sw_codemap_synchronize(sw_codemap *map)
 	pthread_mutex_unlock(&map->lock);
 }
 
+/* ---- code tables (codemap_table.h) ---- */
+
+/* Whether a method lies in [lo, hi).  Writer lock held. */
+static int methods_in(const sw_codemap *map, uint64_t lo, uint64_t hi)
+{
+	const struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
+	uint64_t first = page_of(lo), last = page_of(hi - 1);
+
+	/* Whichever is fewer: the range's pages, or the table's slots. */
+	if (last - first <= t->mask) {
+		for (uint64_t page = first; page <= last; page++) {
+			const struct codemap_page *p = table_find(t, page);
+
+			if (p && swi_codemap_page_overlaps(p, lo, hi))
+				return 1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i <= t->mask; i++) {
+		const struct codemap_page *p = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+
+		if (p && p != &swi_codemap_tombstone && p->page >= first && p->page <= last &&
+		    swi_codemap_page_overlaps(p, lo, hi))
+			return 1;
+	}
+	return 0;
+}
+
+/* Tell the observers of every function of `t`.  Writer lock held. */
+static void notify_table(sw_codemap *map, sw_codemap_event event, const struct swi_code_table *t)
+{
+	struct swi_code_copy c;
+
+	for (uint32_t i = 0; map->observers && i < t->nfn; i++) {
+		swi_code_table_info(t, i, &c);
+		/* As for a removed method: its blob may be reclaimed. */
+		if (event == SW_CODEMAP_REMOVED)
+			c.info.unwind = NULL;
+		swi_codemap_notify(map->observers, event, &c.info);
+	}
+}
+
+/* Publish `fresh` (NULL: no tables) as the list, retiring the old one.  Writer lock held. */
+static void tables_publish(sw_codemap *map, struct codemap_tables *fresh)
+{
+	const struct codemap_tables *old = atomic_load_explicit(&map->tables, memory_order_relaxed);
+
+	atomic_store_explicit(&map->tables, fresh, memory_order_release);
+	if (old)
+		swi_epoch_retire(&map->epoch, &((struct codemap_tables *)old)->retire, free_tables);
+}
+
+static sw_status add_table_locked(sw_codemap *map, const struct swi_code_table *t)
+{
+	const struct codemap_tables *old = atomic_load_explicit(&map->tables, memory_order_relaxed);
+	size_t n = old ? old->n : 0, at = 0;
+	struct codemap_tables *fresh;
+
+	if (tables_overlap(map, t->lo, t->hi) || methods_in(map, t->lo, t->hi))
+		return SW_E_EXISTS;
+	fresh = malloc(sizeof(*fresh) + sizeof(fresh->t[0]) * (n + 1));
+	if (!fresh)
+		return SW_E_NOMEM;
+	while (at < n && old->t[at]->lo < t->lo)
+		at++;
+	for (size_t k = 0; k < at; k++)
+		fresh->t[k] = old->t[k];
+	fresh->t[at] = t;
+	for (size_t k = at; k < n; k++)
+		fresh->t[k + 1] = old->t[k];
+	fresh->n = n + 1;
+	tables_publish(map, fresh);
+	count_add(map, t->nfn);
+	atomic_store_explicit(&map->additions,
+	                      atomic_load_explicit(&map->additions, memory_order_relaxed) + 1,
+	                      memory_order_release);
+	return SW_OK;
+}
+
+sw_status swi_codemap_add_table(sw_codemap *map, const struct swi_code_table *t)
+{
+	sw_status st;
+
+	if (!map)
+		return SW_E_INVAL;
+	if ((st = swi_code_table_check(t)) != SW_OK)
+		return st;
+	pthread_mutex_lock(&map->lock);
+	st = add_table_locked(map, t);
+	if (st == SW_OK)
+		notify_table(map, SW_CODEMAP_ADDED, t);
+	pthread_mutex_unlock(&map->lock);
+	return st;
+}
+
+static sw_status remove_table_locked(sw_codemap *map, const struct swi_code_table *t)
+{
+	const struct codemap_tables *old = atomic_load_explicit(&map->tables, memory_order_relaxed);
+	struct codemap_tables *fresh = NULL;
+	size_t at = 0;
+
+	while (old && at < old->n && old->t[at] != t)
+		at++;
+	if (!old || at == old->n)
+		return SW_E_NOTFOUND;
+	if (old->n > 1) {
+		fresh = malloc(sizeof(*fresh) + sizeof(fresh->t[0]) * (old->n - 1));
+		if (!fresh)
+			return SW_E_NOMEM;
+		for (size_t k = 0, j = 0; k < old->n; k++)
+			if (k != at)
+				fresh->t[j++] = old->t[k];
+		fresh->n = old->n - 1;
+	}
+	atomic_store_explicit(&map->tables, fresh, memory_order_release);
+	/* Before the old list goes to the epoch, as for a removed entry (swi_codemap_version). */
+	atomic_store_explicit(&map->version,
+	                      atomic_load_explicit(&map->version, memory_order_relaxed) + 1,
+	                      memory_order_release);
+	swi_epoch_retire(&map->epoch, &((struct codemap_tables *)old)->retire, free_tables);
+	count_add(map, (size_t)0 - t->nfn);
+	return SW_OK;
+}
+
+sw_status swi_codemap_remove_table(sw_codemap *map, const struct swi_code_table *t)
+{
+	sw_status st;
+
+	if (!map || !t)
+		return SW_E_INVAL;
+	pthread_mutex_lock(&map->lock);
+	st = remove_table_locked(map, t);
+	if (st == SW_OK)
+		notify_table(map, SW_CODEMAP_REMOVED, t);
+	pthread_mutex_unlock(&map->lock);
+	return st;
+}
+
 /* ---- life cycle ---- */
 
 /* Maps created so far in the process: each map's version starts apart. */
@@ -700,6 +907,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 		return SW_E_NOMEM;
 	}
 	atomic_init(&map->table, t);
+	atomic_init(&map->tables, NULL);
 	atomic_init(&map->count, 0);
 	/* 2^40 removals apart: a map that took a freed map's address starts elsewhere. */
 	atomic_init(&map->version, atomic_fetch_add(&codemap_instances, 1) << 40);
@@ -739,6 +947,8 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 		swi_codemap_page_free(&map->slab, p);
 	}
 	free(t);
+	/* The tables are their owners'; only the list is the map's. */
+	free((struct codemap_tables *)atomic_load_explicit(&map->tables, memory_order_relaxed));
 	swi_slab_destroy(&map->slab);
 	pthread_mutex_destroy(&map->lock);
 	free(map);

@@ -93,9 +93,13 @@ static inline sw_status swi_write_ptr(const sw_memory *m, unsigned ptr_size,
 int swi_memory_is_local(const sw_memory *m);
 
 /*
- * Internal code map access for the walker: the entry containing `ip`,
- * valid while the caller holds a read section; NULL if none.
+ * Internal code map access for the walker: the code containing `ip`, or
+ * NULL.  A method's entry is returned in place, valid while the caller
+ * holds a read section; a function of a code table (codemap_table.h) is
+ * filled into *scratch, and &scratch->info returned.
  */
-const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip);
+struct swi_code_copy;
+const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
+                                       struct swi_code_copy *scratch);
 
 #endif /* SW_LIB_INTERNAL_H */

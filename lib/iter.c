@@ -159,7 +159,7 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->frame_type = SW_FRAME_TYPE_NONE;
 	cf->trust = SW_TRUST_NONE;
 	if (state == SW_STATE_FRAMELESS || state == SW_STATE_NATIVE_FRAME) {
-		cf->code = it->code == &it->fp_code ? NULL : it->code;
+		cf->code = it->code == &it->fp.info ? NULL : it->code;
 		cf->rel_offset = (uint32_t)(cur_reg(it, it->arch->ip_reg) - it->code->start);
 		cf->trust = it->trust;
 	} else if (state == SW_STATE_NATIVE_MARKER || state == SW_STATE_INITIAL_NATIVE) {
@@ -235,18 +235,25 @@ static sw_status advance_tracker(struct swi_iter *it)
 	return SW_OK;
 }
 
-/* The code map's entry for ip, from the recent ones when it is there. */
+/*
+ * The code map's code for ip, from the recent ones when it is there.  A
+ * code table's function comes back as recent[]'s copy: valid until the
+ * next lookup, so whoever keeps it takes it through swi_set_code.
+ */
 static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
 {
 	const sw_code_info *c;
+	unsigned i;
 
-	for (unsigned i = 0; i < SWI_RECENT; i++)
+	for (i = 0; i < SWI_RECENT; i++)
 		if (ip - it->recent[i].start < it->recent[i].size)
 			return it->recent[i].code;
-	c = swi_codemap_lookup(it->thread->codemap, ip);
+	i = it->recent_next % SWI_RECENT;
+	/* The slot's copy may be overwritten even on a miss: forget the slot first. */
+	it->recent[i].size = 0;
+	c = swi_codemap_lookup(it->thread->codemap, ip, &it->recent[i].copy);
 	if (c) {
-		unsigned i = it->recent_next++ % SWI_RECENT;
-
+		it->recent_next++;
 		it->recent[i].start = c->start;
 		it->recent[i].size = c->size;
 		it->recent[i].code = c;
@@ -303,11 +310,12 @@ static const sw_code_info *unknown_code(struct swi_iter *it, uint64_t ip)
 
 	if ((it->flags & both) != both)
 		return NULL;
-	memset(&it->fp_code, 0, sizeof it->fp_code);
-	it->fp_code.start = ip;
-	it->fp_code.size = 1;
-	it->fp_code.flags = SW_CODE_NATIVE;
-	return &it->fp_code;
+	memset(&it->fp, 0, sizeof it->fp);
+	it->fp.info.start = ip;
+	it->fp.info.size = 1;
+	it->fp.info.flags = SW_CODE_NATIVE;
+	it->fp.body = &swi_no_body_rule;
+	return &it->fp.info;
 }
 
 /*
@@ -361,7 +369,7 @@ static sw_status unwind_frame(struct swi_iter *it)
 	uint64_t sp = it->rd.cur.regs[a->sp_reg];
 	sw_status st;
 
-	if (it->code == &it->fp_code)
+	if (it->code == &it->fp.info)
 		return frame_pointer_step(it);
 	/* Nothing called a thread's first function: the walk ends with it. */
 	if (it->code->flags & SW_CODE_OUTERMOST) {
@@ -513,7 +521,7 @@ static int step_start(struct swi_iter *it)
 		return -1;
 	}
 	it->trust = SW_TRUST_CONTEXT;
-	it->code = lookup(it, cur_reg(it, it->arch->ip_reg), 1);
+	swi_set_code(it, lookup(it, cur_reg(it, it->arch->ip_reg), 1));
 	if (!it->code && !(it->flags & SW_WALK_THREAD_EXECUTING_MANAGED_CODE))
 		it->code = unknown_code(it, cur_reg(it, it->arch->ip_reg));
 	if (it->code) {
@@ -617,7 +625,7 @@ static int step_after_managed(struct swi_iter *it)
 	ip = cur_reg(it, it->arch->ip_reg);
 	if (ip == 0)
 		return done(it);
-	it->code = it->active ? lookup(it, ip, 1) : lookup_return(it, ip);
+	swi_set_code(it, it->active ? lookup(it, ip, 1) : lookup_return(it, ip));
 	if (!it->code)
 		it->code = unknown_code(it, ip);
 	it->step = it->code ? SWI_STEP_UNWIND : SWI_STEP_FRAMES;
@@ -662,7 +670,7 @@ const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
 
 	if (!code || (code->flags & SW_CODE_OUTERMOST))
 		return NULL;
-	*br = swi_codemap_body_rule(code, saved);
+	*br = swi_body_rule_of(it, code, saved);
 	offset = (uint32_t)(ip - code->start);
 	if (!((offset >= (*br)->lo && offset < (*br)->hi) || (offset >= (*br)->lo2 && offset < (*br)->hi2)))
 		return NULL;
@@ -720,6 +728,11 @@ static int step_fast(struct swi_iter *it)
 	} else {
 		if (!(code = swi_body_return(it, ip, &br, &saved)))
 			return -2;
+		/* A code table's function is a copy the next lookup may overwrite: keep one. */
+		if (!swi_code_is_entry(it, code)) {
+			it->rules[slot].copy = *(const struct swi_code_copy *)(const void *)code;
+			code = &it->rules[slot].copy.info;
+		}
 		it->rules[slot].ra = ip;
 		it->rules[slot].code = code;
 		it->rules[slot].br = br;
@@ -735,7 +748,9 @@ static int step_fast(struct swi_iter *it)
 	it->active = 0;
 	set_frame_flags(it, 0, 0, 0);
 	it->trust = it->caller_trust;
-	it->code = code;
+	/* A copy in rules[] may be refilled while this frame is current: it->code keeps its own. */
+	swi_set_code(it, code);
+	code = it->code;
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	it->steps++;
@@ -849,7 +864,7 @@ static int step_after_frame(struct swi_iter *it)
 				return fail(it, SW_E_BADSP);
 			if (it->rd.cur.regs[it->arch->ip_reg] != ra)
 				return fail(it, SW_E_BADFRAME);
-			it->code = code;
+			swi_set_code(it, code);
 			it->active = exact;
 			it->trust = SW_TRUST_FRAME;
 			it->step = SWI_STEP_UNWIND;
@@ -892,7 +907,7 @@ static int step_after_tracker(struct swi_iter *it)
 		it->step = SWI_STEP_FRAMES;
 		return -1;
 	}
-	it->code = code;
+	swi_set_code(it, code);
 	it->active = 1;
 	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;

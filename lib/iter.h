@@ -6,6 +6,7 @@
 #define SW_LIB_ITER_H
 
 #include "internal.h"
+#include "codemap_table.h"
 
 struct sw_crawl_frame {
 	sw_frame_state state;
@@ -53,12 +54,14 @@ struct swi_iter {
 	uint64_t tracker;               /* the next exception tracker, 0 when none is left */
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
-	const sw_code_info *code;       /* the managed frame in rd.cur */
+	const sw_code_info *code;       /* the managed frame in rd.cur (swi_set_code) */
+	/* code points here when its code came from a code table: a copy (codemap_table.h). */
+	struct swi_code_copy code_copy;
 	/*
 	 * Stands for unknown native code stepped by its frame pointer
 	 * (FRAME_POINTER_FALLBACK): native, no method, no SWU.
 	 */
-	sw_code_info fp_code;
+	struct swi_code_copy fp;
 	int active;                     /* rd.cur's IP is exact, not a return address */
 	uint8_t is_first, is_interrupted, has_faulted, reserved;
 	/*
@@ -86,11 +89,14 @@ struct swi_iter {
 	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
 	 * methods (recursion, loops of calls); a hit skips the code map's
 	 * hash probe and search.  The entries stay valid for the whole walk:
-	 * it holds a read section.
+	 * it holds a read section.  A code table's function has no entry:
+	 * code then points at the copy beside it, which the next miss into
+	 * that slot overwrites (swi_set_code copies it out).
 	 */
 	struct {
 		uint64_t start, size;
 		const sw_code_info *code;
+		struct swi_code_copy copy;
 	} recent[SWI_RECENT];
 	uint32_t recent_next;
 	/*
@@ -105,6 +111,7 @@ struct swi_iter {
 		const sw_code_info *code;
 		const struct swu_body_rule *br;
 		const uint32_t *saved;
+		struct swi_code_copy copy;      /* code points here for a code table's function */
 	} rules[SWI_RULES];
 	sw_walk_error err;
 	sw_regdisplay rd;
@@ -119,7 +126,7 @@ struct swi_iter {
 /*
  * The body rule (swu_format.h) of an entry swi_codemap_lookup returned,
  * and its saved[] array; lo == hi when it has none (codemap.c).  Only for
- * code the code map returned, never for the iterator's fp_code.
+ * an entry (swi_code_is_entry), never for a copy or the iterator's fp.info.
  */
 /*
  * The map's version: it grows with every method removed, and starts at a
@@ -182,6 +189,46 @@ const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
  * or a signal trampoline (iter.c).  NULL otherwise.
  */
 const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
+
+/*
+ * Whether `code` (from the walk's lookups) is a code-map entry, valid for
+ * the whole read section, with a body rule (swi_codemap_body_rule); not a
+ * copy of a code table's function or the frame-pointer stand-in, both of
+ * which live in the iterator.
+ */
+static inline int swi_code_is_entry(const struct swi_iter *it, const sw_code_info *code)
+{
+	return (const char *)code < (const char *)it || (const char *)code >= (const char *)(it + 1);
+}
+
+/*
+ * Make `code` the current frame's.  A copy in recent[] may be overwritten
+ * by the next lookup: it->code then gets its own copy.
+ */
+static inline void swi_set_code(struct swi_iter *it, const sw_code_info *code)
+{
+	if (code && !swi_code_is_entry(it, code) && code != &it->fp.info && code != &it->code_copy.info) {
+		it->code_copy = *(const struct swi_code_copy *)(const void *)code;
+		code = &it->code_copy.info;
+	}
+	it->code = code;
+}
+
+/*
+ * The body rule of code the walk found, and its saved[]: an entry's, or
+ * the one beside a copy (lo == hi when there is none).
+ */
+static inline const struct swu_body_rule *swi_body_rule_of(const struct swi_iter *it,
+                                                           const sw_code_info *code,
+                                                           const uint32_t **saved)
+{
+	const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
+
+	if (swi_code_is_entry(it, code))
+		return swi_codemap_body_rule(code, saved);
+	*saved = c->saved;
+	return c->body;
+}
 
 /* How a frame's callee's unwind information was made: the caller's trust. */
 static inline uint8_t swi_code_trust(const sw_code_info *code)

@@ -20,6 +20,8 @@
 #include "array_grow.h"
 #include "cfi_import.h"
 #include "image_format.h"
+#include "codemap_table.h"
+#include "swu_format.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -44,6 +46,12 @@ struct sw_module {
 	char *names;
 	size_t names_len, names_cap;
 	sw_module_import_stats stats;
+	/* What sw_module_register hands the code map; nfn == 0 when the functions do not fit one. */
+	struct swi_code_table table;
+	struct swi_code_table_fn *table_fn;
+	uint32_t *table_blob_at;
+	struct swu_body_rule *table_body;
+	uint32_t *table_saved_at, *table_saved;
 };
 
 /* ---- The file ---- */
@@ -317,6 +325,125 @@ static sw_status take_functions(sw_module *m, struct swi_cfi_import *imp)
 	return SW_OK;
 }
 
+static int offset_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The SW_CODE_* flags of a function, as its table entry's bits. */
+static uint32_t table_flags(uint32_t flags)
+{
+	return ((flags & SW_CODE_ANALYZED) ? SWI_TABLE_FN_ANALYZED : 0) |
+	       ((flags & SW_CODE_SIGNAL_TRAMPOLINE) ? SWI_TABLE_FN_TRAMPOLINE : 0) |
+	       ((flags & SW_CODE_OUTERMOST) ? SWI_TABLE_FN_OUTERMOST : 0);
+}
+
+/*
+ * The body rule of each distinct blob (at[], nblob of them), as the code
+ * map decodes one for each method it registers: the walk's common step.
+ */
+static sw_status make_body_rules(sw_module *m, const uint32_t *at, uint32_t nblob, size_t *nsaved)
+{
+	uint32_t saved[SWU_BODY_MAX_SAVED];
+	size_t n = 0, cap = 0;
+
+	m->table_body = malloc(sizeof(*m->table_body) * nblob);
+	m->table_saved_at = malloc(sizeof(*m->table_saved_at) * nblob);
+	if (!m->table_body || !m->table_saved_at)
+		return SW_E_NOMEM;
+	for (uint32_t i = 0; i < nblob; i++) {
+		struct swu_body_rule *br = &m->table_body[i];
+
+		if (swu_validate_body_rule(m->blobs + at[i], at[i + 1] - at[i], br, saved) != SW_OK ||
+		    br->lo >= br->hi)
+			memset(br, 0, sizeof *br);
+		if (n + br->nsaved > cap) {
+			uint32_t *grown;
+
+			cap = 2 * cap + SWU_BODY_MAX_SAVED;
+			if (!(grown = realloc(m->table_saved, sizeof(*grown) * cap)))
+				return SW_E_NOMEM;
+			m->table_saved = grown;
+		}
+		memcpy(m->table_saved + n, saved, sizeof(saved[0]) * br->nsaved);
+		m->table_saved_at[i] = (uint32_t)n;
+		n += br->nsaved;
+	}
+	/* Never NULL, so that a table with no saved register at all checks. */
+	if (!m->table_saved && !(m->table_saved = malloc(sizeof(*m->table_saved))))
+		return SW_E_NOMEM;
+	*nsaved = n;
+	return SW_OK;
+}
+
+/*
+ * The code table of the functions (codemap_table.h): their starts and
+ * their distinct blobs (functions with the same program share one, see
+ * swi_cfi_keep_blob, which keeps them end to end).  Functions that do not
+ * fit one (more than 4 GiB of code, a blob not of its function's size)
+ * get none, and are registered one by one.
+ */
+static sw_status make_table(sw_module *m, const struct swi_cfi_import *imp)
+{
+	struct swi_code_table *t = &m->table;
+	uint32_t *at, nblob = 0;
+	uint64_t lo, hi;
+	size_t nsaved;
+	sw_status st;
+
+	if (m->nfns == 0 || m->nfns > UINT32_MAX)
+		return SW_OK;
+	lo = m->fns[0].start;
+	hi = m->fns[m->nfns - 1].start + m->fns[m->nfns - 1].size;
+	if (hi - lo > UINT32_MAX)
+		return SW_OK;
+	at = malloc(sizeof(*at) * (m->nfns + 1));
+	m->table_fn = malloc(sizeof(*m->table_fn) * m->nfns);
+	if (!at || !m->table_fn) {
+		free(at);
+		return SW_E_NOMEM;
+	}
+	for (size_t i = 0; i < m->nfns; i++)
+		at[i] = imp->fns[i].blob;
+	qsort(at, m->nfns, sizeof(*at), offset_cmp);
+	for (size_t i = 0; i < m->nfns; i++)
+		if (i == 0 || at[i] != at[i - 1])
+			at[nblob++] = at[i];
+	at[nblob] = (uint32_t)imp->blobs_len;
+	m->table_blob_at = at;
+	for (size_t i = 0; i < m->nfns; i++) {
+		const struct swi_cfi_fn *f = &imp->fns[i];
+		const uint32_t *found = bsearch(&f->blob, at, nblob, sizeof(*at), offset_cmp);
+		uint32_t id = (uint32_t)(found - at);
+
+		/* End to end: the next distinct blob starts where this one ends. */
+		if (at[id + 1] - at[id] != f->blob_size)
+			return SW_OK;
+		m->table_fn[i] = (struct swi_code_table_fn){
+			(uint32_t)(m->fns[i].start - lo), id | table_flags(m->fns[i].flags)
+		};
+	}
+	if ((st = make_body_rules(m, at, nblob, &nsaved)) != SW_OK)
+		return st;
+	*t = (struct swi_code_table){
+		.base = lo, .lo = lo, .hi = hi, .nfn = (uint32_t)m->nfns, .nblob = nblob,
+		.fn = m->table_fn, .blob_at = at, .bytes = m->blobs,
+		.body = m->table_body, .saved_at = m->table_saved_at, .saved = m->table_saved,
+		.method_base = (const char *)m->fns, .method_stride = sizeof(*m->fns),
+		.flags = SW_CODE_NATIVE
+	};
+	for (size_t i = 0; i < m->nfns; i++)
+		if (swi_code_table_size(t, (uint32_t)i) != m->fns[i].size)
+			t->nfn = 0;
+	if (t->nfn && swi_code_table_check(t) != SW_OK)
+		t->nfn = 0;
+	m->stats.index_bytes = t->nfn ? swi_code_table_index_bytes(t) : 0;
+	m->stats.rule_bytes = t->nfn ? swi_code_table_rule_bytes(t, nsaved) : 0;
+	return SW_OK;
+}
+
 /* The lowest address a PT_LOAD segment asks for: an SWU image's base. */
 static uint64_t load_base(Elf *elf)
 {
@@ -383,6 +510,7 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsi
 
 		m->stats = imp.stats;
 		m->stats.symbols = symbols;
+		st = make_table(m, &imp);
 	}
 	swi_cfi_import_free(&imp);
 	if (st != SW_OK) {
@@ -471,6 +599,8 @@ SW_API sw_status sw_module_register(sw_module *m, sw_codemap *map)
 {
 	if (!m || !map)
 		return SW_E_INVAL;
+	if (m->table.nfn)
+		return swi_codemap_add_table(map, &m->table);
 	for (size_t i = 0; i < m->nfns; i++) {
 		const sw_native_function *f = &m->fns[i];
 		sw_code_info info = {
@@ -501,6 +631,8 @@ SW_API sw_status sw_module_unregister(sw_module *m, sw_codemap *map)
 
 	if (!m || !map)
 		return SW_E_INVAL;
+	if (m->table.nfn)
+		return swi_codemap_remove_table(map, &m->table);
 	for (size_t i = 0; i < m->nfns; i++) {
 		sw_status st = sw_codemap_remove(map, m->fns[i].start);
 
@@ -572,6 +704,11 @@ SW_API void sw_module_free(sw_module *m)
 		return;
 	free(m->fns);
 	free(m->blobs);
+	free(m->table_fn);
+	free(m->table_blob_at);
+	free(m->table_body);
+	free(m->table_saved_at);
+	free(m->table_saved);
 	free(m->syms);
 	free(m->names);
 	free(m);

@@ -8,6 +8,7 @@
  * native frames one by one instead.
  */
 #include "iter.h"
+#include "codemap_table.h"
 
 static int unmanaged(const sw_crawl_frame *cf)
 {
@@ -36,7 +37,8 @@ SW_API sw_status sw_snapshot(const sw_thread *t, const sw_context *seed, unsigne
 		walk_flags |= SW_WALK_ALLOW_ASYNC_STACK_WALK;
 	if (seed) {
 		unsigned token = sw_codemap_read_begin(t->codemap);
-		const sw_code_info *code = swi_codemap_lookup(t->codemap, sw_context_ip(seed));
+		struct swi_code_copy scratch;
+		const sw_code_info *code = swi_codemap_lookup(t->codemap, sw_context_ip(seed), &scratch);
 		int managed = code && !(code->flags & SW_CODE_NATIVE);
 
 		sw_codemap_read_end(t->codemap, token);

@@ -74,6 +74,7 @@ sw_asan_check() {
 sw_tsan_stress() {
 	mkdir -p build-tsan
 	(cd build-tsan && { [ -f Makefile ] || ../configure -q --enable-tsan $(sw_configure_flags); } &&
-		make -j"$(nproc)" tests/check_stress &&
-		TSAN_OPTIONS="halt_on_error=1 exitcode=66" STRESS_SECONDS=4 ./tests/check_stress)
+		make -j"$(nproc)" tests/check_stress tests/check_codetable &&
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" STRESS_SECONDS=4 ./tests/check_stress &&
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" CK_FORK=no ./tests/check_codetable)
 }

@@ -595,6 +595,119 @@ START_TEST(identical_programs_stored_once)
 }
 END_TEST
 
+/* Observers hear of each function of a module registered as one table. */
+static void count_event(void *data, sw_codemap_event event, const sw_code_info *info)
+{
+	long *counts = data;
+
+	counts[event == SW_CODEMAP_ADDED ? 0 : 1]++;
+	/* A removed function's blob may be gone: observers get none. */
+	if (event == SW_CODEMAP_REMOVED && info->unwind)
+		counts[2]++;
+}
+
+/*
+ * libc, registered as one code table: every function is found at its
+ * first, middle and last byte with what the module says of it (the blob
+ * not copied), nothing between functions or around the module; its range
+ * is refused to methods and to a second registration, and its index costs
+ * 8 bytes a function and 4 a distinct blob.
+ */
+START_TEST(module_as_code_table)
+{
+	static char libc[4096];
+	const sw_native_function *fns;
+	sw_codemap_observer obs = { 0 };
+	sw_module_import_stats st;
+	sw_code_info info, method;
+	long events[3] = { 0, 0, 0 };
+	uint8_t blob[64];
+	size_t n, len, gaps = 0;
+	sw_codemap *map;
+	sw_module *m;
+	sw_swu_builder *b;
+
+	ck_assert_int_eq(dl_iterate_phdr(find_libc, libc), 1);
+	ck_assert_int_eq(sw_module_load(libc, 0x7f0000000000ull, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &st), SW_OK);
+	ck_assert_uint_gt(n, 1000);
+	ck_assert_uint_ge(st.index_bytes, 8 * n);
+	ck_assert_uint_le(st.index_bytes, 12 * n + 256);
+
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	obs.notify = count_event;
+	obs.data = events;
+	ck_assert_int_eq(sw_codemap_observe(map, &obs), SW_OK);
+	ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+	ck_assert_int_eq(events[0], (long)n);
+	ck_assert_uint_eq(sw_codemap_count(map), n);
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t at[3] = { fns[i].start, fns[i].start + fns[i].size / 2,
+		                         fns[i].start + fns[i].size - 1 };
+
+		for (int k = 0; k < 3; k++) {
+			ck_assert_int_eq(sw_codemap_find(map, at[k], &info), SW_OK);
+			ck_assert_ptr_eq(info.method, &fns[i]);
+			ck_assert_uint_eq(info.start, fns[i].start);
+			ck_assert_uint_eq(info.size, fns[i].size);
+			ck_assert_ptr_eq(info.unwind, fns[i].unwind);
+			ck_assert_uint_eq(info.unwind_size, fns[i].unwind_size);
+			ck_assert_uint_eq(info.flags, SW_CODE_NATIVE | fns[i].flags);
+			ck_assert_ptr_null(info.parent);
+		}
+		/* Padding between functions belongs to none. */
+		if (i + 1 < n && fns[i].start + fns[i].size < fns[i + 1].start) {
+			ck_assert_int_eq(sw_codemap_find(map, fns[i].start + fns[i].size, &info), SW_E_NOTFOUND);
+			ck_assert_int_eq(sw_codemap_find(map, fns[i + 1].start - 1, &info), SW_E_NOTFOUND);
+			gaps++;
+		}
+	}
+	ck_assert_uint_gt(gaps, 0);
+	ck_assert_int_eq(sw_codemap_find(map, fns[0].start - 1, &info), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_codemap_find(map, fns[n - 1].start + fns[n - 1].size, &info), SW_E_NOTFOUND);
+	/* A function of the table is not a method of its own. */
+	ck_assert_int_eq(sw_codemap_remove(map, fns[1].start), SW_E_NOTFOUND);
+
+	/* Methods: refused inside the module's range, gaps included; welcome outside. */
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, 16, blob, sizeof blob, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	method = (sw_code_info){ .method = &method, .size = 16, .unwind = blob,
+	                         .unwind_size = (uint32_t)len };
+	method.start = fns[n / 2].start;
+	ck_assert_int_eq(sw_codemap_add(map, &method), SW_E_EXISTS);
+	method.start = fns[0].start - 8;
+	ck_assert_int_eq(sw_codemap_add(map, &method), SW_E_EXISTS);
+	method.start = fns[0].start - 16;
+	ck_assert_int_eq(sw_codemap_add(map, &method), SW_OK);
+	ck_assert_int_eq(sw_codemap_find(map, fns[0].start - 1, &info), SW_OK);
+	ck_assert_ptr_eq(info.method, &method);
+	ck_assert_int_eq(sw_module_register(m, map), SW_E_EXISTS);
+
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+	ck_assert_int_eq(events[1], (long)n);
+	ck_assert_int_eq(events[2], 0);
+	ck_assert_uint_eq(sw_codemap_count(map), 1);
+	ck_assert_int_eq(sw_codemap_find(map, fns[n / 2].start, &info), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_E_NOTFOUND);
+	/* A method inside the range keeps the module out until it goes. */
+	method.start = fns[n / 2].start;
+	ck_assert_int_eq(sw_codemap_add(map, &method), SW_OK);
+	ck_assert_int_eq(sw_module_register(m, map), SW_E_EXISTS);
+	ck_assert_int_eq(sw_codemap_remove(map, method.start), SW_OK);
+	ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+	ck_assert_int_eq(sw_codemap_find(map, fns[n / 2].start, &info), SW_OK);
+	ck_assert_ptr_eq(info.method, &fns[n / 2]);
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+
+	ck_assert_int_eq(sw_codemap_unobserve(map, &obs), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+	sw_module_free(m);
+}
+END_TEST
+
 /* ---- Refusals and hostile files ---- */
 
 START_TEST(bad_files)
@@ -804,6 +917,7 @@ static Suite *cfi_suite(void)
 	tcase_add_loop_test(tc, symbols_match_nm, 0, (int)(NCHAINS * NVARIANTS));
 	tcase_add_loop_test(tc, register_in_codemap, 0, (int)NCHAINS);
 	tcase_add_test(tc, identical_programs_stored_once);
+	tcase_add_test(tc, module_as_code_table);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(hz, 60);
 	tcase_add_test(hz, bad_files);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <stackwalk.h>
 #include "internal.h"
+#include "codemap_table.h"
 #include "codemap_slab.h"
 
 /* ---- helpers ---- */
@@ -156,11 +157,12 @@ START_TEST(test_add_find_remove)
 	/* The internal lookup returns the map's own entry. */
 	{
 		unsigned token = sw_codemap_read_begin(map);
-		const sw_code_info *p = swi_codemap_lookup(map, 0x401001);
+		struct swi_code_copy scratch;
+		const sw_code_info *p = swi_codemap_lookup(map, 0x401001, &scratch);
 
 		ck_assert_ptr_nonnull(p);
 		ck_assert_uint_eq(p->start, 0x401000);
-		ck_assert_ptr_eq(swi_codemap_lookup(map, 0x401080), NULL);
+		ck_assert_ptr_eq(swi_codemap_lookup(map, 0x401080, &scratch), NULL);
 		sw_codemap_read_end(map, token);
 	}
 
@@ -762,7 +764,8 @@ static void *race_reader(void *arg)
 		if (lookups % 2) {
 			/* The walker's way: a section, the map's own entry, the blob. */
 			unsigned token = sw_codemap_read_begin(r->map);
-			const sw_code_info *ci = swi_codemap_lookup(r->map, ip);
+			struct swi_code_copy scratch;
+			const sw_code_info *ci = swi_codemap_lookup(r->map, ip, &scratch);
 
 			if (!race_check(ci, ip, 1))
 				atomic_fetch_add(&r->failures, 1);
@@ -882,7 +885,8 @@ static void sig_reader(int signo)
 	for (int i = 0; i < 64; i++) {
 		uint64_t k = rnd(&sig_seed) % C_SLOTS;
 		uint64_t ip = C_BASE + k * C_STRIDE + rnd(&sig_seed) % C_STRIDE;
-		const sw_code_info *ci = swi_codemap_lookup(sig_map, ip);
+		struct swi_code_copy scratch;
+		const sw_code_info *ci = swi_codemap_lookup(sig_map, ip, &scratch);
 
 		if (!race_check(ci, ip, 1))
 			atomic_fetch_add(&sig_failures, 1);

@@ -399,9 +399,12 @@ static int make_blobs(void)
 	return 0;
 }
 
+/* Bytes malloc has handed out: from its heap and, for large blocks, mapped apart. */
 static size_t heap_used(void)
 {
-	return mallinfo2().uordblks;
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
 }
 
 static void bench_map_once(struct map_result *res, unsigned n);
@@ -573,13 +576,21 @@ static void bench_size(struct size_result *r, const char *path)
 	r->swu = stats.unwind_bytes;
 	r->fdes = stats.fdes;
 	r->functions = stats.functions;
-	/* The index: what the code map holds for these functions beyond their blobs. */
+	/*
+	 * The index: the module's code table (what the code map searches), the
+	 * body rules it keeps beside it, and what registering it adds to the
+	 * map; without a table, what the map holds for the functions beyond
+	 * their blobs.
+	 */
 	if (sw_codemap_create(&map) == SW_OK) {
 		before = heap_used();
 		if (sw_module_register(m, map) == SW_OK) {
-			size_t after = heap_used();
+			size_t grown = heap_used() - before;
 
-			r->index = after - before > r->swu ? after - before - r->swu : 0;
+			if (stats.index_bytes)
+				r->index = stats.index_bytes + stats.rule_bytes + grown;
+			else
+				r->index = grown > r->swu ? grown - r->swu : 0;
 			r->ok = 1;
 			sw_module_unregister(m, map);
 		}

@@ -1,0 +1,120 @@
+/*
+ * codemap_table.c - searching and checking a code table (codemap_table.h).
+ */
+#include "internal.h"
+#include "swu_format.h"
+#include "codemap_table.h"
+
+_Static_assert(sizeof(struct swu_body_rule) == SWI_BODY_RULE_SIZE, "SWI_BODY_RULE_SIZE");
+
+const struct swu_body_rule swi_no_body_rule;
+
+/*
+ * A blob's code size: the fourth field of every SWU header (magic,
+ * version and arch, flags, code size: swu(5)).  0 when the bytes end
+ * first; the map checked every blob when the table was registered.
+ */
+static uint32_t blob_code_size(const uint8_t *p, const uint8_t *end)
+{
+	uint32_t v = 0;
+
+	if (end - p < 3)
+		return 0;
+	p += 2;
+	while (*p & 0x80)               /* the flags: one byte today, skipped as a varint */
+		if (++p == end)
+			return 0;
+	p++;
+	for (unsigned shift = 0; p < end && shift < 32; shift += 7, p++) {
+		v |= (uint32_t)(*p & 0x7f) << shift;
+		if (!(*p & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i)
+{
+	uint32_t b = t->fn[i].blob & SWI_TABLE_BLOB_MASK;
+
+	return blob_code_size(t->bytes + t->blob_at[b], t->bytes + t->blob_at[b + 1]);
+}
+
+long swi_code_table_find(const struct swi_code_table *t, uint64_t ip)
+{
+	const struct swi_code_table_fn *fn = t->fn;
+	uint64_t rel;
+	uint32_t lo = 0, n = t->nfn;
+
+	if (ip < t->lo || ip >= t->hi)
+		return -1;
+	rel = ip - t->base;
+	/* The last function starting at or before rel: n halves each step. */
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		if (fn[lo + half].start <= rel)
+			lo += half;
+		n -= half;
+	}
+	/* Before the first function, or in the padding after this one. */
+	if (rel - fn[lo].start >= swi_code_table_size(t, lo))
+		return -1;
+	return (long)lo;
+}
+
+void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *copy)
+{
+	sw_code_info *out = &copy->info;
+	const struct swi_code_table_fn *f = &t->fn[i];
+	uint32_t b = f->blob & SWI_TABLE_BLOB_MASK;
+	uint32_t flags = t->flags;
+
+	if (f->blob & SWI_TABLE_FN_ANALYZED)
+		flags |= SW_CODE_ANALYZED;
+	if (f->blob & SWI_TABLE_FN_TRAMPOLINE)
+		flags |= SW_CODE_SIGNAL_TRAMPOLINE;
+	if (f->blob & SWI_TABLE_FN_OUTERMOST)
+		flags |= SW_CODE_OUTERMOST;
+	out->method = (void *)(uintptr_t)(t->method_base + (size_t)i * t->method_stride);
+	out->start = t->base + f->start;
+	out->size = swi_code_table_size(t, i);
+	out->unwind = t->bytes + t->blob_at[b];
+	out->unwind_size = t->blob_at[b + 1] - t->blob_at[b];
+	out->flags = flags;
+	out->parent = NULL;
+	copy->body = &t->body[b];
+	copy->saved = t->saved + t->saved_at[b];
+	copy->table = t;
+	copy->index = i;
+}
+
+sw_status swi_code_table_check(const struct swi_code_table *t)
+{
+	uint64_t end = 0;
+
+	if (!t || !t->fn || !t->blob_at || !t->bytes || !t->body || !t->saved_at || !t->saved ||
+	    t->nfn == 0 || t->nblob == 0 ||
+	    t->nblob > SWI_TABLE_BLOB_MASK || t->lo >= t->hi || t->lo < t->base ||
+	    (t->flags & ~(uint32_t)SW_CODE_NATIVE))
+		return SW_E_INVAL;
+	if (t->hi - t->base > UINT32_MAX)
+		return SW_E_LIMIT;
+	for (uint32_t i = 0; i < t->nblob; i++) {
+		if (t->blob_at[i + 1] <= t->blob_at[i])
+			return SW_E_INVAL;
+		if (sw_swu_validate(t->bytes + t->blob_at[i], t->blob_at[i + 1] - t->blob_at[i]) != SW_OK)
+			return SW_E_BADMETA;
+	}
+	for (uint32_t i = 0; i < t->nfn; i++) {
+		const struct swi_code_table_fn *f = &t->fn[i];
+		uint64_t start = t->base + f->start;
+
+		/* Sorted, apart, and covering exactly lo..hi. */
+		if ((f->blob & SWI_TABLE_BLOB_MASK) >= t->nblob || start < end ||
+		    (i == 0 && start != t->lo))
+			return SW_E_INVAL;
+		end = start + swi_code_table_size(t, i);
+	}
+	return end == t->hi ? SW_OK : SW_E_INVAL;
+}

@@ -1,0 +1,132 @@
+/*
+ * codemap_table.h (internal) - many functions registered as one table.
+ *
+ * A native module holds thousands of functions (libcublasLt: 171,046)
+ * whose unwind programs are mostly the same (10,905 distinct).  As code-map
+ * entries each would cost its sw_code_info, body rule, page item and a
+ * copy of its blob: 150 bytes and more a function, and a registration per
+ * function.  A code table is what .eh_frame_hdr is to .eh_frame instead:
+ * a sorted array of the functions' starts, 8 bytes each, pointing into
+ * one array of the distinct blobs, owned by whoever registered it (the
+ * module) and registered in one step.  The code map keeps a short sorted
+ * list of tables beside its hash (codemap.c); a lookup that lands in a
+ * table's range searches it by binary search and fills in an sw_code_info
+ * for the function found.
+ *
+ * Each distinct blob has its body rule decoded beforehand, as a method's
+ * entry has (the walk's common step reads it instead of decoding the
+ * blob).  What the walk gives up: the info found is a copy, with the body
+ * rule beside it (struct swi_code_copy), not a pointer into the map, so
+ * whoever keeps it beyond the next lookup copies it (iter.h:
+ * swi_set_code).
+ */
+#ifndef SW_LIB_CODEMAP_TABLE_H
+#define SW_LIB_CODEMAP_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stackwalk.h>
+
+struct swu_body_rule;
+
+/*
+ * A function: it starts at base + start, and its blob's code size is its
+ * size (a blob describes exactly its function: the FDE's range, as
+ * .eh_frame_hdr leaves a function's extent to its FDE).
+ */
+struct swi_code_table_fn {
+	uint32_t start;
+	uint32_t blob;          /* index into blob_at[], and SWI_TABLE_FN_* flags above it */
+};
+
+/* The SW_CODE_* flags a function may carry, as bits 29-31 of its blob word. */
+#define SWI_TABLE_FN_SHIFT      29
+#define SWI_TABLE_BLOB_MASK     ((UINT32_C(1) << SWI_TABLE_FN_SHIFT) - 1)
+#define SWI_TABLE_FN_ANALYZED   (UINT32_C(1) << 29)
+#define SWI_TABLE_FN_TRAMPOLINE (UINT32_C(1) << 30)
+#define SWI_TABLE_FN_OUTERMOST  (UINT32_C(1) << 31)
+
+/*
+ * The owner fills it in and keeps it, and everything it points at,
+ * unchanged while it is registered and until the map has reclaimed it
+ * (sw_codemap_synchronize after the removal).  The distinct blobs lie
+ * end to end in `bytes`: blob i is bytes[blob_at[i]] up to
+ * bytes[blob_at[i + 1]], so a blob costs the index 4 bytes.
+ */
+struct swi_code_table {
+	uint64_t base;                  /* functions' starts are relative to it */
+	uint64_t lo, hi;                /* first function's start, last one's end (absolute) */
+	uint32_t nfn, nblob;
+	const struct swi_code_table_fn *fn;     /* nfn, sorted by start, not overlapping */
+	const uint32_t *blob_at;        /* nblob + 1, increasing */
+	const uint8_t *bytes;           /* blob_at[nblob] bytes */
+	/* Blob i's body rule (lo == hi: none), its saved[] at saved + saved_at[i]. */
+	const struct swu_body_rule *body;       /* nblob */
+	const uint32_t *saved_at;               /* nblob */
+	const uint32_t *saved;
+	/* The method handle of function i: method_base + i * method_stride. */
+	const char *method_base;
+	size_t method_stride;
+	uint32_t flags;                 /* SW_CODE_* of every function (SW_CODE_NATIVE) */
+};
+
+/*
+ * What a lookup of a code table's function gives: its info, and the body
+ * rule of its blob (never NULL).  info comes first: a pointer to it is a
+ * pointer to the copy.
+ */
+struct swi_code_copy {
+	sw_code_info info;
+	const struct swu_body_rule *body;
+	const uint32_t *saved;
+	const struct swi_code_table *table;     /* where it came from: function `index` */
+	uint32_t index;
+};
+
+/* The body rule of code with none (lo == hi). */
+extern const struct swu_body_rule swi_no_body_rule;
+
+/*
+ * swi_code_table_find - the index of the function of `t` holding ip, or
+ * -1.  Async-signal-safe; bounded by log2(nfn) steps.
+ */
+long swi_code_table_find(const struct swi_code_table *t, uint64_t ip);
+
+/* swi_code_table_size - function i's size: its blob's code size (0: bad blob). */
+uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i);
+
+/* swi_code_table_info - function i's sw_code_info and body rule, into *out. */
+void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *out);
+
+/*
+ * swi_code_table_check - whether `t` is a table the map may register:
+ * functions sorted and apart, from lo to hi, valid SWU blobs.  SW_OK,
+ * SW_E_INVAL, SW_E_LIMIT or SW_E_BADMETA.
+ */
+sw_status swi_code_table_check(const struct swi_code_table *t);
+
+/* sizeof(struct swu_body_rule) (swu_format.h), checked in codemap_table.c. */
+#define SWI_BODY_RULE_SIZE 40
+
+/* The bytes a table's own arrays take (its lookup index, blobs apart). */
+static inline size_t swi_code_table_index_bytes(const struct swi_code_table *t)
+{
+	return sizeof(*t) + (size_t)t->nfn * sizeof(t->fn[0]) + ((size_t)t->nblob + 1) * sizeof(t->blob_at[0]);
+}
+
+/* The bytes of its body rules (kept for speed: they could be decoded from the blobs). */
+static inline size_t swi_code_table_rule_bytes(const struct swi_code_table *t, size_t saved_count)
+{
+	return (size_t)t->nblob * (sizeof(*t->saved_at) + SWI_BODY_RULE_SIZE) + saved_count * sizeof(*t->saved);
+}
+
+/*
+ * In the code map (codemap.c).  Adding fails with SW_E_EXISTS when the
+ * table's range overlaps another table's or a method's; removing with
+ * SW_E_NOTFOUND when `t` is not registered.  Observers hear of every
+ * function.  Writers only: takes the map's writer lock.
+ */
+sw_status swi_codemap_add_table(sw_codemap *map, const struct swi_code_table *t);
+sw_status swi_codemap_remove_table(sw_codemap *map, const struct swi_code_table *t);
+
+#endif /* SW_LIB_CODEMAP_TABLE_H */
