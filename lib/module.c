@@ -367,7 +367,8 @@ static sw_status make_body_rules(sw_module *m, const uint32_t *at, uint32_t nblo
 				return SW_E_NOMEM;
 			m->table_saved = grown;
 		}
-		memcpy(m->table_saved + n, saved, sizeof(saved[0]) * br->nsaved);
+		if (br->nsaved)
+			memcpy(m->table_saved + n, saved, sizeof(saved[0]) * br->nsaved);
 		m->table_saved_at[i] = (uint32_t)n;
 		n += br->nsaved;
 	}
