@@ -2,10 +2,7 @@
  * codemap_table.c - searching and checking a code table (codemap_table.h).
  */
 #include "internal.h"
-#include "swu_format.h"
 #include "codemap_table.h"
-
-_Static_assert(sizeof(struct swu_body_rule) == SWI_BODY_RULE_SIZE, "SWI_BODY_RULE_SIZE");
 
 const struct swu_body_rule swi_no_body_rule;
 
@@ -83,8 +80,17 @@ void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_
 	out->unwind_size = t->blob_at[b + 1] - t->blob_at[b];
 	out->flags = flags;
 	out->parent = NULL;
-	copy->body = &t->body[b];
-	copy->saved = t->saved + t->saved_at[b];
+	{
+		const struct swi_body_runs *r = &t->runs[b];
+
+		copy->rule = t->shape[r->shape];
+		copy->rule.lo = r->lo;
+		copy->rule.hi = r->hi;
+		copy->rule.lo2 = r->lo2;
+		copy->rule.hi2 = r->hi2;
+		copy->body = &copy->rule;
+		copy->saved = t->saved + t->saved_at[r->shape];
+	}
 	copy->table = t;
 	copy->index = i;
 }
@@ -93,8 +99,8 @@ sw_status swi_code_table_check(const struct swi_code_table *t)
 {
 	uint64_t end = 0;
 
-	if (!t || !t->fn || !t->blob_at || !t->bytes || !t->body || !t->saved_at || !t->saved ||
-	    t->nfn == 0 || t->nblob == 0 ||
+	if (!t || !t->fn || !t->blob_at || !t->bytes || !t->runs || !t->shape || !t->saved_at ||
+	    !t->saved || t->nfn == 0 || t->nblob == 0 || t->nshape == 0 ||
 	    t->nblob > SWI_TABLE_BLOB_MASK || t->lo >= t->hi || t->lo < t->base ||
 	    (t->flags & ~(uint32_t)SW_CODE_NATIVE))
 		return SW_E_INVAL;
@@ -105,6 +111,8 @@ sw_status swi_code_table_check(const struct swi_code_table *t)
 			return SW_E_INVAL;
 		if (sw_swu_validate(t->bytes + t->blob_at[i], t->blob_at[i + 1] - t->blob_at[i]) != SW_OK)
 			return SW_E_BADMETA;
+		if (t->runs[i].shape >= t->nshape)
+			return SW_E_INVAL;
 	}
 	for (uint32_t i = 0; i < t->nfn; i++) {
 		const struct swi_code_table_fn *f = &t->fn[i];

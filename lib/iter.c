@@ -730,8 +730,9 @@ static int step_fast(struct swi_iter *it)
 			return -2;
 		/* A code table's function is a copy the next lookup may overwrite: keep one. */
 		if (!swi_code_is_entry(it, code)) {
-			it->rules[slot].copy = *(const struct swi_code_copy *)(const void *)code;
+			swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
 			code = &it->rules[slot].copy.info;
+			br = it->rules[slot].copy.body;
 		}
 		it->rules[slot].ra = ip;
 		it->rules[slot].code = code;

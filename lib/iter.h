@@ -208,7 +208,7 @@ static inline int swi_code_is_entry(const struct swi_iter *it, const sw_code_inf
 static inline void swi_set_code(struct swi_iter *it, const sw_code_info *code)
 {
 	if (code && !swi_code_is_entry(it, code) && code != &it->fp.info && code != &it->code_copy.info) {
-		it->code_copy = *(const struct swi_code_copy *)(const void *)code;
+		swi_code_copy_assign(&it->code_copy, (const struct swi_code_copy *)(const void *)code);
 		code = &it->code_copy.info;
 	}
 	it->code = code;

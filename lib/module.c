@@ -50,7 +50,8 @@ struct sw_module {
 	struct swi_code_table table;
 	struct swi_code_table_fn *table_fn;
 	uint32_t *table_blob_at;
-	struct swu_body_rule *table_body;
+	struct swi_body_runs *table_runs;
+	struct swu_body_rule *table_shape;
 	uint32_t *table_saved_at, *table_saved;
 };
 
@@ -340,43 +341,92 @@ static uint32_t table_flags(uint32_t flags)
 	       ((flags & SW_CODE_OUTERMOST) ? SWI_TABLE_FN_OUTERMOST : 0);
 }
 
+/* A body rule's shape: all but the offsets it covers, saved[] included. */
+static uint64_t shape_hash(const struct swu_body_rule *br, const uint32_t *saved)
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint8_t *p = (const uint8_t *)br;
+
+	for (size_t i = 0; i < sizeof *br; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	for (unsigned i = 0; i < br->nsaved; i++)
+		h = (h ^ saved[i]) * 1099511628211ull;
+	return h;
+}
+
+static int same_shape(const sw_module *m, uint32_t id, const struct swu_body_rule *br,
+                      const uint32_t *saved)
+{
+	return !memcmp(&m->table_shape[id], br, sizeof *br) &&
+	       !memcmp(m->table_saved + m->table_saved_at[id], saved, sizeof(saved[0]) * br->nsaved);
+}
+
+/* Keep `br` with its saved[] as a new shape.  Its offsets are 0. */
+static sw_status add_shape(sw_module *m, const struct swu_body_rule *br, const uint32_t *saved,
+                           size_t *nsaved)
+{
+	uint32_t id = m->table.nshape;
+	uint32_t *grown_saved;
+
+	grown_saved = realloc(m->table_saved, sizeof(*grown_saved) * (*nsaved + br->nsaved + 1));
+	if (!grown_saved)
+		return SW_E_NOMEM;
+	m->table_saved = grown_saved;
+	if (br->nsaved)
+		memcpy(m->table_saved + *nsaved, saved, sizeof(saved[0]) * br->nsaved);
+	m->table_shape[id] = *br;
+	m->table_saved_at[id] = (uint32_t)*nsaved;
+	*nsaved += br->nsaved;
+	m->table.nshape = id + 1;
+	return SW_OK;
+}
+
 /*
  * The body rule of each distinct blob (at[], nblob of them), as the code
  * map decodes one for each method it registers: the walk's common step.
+ * Kept as the offsets each covers and a shape, shapes kept once.
  */
 static sw_status make_body_rules(sw_module *m, const uint32_t *at, uint32_t nblob, size_t *nsaved)
 {
 	uint32_t saved[SWU_BODY_MAX_SAVED];
-	size_t n = 0, cap = 0;
+	size_t cap = 16, n = 0;
+	uint32_t *slot;
+	sw_status st = SW_OK;
 
-	m->table_body = malloc(sizeof(*m->table_body) * nblob);
-	m->table_saved_at = malloc(sizeof(*m->table_saved_at) * nblob);
-	if (!m->table_body || !m->table_saved_at)
+	while (cap < 2 * (size_t)nblob)
+		cap *= 2;
+	m->table_runs = malloc(sizeof(*m->table_runs) * nblob);
+	/* At most one shape a blob, and the empty one. */
+	m->table_shape = malloc(sizeof(*m->table_shape) * (nblob + 1));
+	m->table_saved_at = malloc(sizeof(*m->table_saved_at) * (nblob + 1));
+	slot = malloc(sizeof(*slot) * cap);
+	if (!m->table_runs || !m->table_shape || !m->table_saved_at || !slot) {
+		free(slot);
 		return SW_E_NOMEM;
-	for (uint32_t i = 0; i < nblob; i++) {
-		struct swu_body_rule *br = &m->table_body[i];
-
-		if (swu_validate_body_rule(m->blobs + at[i], at[i + 1] - at[i], br, saved) != SW_OK ||
-		    br->lo >= br->hi)
-			memset(br, 0, sizeof *br);
-		if (n + br->nsaved > cap) {
-			uint32_t *grown;
-
-			cap = 2 * cap + SWU_BODY_MAX_SAVED;
-			if (!(grown = realloc(m->table_saved, sizeof(*grown) * cap)))
-				return SW_E_NOMEM;
-			m->table_saved = grown;
-		}
-		if (br->nsaved)
-			memcpy(m->table_saved + n, saved, sizeof(saved[0]) * br->nsaved);
-		m->table_saved_at[i] = (uint32_t)n;
-		n += br->nsaved;
 	}
-	/* Never NULL, so that a table with no saved register at all checks. */
-	if (!m->table_saved && !(m->table_saved = malloc(sizeof(*m->table_saved))))
-		return SW_E_NOMEM;
+	memset(slot, 0xff, sizeof(*slot) * cap);
+	m->table.nshape = 0;
+	for (uint32_t i = 0; i < nblob && st == SW_OK; i++) {
+		struct swu_body_rule br;
+		size_t k;
+
+		if (swu_validate_body_rule(m->blobs + at[i], at[i + 1] - at[i], &br, saved) != SW_OK ||
+		    br.lo >= br.hi)
+			memset(&br, 0, sizeof br);
+		m->table_runs[i] = (struct swi_body_runs){ br.lo, br.hi, br.lo2, br.hi2, 0 };
+		br.lo = br.hi = br.lo2 = br.hi2 = 0;
+		for (k = shape_hash(&br, saved) & (cap - 1); slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
+			if (same_shape(m, slot[k], &br, saved))
+				break;
+		if (slot[k] == UINT32_MAX) {
+			slot[k] = m->table.nshape;
+			st = add_shape(m, &br, saved, &n);
+		}
+		m->table_runs[i].shape = slot[k];
+	}
+	free(slot);
 	*nsaved = n;
-	return SW_OK;
+	return st;
 }
 
 /*
@@ -431,7 +481,8 @@ static sw_status make_table(sw_module *m, const struct swi_cfi_import *imp)
 	*t = (struct swi_code_table){
 		.base = lo, .lo = lo, .hi = hi, .nfn = (uint32_t)m->nfns, .nblob = nblob,
 		.fn = m->table_fn, .blob_at = at, .bytes = m->blobs,
-		.body = m->table_body, .saved_at = m->table_saved_at, .saved = m->table_saved,
+		.runs = m->table_runs, .shape = m->table_shape, .nshape = m->table.nshape,
+		.saved_at = m->table_saved_at, .saved = m->table_saved,
 		.method_base = (const char *)m->fns, .method_stride = sizeof(*m->fns),
 		.flags = SW_CODE_NATIVE
 	};
@@ -707,7 +758,8 @@ SW_API void sw_module_free(sw_module *m)
 	free(m->blobs);
 	free(m->table_fn);
 	free(m->table_blob_at);
-	free(m->table_body);
+	free(m->table_runs);
+	free(m->table_shape);
 	free(m->table_saved_at);
 	free(m->table_saved);
 	free(m->syms);

@@ -26,7 +26,9 @@
 struct fake_module {
 	uint8_t bytes[NBLOB * 64];
 	uint32_t blob_at[NBLOB + 1];
-	struct swu_body_rule body[NBLOB];
+	struct swu_body_rule body[NBLOB];       /* each blob's, as decoded */
+	struct swi_body_runs runs[NBLOB];
+	struct swu_body_rule shape[NBLOB];      /* one shape a blob: offsets 0 */
 	uint32_t saved_at[NBLOB];
 	uint32_t saved[NBLOB * SWU_BODY_MAX_SAVED];
 	struct swi_code_table_fn fn[NFN];
@@ -62,6 +64,10 @@ static void make_module(struct fake_module *m, uint64_t base)
 		                 SW_OK);
 		m->saved_at[b] = nsaved;
 		nsaved += m->body[b].nsaved;
+		m->runs[b] = (struct swi_body_runs){ m->body[b].lo, m->body[b].hi, m->body[b].lo2,
+		                                     m->body[b].hi2, b };
+		m->shape[b] = m->body[b];
+		m->shape[b].lo = m->shape[b].hi = m->shape[b].lo2 = m->shape[b].hi2 = 0;
 		at += (uint32_t)len;
 	}
 	m->blob_at[NBLOB] = at;
@@ -74,7 +80,8 @@ static void make_module(struct fake_module *m, uint64_t base)
 	m->table = (struct swi_code_table){
 		.base = base, .lo = base, .hi = m->start[NFN - 1] + m->size[NFN - 1],
 		.nfn = NFN, .nblob = NBLOB, .fn = m->fn, .blob_at = m->blob_at, .bytes = m->bytes,
-		.body = m->body, .saved_at = m->saved_at, .saved = m->saved,
+		.runs = m->runs, .shape = m->shape, .nshape = NBLOB, .saved_at = m->saved_at,
+		.saved = m->saved,
 		.method_base = m->handles, .method_stride = 1, .flags = SW_CODE_NATIVE
 	};
 }
@@ -102,7 +109,10 @@ START_TEST(table_lookups)
 		ck_assert_int_eq(swi_code_table_find(t, mod_a.start[i] + mod_a.size[i] - 1), (long)i);
 		swi_code_table_info(t, i, &c);
 		ck_assert(is_function(&mod_a, &c.info, i));
-		ck_assert_ptr_eq(c.body, &mod_a.body[i % NBLOB]);
+		/* The body rule: the blob's own, offsets and shape put together. */
+		ck_assert_ptr_eq(c.body, &c.rule);
+		ck_assert_int_eq(memcmp(c.body, &mod_a.body[i % NBLOB], sizeof c.rule), 0);
+		ck_assert_ptr_eq(c.saved, mod_a.saved + mod_a.saved_at[i % NBLOB]);
 		ck_assert_ptr_eq(c.table, t);
 		ck_assert_uint_eq(c.index, i);
 		if (i % 4 == 3 && i + 1 < NFN) {
@@ -154,6 +164,9 @@ START_TEST(table_checks)
 	ck_assert_int_eq(swi_code_table_check(t), SW_OK);
 	t->hi = t->base + UINT64_C(0x100000000);        /* beyond 32-bit offsets */
 	ck_assert_int_eq(swi_code_table_check(t), SW_E_LIMIT);
+	make_module(&mod_a, 0x10000000);
+	mod_a.runs[1].shape = NBLOB;                    /* no such shape */
+	ck_assert_int_eq(swi_code_table_check(t), SW_E_INVAL);
 	make_module(&mod_a, 0x10000000);
 	t->flags |= SW_CODE_FUNCLET;
 	ck_assert_int_eq(swi_code_table_check(t), SW_E_INVAL);
