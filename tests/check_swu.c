@@ -1158,7 +1158,8 @@ START_TEST(bad_headers)
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
 	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
-	PATCH(2, 0x08, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x10, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x08, SW_E_BADMETA);                   /* compact without rows */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
 	PATCH(4, 17, SW_E_BADMETA);                     /* prolog beyond code */
@@ -1431,7 +1432,8 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 9, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(2, 0x11, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 9, SW_E_BADMETA);              /* compact without rows */
 	PATCH(2, 5, SW_E_BADMETA);              /* rows cannot have body ops */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
 	PATCH(7, 1, SW_E_BADMETA);              /* one op: trailing bytes, args left pushed */
@@ -2101,7 +2103,8 @@ START_TEST(gc_bad_blobs)
 	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
-	PATCH(2, 0x0a, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x12, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x0a, SW_E_BADMETA);           /* compact without rows */
 	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
 	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */
 	PATCH(7, 0x01, SW_E_BADMETA);           /* one location: the other is trailing */
@@ -3204,9 +3207,28 @@ static struct blob shape_rows_x64(void)
 	return bl;
 }
 
+/* A copy of `len` bytes in a block of exactly that size. */
+static struct blob blob_of(const unsigned char *bytes, size_t len)
+{
+	struct blob bl = { malloc(len ? len : 1), len };
+
+	ck_assert_ptr_nonnull(bl.p);
+	memcpy(bl.p, bytes, len);
+	return bl;
+}
+
 START_TEST(rows_x64)
 {
+	/* The compact form the builder writes: a push byte, then full ops. */
 	static const unsigned char bytes[] = {
+		0xe5, 0x11, 0x0c, 0x16, 0x05,
+		0xb1,                                   /* push rbp, end delta 1 */
+		0x10, 0x03, 0x06, 0x10,                 /* def_cfa rbp + 16 */
+		0x10, 0x11, 0x07, 0x08,                 /* def_cfa rsp + 8 */
+		0x13, 0x00, 0x06,                       /* same_value rbp */
+	};
+	/* The plain form of the same ops, as blobs written before the compact one. */
+	static const unsigned char plain[] = {
 		0xe5, 0x11, 0x04, 0x16, 0x05,
 		0x01, 0x11, 0x10,
 		0x00, 0x12, 0x06, 0x70,
@@ -3230,6 +3252,12 @@ START_TEST(rows_x64)
 	ck_assert_uint_eq(h.row_ops, 5);
 	ck_assert_uint_eq(h.code_size, 22);
 	ck_assert_uint_eq(h.prolog_size + h.prolog_ops + h.epilogs + h.body_ops, 0);
+	check_rules(&bl, 22, rows, NROWS(rows));
+	free(bl.p);
+	bl = blob_of(plain, sizeof plain);
+	ck_assert_int_eq(sw_swu_validate(bl.p, bl.len), SW_OK);
+	ck_assert_int_eq(sw_swu_decode_header(bl.p, bl.len, &h), SW_OK);
+	ck_assert_uint_eq(h.row_ops, 5);
 	check_rules(&bl, 22, rows, NROWS(rows));
 	free(bl.p);
 }
@@ -3372,13 +3400,28 @@ static struct blob shape_rows_deref(sw_swu_builder *b)
 
 START_TEST(rows_deref)
 {
+	/* Compact: every op full, its opcode before its end delta. */
 	static const unsigned char bytes[] = {
+		0xe5, 0x12, 0x0c, 0x1b, 0x0b,
+		0x10, 0x04, 0x01, 0x00,                 /* def_cfa ecx + 0 */
+		0x15, 0x05, 0x05, 0x05, 0x00,           /* saved_at_reg ebp at [ebp + 0] */
+		0x14, 0x03, 0x05, 0x74,                 /* def_cfa_deref [ebp - 12] */
+		0x15, 0x00, 0x06, 0x05, 0x7c,           /* saved_at_reg esi at [ebp - 4] */
+		0x15, 0x00, 0x03, 0x05, 0x78,           /* saved_at_reg ebx at [ebp - 8] */
+		0x10, 0x08, 0x01, 0x00,
+		0x13, 0x01, 0x03,
+		0x12, 0x01, 0x06, 0x78,                 /* saved_at esi at -8: the CFA is 0, no slot */
+		0x13, 0x01, 0x05,
+		0x13, 0x00, 0x06,
+		0x10, 0x03, 0x04, 0x04,
+	};
+	static const unsigned char plain[] = {
 		0xe5, 0x12, 0x04, 0x1b, 0x0b,
-		0x04, 0x10, 0x01, 0x00,                 /* def_cfa ecx + 0 */
-		0x05, 0x15, 0x05, 0x05, 0x00,           /* saved_at_reg ebp at [ebp + 0] */
-		0x03, 0x14, 0x05, 0x74,                 /* def_cfa_deref [ebp - 12] */
-		0x00, 0x15, 0x06, 0x05, 0x7c,           /* saved_at_reg esi at [ebp - 4] */
-		0x00, 0x15, 0x03, 0x05, 0x78,           /* saved_at_reg ebx at [ebp - 8] */
+		0x04, 0x10, 0x01, 0x00,
+		0x05, 0x15, 0x05, 0x05, 0x00,
+		0x03, 0x14, 0x05, 0x74,
+		0x00, 0x15, 0x06, 0x05, 0x7c,
+		0x00, 0x15, 0x03, 0x05, 0x78,
 		0x08, 0x10, 0x01, 0x00,
 		0x01, 0x13, 0x03,
 		0x01, 0x12, 0x06, 0x78,
@@ -3386,6 +3429,7 @@ START_TEST(rows_deref)
 		0x00, 0x13, 0x06,
 		0x03, 0x10, 0x04, 0x04,
 	};
+	unsigned char *old = malloc(sizeof plain);
 	const uint8_t C = SW_SWU_BASE_CFA, E = SW_X86_EBP;
 	/* At each offset: CFA, deref, then ebx, esi, ebp: base (C: the CFA) and offset. */
 	static const struct {
@@ -3417,14 +3461,21 @@ START_TEST(rows_deref)
 
 	ck_assert_uint_eq(bl.len, sizeof bytes);
 	ck_assert_int_eq(memcmp(bl.p, bytes, sizeof bytes), 0);
+	ck_assert_ptr_nonnull(old);
+	memcpy(old, plain, sizeof plain);
+	ck_assert_int_eq(sw_swu_validate(old, sizeof plain), SW_OK);
 	for (uint32_t off = 0; off <= 27; off++) {
-		sw_swu_rule r, ra;
+		sw_swu_rule r, ra, o;
 		uint64_t mask = 0;
 
 		while (i + 1 < NROWS(want) && want[i + 1].from <= off)
 			i++;
 		memset(&r, 0x5a, sizeof r);
 		OK(sw_swu_decode(bl.p, bl.len, off, &r));
+		/* The plain form says the same. */
+		memset(&o, 0x5a, sizeof o);
+		OK(sw_swu_decode(old, sizeof plain, off, &o));
+		ck_assert_int_eq(memcmp(&r, &o, sizeof r), 0);
 		ck_assert_msg(r.cfa_reg == want[i].cfa_reg && r.cfa_offset == want[i].cfa_offset &&
 		              r.cfa_deref == want[i].deref, "cfa at %u: %u%+d deref %u", off,
 		              r.cfa_reg, r.cfa_offset, r.cfa_deref);
@@ -3463,6 +3514,7 @@ START_TEST(rows_deref)
 	ck_assert_msg(strstr(text, "cfa = [ebp - 12]") != NULL, "%s", text);
 	free(text);
 	free(bl.p);
+	free(old);
 
 	/* Misuse. */
 	sw_swu_builder_reset(b);
@@ -3622,7 +3674,7 @@ START_TEST(rows_dump)
 	ck_assert_int_eq(sw_swu_dump(f, bl.p, bl.len), SW_OK);
 	fclose(f);
 	ck_assert_str_eq(text,
-		"SWU version 1, x64, 23 bytes\n"
+		"SWU version 1, x64, 17 bytes\n"
 		"code size 22, 5 row ops\n"
 		"rows:\n"
 		"         1         def_cfa_offset 16                ; cfa = rsp + 16, sp = cfa - 16\n"
