@@ -31,13 +31,13 @@
  *   GC locations       only with SWU_FLAG_GC
  *
  * The compact row form (SWU_FLAG_COMPACT, only with SWU_FLAG_ROWS) writes
- * the same row ops in fewer bytes, for imported CFI is mostly pushes and
+ * the same row ops in fewer bytes, since imported CFI is mostly pushes and
  * pops: an item's first byte says it all for the common cases, and the
  * reader tracks the CFA offset (the operand of the last def_cfa,
  * def_cfa_offset or def_cfa_deref; the architecture's entry SP offset
  * before any) and the largest it has been, so that items say how the
- * offset changes, not what it becomes.  "d" is the end delta, W the
- * pointer size, CFA the tracked offset:
+ * offset changes, not what it becomes.  b is an item's first byte, d its
+ * end delta, W the pointer size, CFA the tracked offset:
  *
  *   0x00-0x0f       reserved
  *   0x10-0x15       a full row op with this opcode: d (ULEB128), operands
