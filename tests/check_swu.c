@@ -10,6 +10,7 @@
  * overrun).
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1158,7 +1159,8 @@ START_TEST(bad_headers)
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
 	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
-	PATCH(2, 0x08, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x10, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x08, SW_E_BADMETA);                   /* compact without rows */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
 	PATCH(4, 17, SW_E_BADMETA);                     /* prolog beyond code */
@@ -1431,7 +1433,8 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 9, SW_E_UNSUPPORTED);          /* an unknown section */
+	PATCH(2, 0x11, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 9, SW_E_BADMETA);              /* compact without rows */
 	PATCH(2, 5, SW_E_BADMETA);              /* rows cannot have body ops */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
 	PATCH(7, 1, SW_E_BADMETA);              /* one op: trailing bytes, args left pushed */
@@ -2101,7 +2104,8 @@ START_TEST(gc_bad_blobs)
 	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
-	PATCH(2, 0x0a, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x12, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x0a, SW_E_BADMETA);           /* compact without rows */
 	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
 	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */
 	PATCH(7, 0x01, SW_E_BADMETA);           /* one location: the other is trailing */
@@ -3204,9 +3208,28 @@ static struct blob shape_rows_x64(void)
 	return bl;
 }
 
+/* A copy of `len` bytes in a block of exactly that size. */
+static struct blob blob_of(const unsigned char *bytes, size_t len)
+{
+	struct blob bl = { malloc(len ? len : 1), len };
+
+	ck_assert_ptr_nonnull(bl.p);
+	memcpy(bl.p, bytes, len);
+	return bl;
+}
+
 START_TEST(rows_x64)
 {
+	/* The compact form the builder writes: a push byte, then full ops. */
 	static const unsigned char bytes[] = {
+		0xe5, 0x11, 0x0c, 0x16, 0x05,
+		0xb1,                                   /* push rbp, end delta 1 */
+		0x10, 0x03, 0x06, 0x10,                 /* def_cfa rbp + 16 */
+		0x10, 0x11, 0x07, 0x08,                 /* def_cfa rsp + 8 */
+		0x13, 0x00, 0x06,                       /* same_value rbp */
+	};
+	/* The plain form of the same ops, as blobs written before the compact one. */
+	static const unsigned char plain[] = {
 		0xe5, 0x11, 0x04, 0x16, 0x05,
 		0x01, 0x11, 0x10,
 		0x00, 0x12, 0x06, 0x70,
@@ -3230,6 +3253,12 @@ START_TEST(rows_x64)
 	ck_assert_uint_eq(h.row_ops, 5);
 	ck_assert_uint_eq(h.code_size, 22);
 	ck_assert_uint_eq(h.prolog_size + h.prolog_ops + h.epilogs + h.body_ops, 0);
+	check_rules(&bl, 22, rows, NROWS(rows));
+	free(bl.p);
+	bl = blob_of(plain, sizeof plain);
+	ck_assert_int_eq(sw_swu_validate(bl.p, bl.len), SW_OK);
+	ck_assert_int_eq(sw_swu_decode_header(bl.p, bl.len, &h), SW_OK);
+	ck_assert_uint_eq(h.row_ops, 5);
 	check_rules(&bl, 22, rows, NROWS(rows));
 	free(bl.p);
 }
@@ -3372,13 +3401,28 @@ static struct blob shape_rows_deref(sw_swu_builder *b)
 
 START_TEST(rows_deref)
 {
+	/* Compact: every op full, its opcode before its end delta. */
 	static const unsigned char bytes[] = {
+		0xe5, 0x12, 0x0c, 0x1b, 0x0b,
+		0x10, 0x04, 0x01, 0x00,                 /* def_cfa ecx + 0 */
+		0x15, 0x05, 0x05, 0x05, 0x00,           /* saved_at_reg ebp at [ebp + 0] */
+		0x14, 0x03, 0x05, 0x74,                 /* def_cfa_deref [ebp - 12] */
+		0x15, 0x00, 0x06, 0x05, 0x7c,           /* saved_at_reg esi at [ebp - 4] */
+		0x15, 0x00, 0x03, 0x05, 0x78,           /* saved_at_reg ebx at [ebp - 8] */
+		0x10, 0x08, 0x01, 0x00,
+		0x13, 0x01, 0x03,
+		0x12, 0x01, 0x06, 0x78,                 /* saved_at esi at -8: the CFA is 0, no slot */
+		0x13, 0x01, 0x05,
+		0x13, 0x00, 0x06,
+		0x10, 0x03, 0x04, 0x04,
+	};
+	static const unsigned char plain[] = {
 		0xe5, 0x12, 0x04, 0x1b, 0x0b,
-		0x04, 0x10, 0x01, 0x00,                 /* def_cfa ecx + 0 */
-		0x05, 0x15, 0x05, 0x05, 0x00,           /* saved_at_reg ebp at [ebp + 0] */
-		0x03, 0x14, 0x05, 0x74,                 /* def_cfa_deref [ebp - 12] */
-		0x00, 0x15, 0x06, 0x05, 0x7c,           /* saved_at_reg esi at [ebp - 4] */
-		0x00, 0x15, 0x03, 0x05, 0x78,           /* saved_at_reg ebx at [ebp - 8] */
+		0x04, 0x10, 0x01, 0x00,
+		0x05, 0x15, 0x05, 0x05, 0x00,
+		0x03, 0x14, 0x05, 0x74,
+		0x00, 0x15, 0x06, 0x05, 0x7c,
+		0x00, 0x15, 0x03, 0x05, 0x78,
 		0x08, 0x10, 0x01, 0x00,
 		0x01, 0x13, 0x03,
 		0x01, 0x12, 0x06, 0x78,
@@ -3386,6 +3430,7 @@ START_TEST(rows_deref)
 		0x00, 0x13, 0x06,
 		0x03, 0x10, 0x04, 0x04,
 	};
+	unsigned char *old = malloc(sizeof plain);
 	const uint8_t C = SW_SWU_BASE_CFA, E = SW_X86_EBP;
 	/* At each offset: CFA, deref, then ebx, esi, ebp: base (C: the CFA) and offset. */
 	static const struct {
@@ -3417,14 +3462,21 @@ START_TEST(rows_deref)
 
 	ck_assert_uint_eq(bl.len, sizeof bytes);
 	ck_assert_int_eq(memcmp(bl.p, bytes, sizeof bytes), 0);
+	ck_assert_ptr_nonnull(old);
+	memcpy(old, plain, sizeof plain);
+	ck_assert_int_eq(sw_swu_validate(old, sizeof plain), SW_OK);
 	for (uint32_t off = 0; off <= 27; off++) {
-		sw_swu_rule r, ra;
+		sw_swu_rule r, ra, o;
 		uint64_t mask = 0;
 
 		while (i + 1 < NROWS(want) && want[i + 1].from <= off)
 			i++;
 		memset(&r, 0x5a, sizeof r);
 		OK(sw_swu_decode(bl.p, bl.len, off, &r));
+		/* The plain form says the same. */
+		memset(&o, 0x5a, sizeof o);
+		OK(sw_swu_decode(old, sizeof plain, off, &o));
+		ck_assert_int_eq(memcmp(&r, &o, sizeof r), 0);
 		ck_assert_msg(r.cfa_reg == want[i].cfa_reg && r.cfa_offset == want[i].cfa_offset &&
 		              r.cfa_deref == want[i].deref, "cfa at %u: %u%+d deref %u", off,
 		              r.cfa_reg, r.cfa_offset, r.cfa_deref);
@@ -3463,6 +3515,7 @@ START_TEST(rows_deref)
 	ck_assert_msg(strstr(text, "cfa = [ebp - 12]") != NULL, "%s", text);
 	free(text);
 	free(bl.p);
+	free(old);
 
 	/* Misuse. */
 	sw_swu_builder_reset(b);
@@ -3612,6 +3665,544 @@ START_TEST(rows_bad_blobs)
 }
 END_TEST
 
+/* ---- The compact row form: round trips and hostile bytes ---- */
+
+/* One row op as a JIT or the CFI importer gives it to the builder. */
+struct rop {
+	uint32_t end;
+	unsigned code;                  /* the plain opcode: ROP_* */
+	unsigned reg, reg2;
+	int32_t arg;
+};
+
+enum {
+	ROP_DEF_CFA = 0x10, ROP_CFA_OFFSET = 0x11, ROP_SAVED_AT = 0x12,
+	ROP_SAME_VALUE = 0x13, ROP_CFA_DEREF = 0x14, ROP_SAVED_AT_REG = 0x15,
+};
+
+static void put_uleb(unsigned char *buf, size_t *len, uint32_t v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		buf[(*len)++] = v ? b | 0x80 : b;
+	} while (v);
+}
+
+static void put_sleb(unsigned char *buf, size_t *len, int32_t v)
+{
+	int64_t x = v;
+
+	for (;;) {
+		unsigned char b = (unsigned char)(x & 0x7f);
+
+		x = x < 0 ? ~(~x >> 7) : x >> 7;
+		if ((x == 0 && !(b & 0x40)) || (x == -1 && (b & 0x40))) {
+			buf[(*len)++] = b;
+			return;
+		}
+		buf[(*len)++] = b | 0x80;
+	}
+}
+
+/* The header the builder writes before row ops: flags 0x04 plain, 0x0c compact. */
+static size_t rows_header(unsigned char *buf, sw_arch arch, unsigned flags, uint32_t code_size,
+                          size_t nops)
+{
+	size_t len = 0;
+
+	buf[len++] = 0xe5;
+	buf[len++] = (unsigned char)(0x10 | arch);
+	buf[len++] = (unsigned char)flags;
+	put_uleb(buf, &len, code_size);
+	put_uleb(buf, &len, (uint32_t)nops);
+	return len;
+}
+
+/* The plain row form of `ops`, the way every row blob was written before the compact one. */
+static struct blob plain_rows(sw_arch arch, const struct rop *ops, size_t n, uint32_t code_size)
+{
+	unsigned char buf[1024];
+	size_t len = rows_header(buf, arch, 0x04, code_size, n);
+	uint32_t prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		put_uleb(buf, &len, ops[i].end - prev);
+		buf[len++] = (unsigned char)ops[i].code;
+		if (ops[i].code != ROP_CFA_OFFSET)
+			put_uleb(buf, &len, ops[i].reg);
+		if (ops[i].code == ROP_SAVED_AT_REG)
+			put_uleb(buf, &len, ops[i].reg2);
+		if (ops[i].code != ROP_SAME_VALUE)
+			put_sleb(buf, &len, ops[i].arg);
+		prev = ops[i].end;
+		ck_assert_uint_lt(len, sizeof buf - 16);
+	}
+	return blob_of(buf, len);
+}
+
+static struct blob built_rows(sw_arch arch, const struct rop *ops, size_t n, uint32_t code_size)
+{
+	sw_swu_builder *b = new_builder_for(arch);
+	struct blob bl;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rop *o = &ops[i];
+		sw_status st = SW_E_INVAL;
+
+		switch (o->code) {
+		case ROP_DEF_CFA:      st = sw_swu_def_cfa(b, o->end, o->reg, o->arg); break;
+		case ROP_CFA_OFFSET:   st = sw_swu_def_cfa_offset(b, o->end, o->arg); break;
+		case ROP_SAVED_AT:     st = sw_swu_saved_at(b, o->end, o->reg, o->arg); break;
+		case ROP_SAME_VALUE:   st = sw_swu_same_value(b, o->end, o->reg); break;
+		case ROP_CFA_DEREF:    st = sw_swu_def_cfa_deref(b, o->end, o->reg, o->arg); break;
+		case ROP_SAVED_AT_REG: st = sw_swu_saved_at_reg(b, o->end, o->reg, o->reg2, o->arg); break;
+		}
+		ck_assert_msg(st == SW_OK, "op %zu (%#x at %u): %s", i, o->code, o->end, sw_strerror(st));
+	}
+	bl = finish(b, code_size);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+/* The dump without its first line (which counts the bytes). */
+static char *dump_ops(const struct blob *bl)
+{
+	char *text = NULL, *nl;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(sw_swu_dump(f, bl->p, bl->len), SW_OK);
+	fclose(f);
+	nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	memmove(text, nl + 1, strlen(nl + 1) + 1);
+	return text;
+}
+
+/*
+ * Built with the builder, `ops` must give exactly `header + compact`; that
+ * blob and the plain one must hold the same ops (the dump prints each op
+ * the validator read) and the same rule at every offset.
+ */
+static void same_as_plain(sw_arch arch, const struct rop *ops, size_t n, uint32_t code_size,
+                          const struct blob *compact)
+{
+	const struct blob c = *compact;
+	struct blob p = plain_rows(arch, ops, n, code_size);
+	char *ct, *pt;
+
+	ck_assert_int_eq(sw_swu_validate(p.p, p.len), SW_OK);
+	ck_assert_uint_le(c.len, p.len);
+	ct = dump_ops(&c);
+	pt = dump_ops(&p);
+	ck_assert_str_eq(ct, pt);
+	for (uint32_t off = 0; off <= code_size; off++) {
+		sw_swu_rule rc, rp;
+
+		memset(&rc, 0x5a, sizeof rc);
+		memset(&rp, 0xa5, sizeof rp);
+		OK(sw_swu_decode(c.p, c.len, off, &rc));
+		OK(sw_swu_decode(p.p, p.len, off, &rp));
+		ck_assert_msg(memcmp(&rc, &rp, sizeof rc) == 0, "rules differ at %u", off);
+		memset(&rc, 0x5a, sizeof rc);
+		memset(&rp, 0xa5, sizeof rp);
+		OK(sw_swu_decode_return_address(c.p, c.len, off, &rc));
+		OK(sw_swu_decode_return_address(p.p, p.len, off, &rp));
+		ck_assert_msg(memcmp(&rc, &rp, sizeof rc) == 0, "return rules differ at %u", off);
+	}
+	free(ct);
+	free(pt);
+	free(p.p);
+}
+
+static void check_compact(sw_arch arch, const struct rop *ops, size_t n, uint32_t code_size,
+                          const unsigned char *compact, size_t compact_len)
+{
+	unsigned char want[256];
+	size_t len = rows_header(want, arch, 0x0c, code_size, n);
+	struct blob c = built_rows(arch, ops, n, code_size);
+
+	memcpy(want + len, compact, compact_len);
+	len += compact_len;
+	for (size_t i = 0; i < len && i < c.len; i++)
+		ck_assert_msg(c.p[i] == want[i], "byte %zu: %#x, want %#x", i, c.p[i], want[i]);
+	ck_assert_uint_eq(c.len, len);
+	same_as_plain(arch, ops, n, code_size, &c);
+	free(c.p);
+}
+
+#define CHECK_COMPACT(arch, ops, code_size, ...) do { \
+	static const unsigned char bytes_[] = { __VA_ARGS__ }; \
+	check_compact(arch, ops, NROWS(ops), code_size, bytes_, sizeof bytes_); } while (0)
+
+/* Pushes (one byte for two ops) and single-word steps, at their end-delta bounds. */
+START_TEST(compact_push_and_steps)
+{
+	static const struct rop ops[] = {
+		{ 0,  ROP_CFA_OFFSET, 0, 0, 16 }, { 0, ROP_SAVED_AT, RBX, 0, -16 },
+		{ 7,  ROP_CFA_OFFSET, 0, 0, 24 }, { 7, ROP_SAVED_AT, R15, 0, -24 },
+		{ 15, ROP_CFA_OFFSET, 0, 0, 32 }, { 15, ROP_SAVED_AT, RBP, 0, -32 },
+		{ 16, ROP_CFA_OFFSET, 0, 0, 24 },
+		{ 17, ROP_CFA_OFFSET, 0, 0, 16 },
+		{ 17, ROP_CFA_OFFSET, 0, 0, 8 },
+		{ 32, ROP_CFA_OFFSET, 0, 0, 16 },
+		{ 48, ROP_CFA_OFFSET, 0, 0, 8 },
+		{ 64, ROP_CFA_OFFSET, 0, 0, 16 },
+		{ 65, ROP_CFA_OFFSET, 0, 0, 8 },
+	};
+
+	CHECK_COMPACT(SW_ARCH_X64, ops, 70,
+		0x98,                   /* push rbx, end delta 0 */
+		0xff,                   /* push r15, end delta 7 */
+		0x48, 0x26,             /* end delta 8: no push byte; CFA + 8, then rbp's save at the slot */
+		0x51,                   /* CFA - 8, end delta 1 */
+		0x51,
+		0x50,                   /* end delta 0 */
+		0x4f,                   /* CFA + 8, end delta 15 */
+		0x6f, 0x10,             /* CFA - 8, end delta 16: k = -1 with a delta byte */
+		0x71, 0x10,             /* CFA + 8, end delta 16 */
+		0x51);
+}
+END_TEST
+
+/* Other multiples of the word, and returns to the largest CFA offset. */
+START_TEST(compact_multiples_and_restore)
+{
+	static const struct rop ops[] = {
+		{ 4,  ROP_CFA_OFFSET, 0, 0, 24 },               /* k 2 */
+		{ 8,  ROP_CFA_OFFSET, 0, 0, 144 },              /* k 15 */
+		{ 9,  ROP_CFA_OFFSET, 0, 0, 272 },              /* k 16 */
+		{ 10, ROP_CFA_OFFSET, 0, 0, 136 },              /* k -17 */
+		{ 11, ROP_CFA_OFFSET, 0, 0, 8 },                /* k -16 */
+		{ 12, ROP_CFA_OFFSET, 0, 0, 12 },               /* no multiple */
+		{ 13, ROP_CFA_OFFSET, 0, 0, 272 },              /* the largest, delta 1 */
+		{ 14, ROP_CFA_OFFSET, 0, 0, 8 },                /* k -33 */
+		{ 29, ROP_CFA_OFFSET, 0, 0, 272 },              /* the largest, delta 15 */
+		{ 30, ROP_CFA_OFFSET, 0, 0, 16 },               /* k -32 */
+		{ 46, ROP_CFA_OFFSET, 0, 0, 272 },              /* the largest, delta 16 */
+		{ 46, ROP_CFA_OFFSET, 0, 0, 16 },
+		{ 46, ROP_CFA_OFFSET, 0, 0, 272 },              /* the largest, delta 0 */
+		{ 47, ROP_CFA_OFFSET, 0, 0, 280 },              /* + 8: a new largest */
+		{ 48, ROP_CFA_OFFSET, 0, 0, 272 },
+		{ 49, ROP_CFA_OFFSET, 0, 0, 280 },              /* + 8 and the largest: the step */
+		{ 50, ROP_CFA_OFFSET, 0, 0, 8 },
+		{ 51, ROP_CFA_OFFSET, 0, 0, 136 },              /* k 16, below the largest */
+	};
+
+	CHECK_COMPACT(SW_ARCH_X64, ops, 60,
+		0x72, 0x04,             /* k = 0x72 - 0x70 = 2, end delta 4 */
+		0x7f, 0x04,             /* k 15 */
+		0x70, 0x01, 0x10,       /* k 16: the SLEB128 form */
+		0x70, 0x01, 0x6f,       /* k -17 */
+		0x60, 0x01,             /* k -16 */
+		0x11, 0x01, 0x0c,       /* def_cfa_offset 12, a full op */
+		0x31,                   /* back to 272, end delta 1 */
+		0x70, 0x01, 0x5f,       /* k -33 */
+		0x3f,                   /* back to 272, end delta 15 */
+		0x70, 0x01, 0x60,       /* k -32 */
+		0x30, 0x10,             /* back to 272, end delta 16 */
+		0x70, 0x00, 0x60,       /* k -32, end delta 0 */
+		0x30, 0x00,             /* back to 272, end delta 0 */
+		0x41,
+		0x51,
+		0x41,
+		0x70, 0x01, 0x5e,       /* k -34 */
+		0x70, 0x01, 0x10);      /* k 16 */
+}
+END_TEST
+
+/* Saves at the slot the CFA reached, full ops, and the CFA offset they set. */
+START_TEST(compact_slots_and_full_ops)
+{
+	static const struct rop ops[] = {
+		{ 1,  ROP_CFA_OFFSET, 0, 0, 16 }, { 1, ROP_SAVED_AT, RBP, 0, -16 },
+		{ 4,  ROP_DEF_CFA, RBP, 0, 16 },
+		{ 5,  ROP_SAVED_AT, RBX, 0, -24 },              /* delta 1: no slot byte */
+		{ 6,  ROP_DEF_CFA, RSP, 0, 32 },
+		{ 6,  ROP_SAVED_AT, R13, 0, -32 },              /* the slot of def_cfa's offset */
+		{ 8,  ROP_CFA_OFFSET, 0, 0, 40 }, { 8, ROP_SAVED_AT, R14, 0, -40 },
+		{ 8,  ROP_SAVED_AT, R12, 0, -40 },              /* the same slot again */
+		{ 9,  ROP_SAME_VALUE, RBX, 0, 0 },
+		{ 20, ROP_DEF_CFA, RSP, 0, 8 },
+		{ 21, ROP_CFA_OFFSET, 0, 0, 40 },               /* back to the largest */
+	};
+
+	CHECK_COMPACT(SW_ARCH_X64, ops, 24,
+		0xb1,                   /* push rbp, end delta 1 */
+		0x10, 0x03, 0x06, 0x10, /* def_cfa rbp + 16 */
+		0x12, 0x01, 0x03, 0x68, /* saved_at rbx at -24 */
+		0x10, 0x01, 0x07, 0x20, /* def_cfa rsp + 32 */
+		0x2d,                   /* saved_at r13 at -32 */
+		0xf2,                   /* push r14, end delta 2 */
+		0x2c,                   /* saved_at r12 at -40 */
+		0x13, 0x01, 0x03,       /* same_value rbx */
+		0x10, 0x0b, 0x07, 0x08, /* def_cfa rsp + 8 */
+		0x31);
+}
+END_TEST
+
+/* The word is the architecture's: 4 on x86; arm64 registers above 15 take full ops. */
+START_TEST(compact_x86_and_arm64)
+{
+	static const struct rop x86[] = {
+		{ 1,  ROP_CFA_OFFSET, 0, 0, 8 },  { 1, ROP_SAVED_AT, SW_X86_EBP, 0, -8 },
+		{ 3,  ROP_CFA_OFFSET, 0, 0, 12 }, { 3, ROP_SAVED_AT, SW_X86_ESI, 0, -12 },
+		{ 10, ROP_CFA_OFFSET, 0, 0, 8 },
+		{ 11, ROP_CFA_OFFSET, 0, 0, 4 },
+		{ 12, ROP_CFA_OFFSET, 0, 0, 12 },
+	};
+	static const struct rop arm64[] = {
+		{ 4,  ROP_CFA_OFFSET, 0, 0, 16 },
+		{ 4,  ROP_SAVED_AT, SW_ARM64_FP, 0, -16 },
+		{ 4,  ROP_SAVED_AT, SW_ARM64_LR, 0, -8 },
+		{ 12, ROP_CFA_OFFSET, 0, 0, 0 },
+		{ 12, ROP_SAME_VALUE, SW_ARM64_FP, 0, 0 },
+		{ 12, ROP_SAME_VALUE, SW_ARM64_LR, 0, 0 },
+	};
+
+	CHECK_COMPACT(SW_ARCH_X86, x86, 16,
+		0xa9,                   /* push ebp, end delta 1: CFA + 4 */
+		0xb2,                   /* push esi, end delta 2 */
+		0x57,                   /* CFA - 4, end delta 7 */
+		0x51,
+		0x31);                  /* back to 12 */
+	CHECK_COMPACT(SW_ARCH_ARM64, arm64, 16,
+		0x72, 0x04,             /* k 2: CFA 0 + 16 */
+		0x12, 0x00, 0x1d, 0x70, /* saved_at x29 at -16 */
+		0x12, 0x00, 0x1e, 0x78, /* saved_at x30 at -8 */
+		0x6e, 0x08,             /* k -2 */
+		0x13, 0x00, 0x1d,
+		0x13, 0x00, 0x1e);
+}
+END_TEST
+
+/* A random row op for compact_random_rows, biased to what the compact form says in a byte. */
+static struct rop random_rop(sw_arch arch, uint32_t end, int32_t *cfa, int32_t *max, bool *deref)
+{
+	static const unsigned x64_saved[] = { RBX, RBP, R12, R13, R14, R15, SW_X64_RAX };
+	static const unsigned x86_saved[] = { SW_X86_EBX, SW_X86_EBP, SW_X86_ESI, SW_X86_EDI };
+	static const unsigned arm64_saved[] = { SW_ARM64_X19, SW_ARM64_X20, SW_ARM64_FP, SW_ARM64_LR, 3 };
+	const unsigned *saved = arch == SW_ARCH_X64 ? x64_saved : arch == SW_ARCH_X86 ? x86_saved : arm64_saved;
+	unsigned nsaved = arch == SW_ARCH_X64 ? 7 : arch == SW_ARCH_X86 ? 4 : 5;
+	int32_t w = arch == SW_ARCH_X86 ? 4 : 8;
+	unsigned sp = arch == SW_ARCH_X64 ? RSP : arch == SW_ARCH_X86 ? SW_X86_ESP : SW_ARM64_SP;
+	unsigned fp = arch == SW_ARCH_X64 ? RBP : arch == SW_ARCH_X86 ? SW_X86_EBP : SW_ARM64_FP;
+	struct rop op = { end, ROP_CFA_OFFSET, 0, 0, 0 };
+	unsigned pick = (unsigned)rand() % 100;
+
+	if (*deref) {
+		/* def_cfa_offset is invalid until a def_cfa ends the deref. */
+		op.code = ROP_DEF_CFA;
+		op.reg = sp;
+		op.arg = w * (1 + rand() % 8);
+	} else if (pick < 35) {
+		op.arg = *cfa + (rand() % 3 ? w : -w);
+	} else if (pick < 45) {
+		op.arg = *cfa + w * (rand() % 41 - 20);
+	} else if (pick < 50) {
+		op.arg = *max;
+	} else if (pick < 53) {
+		op.arg = *cfa + rand() % 7 - 3;
+	} else if (pick < 55) {
+		op.arg = *cfa + w * (rand() % 2000000 - 1000000);
+	} else if (pick < 75) {
+		op.code = ROP_SAVED_AT;
+		op.reg = saved[(unsigned)rand() % nsaved];
+		op.arg = rand() % 4 ? -(int64_t)*cfa : -w * (rand() % 16);
+	} else if (pick < 83) {
+		op.code = ROP_SAME_VALUE;
+		op.reg = saved[(unsigned)rand() % nsaved];
+	} else if (pick < 93) {
+		op.code = ROP_DEF_CFA;
+		op.reg = rand() % 2 ? sp : fp;
+		op.arg = w * (rand() % 8);
+	} else if (pick < 97) {
+		op.code = ROP_CFA_DEREF;
+		op.reg = fp;
+		op.arg = -w * (rand() % 4);
+	} else {
+		op.code = ROP_SAVED_AT_REG;
+		op.reg = saved[(unsigned)rand() % nsaved];
+		op.reg2 = fp;
+		op.arg = -w * (rand() % 4);
+	}
+	if (op.code == ROP_DEF_CFA || op.code == ROP_CFA_OFFSET || op.code == ROP_CFA_DEREF) {
+		*cfa = op.arg;
+		if (*cfa > *max)
+			*max = *cfa;
+		*deref = op.code == ROP_CFA_DEREF;
+	}
+	return op;
+}
+
+/*
+ * Random row ops (pushes and pops at random end deltas, other multiples,
+ * returns to the largest offset, saves at and off the slot, full ops):
+ * what the builder writes in the compact form holds the same ops as the
+ * plain form, and the same rule at every offset.
+ */
+START_TEST(compact_random_rows)
+{
+	static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
+	unsigned built = 0;
+
+	srand(7);
+	for (unsigned iter = 0; iter < 2400; iter++) {
+		sw_arch arch = arches[iter % 3];
+		int32_t cfa = arch == SW_ARCH_X64 ? 8 : arch == SW_ARCH_X86 ? 4 : 0, max = cfa;
+		bool deref = false;
+		struct rop ops[48];
+		size_t n = 1 + (unsigned)rand() % 48;
+		uint32_t end = 0;
+		sw_swu_builder *b = new_builder_for(arch);
+		sw_status st = SW_OK;
+		struct blob c;
+		size_t need = 0;
+
+		for (size_t i = 0; i < n && st == SW_OK; i++) {
+			unsigned r = (unsigned)rand() % 10;
+
+			end += r < 4 ? 0 : r < 9 ? (unsigned)rand() % 17 : (unsigned)rand() % 100;
+			ops[i] = random_rop(arch, end, &cfa, &max, &deref);
+			switch (ops[i].code) {
+			case ROP_DEF_CFA:      st = sw_swu_def_cfa(b, end, ops[i].reg, ops[i].arg); break;
+			case ROP_CFA_OFFSET:   st = sw_swu_def_cfa_offset(b, end, ops[i].arg); break;
+			case ROP_SAVED_AT:     st = sw_swu_saved_at(b, end, ops[i].reg, ops[i].arg); break;
+			case ROP_SAME_VALUE:   st = sw_swu_same_value(b, end, ops[i].reg); break;
+			case ROP_CFA_DEREF:    st = sw_swu_def_cfa_deref(b, end, ops[i].reg, ops[i].arg); break;
+			default:
+				st = sw_swu_saved_at_reg(b, end, ops[i].reg, ops[i].reg2, ops[i].arg);
+				break;
+			}
+		}
+		/* Ops the builder refuses (a CFA offset out of bounds, ...) make no blob. */
+		if (st != SW_OK || sw_swu_finish(b, end + 1, NULL, 0, &need) != SW_E_LIMIT) {
+			sw_swu_builder_destroy(b);
+			continue;
+		}
+		c = finish(b, end + 1);
+		sw_swu_builder_destroy(b);
+		same_as_plain(arch, ops, n, end + 1, &c);
+		free(c.p);
+		built++;
+	}
+	/* Most sequences are valid: the test covers what it means to. */
+	ck_assert_uint_gt(built, 2000);
+}
+END_TEST
+
+/* A compact blob of `n` bytes of ops after an x64 header (code size 22, `count` ops). */
+static sw_status compact_bytes(uint32_t count, const unsigned char *ops, size_t n, sw_swu_rule *r)
+{
+	unsigned char buf[64];
+	size_t len = rows_header(buf, SW_ARCH_X64, 0x0c, 22, count);
+	sw_status st;
+	struct blob bl;
+
+	ck_assert_uint_le(len + n, sizeof buf);
+	memcpy(buf + len, ops, n);
+	bl = blob_of(buf, len + n);
+	st = sw_swu_validate(bl.p, bl.len);
+	/* The decoder checks less than the validator, but never reads beyond the blob. */
+	for (uint32_t off = 0; off <= 23; off++)
+		if (sw_swu_decode(bl.p, bl.len, off, r) == SW_OK)
+			ck_assert_uint_lt(r->cfa_reg, SW_X64_NREGS);
+	free(bl.p);
+	return st;
+}
+
+#define COMPACT(count, want, ...) do { \
+	static const unsigned char ops_[] = { __VA_ARGS__ }; \
+	ck_assert_int_eq(compact_bytes(count, ops_, sizeof ops_, &r), (want)); } while (0)
+
+START_TEST(compact_bad_blobs)
+{
+	/* rows_x64's compact bytes. */
+	static const unsigned char good[] = {
+		0xe5, 0x11, 0x0c, 0x16, 0x05,
+		0xb1, 0x10, 0x03, 0x06, 0x10, 0x10, 0x11, 0x07, 0x08, 0x13, 0x00, 0x06,
+	};
+	unsigned char b[sizeof good];
+	sw_swu_rule r;
+
+	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
+#define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
+	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
+	PATCH(2, 0x08, SW_E_BADMETA);           /* compact without rows */
+	PATCH(2, 0x04, SW_E_BADMETA);           /* the same bytes read as plain ops */
+	PATCH(4, 0x01, SW_E_BADMETA);           /* the count ends inside the push */
+	PATCH(4, 0x04, SW_E_BADMETA);           /* one op too few: trailing bytes */
+	PATCH(4, 0x06, SW_E_TRUNCATED);         /* one more than there is */
+	PATCH(5, 0x00, SW_E_BADMETA);           /* reserved first bytes */
+	PATCH(5, 0x0f, SW_E_BADMETA);
+	PATCH(5, 0x16, SW_E_BADMETA);
+	PATCH(5, 0x1f, SW_E_BADMETA);
+	PATCH(5, 0xb9, SW_E_BADMETA);           /* push with a save of rsp */
+	PATCH(5, 0x81, SW_OK);                  /* push rax: CFI may save any other register */
+	PATCH(5, 0xb7, SW_E_BADMETA);           /* push at 7: the last op ends past the code */
+	PATCH(5, 0xb0, SW_OK);                  /* push at 0 */
+	PATCH(6, 0x11, SW_E_BADMETA);           /* def_cfa_offset 3: the rest is trailing */
+	PATCH(10, 0x01, SW_E_BADMETA);          /* a plain prolog opcode as a full op */
+#undef PATCH
+	/* Truncated operands: every form that has one. */
+	COMPACT(1, SW_E_TRUNCATED, 0x30);                       /* restore's end delta */
+	COMPACT(1, SW_E_TRUNCATED, 0x61);                       /* k -15's end delta */
+	COMPACT(1, SW_E_TRUNCATED, 0x70);                       /* any k: end delta */
+	COMPACT(1, SW_E_TRUNCATED, 0x70, 0x01);                 /* any k: k */
+	COMPACT(1, SW_E_TRUNCATED, 0x70, 0x01, 0x80);           /* any k: k cut */
+	COMPACT(1, SW_E_TRUNCATED, 0x10, 0x01, 0x06);           /* def_cfa's offset */
+	COMPACT(1, SW_E_TRUNCATED, 0x11);                       /* a full op's end delta */
+	COMPACT(2, SW_E_TRUNCATED, 0x41);                       /* a second op that is not there */
+	/* Values out of range. */
+	COMPACT(1, SW_E_BADMETA, 0x70, 0x00, 0x80, 0x80, 0x80, 0x80, 0x01);  /* 2^28 words */
+	COMPACT(1, SW_E_BADMETA, 0x70, 0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01); /* 6-byte k */
+	COMPACT(1, SW_E_BADMETA, 0x71, 0x17);                   /* ends at 23, past the code */
+	COMPACT(1, SW_E_BADMETA, 0x30, 0xff, 0xff, 0xff, 0xff, 0x0f);        /* end delta 2^32-1 */
+	COMPACT(1, SW_E_BADMETA, 0x30, 0x80, 0x80, 0x80, 0x80, 0x80);        /* 6-byte end delta */
+	/* What the reader tracks: 0x7fffffff after a full def_cfa_offset; a word more overflows. */
+	COMPACT(2, SW_E_BADMETA, 0x11, 0x00, 0xff, 0xff, 0xff, 0xff, 0x07, 0x41);
+	COMPACT(2, SW_E_BADMETA, 0x11, 0x00, 0x80, 0x80, 0x80, 0x80, 0x78, 0x20); /* -INT32_MIN */
+	/* Well-formed items that make a good rule. */
+	COMPACT(1, SW_OK, 0x41);
+	COMPACT(2, SW_OK, 0x98);
+	COMPACT(3, SW_OK, 0x98, 0x31);                          /* "back" to the largest: no change */
+	COMPACT(3, SW_OK, 0x41, 0x23, 0x51);                    /* a slot save on its own */
+#undef COMPACT
+	/* Every cut of the good blob is refused; the decoder never strays. */
+	for (size_t cut = 0; cut < sizeof good; cut++) {
+		unsigned char *p = malloc(cut ? cut : 1);
+
+		memcpy(p, good, cut);
+		ck_assert_int_ne(sw_swu_validate(p, cut), SW_OK);
+		for (uint32_t off = 0; off <= 22; off++)
+			sw_swu_decode(p, cut, off, &r);
+		free(p);
+	}
+	for (unsigned iter = 0; iter < 20000; iter++) {
+		unsigned char *p = malloc(sizeof good);
+		sw_status v;
+
+		memcpy(p, good, sizeof good);
+		p[5 + rand() % (sizeof good - 5)] = (unsigned char)rand();
+		if (iter & 1)
+			p[5 + rand() % (sizeof good - 5)] = (unsigned char)rand();
+		v = sw_swu_validate(p, sizeof good);
+		for (uint32_t off = 0; off <= 24; off++) {
+			sw_status d = sw_swu_decode(p, sizeof good, off, &r);
+
+			if (v == SW_OK && off <= 22)
+				ck_assert_int_eq(d, SW_OK);
+			if (d == SW_OK)
+				ck_assert_uint_lt(r.cfa_reg, SW_X64_NREGS);
+		}
+		free(p);
+	}
+}
+END_TEST
+
 START_TEST(rows_dump)
 {
 	struct blob bl = shape_rows_x64();
@@ -3622,7 +4213,7 @@ START_TEST(rows_dump)
 	ck_assert_int_eq(sw_swu_dump(f, bl.p, bl.len), SW_OK);
 	fclose(f);
 	ck_assert_str_eq(text,
-		"SWU version 1, x64, 23 bytes\n"
+		"SWU version 1, x64, 17 bytes\n"
 		"code size 22, 5 row ops\n"
 		"rows:\n"
 		"         1         def_cfa_offset 16                ; cfa = rsp + 16, sp = cfa - 16\n"
@@ -3672,6 +4263,11 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, rows_misuse);
 	tcase_add_test(tc, rows_deref);
 	tcase_add_test(tc, rows_dump);
+	tcase_add_test(tc, compact_push_and_steps);
+	tcase_add_test(tc, compact_multiples_and_restore);
+	tcase_add_test(tc, compact_slots_and_full_ops);
+	tcase_add_test(tc, compact_x86_and_arm64);
+	tcase_add_test(tc, compact_random_rows);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(fz, bad_headers);
@@ -3684,6 +4280,7 @@ static Suite *swu_suite(void)
 	tcase_add_test(fz, gc_bad_blobs);
 	tcase_add_test(fz, random_gc);
 	tcase_add_test(fz, rows_bad_blobs);
+	tcase_add_test(fz, compact_bad_blobs);
 	tcase_add_test(fz, rows_deref_bad_blobs);
 	tcase_set_timeout(fz, 600);
 	suite_add_tcase(s, fz);

@@ -675,10 +675,8 @@ static void encode_ops(const sw_swu_builder *b, struct swu_writer *w)
 {
 	uint32_t prev = 0;
 
-	for (uint32_t i = 0; i < b->nrops; i++) {
-		swu_put_op(w, prev, &b->rops[i]);
-		prev = b->rops[i].end;
-	}
+	if (b->nrops)
+		swu_put_row_ops(w, b->arch, b->rops, b->nrops);
 
 	for (uint32_t i = 0; i < b->nprolog; i++) {
 		swu_put_op(w, prev, &b->prolog[i]);
@@ -721,7 +719,7 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 	swu_put_byte(w, SWU_MAGIC);
 	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
 	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0) |
-	             (b->nrops ? SWU_FLAG_ROWS : 0));
+	             (b->nrops ? SWU_FLAG_ROWS | SWU_FLAG_COMPACT : 0));
 	swu_put_uleb(w, code_size);
 	if (b->nrops) {
 		swu_put_uleb(w, b->nrops);

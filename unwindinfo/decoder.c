@@ -32,7 +32,7 @@ SW_API sw_status sw_swu_decode_header(const void *blob, size_t size, sw_swu_head
 
 	if (!out)
 		return SW_E_INVAL;
-	st = swu_read_header(&r, blob, size, &h, &arch);
+	st = swu_read_header(&r, blob, size, &h, &arch, NULL);
 	if (st == SW_OK)
 		*out = h;
 	return st;
@@ -93,10 +93,10 @@ static sw_status replay_body(struct swu_reader *r, const sw_swu_header *h,
  * Read one row op after `prev` (several may share an offset), checked for
  * syntax and place; swu_state_apply() checks its meaning.
  */
-static sw_status read_row_op(struct swu_reader *r, const sw_swu_header *h, uint32_t prev,
+static sw_status read_row_op(struct swu_row_reader *r, const sw_swu_header *h, uint32_t prev,
                              struct swu_op *op)
 {
-	sw_status st = swu_read_op(r, prev, 0, op);
+	sw_status st = swu_read_row_op(r, prev, op);
 
 	if (st != SW_OK)
 		return st;
@@ -106,7 +106,7 @@ static sw_status read_row_op(struct swu_reader *r, const sw_swu_header *h, uint3
 }
 
 /* The rule of a row blob: every row op at or before `offset`, in order. */
-static sw_status decode_rows(struct swu_reader *r, const sw_swu_header *h,
+static sw_status decode_rows(struct swu_row_reader *r, const sw_swu_header *h,
                              struct swu_state *s, uint32_t offset, sw_swu_rule *out)
 {
 	uint32_t prev = 0;
@@ -131,18 +131,19 @@ static sw_status decode(const void *blob, size_t size, uint32_t offset, bool at_
                         sw_swu_rule *out)
 {
 	const struct swi_arch *arch;
+	struct swu_row_reader rows;
 	struct swu_reader r;
 	struct swu_state s;
 	struct swu_epilog e;
 	struct swu_op op;
 	sw_swu_header h;
 	sw_swu_region region = SW_SWU_BODY;
-	uint32_t prev = 0, i;
+	uint32_t prev = 0, i, flags;
 	sw_status st;
 
 	if (!out)
 		return SW_E_INVAL;
-	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK)
 		return st;
 	if (offset > h.code_size)
 		return SW_E_BADIP;
@@ -154,8 +155,10 @@ static sw_status decode(const void *blob, size_t size, uint32_t offset, bool at_
 	 * after it): the rule of the call instruction is the one at
 	 * offset - 1, as DWARF unwinders look it up.
 	 */
-	if (h.row_ops)
-		return decode_rows(&r, &h, &s, at_return && offset > 0 ? offset - 1 : offset, out);
+	if (h.row_ops) {
+		swu_row_reader_init(&rows, &r, arch, flags);
+		return decode_rows(&rows, &h, &s, at_return && offset > 0 ? offset - 1 : offset, out);
+	}
 	for (i = 0; i < h.prolog_ops; i++) {
 		if ((st = swu_read_op(&r, prev, 1, &op)) != SW_OK)
 			return st;
@@ -233,7 +236,7 @@ struct row_run {
 	uint32_t lo, hi;
 };
 
-static sw_status row_runs(struct swu_reader *r, const sw_swu_header *h, struct row_run *runs,
+static sw_status row_runs(struct swu_row_reader *r, const sw_swu_header *h, struct row_run *runs,
                           unsigned max, unsigned *n)
 {
 	uint32_t prev = 0, at = 0;
@@ -280,7 +283,7 @@ static bool same_return_rule(const sw_swu_rule *a, const sw_swu_rule *b)
  * The longest run, and the longest other run with the same rule (*lo2 ==
  * *hi2 if none).  Runs the decoder refuses are left out.
  */
-static sw_status longest_row_runs(const void *blob, size_t size, struct swu_reader *r,
+static sw_status longest_row_runs(const void *blob, size_t size, struct swu_row_reader *r,
                                   const sw_swu_header *h, uint32_t *lo, uint32_t *hi,
                                   uint32_t *lo2, uint32_t *hi2)
 {
@@ -357,14 +360,17 @@ sw_status swu_body_rule_decode(const void *blob, size_t size, struct swu_body_ru
 	struct swu_epilog e;
 	sw_swu_header h;
 	sw_swu_rule rule;
-	uint32_t lo, hi, lo2 = 0, hi2 = 0;
+	uint32_t lo, hi, lo2 = 0, hi2 = 0, flags;
 	sw_status st;
 
 	memset(out, 0, sizeof *out);
-	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK)
 		return st;
 	if (h.row_ops) {
-		if ((st = longest_row_runs(blob, size, &r, &h, &lo, &hi, &lo2, &hi2)) != SW_OK)
+		struct swu_row_reader rows;
+
+		swu_row_reader_init(&rows, &r, arch, flags);
+		if ((st = longest_row_runs(blob, size, &rows, &h, &lo, &hi, &lo2, &hi2)) != SW_OK)
 			return st;
 	} else {
 		if (h.body_ops)
@@ -464,7 +470,7 @@ SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
 
 	if (!fn)
 		return SW_E_INVAL;
-	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK)
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, NULL)) != SW_OK)
 		return st;
 	if (offset > h.code_size)
 		return SW_E_BADIP;
@@ -699,16 +705,22 @@ static sw_status walk_gc(struct swu_walk_ctx *w, struct swu_reader *r, const sw_
 	return SW_OK;
 }
 
-/* Row ops ascend (several may share an offset) within the code. */
-static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const sw_swu_header *h)
+/*
+ * Row ops ascend (several may share an offset) within the code; a compact
+ * push may not be cut in two by the end of the count.
+ */
+static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const sw_swu_header *h,
+                           const struct swi_arch *arch, uint32_t flags)
 {
+	struct swu_row_reader rows;
 	uint32_t prev = 0;
 	struct swu_op op;
 	sw_status st;
 
+	swu_row_reader_init(&rows, r, arch, flags);
 	for (uint32_t i = 0; i < h->row_ops; i++) {
-		w->item = r->p;
-		if ((st = read_row_op(r, h, prev, &op)) != SW_OK)
+		w->item = rows.r.p;
+		if ((st = read_row_op(&rows, h, prev, &op)) != SW_OK)
 			return st;
 		if ((st = swu_state_apply(&w->body, &op)) != SW_OK)
 			return bad(st);
@@ -716,8 +728,9 @@ static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const s
 			w->v->op(w->ctx, NULL, &op, &w->body);
 		prev = op.end;
 	}
-	w->item = r->p;
-	return SW_OK;
+	w->item = rows.r.p;
+	*r = rows.r;
+	return rows.pending ? SW_E_BADMETA : SW_OK;
 }
 
 /* swu_walk, and for swu_validate_body_rule a call once the prolog is checked. */
@@ -731,10 +744,10 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	struct swu_epilog e;
 	struct swu_op op;
 	sw_swu_header h;
-	uint32_t prev = 0;
+	uint32_t prev = 0, flags = 0;
 	sw_status st;
 
-	if ((st = swu_read_header(&r, blob, size, &h, &arch)) != SW_OK) {
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK) {
 		if (blob)
 			w.item = r.p;
 		goto out;
@@ -742,7 +755,7 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	if (v && v->header)
 		v->header(ctx, &h);
 	swu_state_init(&w.body, arch);
-	if (h.row_ops && (st = walk_rows(&w, &r, &h)) != SW_OK)
+	if (h.row_ops && (st = walk_rows(&w, &r, &h, arch, flags)) != SW_OK)
 		goto out;
 	for (uint32_t i = 0; i < h.prolog_ops; i++) {
 		w.item = r.p;

@@ -49,11 +49,11 @@ static sw_status read_arg(struct swu_reader *r, struct swu_op *op)
 	return st;
 }
 
-sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
-                      struct swu_op *op)
+/* The end of an op `delta` after `prev_end`, within the limit. */
+static sw_status read_end(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
+                          struct swu_op *op)
 {
 	uint32_t delta;
-	int32_t s = 0;
 	sw_status st;
 
 	if ((st = swu_read_uleb(r, &delta)) != SW_OK)
@@ -61,9 +61,15 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 	if (delta < min_delta || delta > SW_SWU_MAX_CODE_SIZE - prev_end)
 		return SW_E_BADMETA;
 	op->end = prev_end + delta;
-	if (r->p >= r->end)
-		return SW_E_TRUNCATED;
-	op->code = *r->p++;
+	return SW_OK;
+}
+
+/* The operands of op->code; the syntax of each opcode. */
+static sw_status read_operands(struct swu_reader *r, struct swu_op *op)
+{
+	int32_t s = 0;
+	sw_status st;
+
 	op->reg = 0;
 	op->reg2 = 0;
 	op->arg = 0;
@@ -127,8 +133,21 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 	}
 }
 
+sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
+                      struct swu_op *op)
+{
+	sw_status st;
+
+	if ((st = read_end(r, prev_end, min_delta, op)) != SW_OK)
+		return st;
+	if (r->p >= r->end)
+		return SW_E_TRUNCATED;
+	op->code = *r->p++;
+	return read_operands(r, op);
+}
+
 sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
-                          sw_swu_header *h, const struct swi_arch **arch)
+                          sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out)
 {
 	uint32_t flags;
 	sw_status st;
@@ -155,6 +174,11 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 		return st;
 	if (flags & ~SWU_FLAGS_KNOWN)   /* optional sections this decoder does not know */
 		return SW_E_UNSUPPORTED;
+	/* Only row ops have a compact form. */
+	if ((flags & SWU_FLAG_COMPACT) && !(flags & SWU_FLAG_ROWS))
+		return SW_E_BADMETA;
+	if (flags_out)
+		*flags_out = flags;
 	h->prolog_size = 0;
 	h->prolog_ops = 0;
 	h->epilogs = 0;
@@ -208,6 +232,143 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 	return SW_OK;
 }
 
+/* ---- Row ops, plain or compact ---- */
+
+void swu_row_reader_init(struct swu_row_reader *rr, const struct swu_reader *r,
+                         const struct swi_arch *arch, uint32_t flags)
+{
+	rr->r = *r;
+	rr->compact = (flags & SWU_FLAG_COMPACT) != 0;
+	rr->pending = false;
+	rr->word = (int32_t)arch->ptr_size;
+	rr->cfa = (int32_t)arch->entry_sp_offset;
+	rr->max_cfa = rr->cfa;
+}
+
+/* A compact item's end: `delta` after `prev_end`, within the limit. */
+static sw_status compact_end(uint32_t prev_end, uint32_t delta, struct swu_op *op)
+{
+	if (delta > SW_SWU_MAX_CODE_SIZE - prev_end)
+		return SW_E_BADMETA;
+	op->end = prev_end + delta;
+	return SW_OK;
+}
+
+/* The CFA offset the ops so far set, and the largest it has been. */
+static void track_cfa(int32_t *cfa, int32_t *max_cfa, int32_t to)
+{
+	*cfa = to;
+	if (to > *max_cfa)
+		*max_cfa = to;
+}
+
+/* def_cfa_offset to `cfa` (if it is an int32_t), and track it. */
+static sw_status compact_cfa(struct swu_row_reader *rr, int64_t cfa, struct swu_op *op)
+{
+	if (cfa < INT32_MIN || cfa > INT32_MAX)
+		return SW_E_BADMETA;
+	op->code = SWU_OP_CFA_OFFSET;
+	op->arg = cfa;
+	track_cfa(&rr->cfa, &rr->max_cfa, (int32_t)cfa);
+	return SW_OK;
+}
+
+/* Does the op set the CFA offset (the one a compact reader tracks)? */
+static bool sets_cfa(unsigned code)
+{
+	return code == SWU_OP_DEF_CFA || code == SWU_OP_CFA_OFFSET || code == SWU_OP_CFA_DEREF;
+}
+
+/* saved_at `reg` at -CFA, the slot a push just filled. */
+static sw_status compact_slot(const struct swu_row_reader *rr, unsigned reg, uint32_t end,
+                              struct swu_op *op)
+{
+	if (rr->cfa == INT32_MIN)
+		return SW_E_BADMETA;
+	op->end = end;
+	op->code = SWU_OP_SAVED_AT;
+	op->reg = reg;
+	op->reg2 = 0;
+	op->arg = -(int64_t)rr->cfa;
+	return SW_OK;
+}
+
+/* One compact item: the byte `b` read, its operands follow. */
+static sw_status read_compact(struct swu_row_reader *rr, unsigned b, uint32_t prev_end,
+                              struct swu_op *op)
+{
+	struct swu_reader *r = &rr->r;
+	uint32_t delta;
+	int32_t k;
+	sw_status st;
+
+	op->reg = 0;
+	op->reg2 = 0;
+	op->arg = 0;
+	if (b >= SWU_C_PUSH) {
+		/* Two ops: the CFA moves a word, the register lands at the new top. */
+		if ((st = compact_end(prev_end, b & 7, op)) != SW_OK ||
+		    (st = compact_cfa(rr, (int64_t)rr->cfa + rr->word, op)) != SW_OK ||
+		    (st = compact_slot(rr, (b >> 3) & 15, op->end, &rr->next)) != SW_OK)
+			return st;
+		rr->pending = true;
+		return SW_OK;
+	}
+	if (b >= SWU_C_CFA_ADD) {
+		if ((st = swu_read_uleb(r, &delta)) != SW_OK)
+			return st;
+		k = (int32_t)(b & 31) - 16;
+		if (b == SWU_C_CFA_ADD_ANY && (st = swu_read_sleb(r, &k)) != SW_OK)
+			return st;
+		if ((st = compact_end(prev_end, delta, op)) != SW_OK)
+			return st;
+		return compact_cfa(rr, (int64_t)rr->cfa + (int64_t)k * rr->word, op);
+	}
+	if (b >= SWU_C_CFA_INC) {
+		if ((st = compact_end(prev_end, b & 15, op)) != SW_OK)
+			return st;
+		return compact_cfa(rr, (int64_t)rr->cfa + (b < SWU_C_CFA_DEC ? rr->word : -rr->word), op);
+	}
+	if (b >= SWU_C_RESTORE) {
+		delta = b & 15;
+		if (b == SWU_C_RESTORE && (st = swu_read_uleb(r, &delta)) != SW_OK)
+			return st;
+		if ((st = compact_end(prev_end, delta, op)) != SW_OK)
+			return st;
+		return compact_cfa(rr, rr->max_cfa, op);
+	}
+	if (b >= SWU_C_SAVE_SLOT)
+		return compact_slot(rr, b & 15, prev_end, op);
+	if (b >= SWU_C_FULL_OP && swu_op_is_row(b)) {
+		op->code = b;
+		if ((st = read_end(r, prev_end, 0, op)) != SW_OK ||
+		    (st = read_operands(r, op)) != SW_OK)
+			return st;
+		/* The operand is an SLEB128 int32_t. */
+		if (sets_cfa(op->code))
+			track_cfa(&rr->cfa, &rr->max_cfa, (int32_t)op->arg);
+		return SW_OK;
+	}
+	return SW_E_BADMETA;        /* reserved */
+}
+
+sw_status swu_read_row_op(struct swu_row_reader *rr, uint32_t prev_end, struct swu_op *op)
+{
+	struct swu_reader *r = &rr->r;
+
+	if (!rr->compact)
+		return swu_read_op(r, prev_end, 0, op);
+	if (rr->pending) {
+		/* A push's save, at the end of its CFA op (the previous op). */
+		*op = rr->next;
+		rr->pending = false;
+		return SW_OK;
+	}
+	if (r->p >= r->end)
+		return SW_E_TRUNCATED;
+	return read_compact(rr, *r->p++, prev_end, op);
+}
+
 /* The smallest op: end delta and opcode (sign_ra, auth_ra have no operand). */
 #define SWU_MIN_OP_BYTES 2
 
@@ -239,10 +400,9 @@ sw_status swu_read_epilog(struct swu_reader *r, const sw_swu_header *h,
 	return SW_OK;
 }
 
-void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op)
+/* The operands of op->code, as read_operands() reads them. */
+static void put_operands(struct swu_writer *w, const struct swu_op *op)
 {
-	swu_put_uleb(w, op->end - prev_end);
-	swu_put_byte(w, op->code);
 	switch (op->code) {
 	case SWU_OP_PUSH:
 	case SWU_OP_POP:
@@ -290,6 +450,84 @@ void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op
 	case SWU_OP_CFA_OFFSET:
 		swu_put_sleb(w, (int32_t)op->arg);
 		break;
+	}
+}
+
+void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op)
+{
+	swu_put_uleb(w, op->end - prev_end);
+	swu_put_byte(w, op->code);
+	put_operands(w, op);
+}
+
+/* Is ops[1] a push's save of the slot ops[0] (CFA one word up) just made? */
+static bool is_push(const struct swu_op *ops, uint32_t n, int32_t cfa, int32_t word)
+{
+	return n >= 2 && ops[0].code == SWU_OP_CFA_OFFSET && ops[0].arg == (int64_t)cfa + word &&
+	       ops[0].end == ops[1].end && ops[1].code == SWU_OP_SAVED_AT && ops[1].reg < 16 &&
+	       ops[1].arg == -ops[0].arg;
+}
+
+/*
+ * One def_cfa_offset in its shortest compact form, or false if it has
+ * none (its change is no multiple of the word).  The reader's order of
+ * checks does not matter: each form says exactly what the op is.
+ */
+static bool put_compact_cfa(struct swu_writer *w, uint32_t delta, int64_t to, int32_t cfa,
+                            int32_t max_cfa, int32_t word)
+{
+	int64_t change = to - cfa, k = change / word;
+	bool restore = to == max_cfa && change != 0;
+
+	if (change == word && delta < 16) {
+		swu_put_byte(w, SWU_C_CFA_INC | delta);
+	} else if (change == -word && delta < 16) {
+		swu_put_byte(w, SWU_C_CFA_DEC | delta);
+	} else if (restore && delta >= 1 && delta < 16) {
+		swu_put_byte(w, SWU_C_RESTORE | delta);
+	} else if (change % word == 0 && k >= -16 && k < 16 && k != 0) {
+		swu_put_byte(w, SWU_C_CFA_ADD + (unsigned)(k + 16));
+		swu_put_uleb(w, delta);
+	} else if (restore) {
+		swu_put_byte(w, SWU_C_RESTORE);
+		swu_put_uleb(w, delta);
+	} else if (change % word == 0 && k >= INT32_MIN && k <= INT32_MAX) {
+		swu_put_byte(w, SWU_C_CFA_ADD_ANY);
+		swu_put_uleb(w, delta);
+		swu_put_sleb(w, (int32_t)k);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+void swu_put_row_ops(struct swu_writer *w, const struct swi_arch *arch,
+                     const struct swu_op *ops, uint32_t n)
+{
+	int32_t word = (int32_t)arch->ptr_size;
+	int32_t cfa = (int32_t)arch->entry_sp_offset, max_cfa = cfa;
+	uint32_t prev = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct swu_op *op = &ops[i];
+		uint32_t delta = op->end - prev;
+
+		if (delta < 8 && is_push(op, n - i, cfa, word)) {
+			swu_put_byte(w, SWU_C_PUSH | ops[i + 1].reg << 3 | delta);
+			i++;    /* the save is part of the push */
+		} else if (op->code == SWU_OP_SAVED_AT && delta == 0 && op->reg < 16 &&
+		           op->arg == -(int64_t)cfa) {
+			swu_put_byte(w, SWU_C_SAVE_SLOT | op->reg);
+		} else if (op->code != SWU_OP_CFA_OFFSET ||
+		           !put_compact_cfa(w, delta, op->arg, cfa, max_cfa, word)) {
+			/* The plain op, its opcode first. */
+			swu_put_byte(w, op->code);
+			swu_put_uleb(w, delta);
+			put_operands(w, op);
+		}
+		if (sets_cfa(op->code))
+			track_cfa(&cfa, &max_cfa, (int32_t)op->arg);
+		prev = op->end;
 	}
 }
 

@@ -30,6 +30,30 @@
  *                      offset), opcode, operands
  *   GC locations       only with SWU_FLAG_GC
  *
+ * The compact row form (SWU_FLAG_COMPACT, only with SWU_FLAG_ROWS) writes
+ * the same row ops in fewer bytes, since imported CFI is mostly pushes and
+ * pops: an item's first byte says it all for the common cases, and the
+ * reader tracks the CFA offset (the operand of the last def_cfa,
+ * def_cfa_offset or def_cfa_deref; the architecture's entry SP offset
+ * before any) and the largest it has been, so that items say how the
+ * offset changes, not what it becomes.  b is an item's first byte, d its
+ * end delta, W the pointer size, CFA the tracked offset:
+ *
+ *   0x00-0x0f       reserved
+ *   0x10-0x15       a full row op with this opcode: d (ULEB128), operands
+ *   0x16-0x1f       reserved
+ *   0x20-0x2f       saved_at (b & 15) at -CFA, d 0 (a push's save)
+ *   0x30            def_cfa_offset to the largest CFA, d (ULEB128)
+ *   0x31-0x3f       the same, d = b & 15 (an epilog's end: the frame is back)
+ *   0x40-0x4f       def_cfa_offset CFA + W, d = b & 15
+ *   0x50-0x5f       def_cfa_offset CFA - W, d = b & 15
+ *   0x60-0x7f       def_cfa_offset CFA + k * W, k = (b & 31) - 16, d (ULEB128);
+ *                   for 0x70 (k 0) d (ULEB128) and k (SLEB128) follow
+ *   0x80-0xff       a push, two ops: def_cfa_offset CFA + W, d = b & 7,
+ *                   then saved_at ((b >> 3) & 15) at -(CFA + W), d 0
+ *
+ * The row op count still counts ops, so a push byte counts two.
+ *
  * Offsets are deltas, so that a typical prolog op is three bytes: an op's
  * end is relative to the previous op's end (the first: to 0 in the prolog,
  * to the epilog's start in an epilog, to the prolog size in the body), an
@@ -57,7 +81,18 @@
 #define SWU_FLAG_BODY_OPS  0x01u        /* body op count in the header, body ops at the end */
 #define SWU_FLAG_GC        0x02u        /* GC location count and op bytes in the header, GC section last */
 #define SWU_FLAG_ROWS      0x04u        /* row form: code size, row op count, row ops (no prolog, epilogs) */
-#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS)
+#define SWU_FLAG_COMPACT   0x08u        /* with SWU_FLAG_ROWS: row ops in the compact encoding */
+#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS | SWU_FLAG_COMPACT)
+
+/* The compact row encoding's first bytes (see above). */
+#define SWU_C_FULL_OP      0x10u        /* 0x10-0x15: opcode, then d, operands */
+#define SWU_C_SAVE_SLOT    0x20u        /* + reg */
+#define SWU_C_RESTORE      0x30u        /* + d (1-15); 0x30: d follows */
+#define SWU_C_CFA_INC      0x40u        /* + d */
+#define SWU_C_CFA_DEC      0x50u        /* + d */
+#define SWU_C_CFA_ADD      0x60u        /* + k + 16 (k -16..15), d follows */
+#define SWU_C_CFA_ADD_ANY  0x70u        /* d and k follow */
+#define SWU_C_PUSH         0x80u        /* + reg << 3 + d (0-7) */
 
 /*
  * Opcodes.  0 is never valid, so that zeroed memory is not a blob.  Values
@@ -203,10 +238,33 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 
 /*
  * The fixed part of a header, checked against the limits.  On success `r`
- * covers the unwind part: from the first op to the GC section.
+ * covers the unwind part: from the first op to the GC section, and
+ * *flags (if not NULL) holds the SWU_FLAG_* bits.
  */
 sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
-                          sw_swu_header *h, const struct swi_arch **arch);
+                          sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags);
+
+/*
+ * Row ops, plain or compact.  A compact push byte is two ops: the reader
+ * keeps the second for the next call.  Once the header's count of ops is
+ * read, `pending` must be false, or the last byte held more ops than the
+ * count said.
+ */
+struct swu_row_reader {
+	struct swu_reader r;
+	bool compact;
+	bool pending;                   /* `next` is the next op */
+	int32_t word;                   /* the pointer size */
+	int32_t cfa;                    /* the CFA offset the ops so far set */
+	int32_t max_cfa;                /* the largest it has been */
+	struct swu_op next;
+};
+
+void swu_row_reader_init(struct swu_row_reader *rr, const struct swu_reader *r,
+                         const struct swi_arch *arch, uint32_t flags);
+
+/* Read one row op after `prev_end` (several may share an offset). */
+sw_status swu_read_row_op(struct swu_row_reader *rr, uint32_t prev_end, struct swu_op *op);
 
 /*
  * GC locations.  The kind byte holds the SW_GC_* flags in bits 0-1 and
@@ -311,6 +369,10 @@ static inline void swu_put_sleb(struct swu_writer *w, int32_t v)
 
 /* Encode one op after `prev_end` (the caller has checked it). */
 void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op);
+
+/* Encode `n` row ops in the compact form (SWU_FLAG_COMPACT), from offset 0. */
+void swu_put_row_ops(struct swu_writer *w, const struct swi_arch *arch,
+                     const struct swu_op *ops, uint32_t n);
 
 /* Encode one GC location's head (the caller has checked it). */
 void swu_put_gc_loc(struct swu_writer *w, const struct swi_arch *a, const sw_swu_gc_slot *slot,
