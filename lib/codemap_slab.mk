@@ -12,7 +12,8 @@ libstackwalk_core_la_SOURCES += \
 # Code tables: a module's functions registered as one sorted array.
 libstackwalk_core_la_SOURCES += \
 	lib/codemap_table.h \
-	lib/codemap_table.c
+	lib/codemap_table.c \
+	lib/codemap_table_build.c
 
 check_PROGRAMS += tests/check_codetable
 TESTS += tests/check_codetable

@@ -73,7 +73,7 @@ void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_
 		flags |= SW_CODE_SIGNAL_TRAMPOLINE;
 	if (f->blob & SWI_TABLE_FN_OUTERMOST)
 		flags |= SW_CODE_OUTERMOST;
-	out->method = (void *)(uintptr_t)(t->method_base + (size_t)i * t->method_stride);
+	out->method = (void *)((uintptr_t)t->method_base + (uintptr_t)i * t->method_stride);
 	out->start = t->base + f->start;
 	out->size = swi_code_table_size(t, i);
 	out->unwind = t->bytes + t->blob_at[b];

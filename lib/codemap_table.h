@@ -78,7 +78,7 @@ struct swi_code_table {
 	const uint32_t *saved;
 	uint32_t nshape;
 	/* The method handle of function i: method_base + i * method_stride. */
-	const char *method_base;
+	const void *method_base;
 	size_t method_stride;
 	uint32_t flags;                 /* SW_CODE_* of every function (SW_CODE_NATIVE) */
 };
@@ -127,19 +127,50 @@ void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_
  */
 sw_status swi_code_table_check(const struct swi_code_table *t);
 
-/* The bytes a table's own arrays take (its lookup index, blobs apart). */
-static inline size_t swi_code_table_index_bytes(const struct swi_code_table *t)
-{
-	return sizeof(*t) + (size_t)t->nfn * sizeof(t->fn[0]) + ((size_t)t->nblob + 1) * sizeof(t->blob_at[0]);
-}
+/* ---- Building one (codemap_table_build.c) ---- */
 
-/* The bytes of its body rules (kept for speed: they could be decoded from the blobs). */
-static inline size_t swi_code_table_rule_bytes(const struct swi_code_table *t, size_t saved_count)
-{
-	return (size_t)t->nblob * sizeof(t->runs[0]) +
-	       (size_t)t->nshape * (sizeof(t->shape[0]) + sizeof(t->saved_at[0])) +
-	       saved_count * sizeof(t->saved[0]);
-}
+/* A function as its owner lists it; its blob at bytes + blob_offset. */
+struct swi_code_table_input {
+	uint64_t start, size;
+	uint32_t blob_offset, blob_size;
+	uint32_t flags;                 /* SW_CODE_ANALYZED, _SIGNAL_TRAMPOLINE, _OUTERMOST */
+};
+
+/* A table and the arrays it points at, owned together. */
+struct swi_code_table_store {
+	struct swi_code_table table;    /* table.nfn == 0: none */
+	struct swi_code_table_fn *fn;
+	uint32_t *blob_at;
+	uint8_t *bytes;                 /* the blobs' copy, when one was made */
+	struct swi_body_runs *runs;
+	struct swu_body_rule *shape;
+	uint32_t *saved_at, *saved;
+	size_t nsaved;
+};
+
+/*
+ * swi_code_table_build - the table of `in` (n functions sorted by start,
+ * blobs in `bytes`), method handle i at method_base + i * method_stride,
+ * `flags` (0 or SW_CODE_NATIVE) on every function.  The distinct blobs
+ * stay in `bytes` when they lie end to end there and `copy` is 0 (the
+ * owner keeps them while the table is registered); otherwise they are
+ * copied.  SW_OK with table.nfn == 0 when the functions do not fit a table
+ * (the owner registers them one by one); an error only for memory.
+ */
+sw_status swi_code_table_build(struct swi_code_table_store *s, const struct swi_code_table_input *in,
+                               size_t n, const uint8_t *bytes, int copy, const void *method_base,
+                               size_t method_stride, uint32_t flags);
+
+/*
+ * swi_code_table_store_bytes - the bytes of the index (the table, its
+ * functions and blob offsets), and in *rule_bytes those of the body rules,
+ * in *copied those of the blobs' copy.
+ */
+size_t swi_code_table_store_bytes(const struct swi_code_table_store *s, size_t *rule_bytes,
+                                  size_t *copied);
+
+/* swi_code_table_store_free - free what build allocated (NULL-safe fields). */
+void swi_code_table_store_free(struct swi_code_table_store *s);
 
 /*
  * In the code map (codemap.c).  Adding fails with SW_E_EXISTS when the

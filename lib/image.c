@@ -3,20 +3,25 @@
  * from a module.
  *
  * Every field is read through bounds-checked helpers from the caller's
- * buffer, which is never kept: the code map copies the blobs, and the
- * sw_image copies the names its method records point to.  Registration
- * validates the whole image first, so that a bad entry registers nothing.
+ * buffer, which is never kept: the sw_image copies the names its method
+ * records point to, and its methods are registered as one code table
+ * (codemap_table.h) with a copy of the distinct blobs (or, when they do
+ * not fit a table, one by one, the code map copying each blob).
+ * Registration validates the whole image first, so that a bad entry
+ * registers nothing.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 #include "image_format.h"
+#include "codemap_table.h"
 
 struct sw_image {
 	sw_arch arch;
 	size_t n;
 	sw_image_method *methods;
 	char *names;
+	struct swi_code_table_store table;      /* table.nfn == 0: registered one by one */
 };
 
 struct img {
@@ -176,6 +181,30 @@ static sw_status make_image(const struct img *h, uint64_t load_bias, uint32_t fl
 	return SW_OK;
 }
 
+/* The image's methods as one code table, with its own copy of the distinct blobs. */
+static sw_status make_table(sw_image *img, const struct img *h, uint32_t flags)
+{
+	struct swi_code_table_input *in;
+	sw_status st;
+
+	if (img->n == 0)
+		return SW_OK;
+	if (!(in = malloc(sizeof(*in) * img->n)))
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < img->n; i++) {
+		struct img_entry e;
+
+		read_entry(h, (uint32_t)i, &e);
+		in[i] = (struct swi_code_table_input){
+			img->methods[i].start, img->methods[i].size, e.blob_off, e.blob_size, e.flags
+		};
+	}
+	st = swi_code_table_build(&img->table, in, img->n, h->blobs, 1, img->methods,
+	                          sizeof(*img->methods), flags);
+	free(in);
+	return st;
+}
+
 SW_API sw_status sw_codemap_add_image(sw_codemap *map, const void *image, size_t size,
                                       uint64_t load_bias, uint32_t flags, sw_image **out)
 {
@@ -191,6 +220,18 @@ SW_API sw_status sw_codemap_add_image(sw_codemap *map, const void *image, size_t
 	if ((st = parse_header(image, size, &h)) != SW_OK || (st = validate(&h)) != SW_OK ||
 	    (st = make_image(&h, load_bias, flags, &img)) != SW_OK)
 		return st;
+	if ((st = make_table(img, &h, flags)) != SW_OK) {
+		sw_image_free(img);
+		return st;
+	}
+	if (img->table.table.nfn) {
+		if ((st = swi_codemap_add_table(map, &img->table.table)) != SW_OK) {
+			sw_image_free(img);
+			return st;
+		}
+		*out = img;
+		return SW_OK;
+	}
 	for (size_t i = 0; i < img->n; i++) {
 		struct img_entry e;
 		sw_code_info info;
@@ -223,6 +264,8 @@ SW_API sw_status sw_codemap_remove_image(sw_codemap *map, sw_image *img)
 
 	if (!map || !img)
 		return SW_E_INVAL;
+	if (img->table.table.nfn)
+		return swi_codemap_remove_table(map, &img->table.table);
 	for (size_t i = 0; i < img->n; i++) {
 		sw_status st = sw_codemap_remove(map, img->methods[i].start);
 
@@ -253,6 +296,7 @@ SW_API void sw_image_free(sw_image *img)
 		return;
 	free(img->methods);
 	free(img->names);
+	swi_code_table_store_free(&img->table);
 	free(img);
 }
 

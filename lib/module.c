@@ -21,7 +21,6 @@
 #include "cfi_import.h"
 #include "image_format.h"
 #include "codemap_table.h"
-#include "swu_format.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -46,13 +45,8 @@ struct sw_module {
 	char *names;
 	size_t names_len, names_cap;
 	sw_module_import_stats stats;
-	/* What sw_module_register hands the code map; nfn == 0 when the functions do not fit one. */
-	struct swi_code_table table;
-	struct swi_code_table_fn *table_fn;
-	uint32_t *table_blob_at;
-	struct swi_body_runs *table_runs;
-	struct swu_body_rule *table_shape;
-	uint32_t *table_saved_at, *table_saved;
+	/* What sw_module_register hands the code map; table.nfn == 0 when the functions do not fit one. */
+	struct swi_code_table_store table;
 };
 
 /* ---- The file ---- */
@@ -326,174 +320,34 @@ static sw_status take_functions(sw_module *m, struct swi_cfi_import *imp)
 	return SW_OK;
 }
 
-static int offset_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* The SW_CODE_* flags of a function, as its table entry's bits. */
-static uint32_t table_flags(uint32_t flags)
-{
-	return ((flags & SW_CODE_ANALYZED) ? SWI_TABLE_FN_ANALYZED : 0) |
-	       ((flags & SW_CODE_SIGNAL_TRAMPOLINE) ? SWI_TABLE_FN_TRAMPOLINE : 0) |
-	       ((flags & SW_CODE_OUTERMOST) ? SWI_TABLE_FN_OUTERMOST : 0);
-}
-
-/* A body rule's shape: all but the offsets it covers, saved[] included. */
-static uint64_t shape_hash(const struct swu_body_rule *br, const uint32_t *saved)
-{
-	uint64_t h = 1469598103934665603ull;
-	const uint8_t *p = (const uint8_t *)br;
-
-	for (size_t i = 0; i < sizeof *br; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	for (unsigned i = 0; i < br->nsaved; i++)
-		h = (h ^ saved[i]) * 1099511628211ull;
-	return h;
-}
-
-static int same_shape(const sw_module *m, uint32_t id, const struct swu_body_rule *br,
-                      const uint32_t *saved)
-{
-	return !memcmp(&m->table_shape[id], br, sizeof *br) &&
-	       !memcmp(m->table_saved + m->table_saved_at[id], saved, sizeof(saved[0]) * br->nsaved);
-}
-
-/* Keep `br` with its saved[] as a new shape.  Its offsets are 0. */
-static sw_status add_shape(sw_module *m, const struct swu_body_rule *br, const uint32_t *saved,
-                           size_t *nsaved)
-{
-	uint32_t id = m->table.nshape;
-	uint32_t *grown_saved;
-
-	grown_saved = realloc(m->table_saved, sizeof(*grown_saved) * (*nsaved + br->nsaved + 1));
-	if (!grown_saved)
-		return SW_E_NOMEM;
-	m->table_saved = grown_saved;
-	if (br->nsaved)
-		memcpy(m->table_saved + *nsaved, saved, sizeof(saved[0]) * br->nsaved);
-	m->table_shape[id] = *br;
-	m->table_saved_at[id] = (uint32_t)*nsaved;
-	*nsaved += br->nsaved;
-	m->table.nshape = id + 1;
-	return SW_OK;
-}
-
 /*
- * The body rule of each distinct blob (at[], nblob of them), as the code
- * map decodes one for each method it registers: the walk's common step.
- * Kept as the offsets each covers and a shape, shapes kept once.
- */
-static sw_status make_body_rules(sw_module *m, const uint32_t *at, uint32_t nblob, size_t *nsaved)
-{
-	uint32_t saved[SWU_BODY_MAX_SAVED];
-	size_t cap = 16, n = 0;
-	uint32_t *slot;
-	sw_status st = SW_OK;
-
-	while (cap < 2 * (size_t)nblob)
-		cap *= 2;
-	m->table_runs = malloc(sizeof(*m->table_runs) * nblob);
-	/* At most one shape a blob, and the empty one. */
-	m->table_shape = malloc(sizeof(*m->table_shape) * (nblob + 1));
-	m->table_saved_at = malloc(sizeof(*m->table_saved_at) * (nblob + 1));
-	slot = malloc(sizeof(*slot) * cap);
-	if (!m->table_runs || !m->table_shape || !m->table_saved_at || !slot) {
-		free(slot);
-		return SW_E_NOMEM;
-	}
-	memset(slot, 0xff, sizeof(*slot) * cap);
-	m->table.nshape = 0;
-	for (uint32_t i = 0; i < nblob && st == SW_OK; i++) {
-		struct swu_body_rule br;
-		size_t k;
-
-		if (swu_validate_body_rule(m->blobs + at[i], at[i + 1] - at[i], &br, saved) != SW_OK ||
-		    br.lo >= br.hi)
-			memset(&br, 0, sizeof br);
-		m->table_runs[i] = (struct swi_body_runs){ br.lo, br.hi, br.lo2, br.hi2, 0 };
-		br.lo = br.hi = br.lo2 = br.hi2 = 0;
-		for (k = shape_hash(&br, saved) & (cap - 1); slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
-			if (same_shape(m, slot[k], &br, saved))
-				break;
-		if (slot[k] == UINT32_MAX) {
-			slot[k] = m->table.nshape;
-			st = add_shape(m, &br, saved, &n);
-		}
-		m->table_runs[i].shape = slot[k];
-	}
-	free(slot);
-	*nsaved = n;
-	return st;
-}
-
-/*
- * The code table of the functions (codemap_table.h): their starts and
- * their distinct blobs (functions with the same program share one, see
- * swi_cfi_keep_blob, which keeps them end to end).  Functions that do not
- * fit one (more than 4 GiB of code, a blob not of its function's size)
- * get none, and are registered one by one.
+ * The code table sw_module_register hands the map (codemap_table.h): the
+ * functions' starts and their distinct blobs, which the importer already
+ * keeps end to end (swi_cfi_keep_blob), so the table points at them.
  */
 static sw_status make_table(sw_module *m, const struct swi_cfi_import *imp)
 {
-	struct swi_code_table *t = &m->table;
-	uint32_t *at, nblob = 0;
-	uint64_t lo, hi;
-	size_t nsaved;
+	struct swi_code_table_input *in;
+	size_t rules, copied;
 	sw_status st;
 
-	if (m->nfns == 0 || m->nfns > UINT32_MAX)
+	if (m->nfns == 0)
 		return SW_OK;
-	lo = m->fns[0].start;
-	hi = m->fns[m->nfns - 1].start + m->fns[m->nfns - 1].size;
-	if (hi - lo > UINT32_MAX)
-		return SW_OK;
-	at = malloc(sizeof(*at) * (m->nfns + 1));
-	m->table_fn = malloc(sizeof(*m->table_fn) * m->nfns);
-	if (!at || !m->table_fn) {
-		free(at);
+	if (!(in = malloc(sizeof(*in) * m->nfns)))
 		return SW_E_NOMEM;
-	}
 	for (size_t i = 0; i < m->nfns; i++)
-		at[i] = imp->fns[i].blob;
-	qsort(at, m->nfns, sizeof(*at), offset_cmp);
-	for (size_t i = 0; i < m->nfns; i++)
-		if (i == 0 || at[i] != at[i - 1])
-			at[nblob++] = at[i];
-	at[nblob] = (uint32_t)imp->blobs_len;
-	m->table_blob_at = at;
-	for (size_t i = 0; i < m->nfns; i++) {
-		const struct swi_cfi_fn *f = &imp->fns[i];
-		const uint32_t *found = bsearch(&f->blob, at, nblob, sizeof(*at), offset_cmp);
-		uint32_t id = (uint32_t)(found - at);
-
-		/* End to end: the next distinct blob starts where this one ends. */
-		if (at[id + 1] - at[id] != f->blob_size)
-			return SW_OK;
-		m->table_fn[i] = (struct swi_code_table_fn){
-			(uint32_t)(m->fns[i].start - lo), id | table_flags(m->fns[i].flags)
+		in[i] = (struct swi_code_table_input){
+			m->fns[i].start, m->fns[i].size, (uint32_t)imp->fns[i].blob, imp->fns[i].blob_size,
+			m->fns[i].flags
 		};
-	}
-	if ((st = make_body_rules(m, at, nblob, &nsaved)) != SW_OK)
-		return st;
-	*t = (struct swi_code_table){
-		.base = lo, .lo = lo, .hi = hi, .nfn = (uint32_t)m->nfns, .nblob = nblob,
-		.fn = m->table_fn, .blob_at = at, .bytes = m->blobs,
-		.runs = m->table_runs, .shape = m->table_shape, .nshape = m->table.nshape,
-		.saved_at = m->table_saved_at, .saved = m->table_saved,
-		.method_base = (const char *)m->fns, .method_stride = sizeof(*m->fns),
-		.flags = SW_CODE_NATIVE
-	};
-	for (size_t i = 0; i < m->nfns; i++)
-		if (swi_code_table_size(t, (uint32_t)i) != m->fns[i].size)
-			t->nfn = 0;
-	if (t->nfn && swi_code_table_check(t) != SW_OK)
-		t->nfn = 0;
-	m->stats.index_bytes = t->nfn ? swi_code_table_index_bytes(t) : 0;
-	m->stats.rule_bytes = t->nfn ? swi_code_table_rule_bytes(t, nsaved) : 0;
-	return SW_OK;
+	st = swi_code_table_build(&m->table, in, m->nfns, m->blobs, 0, m->fns, sizeof(*m->fns),
+	                          SW_CODE_NATIVE);
+	free(in);
+	m->stats.index_bytes = swi_code_table_store_bytes(&m->table, &rules, &copied);
+	m->stats.rule_bytes = rules;
+	/* Counted should the blobs ever need a copy (the importer keeps them end to end). */
+	m->stats.index_bytes += copied;
+	return st;
 }
 
 /* The lowest address a PT_LOAD segment asks for: an SWU image's base. */
@@ -651,8 +505,8 @@ SW_API sw_status sw_module_register(sw_module *m, sw_codemap *map)
 {
 	if (!m || !map)
 		return SW_E_INVAL;
-	if (m->table.nfn)
-		return swi_codemap_add_table(map, &m->table);
+	if (m->table.table.nfn)
+		return swi_codemap_add_table(map, &m->table.table);
 	for (size_t i = 0; i < m->nfns; i++) {
 		const sw_native_function *f = &m->fns[i];
 		sw_code_info info = {
@@ -683,8 +537,8 @@ SW_API sw_status sw_module_unregister(sw_module *m, sw_codemap *map)
 
 	if (!m || !map)
 		return SW_E_INVAL;
-	if (m->table.nfn)
-		return swi_codemap_remove_table(map, &m->table);
+	if (m->table.table.nfn)
+		return swi_codemap_remove_table(map, &m->table.table);
 	for (size_t i = 0; i < m->nfns; i++) {
 		sw_status st = sw_codemap_remove(map, m->fns[i].start);
 
@@ -756,12 +610,7 @@ SW_API void sw_module_free(sw_module *m)
 		return;
 	free(m->fns);
 	free(m->blobs);
-	free(m->table_fn);
-	free(m->table_blob_at);
-	free(m->table_runs);
-	free(m->table_shape);
-	free(m->table_saved_at);
-	free(m->table_saved);
+	swi_code_table_store_free(&m->table);
 	free(m->syms);
 	free(m->names);
 	free(m);

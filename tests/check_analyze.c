@@ -527,6 +527,8 @@ START_TEST(image_round_trip)
 			ck_assert_uint_eq(ci.unwind_size, fns[i].unwind_size);
 			ck_assert_int_eq(memcmp(ci.unwind, fns[i].unwind, ci.unwind_size), 0);
 		}
+		/* One code table, not a method per function: a function is no method of its own. */
+		ck_assert_int_eq(sw_codemap_remove(map, fns[0].start), SW_E_NOTFOUND);
 		/* Registered twice: refused, and nothing of the second is left. */
 		free(buf);
 		buf = module_image(m, &len);

@@ -218,6 +218,93 @@ START_TEST(tables_in_map)
 }
 END_TEST
 
+/*
+ * The builder: the functions of mod_a given as a list, their blobs where
+ * the module has them (end to end: kept in place) or spread out with
+ * duplicates (copied, once each); lists that do not fit a table give none.
+ */
+START_TEST(table_build)
+{
+	struct swi_code_table_input in[NFN];
+	struct swi_code_table_store st;
+	static uint8_t spread[NBLOB * 200];
+	uint32_t spread_at[NBLOB];
+	size_t rules, copied;
+	struct swi_code_copy c;
+
+	make_module(&mod_a, 0x10000000);
+	for (unsigned i = 0; i < NFN; i++)
+		in[i] = (struct swi_code_table_input){ mod_a.start[i], mod_a.size[i],
+		                                        mod_a.blob_at[i % NBLOB],
+		                                        mod_a.blob_at[i % NBLOB + 1] - mod_a.blob_at[i % NBLOB],
+		                                        i == 7 ? SW_CODE_OUTERMOST : 0 };
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, mod_a.bytes, 0, mod_a.handles, 1,
+	                                      SW_CODE_NATIVE), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, NFN);
+	ck_assert_uint_eq(st.table.nblob, NBLOB);
+	ck_assert_ptr_eq(st.table.bytes, mod_a.bytes);          /* in place */
+	ck_assert_uint_eq(swi_code_table_store_bytes(&st, &rules, &copied),
+	                  sizeof st.table + 8 * NFN + 4 * (NBLOB + 1));
+	ck_assert_uint_eq(copied, 0);
+	ck_assert_uint_gt(rules, 0);
+	for (unsigned i = 0; i < NFN; i++) {
+		swi_code_table_info(&st.table, i, &c);
+		if (i == 7) {
+			ck_assert_uint_eq(c.info.flags, SW_CODE_NATIVE | SW_CODE_OUTERMOST);
+			c.info.flags = SW_CODE_NATIVE;
+		}
+		ck_assert(is_function(&mod_a, &c.info, i));
+		ck_assert_int_eq(memcmp(c.body, &mod_a.body[i % NBLOB], sizeof c.rule), 0);
+	}
+	swi_code_table_store_free(&st);
+
+	/* Blobs apart, each given again further on: copied once each. */
+	memset(spread, 0, sizeof spread);
+	for (unsigned b = 0; b < NBLOB; b++) {
+		spread_at[b] = 200 * (NBLOB - 1 - b) + 7;
+		memcpy(spread + spread_at[b], mod_a.bytes + mod_a.blob_at[b], mod_a.blob_at[b + 1] - mod_a.blob_at[b]);
+	}
+	for (unsigned i = 0; i < NFN; i++)
+		in[i].blob_offset = spread_at[i % NBLOB];
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, spread, 0, mod_a.handles, 1,
+	                                      SW_CODE_NATIVE), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, NFN);
+	ck_assert_ptr_ne(st.table.bytes, spread);
+	swi_code_table_store_bytes(&st, &rules, &copied);
+	ck_assert_uint_eq(copied, mod_a.blob_at[NBLOB]);
+	memset(spread, 0, sizeof spread);                       /* not kept */
+	for (unsigned i = 0; i < NFN; i += 5) {
+		swi_code_table_info(&st.table, i, &c);
+		ck_assert_uint_eq(c.info.start, mod_a.start[i]);
+		ck_assert_uint_eq(c.info.size, mod_a.size[i]);
+		ck_assert_int_eq(memcmp(c.info.unwind, mod_a.bytes + mod_a.blob_at[i % NBLOB], c.info.unwind_size), 0);
+	}
+	swi_code_table_store_free(&st);
+
+	/* What does not fit a table gives none, and keeps nothing. */
+	for (unsigned i = 0; i < NFN; i++)
+		in[i].blob_offset = mod_a.blob_at[i % NBLOB];
+	in[10].size += 1;                                       /* not its blob's code size */
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, mod_a.bytes, 0, mod_a.handles, 1, 0), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, 0);
+	ck_assert_ptr_null(st.fn);
+	in[10].size -= 1;
+	in[11].start = in[10].start;                            /* overlapping */
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, mod_a.bytes, 0, mod_a.handles, 1, 0), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, 0);
+	in[11].start = mod_a.start[11];
+	in[12].blob_offset += 1;                                /* inside another blob */
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, mod_a.bytes, 0, mod_a.handles, 1, 0), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, 0);
+	in[12].blob_offset -= 1;
+	ck_assert_int_eq(swi_code_table_build(&st, in, 0, mod_a.bytes, 0, mod_a.handles, 1, 0), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, 0);
+	ck_assert_int_eq(swi_code_table_build(&st, in, NFN, mod_a.bytes, 0, mod_a.handles, 1, 0), SW_OK);
+	ck_assert_uint_eq(st.table.nfn, NFN);
+	swi_code_table_store_free(&st);
+}
+END_TEST
+
 /* ---- readers while writers add and remove tables ---- */
 
 static sw_codemap *race_map;
@@ -350,6 +437,7 @@ int main(void)
 	tcase_add_test(tc, table_lookups);
 	tcase_add_test(tc, table_checks);
 	tcase_add_test(tc, tables_in_map);
+	tcase_add_test(tc, table_build);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, tables_concurrent);
 	suite_add_tcase(s, tc);
