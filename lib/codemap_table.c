@@ -46,6 +46,12 @@ long swi_code_table_find(const struct swi_code_table *t, uint64_t ip)
 	if (ip < t->lo || ip >= t->hi)
 		return -1;
 	rel = ip - t->base;
+	if (t->block) {
+		uint64_t k = (ip - t->lo) >> t->block_shift;
+
+		lo = t->block[k];
+		n = t->block[k + 1] - lo + 1;
+	}
 	/* The last function starting at or before rel: n halves each step. */
 	while (n > 1) {
 		uint32_t half = n / 2;
@@ -95,6 +101,26 @@ void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_
 	copy->index = i;
 }
 
+/* The block index, when there is one, is exactly what its comment says. */
+static sw_status check_blocks(const struct swi_code_table *t)
+{
+	uint32_t i = 0;
+
+	if (!t->block)
+		return SW_OK;
+	if (t->block_shift > 31 || t->nblock != ((t->hi - t->lo - 1) >> t->block_shift) + 2)
+		return SW_E_INVAL;
+	for (uint32_t k = 0; k < t->nblock; k++) {
+		uint64_t at = t->lo + ((uint64_t)k << t->block_shift);
+
+		while (i < t->nfn && t->base + t->fn[i].start + swi_code_table_size(t, i) <= at)
+			i++;
+		if (t->block[k] != (i < t->nfn ? i : t->nfn - 1))
+			return SW_E_INVAL;
+	}
+	return SW_OK;
+}
+
 sw_status swi_code_table_check(const struct swi_code_table *t)
 {
 	uint64_t end = 0;
@@ -124,5 +150,7 @@ sw_status swi_code_table_check(const struct swi_code_table *t)
 			return SW_E_INVAL;
 		end = start + swi_code_table_size(t, i);
 	}
-	return end == t->hi ? SW_OK : SW_E_INVAL;
+	if (end != t->hi)
+		return SW_E_INVAL;
+	return check_blocks(t);
 }

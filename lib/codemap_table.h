@@ -65,6 +65,14 @@ struct swi_code_table {
 	uint64_t lo, hi;                /* first function's start, last one's end (absolute) */
 	uint32_t nfn, nblob;
 	const struct swi_code_table_fn *fn;     /* nfn, sorted by start, not overlapping */
+	/*
+	 * Where to search (as ORC's lookup table): block[k] is the first
+	 * function that ends past lo + (k << block_shift); the function holding
+	 * an address of block k is one of block[k] .. block[k + 1].  nblock =
+	 * ((hi - lo - 1) >> block_shift) + 2 entries; NULL: search them all.
+	 */
+	const uint32_t *block;
+	uint32_t block_shift, nblock;
 	const uint32_t *blob_at;        /* nblob + 1, increasing */
 	const uint8_t *bytes;           /* blob_at[nblob] bytes */
 	/*
@@ -140,6 +148,7 @@ struct swi_code_table_input {
 struct swi_code_table_store {
 	struct swi_code_table table;    /* table.nfn == 0: none */
 	struct swi_code_table_fn *fn;
+	uint32_t *block;
 	uint32_t *blob_at;
 	uint8_t *bytes;                 /* the blobs' copy, when one was made */
 	struct swi_body_runs *runs;

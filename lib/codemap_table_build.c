@@ -192,6 +192,36 @@ static sw_status place_blobs(struct swi_code_table_store *s, const struct blob_r
 
 /* ---- the table ---- */
 
+/*
+ * The block index: blocks of 2^shift bytes, the smallest of at least 256
+ * bytes that give at most one block per four functions (a search then
+ * looks at a handful), so it costs at most a byte a function.
+ */
+static sw_status make_blocks(struct swi_code_table_store *s)
+{
+	struct swi_code_table *t = &s->table;
+	uint64_t span = t->hi - t->lo;
+	uint32_t shift = 8, i = 0;
+
+	if (t->nfn < 16)
+		return SW_OK;
+	while (((span - 1) >> shift) + 2 > t->nfn / 4)
+		shift++;
+	t->nblock = (uint32_t)((span - 1) >> shift) + 2;
+	if (!(s->block = malloc(sizeof(*s->block) * t->nblock)))
+		return SW_E_NOMEM;
+	for (uint32_t k = 0; k < t->nblock; k++) {
+		uint64_t at = t->lo + ((uint64_t)k << shift);
+
+		while (i < t->nfn && t->base + t->fn[i].start + swi_code_table_size(t, i) <= at)
+			i++;
+		s->block[k] = i < t->nfn ? i : t->nfn - 1;
+	}
+	t->block = s->block;
+	t->block_shift = shift;
+	return SW_OK;
+}
+
 sw_status swi_code_table_build(struct swi_code_table_store *s, const struct swi_code_table_input *in,
                                size_t n, const uint8_t *bytes, int copy, const void *method_base,
                                size_t method_stride, uint32_t flags)
@@ -247,6 +277,8 @@ sw_status swi_code_table_build(struct swi_code_table_store *s, const struct swi_
 	for (size_t i = 0; i < n && t->nfn; i++)
 		if (swi_code_table_size(t, (uint32_t)i) != in[i].size)
 			t->nfn = 0;
+	if (t->nfn && (st = make_blocks(s)) != SW_OK)
+		goto out;
 	if (t->nfn && swi_code_table_check(t) != SW_OK)
 		t->nfn = 0;
 out:
@@ -268,12 +300,14 @@ size_t swi_code_table_store_bytes(const struct swi_code_table_store *s, size_t *
 	*copied = s->bytes && t->nfn ? t->blob_at[t->nblob] : 0;
 	if (!t->nfn)
 		return 0;
-	return sizeof(*t) + (size_t)t->nfn * sizeof(t->fn[0]) + ((size_t)t->nblob + 1) * sizeof(t->blob_at[0]);
+	return sizeof(*t) + (size_t)t->nfn * sizeof(t->fn[0]) + ((size_t)t->nblob + 1) * sizeof(t->blob_at[0]) +
+	       (t->block ? (size_t)t->nblock * sizeof(t->block[0]) : 0);
 }
 
 void swi_code_table_store_free(struct swi_code_table_store *s)
 {
 	free(s->fn);
+	free(s->block);
 	free(s->blob_at);
 	free(s->bytes);
 	free(s->runs);

@@ -243,8 +243,22 @@ START_TEST(table_build)
 	ck_assert_uint_eq(st.table.nfn, NFN);
 	ck_assert_uint_eq(st.table.nblob, NBLOB);
 	ck_assert_ptr_eq(st.table.bytes, mod_a.bytes);          /* in place */
+	ck_assert_ptr_nonnull(st.table.block);
+	ck_assert_uint_le(st.table.nblock, NFN / 4);
 	ck_assert_uint_eq(swi_code_table_store_bytes(&st, &rules, &copied),
-	                  sizeof st.table + 8 * NFN + 4 * (NBLOB + 1));
+	                  sizeof st.table + 8 * NFN + 4 * (NBLOB + 1) + 4 * st.table.nblock);
+	/* The block index finds what the whole search finds, at every address and around. */
+	{
+		struct swi_code_table whole = st.table;
+
+		whole.block = NULL;
+		for (uint64_t ip = st.table.lo - 2; ip < st.table.hi + 2; ip++)
+			ck_assert_int_eq(swi_code_table_find(&st.table, ip), swi_code_table_find(&whole, ip));
+		ck_assert_int_eq(swi_code_table_check(&st.table), SW_OK);
+		((uint32_t *)st.block)[1] += 1;                 /* a wrong block entry is refused */
+		ck_assert_int_eq(swi_code_table_check(&st.table), SW_E_INVAL);
+		((uint32_t *)st.block)[1] -= 1;
+	}
 	ck_assert_uint_eq(copied, 0);
 	ck_assert_uint_gt(rules, 0);
 	for (unsigned i = 0; i < NFN; i++) {

@@ -85,7 +85,8 @@ typedef struct sw_module_import_stats {
 	uint32_t analysis_failed;       /* candidates analysis could not describe */
 	uint32_t outermost;             /* outermost functions (_start), flagged SW_CODE_OUTERMOST */
 	uint64_t index_bytes;           /* the table a code map searches (sw_module_register): 8 bytes
-	                                 * a function, 4 a distinct blob */
+	                                 * a function, 4 a distinct blob, a block index of at most
+	                                 * a byte a function */
 	uint64_t rule_bytes;            /* the body rules decoded beforehand, one per distinct blob */
 } sw_module_import_stats;
 
