@@ -1,20 +1,6 @@
 /* arch.c - the table of architecture backends and the public queries on it. */
 #include "internal.h"
 
-const struct swi_arch *swi_arch_get(sw_arch arch)
-{
-	switch (arch) {
-	case SW_ARCH_X64:
-		return &swi_arch_x64;
-	case SW_ARCH_X86:
-		return &swi_arch_x86;
-	case SW_ARCH_ARM64:
-		return &swi_arch_arm64;
-	default:
-		return NULL;
-	}
-}
-
 SW_API const char *sw_arch_name(sw_arch arch)
 {
 	switch (arch) {

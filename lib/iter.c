@@ -10,9 +10,8 @@
  * Every walk terminates: managed unwinds must raise SP, Frames must ascend
  * the stack, and the number of steps is bounded.
  */
-#include "iter.h"
+#include "iter_unwind.h"
 #include "frames_internal.h"
-#include "swu_format.h"
 
 _Static_assert(sizeof(struct swi_iter) <= sizeof(sw_iter), "sw_iter too small");
 _Static_assert(_Alignof(struct swi_iter) <= _Alignof(sw_iter), "sw_iter misaligned");
@@ -687,6 +686,128 @@ const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip)
 }
 
 /*
+ * The fast step's state while it runs frame after frame (swi_walk_fast),
+ * or for one frame (step_fast).  It keeps in registers what each frame
+ * reads of the last one: the unwind's IP, SP and frame pointer
+ * (swi_body_unwind), and the iterator's counters and trust, which it
+ * writes back to the iterator only when the run ends (fast_leave).  A
+ * frame then costs the stores its report needs, and no load waits for the
+ * store the frame before made.
+ */
+struct fast_run {
+	/* A caller SP above this lowest Frame or tracker still ahead ends the run (~0: none). */
+	uint64_t frames_above;
+	struct swi_body_unwind u;       /* of rd.caller: the next frame */
+	uint32_t steps, depth;
+	uint8_t trust, caller_trust;
+	uint8_t from_native;            /* it->code is native */
+	uint8_t entered;                /* fast_enter ran */
+	/* The registers a fast frame can hold: those the walk keeps, IP and SP. */
+	uint8_t nlive;
+	uint8_t live[SW_MAX_REGS];
+};
+
+static inline __attribute__((always_inline)) void fast_run_init(const struct swi_iter *it, struct fast_run *run)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_context *caller = &it->rd.caller;
+	uint64_t t = it->tracker ? it->tracker : ~0ull, f = it->frame ? it->frame : ~0ull;
+
+	run->frames_above = t < f ? t : f;
+	swi_body_unwind_init(it, &run->u);
+	run->u.ip = caller->regs[a->ip_reg];
+	run->u.sp = caller->regs[a->sp_reg];
+	run->u.fp = caller->regs[a->fp_reg];
+	run->u.valid = caller->valid;
+	run->steps = it->steps;
+	run->depth = it->depth;
+	run->trust = it->trust;
+	run->caller_trust = it->caller_trust;
+	run->from_native = (uint8_t)is_native(it->code);
+	run->entered = 0;
+	run->nlive = 0;
+	for (uint64_t m = run->u.keep | BIT(a->ip_reg) | BIT(a->sp_reg); m; m &= m - 1)
+		run->live[run->nlive++] = (uint8_t)__builtin_ctzll(m);
+}
+
+/* Can the fast step take the frame after the one just reported at all? */
+static inline int fast_step_allowed(const struct swi_iter *it)
+{
+	return !(it->native_dead_end | it->caller_active) && !it->skip_to_parent && !it->funclet_parent;
+}
+
+/*
+ * What every fast frame sets the same way, set once, when the first one
+ * goes through: the frame is not the active one or interrupted, nor is its
+ * caller, and the crawl frame's fields that only the generic report sets.
+ */
+static void fast_enter(struct swi_iter *it)
+{
+	struct sw_crawl_frame *cf = &it->cf;
+
+	it->active = 0;
+	set_frame_flags(it, 0, 0, 0);
+	it->caller_active = 0;
+	it->rd.caller.arch = it->rd.cur.arch;
+	it->rd.caller.reserved = 0;
+	cf->rd = &it->rd;
+	cf->thread = it->thread;
+	cf->is_first = cf->is_interrupted = cf->has_faulted = 0;
+	cf->is_parent_of_funclet = cf->skip_gc_report = 0;
+	cf->frame = 0;
+	cf->frame_type = SW_FRAME_TYPE_NONE;
+}
+
+/* The run ends: the iterator gets what the run kept to itself. */
+static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it, const struct fast_run *run)
+{
+	it->steps = run->steps;
+	it->depth = run->depth;
+	it->trust = run->trust;
+	it->caller_trust = run->caller_trust;
+}
+
+/*
+ * caller_becomes_current for the fast step: the registers it can hold, in
+ * a list fixed for the walk, so that the loop's branches do not depend on
+ * the frame.  Each load matches the store the last unwind made there:
+ * wider loads would wait for those stores to reach the cache.
+ */
+static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw_regdisplay *rd,
+                                                                              const struct fast_run *run)
+{
+	rd->cur.valid = rd->caller.valid;
+	for (unsigned i = 0; i < run->nlive; i++) {
+		unsigned r = run->live[i];
+
+		rd->cur.regs[r] = rd->caller.regs[r];
+		rd->cur_loc[r] = rd->caller_loc[r];
+	}
+}
+
+/* A return address the fast step has not seen this walk: resolve it into its rules[] slot. */
+static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot)
+{
+	const struct swu_body_rule *br;
+	const uint32_t *saved;
+	const sw_code_info *code = swi_body_return(it, ip, &br, &saved);
+
+	if (!code)
+		return 0;
+	/* A code table's function is a copy the next lookup may overwrite: keep one. */
+	if (!swi_code_is_entry(it, code)) {
+		swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
+		code = &it->rules[slot].copy.info;
+		br = it->rules[slot].copy.body;
+	}
+	it->rules[slot].ra = ip;
+	it->rules[slot].code = code;
+	it->rules[slot].br = br;
+	it->rules[slot].saved = saved;
+	return 1;
+}
+
+/*
  * The common step in one pass: the frame just reported returns to a
  * method (managed, or native under NATIVE_FRAMES) at a return address its
  * body rule covers, and no Frame, tracker or funclet rule is in play.  It
@@ -695,74 +816,55 @@ const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip)
  * round trips and the generic lookups and report.  Anything else returns
  * -2 before changing the iterator, for the generic path.  Otherwise the
  * result is step_skipped's: 1 with the frame reported, -1 to go on with
- * the generic path from the state set, or an error.
+ * the generic path from the state set, or an error.  The caller has
+ * checked fast_step_allowed and counted swi_iter_next's step; it calls
+ * fast_leave when the run ends, but for -1 and errors, where this does.
  */
-static int step_fast(struct swi_iter *it)
+static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, struct fast_run *run)
 {
-	const struct swi_arch *a = it->arch;
 	sw_regdisplay *rd = &it->rd;
 	const sw_code_info *code;
-	const struct swu_body_rule *br;
-	const uint32_t *saved;
 	struct sw_crawl_frame *cf = &it->cf;
-	unsigned fl = it->flags;
-	int from_native = is_native(it->code);
-	uint64_t ip, caller_sp;
-	uint32_t offset;
-	unsigned slot;
+	unsigned fl = it->flags, slot;
+	uint64_t ip = run->u.ip;
 	sw_status st;
 
-	if (it->native_dead_end || it->caller_active || it->skip_to_parent || it->funclet_parent)
-		return -2;
 	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
-	if (it->steps + 2 > SWI_MAX_STEPS)
+	if (run->steps + 2 > SWI_MAX_STEPS)
 		return -2;
-	ip = rd->caller.regs[a->ip_reg];
-	if (ip == 0 || !(rd->caller.valid & BIT(a->ip_reg)))
+	if (ip == 0 || !(run->u.valid & BIT(run->u.ip_reg)))
 		return -2;
 	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
-	if (it->rules[slot].ra == ip) {
-		code = it->rules[slot].code;
-		br = it->rules[slot].br;
-		saved = it->rules[slot].saved;
-	} else {
-		if (!(code = swi_body_return(it, ip, &br, &saved)))
-			return -2;
-		/* A code table's function is a copy the next lookup may overwrite: keep one. */
-		if (!swi_code_is_entry(it, code)) {
-			swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
-			code = &it->rules[slot].copy.info;
-			br = it->rules[slot].copy.body;
-		}
-		it->rules[slot].ra = ip;
-		it->rules[slot].code = code;
-		it->rules[slot].br = br;
-		it->rules[slot].saved = saved;
-	}
-	offset = (uint32_t)(ip - code->start);
+	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot))
+		return -2;
+	code = it->rules[slot].code;
 	if (is_native(code) &&
-	    ((fl & SW_WALK_FUNCTIONSONLY) || (!from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
+	    ((fl & SW_WALK_FUNCTIONSONLY) || (!run->from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
 		return -2;
 
 	/* step_after_managed: the caller becomes the current frame. */
-	caller_becomes_current(rd);
-	it->active = 0;
-	set_frame_flags(it, 0, 0, 0);
-	it->trust = it->caller_trust;
+	if (!run->entered) {
+		fast_enter(it);
+		run->entered = 1;
+	}
+	fast_caller_becomes_current(rd, run);
+	run->trust = run->caller_trust;
 	/* A copy in rules[] may be refilled while this frame is current: it->code keeps its own. */
 	swi_set_code(it, code);
 	code = it->code;
+	run->from_native = (uint8_t)is_native(code);
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
-	it->steps++;
-	it->caller_trust = trust_of(code);
-	it->caller_active = 0;
-	it->step = SWI_STEP_SKIPPED;
-	if ((st = swi_unwind_body_in_place(it, br, saved)) != SW_OK) {
+	run->steps++;
+	run->caller_trust = trust_of(code);
+	st = swi_unwind_body(it, &run->u, it->rules[slot].br, it->rules[slot].saved, 1);
+	if (st != SW_OK) {
+		fast_leave(it, run);
+		it->step = SWI_STEP_SKIPPED;
+		it->rd.caller_valid = 0;
 		if (!is_native(code))
 			return fail(it, st);
 		it->native_dead_end = 1;
-		it->rd.caller_valid = 0;
 		return -1;
 	}
 
@@ -770,27 +872,67 @@ static int step_fast(struct swi_iter *it)
 	 * step_skipped: a tracker or Frame inside this frame goes the generic
 	 * way (the loop counts that step); otherwise count it here.
 	 */
-	caller_sp = rd->caller.regs[a->sp_reg];
-	if ((it->tracker != 0 && it->tracker < caller_sp) || (it->frame != 0 && it->frame < caller_sp))
+	if (run->frames_above < run->u.sp) {
+		fast_leave(it, run);
+		it->step = SWI_STEP_SKIPPED;
 		return -1;
-	it->steps++;
-	it->step = SWI_STEP_AFTER_MANAGED;
+	}
+	run->steps++;
 	/* see_managed_frame and report, for a frame the funclet rules leave alone. */
 	cf->state = is_native(code) ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
-	if (!is_native(code))
+	if (!is_native(code) && it->report_funclet)
 		it->report_funclet = 0;
 	cf->method = code->method;
-	cf->rd = rd;
-	cf->thread = it->thread;
-	cf->depth = it->depth++;
-	cf->is_first = cf->is_interrupted = cf->has_faulted = 0;
-	cf->is_parent_of_funclet = cf->skip_gc_report = 0;
+	cf->depth = run->depth++;
 	cf->code = code;
-	cf->rel_offset = offset;
-	cf->frame = 0;
-	cf->frame_type = SW_FRAME_TYPE_NONE;
-	cf->trust = it->trust;
+	cf->rel_offset = (uint32_t)(ip - code->start);
+	cf->trust = run->trust;
 	return 1;
+}
+
+/* fast_step from the state machine, one frame at a time. */
+static int step_fast(struct swi_iter *it)
+{
+	struct fast_run run;
+	int r;
+
+	if (!fast_step_allowed(it))
+		return -2;
+	fast_run_init(it, &run);
+	r = fast_step(it, &run);
+	if (r == 1)
+		fast_leave(it, &run);
+	return r;
+}
+
+int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
+{
+	struct fast_run run;
+	int r;
+
+	if (it->step != SWI_STEP_AFTER_MANAGED || !fast_step_allowed(it))
+		return 0;
+	fast_run_init(it, &run);
+	for (;;) {
+		/* swi_iter_next's count of its loop. */
+		if (run.steps + 1 > SWI_MAX_STEPS) {
+			fast_leave(it, &run);
+			return 0;
+		}
+		run.steps++;
+		r = fast_step(it, &run);
+		if (r != 1) {
+			if (r == -2) {
+				run.steps--;
+				fast_leave(it, &run);
+			}
+			return it->step == SWI_STEP_FAILED ? it->err.status : 0;
+		}
+		if (cb(&it->cf, data) != SW_CONTINUE) {
+			fast_leave(it, &run);
+			return 1;
+		}
+	}
 }
 
 /* Is this address below the current SP, on a part of the stack already left? */

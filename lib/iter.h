@@ -101,7 +101,7 @@ struct swi_iter {
 	uint32_t recent_next;
 	/*
 	 * What a return address resolved to in the fast step (iter.c:
-	 * step_fast): its code and body rule, by return address, direct
+	 * fast_step): its code and body rule, by return address, direct
 	 * mapped.  A hit skips the lookups and the checks that depend only on
 	 * the address; like recent[], the entries stay valid for the walk (it
 	 * holds a read section) and sw_iter_init clears them.
@@ -157,16 +157,6 @@ int swi_return_unknown(struct swi_iter *it, uint64_t ip);
 struct swu_body_rule;
 const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
                                                   const uint32_t **saved);
-
-/*
- * Unwind rd.cur, stopped at a return address inside the body rule's runs,
- * by that rule (iter_unwind.c): what swi_unwind_managed does for it, when
- * rd.caller's registers and locations still hold those of rd.cur (it was
- * just copied from there), so that the registers the method left alone
- * need no copy.
- */
-sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
-                                   const uint32_t *saved);
 
 /*
  * The code a return address goes back to, as the walk finds it, when the
@@ -243,6 +233,15 @@ static inline uint8_t swi_code_trust(const sw_code_info *code)
  * calls it directly, without the public entry's checks and PLT hop per frame.
  */
 int swi_iter_next(struct swi_iter *it);
+
+/*
+ * sw_walk_frames' inner loop (iter.c): after a frame swi_iter_next
+ * reported and `cb` accepted, report every following frame the fast step
+ * can take, to `cb`, without going back through swi_iter_next.  Returns 0
+ * to go on with swi_iter_next, 1 when `cb` asked to stop, or the walk's
+ * error when it failed.
+ */
+int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data);
 
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);

@@ -6,17 +6,10 @@
  * saved.  Nothing here knows an architecture: the rule and the swi_arch
  * table say it all.
  */
-#include "iter.h"
-#include "swu_format.h"
+#include "iter_unwind.h"
 
-#define BIT(r) (1ULL << (r))
-
-/* The per-frame helpers below are inlined into both unwind paths: calls cost more than they do. */
-#define SWI_ALWAYS_INLINE inline __attribute__((always_inline))
-
-/* Off the fast path: kept out of line so that it does not crowd the unwind's registers. */
-static __attribute__((noinline)) sw_status read_word_slow(const sw_memory *m, unsigned p, uint64_t addr,
-                                                          uint64_t *out)
+__attribute__((noinline)) sw_status swi_read_word_slow(const sw_memory *m, unsigned p, uint64_t addr,
+                                                      uint64_t *out)
 {
 	return swi_read_ptr(m, p, addr, out);
 }
@@ -40,7 +33,7 @@ static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint
 		}
 	}
 #endif
-	return read_word_slow(m, p, addr, out);
+	return swi_read_word_slow(m, p, addr, out);
 }
 
 /*
@@ -56,36 +49,18 @@ static SWI_ALWAYS_INLINE sw_status check_cfa(const struct swi_iter *it, uint64_t
 	return SW_OK;
 }
 
-/* The registers the walk keeps at all. */
-static SWI_ALWAYS_INLINE uint64_t kept_registers(const struct swi_iter *it)
-{
-	const struct swi_arch *a = it->arch;
-	uint64_t keep = a->callee_saved;
-
-	if (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND))
-		keep &= BIT(a->fp_reg);
-	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
-	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
-		keep &= ~a->float_regs;
-	return keep;
-}
-
 /*
  * Callee-saved registers the method did not touch keep their values: copy
- * them to the caller.  When the caller's context already holds the current
- * one's registers (in_place: iter.c's fast step just made it the current
- * frame from there), only the mask changes.  Returns the registers kept.
+ * them to the caller.  Returns the registers kept.
  */
-static SWI_ALWAYS_INLINE uint64_t keep_registers(struct swi_iter *it, int in_place)
+static SWI_ALWAYS_INLINE uint64_t keep_registers(struct swi_iter *it)
 {
 	sw_regdisplay *rd = &it->rd;
-	uint64_t keep = kept_registers(it);
+	uint64_t keep = swi_kept_registers(it);
 
 	rd->caller.arch = rd->cur.arch;
 	rd->caller.reserved = 0;
 	rd->caller.valid = rd->cur.valid & keep;
-	if (in_place)
-		return keep;
 	for (uint64_t m = rd->caller.valid; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 		rd->caller.regs[r] = rd->cur.regs[r];
@@ -137,46 +112,6 @@ static SWI_ALWAYS_INLINE sw_status finish_caller(struct swi_iter *it, uint64_t c
 	return SW_OK;
 }
 
-/*
- * The fast path: a return address in the body, whose rule the code map
- * decoded when the method was registered (the same rule sw_swu_decode
- * gives there, without replaying the prolog).
- */
-static SWI_ALWAYS_INLINE sw_status unwind_body(struct swi_iter *it, const struct swu_body_rule *br,
-                                               const uint32_t *saved, int in_place)
-{
-	const struct swi_arch *a = it->arch;
-	const sw_context *cur = &it->rd.cur;
-	uint64_t cfa, keep;
-	sw_status st;
-
-	if (br->arch != it->thread->arch || br->cfa_reg >= a->nregs)
-		return SW_E_BADMETA;
-	if (!(cur->valid & BIT(br->cfa_reg)))
-		return SW_E_NOREG;
-	cfa = cur->regs[br->cfa_reg] + (uint64_t)(int64_t)br->cfa_offset;
-	if ((st = check_cfa(it, cfa, cur->regs[a->sp_reg], br->ra_in_reg)) != SW_OK)
-		return st;
-	keep = keep_registers(it, in_place);
-	if (br->saved_mask & keep) {
-		for (unsigned i = 0; i < br->nsaved; i++) {
-			unsigned r = swu_body_saved_reg(saved[i]);
-
-			if (!(keep & BIT(r)))
-				continue;
-			st = restore_saved(it, r, cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]));
-			if (st != SW_OK)
-				return st;
-		}
-	}
-	return finish_caller(it, cfa, br->ra_in_reg, br->ra_reg, br->ra_offset, br->ra_signed);
-}
-
-sw_status swi_unwind_body_in_place(struct swi_iter *it, const struct swu_body_rule *br,
-                                   const uint32_t *saved)
-{
-	return unwind_body(it, br, saved, 1);
-}
 
 sw_status swi_unwind_managed(struct swi_iter *it)
 {
@@ -201,7 +136,12 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 		const struct swu_body_rule *br = swi_body_rule_of(it, code, &saved);
 
 		if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2))
-			return unwind_body(it, br, saved, 0);
+		{
+			struct swi_body_unwind u;
+
+			swi_body_unwind_init(it, &u);
+			return swi_unwind_body(it, &u, br, saved, 0);
+		}
 		st = sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
 	}
 	if (st != SW_OK)
@@ -217,7 +157,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	if ((st = check_cfa(it, cfa, sp, (int)rule.ra_in_reg)) != SW_OK)
 		return st;
 
-	keep = keep_registers(it, 0);
+	keep = keep_registers(it);
 	for (uint64_t m = rule.saved_mask & keep; m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 		unsigned base = rule.saved_base[r];

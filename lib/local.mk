@@ -15,6 +15,7 @@ libstackwalk_core_la_SOURCES += \
 	lib/iter.h \
 	lib/iter.c \
 	lib/backtrace.c \
+	lib/iter_unwind.h \
 	lib/iter_unwind.c \
 	lib/crawl_frame.c \
 	lib/gc_roots.c \

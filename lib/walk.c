@@ -34,10 +34,12 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
 	in = (struct swi_iter *)(void *)&it;
 	while ((r = swi_iter_next(in)) > 0) {
 		/* Anything but SW_CONTINUE stops the walk, as in the CLR. */
-		if (cb(&in->cf, data) != SW_CONTINUE) {
+		if (cb(&in->cf, data) != SW_CONTINUE || (r = swi_walk_fast(in, cb, data)) > 0) {
 			sw_iter_end(&it);
 			return SW_ABORT;
 		}
+		if (r < 0)
+			break;
 	}
 	if (r < 0) {
 		if (err)

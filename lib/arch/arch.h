@@ -57,11 +57,23 @@ sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsign
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc);
 
-/* The backend of `arch`, or NULL when there is none. */
-const struct swi_arch *swi_arch_get(sw_arch arch);
-
 extern const struct swi_arch swi_arch_x64;
 extern const struct swi_arch swi_arch_x86;
 extern const struct swi_arch swi_arch_arm64;
+
+/* The backend of `arch`, or NULL when there is none.  Inline: callbacks ask per frame (sw_context_ip). */
+static inline const struct swi_arch *swi_arch_get(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:
+		return &swi_arch_x64;
+	case SW_ARCH_X86:
+		return &swi_arch_x86;
+	case SW_ARCH_ARM64:
+		return &swi_arch_arm64;
+	default:
+		return NULL;
+	}
+}
 
 #endif /* SW_LIB_ARCH_H */

@@ -1,0 +1,180 @@
+/*
+ * iter_unwind.h (internal) - the unwind of a frame by its body rule, the
+ * walk's most frequent work, inlined into the loops that run it (iter.c's
+ * fast step, iter_unwind.c's generic unwind).  Nothing here knows an
+ * architecture: the rule and the swi_arch table say it all.
+ */
+#ifndef SW_LIB_ITER_UNWIND_H
+#define SW_LIB_ITER_UNWIND_H
+
+#include "iter.h"
+#include "swu_format.h"
+
+#ifndef BIT
+#define BIT(r) (1ULL << (r))
+#endif
+
+/* The per-frame helpers below are inlined into every unwind path: calls cost more than they do. */
+#define SWI_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Off the fast path: out of line (iter_unwind.c), so that it does not crowd the unwind's registers. */
+sw_status swi_read_word_slow(const sw_memory *m, unsigned p, uint64_t addr, uint64_t *out);
+
+/* The registers the walk keeps at all. */
+static SWI_ALWAYS_INLINE uint64_t swi_kept_registers(const struct swi_iter *it)
+{
+	const struct swi_arch *a = it->arch;
+	uint64_t keep = a->callee_saved;
+
+	if (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND))
+		keep &= BIT(a->fp_reg);
+	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
+	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
+		keep &= ~a->float_regs;
+	return keep;
+}
+
+/*
+ * What a body-rule unwind reads at every frame, gathered once: in the
+ * fast step's loop it stays in registers from one frame to the next, and
+ * the values the unwind of a frame depends on (its IP, SP and frame
+ * pointer) go from one frame's unwind to the next without a round trip
+ * through the register display, which is only written.
+ */
+struct swi_body_unwind {
+	/* The frame being unwound, as rd.cur holds it; then its caller, as rd.caller. */
+	uint64_t ip, sp, fp, valid;
+	uint64_t keep;                  /* swi_kept_registers */
+	uint64_t stack_hi, ptrauth_mask;
+	/* The memory's direct window: [lo, last] are the addresses a whole word may be read at. */
+	uint64_t lo, last;
+	const unsigned char *host;
+	unsigned ptr_size, nregs, ip_reg, sp_reg, fp_reg, arch;
+};
+
+/* Gather it for an unwind of rd.cur. */
+static SWI_ALWAYS_INLINE void swi_body_unwind_init(const struct swi_iter *it, struct swi_body_unwind *u)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_memory *m = it->thread->memory;
+	const sw_context *cur = &it->rd.cur;
+
+	u->ip = cur->regs[a->ip_reg];
+	u->sp = cur->regs[a->sp_reg];
+	u->fp = cur->regs[a->fp_reg];
+	u->valid = cur->valid;
+	u->keep = swi_kept_registers(it);
+	u->stack_hi = it->thread->stack_hi;
+	u->ptrauth_mask = it->thread->ptrauth_mask;
+	u->ptr_size = a->ptr_size;
+	u->nregs = a->nregs;
+	u->ip_reg = a->ip_reg;
+	u->sp_reg = a->sp_reg;
+	u->fp_reg = a->fp_reg;
+	u->arch = it->thread->arch;
+	u->host = m->direct_host;
+	u->lo = m->direct_lo;
+	u->last = m->direct_hi - a->ptr_size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (m->direct_hi - m->direct_lo >= a->ptr_size && m->direct_hi >= m->direct_lo &&
+	    (a->ptr_size == 8 || a->ptr_size == 4))
+		return;
+#endif
+	/* No window to read directly: every read goes the slow way. */
+	u->lo = 1;
+	u->last = 0;
+}
+
+static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, const struct swi_body_unwind *u,
+                                                 uint64_t addr, uint64_t *out)
+{
+	if (SWI_LIKELY(addr >= u->lo && addr <= u->last)) {
+		*out = swi_load_le(u->host + (addr - u->lo), u->ptr_size);
+		return SW_OK;
+	}
+	return swi_read_word_slow(it->thread->memory, u->ptr_size, addr, out);
+}
+
+/*
+ * Unwind rd.cur (u's ip, sp, fp and valid), stopped at a return address
+ * in its body, by the rule the code map decoded when the method was
+ * registered (the same rule sw_swu_decode gives there, without replaying
+ * the prolog), into rd.caller, and u into the caller's values.  in_place:
+ * rd.caller's registers and locations still hold those of rd.cur (iter.c's
+ * fast step just made it the current frame from there), so the registers
+ * the method left alone need no copy.
+ */
+static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
+                                                   const struct swu_body_rule *br, const uint32_t *saved,
+                                                   int in_place)
+{
+	sw_regdisplay *rd = &it->rd;
+	uint64_t cfa, base, valid = u->valid, caller_valid, fp = u->fp, ra, ra_loc;
+	sw_status st;
+
+	if (br->arch != u->arch || br->cfa_reg >= u->nregs)
+		return SW_E_BADMETA;
+	if (!(valid & BIT(br->cfa_reg)))
+		return SW_E_NOREG;
+	base = br->cfa_reg == u->sp_reg ? u->sp : br->cfa_reg == u->fp_reg ? fp : rd->cur.regs[br->cfa_reg];
+	cfa = base + (uint64_t)(int64_t)br->cfa_offset;
+	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
+	if (cfa > u->stack_hi || cfa <= u->sp)
+		return SW_E_BADSP;
+	caller_valid = valid & u->keep;
+	if (!in_place) {
+		for (uint64_t m = caller_valid; m; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctzll(m);
+
+			rd->caller.regs[r] = rd->cur.regs[r];
+			rd->caller_loc[r] = rd->cur_loc[r];
+		}
+	}
+	if (br->saved_mask & u->keep) {
+		for (unsigned i = 0; i < br->nsaved; i++) {
+			unsigned r = swu_body_saved_reg(saved[i]);
+			uint64_t slot = cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]), v;
+
+			if (!(u->keep & BIT(r)))
+				continue;
+			if ((st = swi_body_read(it, u, slot, &v)) != SW_OK)
+				return st;
+			rd->caller.regs[r] = v;
+			rd->caller_loc[r] = slot;
+			caller_valid |= BIT(r);
+			if (r == u->fp_reg)
+				fp = v;
+		}
+	}
+	if (br->ra_in_reg) {
+		if (br->ra_reg >= u->nregs || !(valid & BIT(br->ra_reg)))
+			return SW_E_NOREG;
+		ra = rd->cur.regs[br->ra_reg];
+		ra_loc = rd->cur_loc[br->ra_reg];
+	} else {
+		ra_loc = cfa + (uint64_t)(int64_t)br->ra_offset;
+		if ((st = swi_body_read(it, u, ra_loc, &ra)) != SW_OK)
+			return st;
+	}
+	if (br->ra_signed)
+		ra &= ~u->ptrauth_mask;
+	rd->caller.regs[u->ip_reg] = ra;
+	rd->caller_loc[u->ip_reg] = ra_loc;
+	rd->caller.regs[u->sp_reg] = cfa;
+	rd->caller_loc[u->sp_reg] = 0;
+	caller_valid |= BIT(u->ip_reg) | BIT(u->sp_reg);
+	rd->caller.valid = caller_valid;
+	/* In place, these are already set (iter.c: fast_enter), as it was the caller before. */
+	if (!in_place) {
+		rd->caller.arch = rd->cur.arch;
+		rd->caller.reserved = 0;
+		rd->caller_valid = 1;
+	}
+	u->ip = ra;
+	u->sp = cfa;
+	u->fp = fp;
+	u->valid = caller_valid;
+	return SW_OK;
+}
+
+#endif /* SW_LIB_ITER_UNWIND_H */
