@@ -438,6 +438,10 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	sw_status st;
 
 	memset(it, 0, offsetof(struct swi_iter, rd));
+	for (unsigned i = 0; i < SWI_RECENT; i++)
+		it->recent[i].size = 0;
+	for (unsigned i = 0; i < SWI_RULES; i++)
+		it->rules[i].ra = 0;
 	it->magic = SWI_ITER_MAGIC;
 	it->flags = flags;
 	it->thread = t;

@@ -55,13 +55,6 @@ struct swi_iter {
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
 	const sw_code_info *code;       /* the managed frame in rd.cur (swi_set_code) */
-	/* code points here when its code came from a code table: a copy (codemap_table.h). */
-	struct swi_code_copy code_copy;
-	/*
-	 * Stands for unknown native code stepped by its frame pointer
-	 * (FRAME_POINTER_FALLBACK): native, no method, no SWU.
-	 */
-	struct swi_code_copy fp;
 	int active;                     /* rd.cur's IP is exact, not a return address */
 	uint8_t is_first, is_interrupted, has_faulted, reserved;
 	/*
@@ -85,6 +78,21 @@ struct swi_iter {
 	uint8_t quiet;
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
+	uint32_t recent_next;           /* the recent[] slot the next miss fills */
+	sw_walk_error err;
+	sw_regdisplay rd;
+	struct sw_crawl_frame cf;
+	/*
+	 * From here on sw_iter_init does not clear: it empties recent[] and
+	 * rules[] by their keys, and the rest is written before it is read.
+	 */
+	/* code points here when its code came from a code table: a copy (codemap_table.h). */
+	struct swi_code_copy code_copy;
+	/*
+	 * Stands for unknown native code stepped by its frame pointer
+	 * (FRAME_POINTER_FALLBACK): native, no method, no SWU.
+	 */
+	struct swi_code_copy fp;
 	/*
 	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
 	 * methods (recursion, loops of calls); a hit skips the code map's
@@ -98,13 +106,12 @@ struct swi_iter {
 		const sw_code_info *code;
 		struct swi_code_copy copy;
 	} recent[SWI_RECENT];
-	uint32_t recent_next;
 	/*
 	 * What a return address resolved to in the fast step (iter.c:
 	 * fast_step): its code and body rule, by return address, direct
 	 * mapped.  A hit skips the lookups and the checks that depend only on
 	 * the address; like recent[], the entries stay valid for the walk (it
-	 * holds a read section) and sw_iter_init clears them.
+	 * holds a read section) and sw_iter_init empties them.
 	 */
 	struct {
 		uint64_t ra;            /* 0: empty */
@@ -113,9 +120,6 @@ struct swi_iter {
 		const uint32_t *saved;
 		struct swi_code_copy copy;      /* code points here for a code table's function */
 	} rules[SWI_RULES];
-	sw_walk_error err;
-	sw_regdisplay rd;
-	struct sw_crawl_frame cf;
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
