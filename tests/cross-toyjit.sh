@@ -61,7 +61,8 @@ fi
 
 # i686: natively, or under qemu-i386 where the kernel cannot exec i386 programs.
 if [ "$arch" = i686 ]; then
-	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$cc" "${QEMU_I386:=qemu-i386}")
+	: "${QEMU_I386:=qemu-i386}"
+	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$cc" "$QEMU_I386")
 	case $i386 in
 	native) ;;
 	qemu:*) echo "cross-toyjit (i686): ${i386#qemu: }"; run=$QEMU_I386 ;;

@@ -83,8 +83,8 @@ work=$(cd "$work" && pwd)
 
 # qemu: the emulator that runs the victim (and writes its cores), if any.
 case $arch in
-x86-64) cc=$DEADLOCK_CC; extra= qemu= ;;
-i686) cc=$CROSS_CC_I686; extra=-static qemu= ;;
+x86-64) cc=$DEADLOCK_CC; extra='' qemu='' ;;
+i686) cc=$CROSS_CC_I686; extra=-static qemu='' ;;
 aarch64) cc=$CROSS_CC_AARCH64; extra=-static qemu="$QEMU_AARCH64 -cpu max,sve=off"
 	command -v "$QEMU_AARCH64" >/dev/null 2>&1 || missing "no $QEMU_AARCH64" ;;
 *) echo "usage: run.sh x86-64|i686|aarch64"; exit 1 ;;

@@ -10,6 +10,7 @@
 #   @@ bt   thread apply all bt                       (where gdb gave up)
 #   @@ pc   thread apply all frame apply all p/x $pc  (every frame's PC)
 # shellcheck disable=SC2154 # $work, $GDB, $QEMU_AARCH64, $QEMU_I386, $swimport: the test's
+# shellcheck disable=SC2034 # i686_qemu, i686_why: for the test
 
 # How i686 programs run here (tests/i386-host.sh): natively, i686_qemu
 # empty; or, where the kernel cannot exec i386 programs, under qemu-i386:
@@ -17,10 +18,10 @@
 # run at all, 2 where the probe failed (i686_why says why).
 i686_runner() {
 	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$CROSS_CC_I686" "$QEMU_I386")
-	i686_qemu=
+	i686_qemu=''
 	i686_why=${i386#*: }
 	case $i386 in
-	native) i686_why= ;;
+	native) i686_why='' ;;
 	qemu:*) i686_qemu=$QEMU_I386 ;;
 	noexec:*) return 1 ;;
 	*) return 2 ;;
