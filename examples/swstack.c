@@ -570,9 +570,11 @@ static void unload_modules(struct tool *tl)
 
 /*
  * The rt_sigreturn sequences the kernel's and qemu-user's trampolines
- * consist of.  Most trampolines have CFI that marks them (glibc's
- * __restore_rt, the vDSO's); qemu-user 7 puts arm64's in an anonymous page
- * with none, and gdb recognises it by these instructions, so this does too.
+ * consist of.  Most trampolines have CFI that marks them (glibc's x86-64
+ * __restore_rt, the vDSO's); the module loader knows those in a file
+ * without CFI by their code (glibc's i386 __restore_rt, sw_module(3));
+ * qemu-user 7 puts arm64's in an anonymous page with none, and gdb
+ * recognises it by these instructions, so this does too.
  */
 static const struct sigreturn_code {
 	sw_arch arch;

@@ -10,7 +10,7 @@ TESTS += tests/swstack-gdb.test
 EXTRA_DIST += tests/swstack-gdb.test tests/swstack/prog.c tests/swstack/common.sh
 tests/swstack-gdb.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 
-# swstack -p on live processes (x86-64 and i686), against gdb -p, --json
+# swstack -p on live processes (x86-64, and i686 where the kernel runs it), against gdb -p, --json
 # checked strictly, and the processes let go cleanly.
 TESTS += tests/swstack-live.test
 EXTRA_DIST += tests/swstack-live.test tests/swstack/live.c tests/swstack/json_check.py
@@ -29,7 +29,7 @@ tests/swstack-hostile.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examp
 	tests/swstack/hostile$(EXEEXT)
 
 # The tools the tests use; override on the make command line
-# (CROSS_CC_I686, CROSS_CC_AARCH64 and QEMU_AARCH64 are the toy JIT's).
+# (CROSS_CC_I686, CROSS_CC_AARCH64, QEMU_AARCH64 and QEMU_I386 are the toy JIT's).
 SWSTACK_GDB = gdb-multiarch
 .PHONY: tests/swstack-gdb.env
 tests/swstack-gdb.env:
@@ -38,6 +38,7 @@ tests/swstack-gdb.env:
 	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
 	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
 	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	  echo "QEMU_I386='$(QEMU_I386)'"; \
 	  echo "GDB='$(SWSTACK_GDB)'"; \
 	} >$@
 CLEANFILES += tests/swstack-gdb.env

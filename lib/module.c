@@ -4,8 +4,9 @@
  *
  * Loading does all the work, once: libelf reads the file, the CFI
  * importer (unwindinfo/cfi_import.c) turns every FDE it can into an SWU
- * blob, and the function symbols of .symtab and .dynsym are copied and
- * sorted.  Afterwards the file is closed; the module owns everything a
+ * blob, signal trampolines without CFI are found by their code
+ * (unwindinfo/sigreturn_code.c), and the function symbols of .symtab and
+ * .dynsym are copied and sorted.  Afterwards the file is closed; the module owns everything a
  * code-map entry points to (the sw_native_function records and the blobs).
  */
 #include <errno.h>
@@ -407,6 +408,8 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsi
 		return st;
 	}
 	st = swi_cfi_import(elf, arch, &imp);
+	if (st == SW_OK)
+		st = swi_find_sigreturn_code(elf, arch, &imp);
 	if (st == SW_OK && (flags & SW_MODULE_ANALYZE))
 		st = analyze(m, elf, &imp);
 	if (st == SW_OK)

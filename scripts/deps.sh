@@ -2,7 +2,9 @@
 # Builds happen out of tree, in build/ (gcc) and build-clang/, so the
 # source tree stays clean and both can be configured at once.
 
-# Debian packages the build, the tests and the benchmarks need.
+# Debian packages the build, the tests and the benchmarks need.  qemu-user
+# gives qemu-aarch64, and qemu-i386 for the i686 tests where the kernel
+# cannot exec i386 programs (tests/i386-host.sh).
 SW_PACKAGES="build-essential autoconf automake libtool pkg-config check \
 libcapstone-dev libelf-dev libdw-dev libunwind-dev clang cppcheck valgrind gdb gdb-multiarch \
 gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \

@@ -16,10 +16,11 @@
  * files give errors, never crashes, and register nothing.
  *
  * Walks: a static program (tests/analyze/prog.c) of each architecture is
- * dumped (gcore for x86-64 and i686, qemu-aarch64's own core for arm64)
- * and its core walked twice: natively (the module registered,
- * SW_WALK_NATIVE_FRAMES) and through the managed path (its SWU image
- * registered, no native flag).  Both must give the same frames.
+ * dumped (gcore for x86-64 and i686, qemu-aarch64's own core for arm64;
+ * qemu-i386's for i686 where the kernel cannot exec i386 programs, see
+ * tests/i386-host.sh) and its core walked twice: natively (the module
+ * registered, SW_WALK_NATIVE_FRAMES) and through the managed path (its SWU
+ * image registered, no native flag).  Both must give the same frames.
  */
 #include <check.h>
 #include <dirent.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 #include <stackwalk.h>
 #include "analyze.h"
+#include "i386_host.h"
 
 #ifndef ANALYZE_SRCDIR
 #define ANALYZE_SRCDIR "tests/analyze"
@@ -694,17 +696,18 @@ static const char *gcore_of(const char *exe, char *core, size_t len)
 	return access(core, R_OK) == 0 ? core : NULL;
 }
 
-/* qemu-aarch64 writes qemu_<prog>_<date>_<pid>.core where the guest aborts. */
-static const char *qemu_core_of(const char *exe, char *core, size_t len)
+/* qemu-user (`qemu`) writes qemu_<prog>_<date>_<pid>.core where the guest aborts. */
+static const char *qemu_core_of(const char *qemu, const char *exe, char *core, size_t len)
 {
 	struct rlimit rl;
-	char abs[512];
+	char abs[512], cmd[300], prefix[600];
 	pid_t pid;
 	DIR *d;
 	struct dirent *de;
 	int status;
 
-	if (system("command -v qemu-aarch64 >/dev/null 2>&1") != 0)
+	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", qemu);
+	if (system(cmd) != 0)
 		return NULL;
 	getrlimit(RLIMIT_CORE, &rl);
 	if (rl.rlim_max == 0)
@@ -723,15 +726,16 @@ static const char *qemu_core_of(const char *exe, char *core, size_t len)
 		setrlimit(RLIMIT_CORE, &rl);
 		if (chdir(tmpdir) != 0)
 			_exit(126);
-		execlp("qemu-aarch64", "qemu-aarch64", abs, "abort", (char *)NULL);
+		execlp(qemu, qemu, abs, "abort", (char *)NULL);
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
 	d = opendir(tmpdir);
 	ck_assert_ptr_nonnull(d);
 	core[0] = '\0';
+	snprintf(prefix, sizeof prefix, "qemu_%s_", strrchr(abs, '/') ? strrchr(abs, '/') + 1 : abs);
 	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, "qemu_", 5) == 0 && strstr(de->d_name, ".core"))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0 && strstr(de->d_name, ".core"))
 			snprintf(core, len, "%s/%s", tmpdir, de->d_name);
 	closedir(d);
 	return core[0] ? core : NULL;
@@ -842,7 +846,7 @@ START_TEST(core_walk_managed_path)
 	unsigned c = (unsigned)_i;
 	struct walked native, managed;
 	char exe[256], corebuf[600];
-	const char *core;
+	const char *core, *qemu;
 	sw_codemap *nmap, *mmap;
 	sw_image *img, *vimg = NULL;
 	sw_module *m, *vdso;
@@ -853,11 +857,30 @@ START_TEST(core_walk_managed_path)
 	if (!have_chain(c))
 		return;
 	snprintf(exe, sizeof exe, BIN_DIR "/%s-static", chains[c].name);
-	core = chains[c].arch == SW_ARCH_ARM64 ? qemu_core_of(exe, corebuf, sizeof corebuf)
-	                                       : gcore_of(exe, corebuf, sizeof corebuf);
+	qemu = chains[c].arch == SW_ARCH_ARM64 ? "qemu-aarch64" : NULL;
+	if (chains[c].arch == SW_ARCH_X86) {
+		const char *why;
+
+		switch (i386_host(&why)) {
+		case I386_NATIVE:
+			break;
+		case I386_QEMU:
+			qemu = i386_qemu();
+			break;
+		case I386_NOEXEC:
+			ck_assert_msg(!in_ci(), "no core of %s: %s", exe, why);
+			printf("SKIP: no core of %s: %s\n", exe, why);
+			return;
+		default:
+			ck_abort_msg("%s", why);
+		}
+	}
+	core = qemu ? qemu_core_of(qemu, exe, corebuf, sizeof corebuf)
+	            : gcore_of(exe, corebuf, sizeof corebuf);
 	if (!core) {
 		ck_assert_msg(!in_ci(), "no core of %s", exe);
-		printf("SKIP: no core of %s (gcore, qemu-aarch64 or core dumps missing)\n", exe);
+		printf("SKIP: no core of %s (gcore, %s or core dumps missing)\n", exe,
+		       qemu ? qemu : "qemu");
 		return;
 	}
 	ck_assert_int_eq(sw_core_open(core, &k), SW_OK);

@@ -11,6 +11,11 @@
  * Symbols are compared with nm's, and corrupted copies of the binaries
  * must give errors, never crashes.
  *
+ * Signal trampolines without CFI (tests/cfi/sigreturn.S, and glibc's in
+ * static programs: i386's __restore_rt and __restore) are found by their
+ * instructions, and walks through the i386 ones, their signal frames laid
+ * out as the kernel lays them out, restore the interrupted frame.
+ *
  * A missing cross compiler skips its architecture with a message, or
  * fails under CI=true.
  */
@@ -111,6 +116,11 @@ static int build_all(void)
 		}
 		/* A relocatable object, for the refusals. */
 		fprintf(sh, "%s -O2 -c -o " BIN_DIR "/%s.o %s/prog.c &\n", chains[c].cc,
+		        chains[c].name, CFI_SRCDIR);
+		/* Signal trampolines without CFI: hand-written, and the static C library's. */
+		fprintf(sh, "%s -nostdlib -static -o " BIN_DIR "/%s-sigreturn %s/sigreturn.S &\n",
+		        chains[c].cc, chains[c].name, CFI_SRCDIR);
+		fprintf(sh, "%s -O1 -static -o " BIN_DIR "/%s-static %s/prog.c &\n", chains[c].cc,
 		        chains[c].name, CFI_SRCDIR);
 	}
 	fprintf(sh, "wait\n");
@@ -708,6 +718,357 @@ START_TEST(module_as_code_table)
 }
 END_TEST
 
+/* ---- Signal trampolines without CFI ---- */
+
+/* The value of the symbol `name` in .symtab of the ELF file at `path`, or 0. */
+static uint64_t elf_symbol(const char *path, const char *name)
+{
+	uint64_t value = 0;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	ck_assert_msg(fd >= 0, "cannot open %s", path);
+	ck_assert_int_ne(elf_version(EV_CURRENT), EV_NONE);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(elf);
+	for (Elf_Scn *scn = NULL; !value && (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0 ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &sym) && (n = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+			    strcmp(n, name) == 0) {
+				value = sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return value;
+}
+
+/* The function containing `addr`, or NULL. */
+static const sw_native_function *function_at(const sw_native_function *fns, size_t n, uint64_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr - fns[i].start < fns[i].size)
+			return &fns[i];
+	return NULL;
+}
+
+static unsigned count_source(const sw_native_function *fns, size_t n, uint32_t source)
+{
+	unsigned k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += fns[i].source == source;
+	return k;
+}
+
+/*
+ * tests/cfi/sigreturn.S: each sigreturn sequence no CFI covers is a signal
+ * trampoline, from the byte before it (padding, or the nop between two),
+ * with a blob of no frame, with or without instruction analysis (which
+ * leaves the trampolines' sized symbols alone); the same instructions in
+ * _start (CFI) or off arm64's instruction grid are none.
+ */
+START_TEST(sigreturn_without_cfi)
+{
+	static const char *const names[2] = { "sig_rt", "sig_plain" };
+	static const unsigned lens[NCHAINS][2] = { { 9, 0 }, { 7, 8 }, { 8, 0 } };
+	const uint64_t bias = 0x200000;
+	unsigned c = (unsigned)_i;
+	char path[256];
+
+	if (!have_chain(c))
+		return;
+	snprintf(path, sizeof path, BIN_DIR "/%s-sigreturn", chains[c].name);
+	for (unsigned flags = 0; flags <= SW_MODULE_ANALYZE; flags += SW_MODULE_ANALYZE) {
+		const sw_native_function *fns, *f;
+		sw_module_import_stats s;
+		unsigned want = 0;
+		sw_module *m;
+		size_t n;
+
+		ck_assert_int_eq(sw_module_load_flags(path, bias, flags, NULL, &m), SW_OK);
+		ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+		ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
+		for (unsigned k = 0; k < 2 && lens[c][k]; k++, want++) {
+			uint64_t at = elf_symbol(path, names[k]);
+
+			ck_assert_msg(at != 0, "%s: no symbol %s", path, names[k]);
+			at += bias;
+			f = function_at(fns, n, at);
+			ck_assert_msg(f != NULL, "%s: %s is in no function", path, names[k]);
+			ck_assert_uint_eq(f->start, at - 1);
+			ck_assert_uint_eq(f->size, lens[c][k] + 1);
+			ck_assert_uint_eq(f->source, SW_CFI_SIGRETURN_CODE);
+			ck_assert_uint_eq(f->flags, SW_CODE_SIGNAL_TRAMPOLINE);
+			ck_assert_int_eq(sw_swu_validate(f->unwind, f->unwind_size), SW_OK);
+		}
+		ck_assert_uint_eq(count_source(fns, n, SW_CFI_SIGRETURN_CODE), want);
+		ck_assert_uint_eq(s.sigreturn_code, want);
+		ck_assert_uint_eq(s.signal_trampolines, 0);
+		ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+		ck_assert_uint_eq(n, s.functions + s.sigreturn_code + s.analyzed_entries + s.outermost);
+		f = function_at(fns, n, elf_symbol(path, "_start") + bias);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(f->source, SW_CFI_EH_FRAME);
+		ck_assert_uint_eq(f->flags, 0);
+		sw_module_free(m);
+	}
+}
+END_TEST
+
+/*
+ * The static C library's trampolines: glibc's i386 __restore_rt and
+ * __restore (its SA_RESTORER where there is no vDSO: qemu-user, vdso32=0)
+ * have no CFI and are found by their code; x86-64's __restore_rt has CFI
+ * that marks it; arm64's glibc has none (the vDSO's is used).
+ */
+START_TEST(sigreturn_static_glibc)
+{
+	static const char *const names[2] = { "__restore_rt", "__restore" };
+	unsigned c = (unsigned)_i;
+	const sw_native_function *fns, *f;
+	sw_module_import_stats s;
+	char path[256];
+	sw_module *m;
+	size_t n;
+
+	if (!have_chain(c))
+		return;
+	snprintf(path, sizeof path, BIN_DIR "/%s-static", chains[c].name);
+	ck_assert_int_eq(sw_module_load(path, 0, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
+	ck_assert_uint_eq(n, s.functions + s.sigreturn_code);
+	ck_assert_uint_eq(count_source(fns, n, SW_CFI_SIGRETURN_CODE), s.sigreturn_code);
+	switch (chains[c].arch) {
+	case SW_ARCH_X86:
+		ck_assert_uint_eq(s.sigreturn_code, 2);
+		for (unsigned k = 0; k < 2; k++) {
+			uint64_t at = elf_symbol(path, names[k]);
+
+			ck_assert_msg(at != 0, "%s: no symbol %s", path, names[k]);
+			f = function_at(fns, n, at);
+			ck_assert_msg(f != NULL, "%s: %s is in no function", path, names[k]);
+			ck_assert_uint_eq(f->source, SW_CFI_SIGRETURN_CODE);
+			ck_assert_uint_eq(f->flags, SW_CODE_SIGNAL_TRAMPOLINE);
+			ck_assert_uint_eq(f->start, at - 1);
+		}
+		break;
+	case SW_ARCH_X64:
+		ck_assert_uint_eq(s.sigreturn_code, 0);
+		f = function_at(fns, n, elf_symbol(path, "__restore_rt"));
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(f->source, SW_CFI_EH_FRAME);
+		ck_assert_uint_eq(f->flags, SW_CODE_SIGNAL_TRAMPOLINE);
+		break;
+	default:
+		ck_assert_uint_eq(s.sigreturn_code, 0);
+		break;
+	}
+	printf("%s: %u signal trampolines from CFI, %u by their code\n", path, s.signal_trampolines,
+	       s.sigreturn_code);
+	sw_module_free(m);
+}
+END_TEST
+
+struct sig_walk {
+	unsigned n;
+	uint64_t ip[8];
+	int interrupted[8];
+	sw_frame_trust trust[8];
+	uint32_t code_flags[8];
+	sw_regdisplay rd[8];
+};
+
+static sw_walk_action sig_walk_cb(const sw_crawl_frame *cf, void *data)
+{
+	struct sig_walk *w = data;
+	sw_frame_state st = sw_crawl_frame_state(cf);
+	const sw_code_info *ci = sw_crawl_frame_code_info(cf);
+
+	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME)
+		return SW_CONTINUE;
+	if (w->n == 8)
+		return SW_ABORT;
+	w->rd[w->n] = *sw_crawl_frame_regdisplay(cf);
+	w->ip[w->n] = sw_context_ip(&w->rd[w->n].cur);
+	w->interrupted[w->n] = sw_crawl_frame_is_interrupted(cf);
+	w->trust[w->n] = sw_crawl_frame_trust(cf);
+	w->code_flags[w->n] = ci ? ci->flags : 0;
+	w->n++;
+	return SW_CONTINUE;
+}
+
+/* `len` bytes of the ELF file at `path` at address `addr`, from its sections. */
+static void elf_code(const char *path, uint64_t addr, uint8_t *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf *elf;
+
+	ck_assert_msg(fd >= 0, "cannot open %s", path);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(elf);
+	for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && addr >= sh.sh_addr &&
+		    addr + len <= sh.sh_addr + sh.sh_size && (d = elf_getdata(scn, NULL)) &&
+		    d->d_size == sh.sh_size) {
+			memcpy(buf, (const uint8_t *)d->d_buf + (addr - sh.sh_addr), len);
+			found = 1;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	ck_assert_msg(found, "%s: no code at %#" PRIx64, path, addr);
+}
+
+/* A stack and a few code bytes: the target memory of sigreturn_walk_i386. */
+struct sig_memory {
+	const uint8_t *stack;
+	uint64_t stack_lo, stack_hi, code_at;
+	uint8_t code[16];
+};
+
+static sw_status sig_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct sig_memory *sm = ctx;
+
+	if (addr >= sm->stack_lo && addr <= sm->stack_hi && len <= sm->stack_hi - addr) {
+		memcpy(buf, sm->stack + (addr - sm->stack_lo), len);
+		return SW_OK;
+	}
+	if (addr >= sm->code_at && addr <= sm->code_at + sizeof sm->code &&
+	    len <= sm->code_at + sizeof sm->code - addr) {
+		memcpy(buf, sm->code + (addr - sm->code_at), len);
+		return SW_OK;
+	}
+	return SW_E_BADADDR;
+}
+
+static void put32(uint8_t *stack, uint64_t base, uint64_t addr, uint64_t v)
+{
+	uint32_t w = (uint32_t)v;
+
+	memcpy(stack + (addr - base), &w, 4);
+}
+
+/*
+ * Walks through glibc's i386 trampolines, their signal frames laid out as
+ * the kernel (or qemu-user) lays them out: the handler (cfi_leaf, at its
+ * first instruction) returns to __restore_rt with SP at the rt_sigframe's
+ * signal number, then the siginfo and ucontext pointers; or to __restore
+ * with SP at the sigframe's signal number, then the sigcontext.  The
+ * interrupted frame comes back from the sigcontext (EIP, ESP, EBX with
+ * the address it was read from), natively and through the module's SWU
+ * image.
+ */
+START_TEST(sigreturn_walk_i386)
+{
+	enum { BASE = 0x10000, SIZE = 4096, SP = BASE + 0x100, INT_SP = BASE + 0x800 };
+	const char *path = BIN_DIR "/x86-static";
+	uint64_t leaf;
+
+	if (!have_chain(1))
+		return;
+	leaf = elf_symbol(path, "cfi_leaf");
+	ck_assert_uint_ne(leaf, 0);
+	for (int rt = 0; rt <= 1; rt++) {
+		uint64_t tramp = elf_symbol(path, rt ? "__restore_rt" : "__restore");
+		/* Where the handler returns, SP + 4: the signal number, then... */
+		uint64_t sc = rt ? SP + 4 + 12 + 128 + 20 : SP + 8;
+		static uint8_t stack[SIZE];
+		struct sig_memory sm = { stack, BASE, BASE + SIZE, tramp, { 0 } };
+		void *image;
+		size_t len = 0;
+		sw_codemap *map;
+		sw_module *m;
+		sw_image *img;
+		sw_memory mem;
+		sw_thread t;
+		sw_context ctx;
+
+		ck_assert_uint_ne(tramp, 0);
+		memset(stack, 0, sizeof stack);
+		put32(stack, BASE, SP, tramp);
+		put32(stack, BASE, SP + 4, 10);                         /* SIGUSR1 */
+		if (rt) {
+			put32(stack, BASE, SP + 8, SP + 16);            /* the siginfo */
+			put32(stack, BASE, SP + 12, sc - 20);           /* the ucontext */
+		}
+		put32(stack, BASE, sc + 24, INT_SP + 0x40);             /* ebp */
+		put32(stack, BASE, sc + 28, INT_SP);                    /* esp */
+		put32(stack, BASE, sc + 32, 0x1234);                    /* ebx */
+		put32(stack, BASE, sc + 56, leaf);                      /* eip */
+		/* The interrupted cfi_leaf returns to 0: the walk ends. */
+		put32(stack, BASE, INT_SP, 0);
+		/* The stack, and the trampoline's code: its first byte tells the frames apart. */
+		elf_code(path, tramp, sm.code, sizeof sm.code);
+		ck_assert_int_eq(sw_memory_init_buffer(&mem, stack, sizeof stack, BASE), SW_OK);
+		mem.read = sig_memory_read;
+		mem.ctx = &sm;
+		sw_context_init(&ctx, SW_ARCH_X86);
+		sw_context_set(&ctx, SW_X86_EIP, leaf);
+		sw_context_set(&ctx, SW_X86_ESP, SP);
+
+		ck_assert_int_eq(sw_module_load(path, 0, NULL, &m), SW_OK);
+		ck_assert_int_eq(sw_module_write_image(m, NULL, 0, &len), SW_E_LIMIT);
+		image = malloc(len);
+		ck_assert_ptr_nonnull(image);
+		ck_assert_int_eq(sw_module_write_image(m, image, len, &len), SW_OK);
+		for (int managed = 0; managed <= 1; managed++) {
+			struct sig_walk w;
+
+			ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+			if (managed)
+				ck_assert_int_eq(sw_codemap_add_image(map, image, len, 0, 0, &img), SW_OK);
+			else
+				ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+			ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_X86, map, &mem, 0, BASE, BASE + SIZE),
+			                 SW_OK);
+			memset(&w, 0, sizeof w);
+			ck_assert_int_ne(sw_walk_frames(&t, &ctx, 0, sig_walk_cb, &w,
+			                                managed ? 0 : SW_WALK_NATIVE_FRAMES, NULL), SW_FAILED);
+			ck_assert_msg(w.n == 3, "%s, %s: %u frames", rt ? "__restore_rt" : "__restore",
+			              managed ? "managed" : "native", w.n);
+			ck_assert_uint_eq(w.ip[0], leaf);
+			ck_assert_uint_eq(w.ip[1], tramp);
+			ck_assert(w.code_flags[1] & SW_CODE_SIGNAL_TRAMPOLINE);
+			ck_assert_uint_eq(w.ip[2], leaf);
+			ck_assert_int_eq(w.interrupted[2], 1);
+			ck_assert_int_eq(w.trust[2], SW_TRUST_SIGNAL);
+			ck_assert_uint_eq(sw_context_sp(&w.rd[2].cur), INT_SP);
+			ck_assert_uint_eq(w.rd[2].cur.regs[SW_X86_EBX], 0x1234);
+			ck_assert_uint_eq(w.rd[2].cur_loc[SW_X86_EBX], sc + 32);
+			ck_assert_uint_eq(w.rd[2].cur.regs[SW_X86_EBP], INT_SP + 0x40);
+			if (managed) {
+				sw_codemap_remove_image(map, img);
+				sw_codemap_synchronize(map);
+				sw_image_free(img);
+			} else {
+				ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+				sw_codemap_synchronize(map);
+			}
+			sw_codemap_destroy(map);
+		}
+		free(image);
+		sw_module_free(m);
+	}
+}
+END_TEST
+
 /* ---- Refusals and hostile files ---- */
 
 START_TEST(bad_files)
@@ -918,6 +1279,9 @@ static Suite *cfi_suite(void)
 	tcase_add_loop_test(tc, register_in_codemap, 0, (int)NCHAINS);
 	tcase_add_test(tc, identical_programs_stored_once);
 	tcase_add_test(tc, module_as_code_table);
+	tcase_add_loop_test(tc, sigreturn_without_cfi, 0, (int)NCHAINS);
+	tcase_add_loop_test(tc, sigreturn_static_glibc, 0, (int)NCHAINS);
+	tcase_add_test(tc, sigreturn_walk_i386);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(hz, 60);
 	tcase_add_test(hz, bad_files);

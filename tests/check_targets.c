@@ -10,6 +10,11 @@
  * through the target's memory.  Where gdb, qemu-aarch64 or a cross
  * compiler is missing, that part is skipped with a message; under CI=true
  * it fails instead.
+ *
+ * i686 programs run natively where the kernel execs i386 programs, else
+ * under qemu-i386 (tests/i386-host.sh decides, i386_host.c asks): then the
+ * i686 cores are qemu's own, as arm64's, and the live i686 process is not
+ * attached to (ptrace would see qemu), which the test says.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -27,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <stackwalk.h>
+#include "i386_host.h"
 
 #define MAX_MARKERS 16
 
@@ -226,6 +232,29 @@ static const char *cross_victim(const char *cc, const char *name)
 		ck_assert_msg(run_quiet(argv) == 0, "%s could not build %s", cc, src);
 	}
 	return path;
+}
+
+/*
+ * How this host runs i686 programs: 1 natively, 0 under qemu-i386; -1 (with
+ * a message, or a failure under CI) where it cannot run them at all.
+ */
+static int i686_native(const char *what)
+{
+	const char *why;
+
+	switch (i386_host(&why)) {
+	case I386_NATIVE:
+		return 1;
+	case I386_QEMU:
+		return 0;
+	case I386_NOEXEC:
+		ck_assert_msg(!in_ci(), "%s: %s, and CI must run this test", what, why);
+		printf("SKIP %s: %s\n", what, why);
+		return -1;
+	default:
+		ck_abort_msg("%s: %s", what, why);
+		return -1;
+	}
 }
 
 /* ---- one view of a core or a process --------------------------------------- */
@@ -434,9 +463,17 @@ START_TEST(process_i686)
 {
 	const char *exe = cross_victim("i686-linux-gnu-gcc", "i686");
 	struct victim vic;
+	const char *why;
 
 	if (!exe)
 		return;
+	/* ptrace sees qemu, not the program it runs. */
+	if (i386_host(&why) != I386_NATIVE) {
+		ck_assert_msg(i386_host(&why) != I386_ERROR, "%s", why);
+		printf("NOT RUN process_i686 (ptrace of a live i686 process): %s; "
+		       "under qemu-i386 ptrace would see qemu, not the program\n", why);
+		return;
+	}
 	{
 		char *argv[] = { (char *)exe, "wait", "2", NULL };
 
@@ -529,6 +566,76 @@ static void check_core_file(const char *path, const struct victim *vic, sw_arch 
 	sw_core_close(c);
 }
 
+/*
+ * qemu-user's core of `exe`, run as "QEMU EXE abort THREADS" in tmpdir: the
+ * victim aborts once its threads are in place and qemu writes
+ * qemu_EXE_DATE-PID.core there itself.  Its path (static storage), or NULL
+ * where core dumps are disabled.
+ */
+static const char *qemu_core(const char *qemu, const char *exe, unsigned threads, struct victim *vic)
+{
+	static char core[600];
+	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, *found;
+	char nt[16], prefix[300];
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_CORE, &rl);
+	if (rl.rlim_max == 0) {
+		ck_assert_msg(!in_ci(), "core dumps are disabled (RLIMIT_CORE)");
+		printf("SKIP %s core: core dumps are disabled\n", base);
+		return NULL;
+	}
+	snprintf(nt, sizeof nt, "%u", threads);
+	{
+		char *argv[] = { (char *)qemu, (char *)exe, "abort", nt, NULL };
+
+		spawn(vic, argv, QEMU_CORE);
+	}
+	finish(vic, 0);
+	snprintf(prefix, sizeof prefix, "qemu_%s_", base);
+	found = find_file(prefix);
+	ck_assert_msg(found != NULL, "%s wrote no core file of %s", qemu, base);
+	snprintf(core, sizeof core, "%s", found);
+	/* The kernel's core of qemu itself, if any. */
+	if ((found = find_file("core")) != NULL)
+		unlink(found);
+	return core;
+}
+
+/*
+ * A core qemu-user wrote: no NT_FILE note, so the executable is added to
+ * name the code (qemu-aarch64 7 leaves the code itself out too:
+ * code_omitted; qemu-i386 7 dumps it); then everything a walk needs is
+ * there.
+ */
+static void check_qemu_core(const char *path, const struct victim *vic, sw_arch arch,
+                            unsigned nthreads, const char *exe, int code_omitted)
+{
+	struct view v;
+	sw_context ctx;
+	sw_core *c;
+	unsigned char b[4];
+	uint64_t lo, hi;
+
+	ck_assert_int_eq(sw_core_open(path, &c), SW_OK);
+	ck_assert_int_eq(sw_core_arch(c), arch);
+	ck_assert_uint_eq(sw_core_module_count(c), 0);
+	/* The code is in a segment, but maybe not in the core... */
+	ck_assert_int_eq(sw_core_thread(c, 0, &ctx, NULL), SW_OK);
+	ck_assert_int_eq(sw_core_stack_bounds(c, sw_context_ip(&ctx), &lo, &hi), SW_OK);
+	if (code_omitted)
+		ck_assert_int_eq(sw_memory_read(sw_core_memory(c), sw_context_ip(&ctx), b, 4),
+		                 SW_E_BADADDR);
+	/* ...until the executable supplies it; a file of another arch does not. */
+	ck_assert_int_eq(sw_core_add_executable(c, native_victim()), SW_E_MISMATCH);
+	ck_assert_int_eq(sw_core_add_executable(c, "/nonexistent/victim"), SW_E_INVAL);
+	ck_assert_int_eq(sw_core_add_executable(c, exe), SW_OK);
+	ck_assert_int_eq(sw_core_add_executable(c, exe), SW_E_EXISTS);
+	v = core_view(c);
+	check_view(&v, vic, arch, nthreads, 1);
+	sw_core_close(c);
+}
+
 START_TEST(core_gcore_x64)
 {
 	struct victim vic;
@@ -539,13 +646,29 @@ START_TEST(core_gcore_x64)
 }
 END_TEST
 
+/*
+ * An i686 core: gcore's of the running victim (threads blocked in the
+ * vDSO) where the kernel runs i386 programs; else qemu-i386's own, the
+ * victim aborting (no vDSO: threads blocked in the executable's code).
+ */
 START_TEST(core_gcore_i686)
 {
+	const char *exe = cross_victim("i686-linux-gnu-gcc", "i686");
 	struct victim vic;
-	const char *core = gcore_victim(cross_victim("i686-linux-gnu-gcc", "i686"), "i686", 2, &vic);
+	const char *core;
+	int native;
 
-	if (core)
-		check_core_file(core, &vic, SW_ARCH_X86, 3, 0);
+	if (!exe || (native = i686_native("i686 core")) < 0)
+		return;
+	if (native) {
+		if ((core = gcore_victim(exe, "i686", 2, &vic)) != NULL)
+			check_core_file(core, &vic, SW_ARCH_X86, 3, 0);
+		return;
+	}
+	if ((core = qemu_core(i386_qemu(), exe, 2, &vic)) != NULL) {
+		check_qemu_core(core, &vic, SW_ARCH_X86, 3, exe, 0);
+		unlink(core);
+	}
 }
 END_TEST
 
@@ -590,48 +713,13 @@ START_TEST(core_qemu_arm64)
 	const char *exe = cross_victim("aarch64-linux-gnu-gcc", "aarch64");
 	struct victim vic;
 	const char *core;
-	struct view v;
-	sw_context ctx;
-	sw_core *c;
-	unsigned char b[4];
-	uint64_t lo, hi;
-	struct rlimit rl;
 
 	if (!exe || !have_tool("qemu-aarch64", "aarch64 core"))
 		return;
-	getrlimit(RLIMIT_CORE, &rl);
-	if (rl.rlim_max == 0) {
-		ck_assert_msg(!in_ci(), "core dumps are disabled (RLIMIT_CORE)");
-		printf("SKIP aarch64 core: core dumps are disabled\n");
-		return;
-	}
-	{
-		char *argv[] = { "qemu-aarch64", (char *)exe, "abort", "3", NULL };
-
-		spawn(&vic, argv, QEMU_CORE);
-	}
-	finish(&vic, 0);
-	core = find_file("qemu_victim-aarch64");
-	ck_assert_msg(core != NULL, "qemu-aarch64 wrote no core file");
-	ck_assert_int_eq(sw_core_open(core, &c), SW_OK);
-	ck_assert_int_eq(sw_core_arch(c), SW_ARCH_ARM64);
-	ck_assert_uint_eq(sw_core_module_count(c), 0);
-	/* The code is in a segment, but not in the core... */
-	ck_assert_int_eq(sw_core_thread(c, 0, &ctx, NULL), SW_OK);
-	ck_assert_int_eq(sw_core_stack_bounds(c, sw_context_ip(&ctx), &lo, &hi), SW_OK);
-	ck_assert_int_eq(sw_memory_read(sw_core_memory(c), sw_context_ip(&ctx), b, 4), SW_E_BADADDR);
-	/* ...until the executable supplies it; a file of another arch does not. */
-	ck_assert_int_eq(sw_core_add_executable(c, native_victim()), SW_E_MISMATCH);
-	ck_assert_int_eq(sw_core_add_executable(c, "/nonexistent/victim"), SW_E_INVAL);
-	ck_assert_int_eq(sw_core_add_executable(c, exe), SW_OK);
-	ck_assert_int_eq(sw_core_add_executable(c, exe), SW_E_EXISTS);
-	v = core_view(c);
-	check_view(&v, &vic, SW_ARCH_ARM64, 4, 1);
-	sw_core_close(c);
-	unlink(core);
-	/* The kernel's core of qemu itself, if any. */
-	if ((core = find_file("core")) != NULL)
+	if ((core = qemu_core("qemu-aarch64", exe, 3, &vic)) != NULL) {
+		check_qemu_core(core, &vic, SW_ARCH_ARM64, 4, exe, 1);
 		unlink(core);
+	}
 }
 END_TEST
 
@@ -757,13 +845,21 @@ static void hostile_image(const char *path)
 START_TEST(core_hostile)
 {
 	struct victim vic;
-	const char *core = gcore_victim(native_victim(), "hostile-x64", 1, &vic);
+	const char *core = gcore_victim(native_victim(), "hostile-x64", 1, &vic), *exe;
+	int native;
 
 	if (core)
 		hostile_image(core);
-	core = gcore_victim(cross_victim("i686-linux-gnu-gcc", "i686"), "hostile-i686", 1, &vic);
-	if (core)
+	/* The i686 core: gcore's, or where i686 programs run under qemu-i386, qemu's. */
+	exe = cross_victim("i686-linux-gnu-gcc", "i686");
+	if (!exe || (native = i686_native("hostile i686 core")) < 0)
+		return;
+	core = native ? gcore_victim(exe, "hostile-i686", 1, &vic) : qemu_core(i386_qemu(), exe, 1, &vic);
+	if (core) {
 		hostile_image(core);
+		if (!native)
+			unlink(core);
+	}
 }
 END_TEST
 

@@ -1,7 +1,9 @@
 # cross-toyjit.sh - sourced by cross-toyjit-i686.test and -arm64.test with
 # $arch set: cross-build the library's core, the toy JIT and its plain-C
 # test driver (tests/cross_toyjit.c) statically for that architecture, run
-# it (i686 natively, arm64 under qemu-user) and show its results.
+# it (i686 natively, or under qemu-i386 where the kernel cannot exec i386
+# programs, as tests/i386-host.sh finds; arm64 under qemu-aarch64) and show
+# its results.
 #
 # What to build comes from tests/cross-toyjit.env, which `make check`
 # writes from the Makefile's source lists.  Where a cross compiler or qemu
@@ -57,12 +59,24 @@ if ! "$cc" -static -std=gnu11 -O1 -g $CROSS_CFLAGS -DSW_BUILDING_LIBRARY \
 	exit 1
 fi
 
-# A kernel without 32-bit support, or a qemu that cannot start, is a missing tool too.
+# i686: natively, or under qemu-i386 where the kernel cannot exec i386 programs.
+if [ "$arch" = i686 ]; then
+	: "${QEMU_I386:=qemu-i386}"
+	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$cc" "$QEMU_I386")
+	case $i386 in
+	native) ;;
+	qemu:*) echo "cross-toyjit (i686): ${i386#qemu: }"; run=$QEMU_I386 ;;
+	noexec:*) missing "${i386#noexec: }" ;;
+	*) echo "cross-toyjit (i686): ${i386#error: }"; exit 99 ;;
+	esac
+fi
+
 # shellcheck disable=SC2086
 $run "$bin" >"$bin.out" 2>&1
 status=$?
 cat "$bin.out"
-if [ $status -ne 0 ] && ! grep -q "passed, .* failed" "$bin.out"; then
+# A qemu-aarch64 that cannot start is a missing tool too (i686's runner was just tried).
+if [ $status -ne 0 ] && [ "$arch" = arm64 ] && ! grep -q "passed, .* failed" "$bin.out"; then
 	missing "$bin did not run (status $status)"
 fi
 exit $status

@@ -1,7 +1,8 @@
 /*
  * cross_toyjit.c - the toy-JIT tests as a plain C program, for the hosts
- * `make check` cross-builds for (i386 run natively, arm64 under qemu-user),
- * where there is no Check library.  See tests/cross-toyjit.test.
+ * `make check` cross-builds for (i386 run natively, or under qemu-i386
+ * where the kernel cannot exec i386 programs; arm64 under qemu-user), where
+ * there is no Check library.  See tests/cross-toyjit.sh.
  *
  * It runs the JIT's methods in several orders, walks from the stub's
  * helper with every flag set and checks each walk against the shadow stack;

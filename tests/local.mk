@@ -33,6 +33,11 @@ tests_check_hostile_LDADD = $(TEST_LIBS)
 # Check's default of 4 s per test is too short for a loaded machine (CI shares
 # it): no test here is timed, so give them room rather than fail them.
 AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)'; top_builddir='$(top_builddir)'; \
-	CK_DEFAULT_TIMEOUT=600; CK_TIMEOUT_MULTIPLIER=4; \
-	export top_srcdir top_builddir CK_DEFAULT_TIMEOUT CK_TIMEOUT_MULTIPLIER;
+	CK_DEFAULT_TIMEOUT=600; CK_TIMEOUT_MULTIPLIER=4; QEMU_I386='$(QEMU_I386)'; \
+	export top_srcdir top_builddir CK_DEFAULT_TIMEOUT CK_TIMEOUT_MULTIPLIER QEMU_I386;
 EXTRA_DIST += tests/check_abi.sh
+
+# Whether the kernel execs i386 programs, or the tests run them under
+# qemu-i386 ($(QEMU_I386)): one probe for the shell tests and, through
+# tests/i386_host.c, the C tests.
+EXTRA_DIST += tests/i386-host.sh

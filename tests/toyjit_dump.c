@@ -5,7 +5,8 @@
  *   toyjit-dump PREFIX      writes PREFIX.code and PREFIX.swui
  *
  * Cross-built (like tests/cross_toyjit.c) for the hosts whose back ends
- * cannot run where Capstone is: i386 natively, arm64 under qemu-user.  As
+ * cannot run where Capstone is: i386 natively (or under qemu-i386 where
+ * the kernel cannot exec i386 programs), arm64 under qemu-user.  As
  * the JIT emits each method (toyjit_set_emit_hook), its bytes are appended
  * to the dump and its blob kept; the image (swu-image(5), base 0) then
  * lists every method at its offset in the dump, so that

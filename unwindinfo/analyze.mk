@@ -13,7 +13,7 @@ stackwalkinclude_HEADERS += include/stackwalk/image.h
 
 check_PROGRAMS += tests/check_analyze
 TESTS += tests/check_analyze
-tests_check_analyze_SOURCES = tests/check_analyze.c
+tests_check_analyze_SOURCES = tests/check_analyze.c tests/i386_host.c tests/i386_host.h
 tests_check_analyze_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(CAPSTONE_CFLAGS) \
 	-DANALYZE_SRCDIR='"$(abs_top_srcdir)/tests/analyze"'
 tests_check_analyze_CFLAGS = $(TEST_CFLAGS)

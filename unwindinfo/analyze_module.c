@@ -217,36 +217,11 @@ static int cand_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Append one function (ELF addresses) with a copy of its blob. */
-static sw_status add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
-                        uint32_t flags, const uint8_t *blob, size_t len)
-{
-	size_t before, at;
-	sw_status st;
-
-	if (len > SWI_CFI_MAX_BLOB_BYTES - imp->blobs_len)
-		return SW_E_LIMIT;
-	if ((st = swi_array_grow((void **)&imp->blobs, &imp->blobs_cap,
-	                         imp->blobs_len + len, 1)) != SW_OK ||
-	    (st = swi_array_grow((void **)&imp->fns, &imp->fns_cap,
-	                         imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
-		return st;
-	memcpy(imp->blobs + imp->blobs_len, blob, len);
-	before = imp->blobs_len;
-	at = swi_cfi_keep_blob(imp, (uint32_t)len);
-	imp->fns[imp->nfns++] = (struct swi_cfi_fn){
-		.start = start, .size = size, .source = source, .flags = flags,
-		.blob = at, .blob_size = (uint32_t)len
-	};
-	imp->stats.unwind_bytes += imp->blobs_len - before;
-	return SW_OK;
-}
-
 static sw_status add_piece(void *ctx, uint32_t offset, uint32_t size, const uint8_t *blob,
                            size_t blob_size)
 {
 	struct amod *am = ctx;
-	sw_status st = add_fn(am->imp, am->fn_start + offset, size, SW_CFI_ANALYSIS,
+	sw_status st = swi_cfi_add_fn(am->imp, am->fn_start + offset, size, SW_CFI_ANALYSIS,
 	                      SW_CODE_ANALYZED, blob, blob_size);
 
 	if (st == SW_OK)
@@ -267,7 +242,7 @@ static sw_status add_outermost(struct amod *am, const struct candidate *k)
 	st = sw_swu_finish(b, (uint32_t)k->size, blob, sizeof blob, &len);
 	sw_swu_builder_destroy(b);
 	if (st == SW_OK)
-		st = add_fn(am->imp, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST, blob, len);
+		st = swi_cfi_add_fn(am->imp, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST, blob, len);
 	if (st == SW_OK)
 		am->imp->stats.outermost++;
 	return st;

@@ -374,6 +374,30 @@ size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len)
 	return at;
 }
 
+sw_status swi_cfi_add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
+                         uint32_t flags, const uint8_t *blob, size_t len)
+{
+	size_t before, at;
+	sw_status st;
+
+	if (len > SWI_CFI_MAX_BLOB_BYTES - imp->blobs_len)
+		return SW_E_LIMIT;
+	if ((st = swi_array_grow((void **)&imp->blobs, &imp->blobs_cap,
+	                         imp->blobs_len + len, 1)) != SW_OK ||
+	    (st = swi_array_grow((void **)&imp->fns, &imp->fns_cap,
+	                         imp->nfns + 1, sizeof *imp->fns)) != SW_OK)
+		return st;
+	memcpy(imp->blobs + imp->blobs_len, blob, len);
+	before = imp->blobs_len;
+	at = swi_cfi_keep_blob(imp, (uint32_t)len);
+	imp->fns[imp->nfns++] = (struct swi_cfi_fn){
+		.start = start, .size = size, .source = source, .flags = flags,
+		.blob = at, .blob_size = (uint32_t)len
+	};
+	imp->stats.unwind_bytes += imp->blobs_len - before;
+	return SW_OK;
+}
+
 /* Encode what the builder holds and add the function. */
 static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t hi,
                               uint32_t source, uint32_t flags)

@@ -26,7 +26,7 @@
 struct swi_cfi_fn {
 	uint64_t start, size;
 	uint32_t source;                /* SW_CFI_* */
-	uint32_t flags;                 /* SW_CODE_SIGNAL_TRAMPOLINE or 0 */
+	uint32_t flags;                 /* SW_CODE_SIGNAL_TRAMPOLINE, _ANALYZED, _OUTERMOST or 0 */
 	size_t blob;                    /* offset of its SWU in `blobs` */
 	uint32_t blob_size;
 };
@@ -73,6 +73,24 @@ size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len);
  */
 sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out);
 void swi_cfi_import_free(struct swi_cfi_import *imp);
+
+/*
+ * Append one function (ELF addresses) with a copy of its blob, after the
+ * import: the caller sorts imp->fns again.  SW_E_LIMIT past
+ * SWI_CFI_MAX_BLOB_BYTES.
+ */
+sw_status swi_cfi_add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
+                         uint32_t flags, const uint8_t *blob, size_t len);
+
+/*
+ * Signal trampolines no CFI describes, known by their instructions
+ * (sigreturn_code.c): glibc's i386 __restore and __restore_rt, musl's.
+ * Each becomes a function of source SW_CFI_SIGRETURN_CODE with
+ * SW_CODE_SIGNAL_TRAMPOLINE and a blob of no frame, counted in
+ * stats.sigreturn_code; imp->fns stays sorted.  Run after the import,
+ * before analysis; an error only for memory.
+ */
+sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import *imp);
 
 /* A function symbol (ELF address) for instruction analysis to consider. */
 struct swi_symbol_range {

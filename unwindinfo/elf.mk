@@ -5,6 +5,7 @@
 libstackwalk_elf_la_SOURCES += \
 	unwindinfo/cfi_import.h \
 	unwindinfo/cfi_import.c \
+	unwindinfo/sigreturn_code.c \
 	lib/module.c
 
 # Real programs of every architecture, compiled at check time from
@@ -16,7 +17,7 @@ tests_check_cfi_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBDW_CFLAGS) \
 	-DCFI_SRCDIR='"$(abs_top_srcdir)/tests/cfi"'
 tests_check_cfi_CFLAGS = $(TEST_CFLAGS)
 tests_check_cfi_LDADD = $(TEST_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS)
-EXTRA_DIST += tests/cfi/prog.c tests/cfi/lib.c
+EXTRA_DIST += tests/cfi/prog.c tests/cfi/lib.c tests/cfi/sigreturn.S
 CLEANFILES += -r cfi-bin
 
 dist_man_MANS += \

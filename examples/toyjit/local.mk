@@ -21,7 +21,8 @@ tests_check_toyjit_LDADD = examples/toyjit/libtoyjit.la $(TEST_LIBS)
 
 # The same tests on real i686 and arm64 code: the library's core, the toy
 # JIT and a plain-C driver cross-built statically, the i686 one run natively
-# and the arm64 one under qemu-aarch64 (see tests/cross-toyjit.sh).
+# (under qemu-i386 where the kernel cannot) and the arm64 one under
+# qemu-aarch64 (see tests/cross-toyjit.sh).
 TESTS += tests/cross-toyjit-i686.test tests/cross-toyjit-arm64.test
 tests/cross-toyjit-i686.log tests/cross-toyjit-arm64.log: tests/cross-toyjit.env
 endif
@@ -45,10 +46,13 @@ EXTRA_DIST += $(TOYJIT_COMMON_FILES) $(TOYJIT_X86_FILES) $(TOYJIT_ARM64_FILES) \
 	tests/cross_toyjit.c tests/cross-toyjit.sh \
 	tests/cross-toyjit-i686.test tests/cross-toyjit-arm64.test
 
-# The cross tools; override on the make command line.
+# The cross tools; override on the make command line.  i686 programs run
+# natively, or under QEMU_I386 where the kernel cannot exec i386 programs
+# (tests/i386-host.sh).
 CROSS_CC_I686 = i686-linux-gnu-gcc
 CROSS_CC_AARCH64 = aarch64-linux-gnu-gcc
 QEMU_AARCH64 = qemu-aarch64
+QEMU_I386 = qemu-i386
 
 # What the cross tests build, for tests/cross-toyjit.sh: written on every
 # run, so that tools given on the make command line take effect.
@@ -63,6 +67,7 @@ tests/cross-toyjit.env:
 	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
 	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
 	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	  echo "QEMU_I386='$(QEMU_I386)'"; \
 	} >$@
 CLEANFILES += tests/cross-toyjit.env \
 	tests/cross-toyjit-i686 tests/cross-toyjit-i686.out \

@@ -30,16 +30,18 @@ typedef struct sw_module sw_module;
 enum {
 	SW_CFI_EH_FRAME    = 1,         /* .eh_frame (found through .eh_frame_hdr when present) */
 	SW_CFI_DEBUG_FRAME = 2,         /* .debug_frame */
-	SW_CFI_ANALYSIS    = 3          /* no usable CFI: instruction analysis (SW_MODULE_ANALYZE) */
+	SW_CFI_ANALYSIS    = 3,         /* no usable CFI: instruction analysis (SW_MODULE_ANALYZE) */
+	SW_CFI_SIGRETURN_CODE = 4       /* no CFI: a signal trampoline known by its instructions */
 };
 
 /*
  * One imported function.  A code-map entry registered by
  * sw_module_register() has the flags SW_CODE_NATIVE and `flags`, and its
  * method handle points to this record (owned by the module).  A signal
- * trampoline (its CIE has the 'S' augmentation) is registered with
- * SW_CODE_SIGNAL_TRAMPOLINE and an SWU blob of no frame: the walker
- * unwinds it from the kernel's signal frame.
+ * trampoline (its CIE has the 'S' augmentation; or, without CFI, its
+ * instructions are a sigreturn sequence: source SW_CFI_SIGRETURN_CODE) is
+ * registered with SW_CODE_SIGNAL_TRAMPOLINE and an SWU blob of no frame:
+ * the walker unwinds it from the kernel's signal frame.
  */
 typedef struct sw_native_function {
 	const sw_module *module;
@@ -88,6 +90,8 @@ typedef struct sw_module_import_stats {
 	                                 * a function, 4 a distinct blob, a block index of at most
 	                                 * a byte a function */
 	uint64_t rule_bytes;            /* the body rules decoded beforehand, one per distinct blob */
+	uint32_t sigreturn_code;        /* signal trampolines without CFI, known by their
+	                                 * instructions (SW_CFI_SIGRETURN_CODE; not in functions) */
 } sw_module_import_stats;
 
 /* Options of sw_module_load_flags() and sw_module_load_image_flags(). */

@@ -40,6 +40,7 @@ tests/deadlock.env:
 	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
 	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
 	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	  echo "QEMU_I386='$(QEMU_I386)'"; \
 	} >$@
 CLEANFILES += tests/deadlock.env
 clean-local: clean-deadlock

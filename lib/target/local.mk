@@ -12,10 +12,11 @@ examples_swregs_SOURCES = examples/swregs.c
 examples_swregs_LDADD = libstackwalk.la
 
 # check_targets attaches to tests/targets/victim and reads its cores; it
-# cross-builds the same program for i686 and aarch64 (see the test).
+# cross-builds the same program for i686 and aarch64 (see the test), and
+# runs the i686 one under qemu-i386 where the kernel cannot (i386_host.c).
 check_PROGRAMS += tests/check_targets tests/targets/victim
 TESTS += tests/check_targets
-tests_check_targets_SOURCES = tests/check_targets.c
+tests_check_targets_SOURCES = tests/check_targets.c tests/i386_host.c tests/i386_host.h
 tests_check_targets_CFLAGS = $(TEST_CFLAGS)
 tests_check_targets_LDADD = $(TEST_LIBS)
 tests_targets_victim_SOURCES = tests/targets/victim.c

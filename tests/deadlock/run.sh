@@ -25,6 +25,9 @@
 #    the victim aborts once ready and qemu writes the core itself
 #    (qemu_victim_DATE-PID.core in its working directory), read with
 #    `swdeadlock --core CORE --exe VICTIM`.
+#  - So does i686 where the kernel cannot exec i386 programs
+#    (tests/i386-host.sh): it runs under qemu-i386, its cores are qemu's,
+#    and a line says the live runs were not made and why.
 #
 # Verdicts checked for every run: the exit status (1 with a deadlock, 0
 # without), exactly the expected "deadlock:" lines and no other, each
@@ -37,8 +40,9 @@
 # Everything stays in tests/deadlock-ARCH.d/ when a check fails.
 #
 # Skips (77) only where a tool is missing (a cross compiler, qemu-aarch64,
-# gcore for the core half) or ptrace is not permitted; under CI=true a
-# missing tool fails instead (CI installs them).
+# qemu-i386 where i686 programs need it, gcore for the core half) or ptrace
+# is not permitted; under CI=true a missing tool fails instead (CI installs
+# them).
 
 arch=$1
 : "${top_srcdir:=.}" "${top_builddir:=.}"
@@ -46,7 +50,7 @@ env_file="$top_builddir/tests/deadlock.env"
 [ -f "$env_file" ] && . "$env_file"
 : "${DEADLOCK_CC:=gcc}" "${CROSS_CC_I686:=i686-linux-gnu-gcc}"
 : "${CROSS_CC_AARCH64:=aarch64-linux-gnu-gcc}" "${QEMU_AARCH64:=qemu-aarch64}"
-: "${GCORE:=gcore}"
+: "${QEMU_I386:=qemu-i386}" "${GCORE:=gcore}"
 
 swdeadlock="$top_builddir/examples/swdeadlock"
 src="$top_srcdir/tests/deadlock/victim.c"
@@ -77,14 +81,26 @@ rm -rf "$work"
 mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd)
 
+# qemu: the emulator that runs the victim (and writes its cores), if any.
 case $arch in
-x86-64) cc=$DEADLOCK_CC; extra= ;;
-i686) cc=$CROSS_CC_I686; extra=-static ;;
-aarch64) cc=$CROSS_CC_AARCH64; extra=-static
+x86-64) cc=$DEADLOCK_CC; extra='' qemu='' ;;
+i686) cc=$CROSS_CC_I686; extra=-static qemu='' ;;
+aarch64) cc=$CROSS_CC_AARCH64; extra=-static qemu="$QEMU_AARCH64 -cpu max,sve=off"
 	command -v "$QEMU_AARCH64" >/dev/null 2>&1 || missing "no $QEMU_AARCH64" ;;
 *) echo "usage: run.sh x86-64|i686|aarch64"; exit 1 ;;
 esac
 command -v "$cc" >/dev/null 2>&1 || missing "no $cc"
+if [ "$arch" = i686 ]; then
+	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$cc" "$QEMU_I386")
+	case $i386 in
+	native) ;;
+	qemu:*) qemu=$QEMU_I386
+		echo "deadlock-i686: ${i386#qemu: }: the live runs (swdeadlock -p, gcore, the kernel's" \
+			"core) NOT RUN, ptrace cannot see a program under qemu-i386; qemu-i386's cores instead" ;;
+	noexec:*) missing "${i386#noexec: }" ;;
+	*) echo "deadlock-i686: ${i386#error: }"; exit 1 ;;
+	esac
+fi
 # shellcheck disable=SC2086 # $extra is meant to split
 $cc -O1 -g $extra -pthread -o "$work/victim" "$src" >"$work/victim.build" 2>&1 ||
 	{ cat "$work/victim.build"; missing "$cc cannot build the victim"; }
@@ -195,10 +211,11 @@ have_gcore=0
 command -v "$GCORE" >/dev/null 2>&1 && have_gcore=1
 
 for s in $scenarios; do
-	if [ "$arch" = aarch64 ]; then
+	if [ -n "$qemu" ]; then
+		# shellcheck disable=SC2086 # $qemu: the command and its options
 		(cd "$work" && { ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"; } &&
 			{ echo 0 >/proc/self/coredump_filter; } 2>/dev/null;
-			"$QEMU_AARCH64" -cpu max,sve=off ./victim "$s" abort >"$s.expect" 2>&1; true) \
+			$qemu ./victim "$s" abort >"$s.expect" 2>&1; true) \
 			>/dev/null 2>&1
 		rm -f "$work/core" "$work"/core.[0-9]*
 		core=$(ls "$work"/qemu_victim_*.core 2>/dev/null | head -1)

@@ -1,26 +1,56 @@
-# common.sh - what the swstack tests (tests/swstack-*.test) share: a
-# program's core dump (gdb's gcore, or qemu-user's), gdb's and swstack's
-# frames reduced to "LWP LEVEL PC" lines, the frame-by-frame rule that
-# compares them (see swstack-gdb.test), and the SWU images of a program's
-# shared libraries for swstack --image.  Sourced by those tests (POSIX sh);
-# they set $work, $GDB, $QEMU_AARCH64 and $swimport.
+# common.sh - what the swstack tests (tests/swstack-*.test) share: how
+# i686 programs run here, a program's core dump (gdb's gcore, or
+# qemu-user's), gdb's and swstack's frames reduced to "LWP LEVEL PC" lines,
+# the frame-by-frame rule that compares them (see swstack-gdb.test), and
+# the SWU images of a program's shared libraries for swstack --image.
+# Sourced by those tests (POSIX sh); they set $top_srcdir, $work, $GDB,
+# $CROSS_CC_I686, $QEMU_AARCH64, $QEMU_I386 and $swimport.
 #
 # gdb's output is expected in two parts, each after a marker line:
 #   @@ bt   thread apply all bt                       (where gdb gave up)
 #   @@ pc   thread apply all frame apply all p/x $pc  (every frame's PC)
-# shellcheck disable=SC2154 # $work, $GDB, $QEMU_AARCH64, $swimport: the test's
+# shellcheck disable=SC2154 # $work, $GDB, $QEMU_AARCH64, $QEMU_I386, $swimport: the test's
+# shellcheck disable=SC2034 # i686_qemu, i686_why: for the test
+
+# How i686 programs run here (tests/i386-host.sh): natively, i686_qemu
+# empty; or, where the kernel cannot exec i386 programs, under qemu-i386:
+# i686_qemu=$QEMU_I386, and i686_why says why.  Returns 1 where they cannot
+# run at all, 2 where the probe failed (i686_why says why).
+i686_runner() {
+	i386=$(sh "$top_srcdir/tests/i386-host.sh" "$CROSS_CC_I686" "$QEMU_I386")
+	i686_qemu=''
+	i686_why=${i386#*: }
+	case $i386 in
+	native) i686_why='' ;;
+	qemu:*) i686_qemu=$QEMU_I386 ;;
+	noexec:*) return 1 ;;
+	*) return 2 ;;
+	esac
+	return 0
+}
 
 # Dump $work/$1, a build of tests/swstack/prog.c for arch $2, to a core;
-# print the core's path.
+# print the core's path.  gdb's gcore takes it from the blocked program;
+# under qemu-user (aarch64, and i686 where i686_runner said so) the
+# program aborts instead and qemu writes the core itself.
 dump_core() {
-	if [ "$2" = aarch64 ]; then
+	case $2 in
+	aarch64) qemu=$QEMU_AARCH64 ;;
+	i686) qemu=${i686_qemu:-} ;;
+	*) qemu= ;;
+	esac
+	if [ -n "$qemu" ]; then
 		# qemu writes qemu_PROG_DATE-PID.core in its working directory
 		# when RLIMIT_CORE allows; the kernel's core of qemu itself is
 		# kept small (coredump_filter) and removed.  No SVE: gdb 13 loops
 		# on a signal frame with an SVE record in a core without SVE.
 		(cd "$work" && { ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"; } &&
 			{ echo 0 >/proc/self/coredump_filter; } 2>/dev/null;
-			"$QEMU_AARCH64" -cpu max,sve=off "./$1" abort; true) >/dev/null 2>&1
+			if [ "$2" = aarch64 ]; then
+				"$qemu" -cpu max,sve=off "./$1" abort
+			else
+				"$qemu" "./$1" abort
+			fi; true) >/dev/null 2>&1
 		for c in "$work"/qemu_"$1"_*.core; do
 			[ -f "$c" ] && echo "$c"
 		done
