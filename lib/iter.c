@@ -706,9 +706,6 @@ struct fast_run {
 	uint8_t trust, caller_trust;
 	uint8_t from_native;            /* it->code is native */
 	uint8_t entered;                /* fast_enter ran */
-	/* The registers a fast frame can hold: those the walk keeps, IP and SP. */
-	uint8_t nlive;
-	uint8_t live[SW_MAX_REGS];
 };
 
 static inline __attribute__((always_inline)) void fast_run_init(const struct swi_iter *it, struct fast_run *run)
@@ -729,9 +726,8 @@ static inline __attribute__((always_inline)) void fast_run_init(const struct swi
 	run->caller_trust = it->caller_trust;
 	run->from_native = (uint8_t)is_native(it->code);
 	run->entered = 0;
-	run->nlive = 0;
-	for (uint64_t m = run->u.keep | BIT(a->ip_reg) | BIT(a->sp_reg); m; m &= m - 1)
-		run->live[run->nlive++] = (uint8_t)__builtin_ctzll(m);
+	/* Which registers rd.caller got from the generic unwind is not known: take them all. */
+	run->u.written = ~0ull;
 }
 
 /* Can the fast step take the frame after the one just reported at all? */
@@ -772,17 +768,16 @@ static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it
 }
 
 /*
- * caller_becomes_current for the fast step: the registers it can hold, in
- * a list fixed for the walk, so that the loop's branches do not depend on
- * the frame.  Each load matches the store the last unwind made there:
- * wider loads would wait for those stores to reach the cache.
+ * caller_becomes_current for the fast step.  After an unwind in place,
+ * rd.caller differs from rd.cur only in the registers that unwind wrote
+ * (IP, SP and those it restored): only those are copied.
  */
 static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw_regdisplay *rd,
                                                                               const struct fast_run *run)
 {
-	rd->cur.valid = rd->caller.valid;
-	for (unsigned i = 0; i < run->nlive; i++) {
-		unsigned r = run->live[i];
+	rd->cur.valid = run->u.valid;
+	for (uint64_t m = run->u.valid & run->u.written; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
 
 		rd->cur.regs[r] = rd->caller.regs[r];
 		rd->cur_loc[r] = rd->caller_loc[r];
@@ -796,7 +791,8 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	const uint32_t *saved;
 	const sw_code_info *code = swi_body_return(it, ip, &br, &saved);
 
-	if (!code)
+	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
+	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
 		return 0;
 	/* A code table's function is a copy the next lookup may overwrite: keep one. */
 	if (!swi_code_is_entry(it, code)) {
@@ -830,6 +826,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	const sw_code_info *code;
 	struct sw_crawl_frame *cf = &it->cf;
 	unsigned fl = it->flags, slot;
+	int native;
 	uint64_t ip = run->u.ip;
 	sw_status st;
 
@@ -842,7 +839,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot))
 		return -2;
 	code = it->rules[slot].code;
-	if (is_native(code) &&
+	native = (code->flags & SW_CODE_NATIVE) != 0;
+	if (native &&
 	    ((fl & SW_WALK_FUNCTIONSONLY) || (!run->from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
 		return -2;
 
@@ -856,17 +854,17 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	/* A copy in rules[] may be refilled while this frame is current: it->code keeps its own. */
 	swi_set_code(it, code);
 	code = it->code;
-	run->from_native = (uint8_t)is_native(code);
+	run->from_native = (uint8_t)native;
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	run->steps++;
 	run->caller_trust = trust_of(code);
-	st = swi_unwind_body(it, &run->u, it->rules[slot].br, it->rules[slot].saved, 1);
+	st = swi_unwind_body(it, &run->u, it->rules[slot].br, it->rules[slot].saved, 1, 1);
 	if (st != SW_OK) {
 		fast_leave(it, run);
 		it->step = SWI_STEP_SKIPPED;
 		it->rd.caller_valid = 0;
-		if (!is_native(code))
+		if (!native)
 			return fail(it, st);
 		it->native_dead_end = 1;
 		return -1;
@@ -883,8 +881,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	}
 	run->steps++;
 	/* see_managed_frame and report, for a frame the funclet rules leave alone. */
-	cf->state = is_native(code) ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
-	if (!is_native(code) && it->report_funclet)
+	cf->state = native ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
+	if (!native && it->report_funclet)
 		it->report_funclet = 0;
 	cf->method = code->method;
 	cf->depth = run->depth++;

@@ -44,6 +44,12 @@ static SWI_ALWAYS_INLINE uint64_t swi_kept_registers(const struct swi_iter *it)
 struct swi_body_unwind {
 	/* The frame being unwound, as rd.cur holds it; then its caller, as rd.caller. */
 	uint64_t ip, sp, fp, valid;
+	/*
+	 * The registers the last unwind wrote to rd.caller (IP, SP and those
+	 * it restored): in place, the only ones where rd.caller and rd.cur
+	 * differ afterwards.
+	 */
+	uint64_t written;
 	uint64_t keep;                  /* swi_kept_registers */
 	uint64_t stack_hi, ptrauth_mask;
 	/* The memory's direct window: [lo, last] are the addresses a whole word may be read at. */
@@ -102,17 +108,18 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, cons
  * the prolog), into rd.caller, and u into the caller's values.  in_place:
  * rd.caller's registers and locations still hold those of rd.cur (iter.c's
  * fast step just made it the current frame from there), so the registers
- * the method left alone need no copy.
+ * the method left alone need no copy.  rule_checked: the caller made sure
+ * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
                                                    const struct swu_body_rule *br, const uint32_t *saved,
-                                                   int in_place)
+                                                   int in_place, int rule_checked)
 {
 	sw_regdisplay *rd = &it->rd;
-	uint64_t cfa, base, valid = u->valid, caller_valid, fp = u->fp, ra, ra_loc;
+	uint64_t cfa, base, valid = u->valid, restored = 0, fp = u->fp, ra, ra_loc, written, caller_valid;
 	sw_status st;
 
-	if (br->arch != u->arch || br->cfa_reg >= u->nregs)
+	if (!rule_checked && (br->arch != u->arch || br->cfa_reg >= u->nregs))
 		return SW_E_BADMETA;
 	if (!(valid & BIT(br->cfa_reg)))
 		return SW_E_NOREG;
@@ -121,9 +128,8 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
 	if (cfa > u->stack_hi || cfa <= u->sp)
 		return SW_E_BADSP;
-	caller_valid = valid & u->keep;
 	if (!in_place) {
-		for (uint64_t m = caller_valid; m; m &= m - 1) {
+		for (uint64_t m = valid & u->keep; m; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctzll(m);
 
 			rd->caller.regs[r] = rd->cur.regs[r];
@@ -141,7 +147,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 				return st;
 			rd->caller.regs[r] = v;
 			rd->caller_loc[r] = slot;
-			caller_valid |= BIT(r);
+			restored |= BIT(r);
 			if (r == u->fp_reg)
 				fp = v;
 		}
@@ -162,7 +168,8 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	rd->caller_loc[u->ip_reg] = ra_loc;
 	rd->caller.regs[u->sp_reg] = cfa;
 	rd->caller_loc[u->sp_reg] = 0;
-	caller_valid |= BIT(u->ip_reg) | BIT(u->sp_reg);
+	written = restored | BIT(u->ip_reg) | BIT(u->sp_reg);
+	caller_valid = (valid & u->keep) | written;
 	rd->caller.valid = caller_valid;
 	/* In place, these are already set (iter.c: fast_enter), as it was the caller before. */
 	if (!in_place) {
@@ -174,6 +181,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	u->sp = cfa;
 	u->fp = fp;
 	u->valid = caller_valid;
+	u->written = written;
 	return SW_OK;
 }
 
