@@ -69,14 +69,10 @@ static void read_sections(Elf *elf, struct amod *am)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL && am->nsecs < MAX_CODE_SECTIONS;) {
 		struct code_section *s = &am->secs[am->nsecs];
 		const char *name;
-		Elf_Data *d;
 		GElf_Shdr sh;
+		Elf_Data *d = swi_code_section_data(scn, &sh);
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
-		    sh.sh_size == 0 || sh.sh_addr + sh.sh_size < sh.sh_addr)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		if (!d)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		memset(s, 0, sizeof *s);
@@ -124,18 +120,7 @@ static sw_status add_candidate(struct amod *am, uint64_t start, uint64_t size, u
 /* Does [lo, hi) overlap a function imported from CFI? */
 static bool covered_by_imported(const struct amod *am, uint64_t lo, uint64_t hi)
 {
-	const struct swi_cfi_import *imp = am->imp;
-	size_t a = 0, b = am->imported;
-
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (imp->fns[mid].start + imp->fns[mid].size <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a < am->imported && imp->fns[a].start < hi;
+	return swi_cfi_overlaps(am->imp, am->imported, lo, hi);
 }
 
 /* ... or a skipped FDE? */
@@ -282,15 +267,6 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 	return SW_OK;
 }
 
-static int fn_cmp(const void *pa, const void *pb)
-{
-	const struct swi_cfi_fn *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return 0;
-}
-
 sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
                              size_t nsyms, struct swi_cfi_import *imp)
 {
@@ -320,7 +296,7 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 		st = analyze_one(am, k);
 	}
 	if (st == SW_OK && imp->nfns > 1)
-		qsort(imp->fns, imp->nfns, sizeof *imp->fns, fn_cmp);
+		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
 	free(am->cands);
 	free(am);
 	return st;

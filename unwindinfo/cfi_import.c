@@ -710,8 +710,20 @@ static sw_status note_skip(struct swi_cfi_import *out, uint64_t lo, uint64_t hi,
 	return SW_OK;
 }
 
-/* Is [lo, hi) covered, even in part, by a function already imported (sorted)? */
-static bool overlaps_imported(const struct swi_cfi_import *out, size_t n, uint64_t lo, uint64_t hi)
+Elf_Data *swi_code_section_data(Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *d;
+
+	if (!gelf_getshdr(scn, sh) || sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
+	    sh->sh_size == 0 || sh->sh_addr + sh->sh_size < sh->sh_addr)
+		return NULL;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != sh->sh_size)
+		return NULL;
+	return d;
+}
+
+bool swi_cfi_overlaps(const struct swi_cfi_import *out, size_t n, uint64_t lo, uint64_t hi)
 {
 	size_t a = 0, b = n;
 
@@ -773,7 +785,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 			continue;
 		}
 		/* No code: discarded by the linker (start 0), or empty. */
-		if (lo == hi || lo == 0 || (sorted && overlaps_imported(out, sorted, lo, hi))) {
+		if (lo == hi || lo == 0 || (sorted && swi_cfi_overlaps(out, sorted, lo, hi))) {
 			out->stats.ignored++;
 			continue;
 		}
@@ -790,7 +802,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 	return SW_OK;
 }
 
-static int fn_cmp(const void *pa, const void *pb)
+int swi_cfi_fn_cmp(const void *pa, const void *pb)
 {
 	const struct swi_cfi_fn *a = pa, *b = pb;
 
@@ -807,7 +819,7 @@ static void sort_functions(struct swi_cfi_import *out)
 	size_t keep = 0;
 
 	if (out->nfns > 1)
-		qsort(out->fns, out->nfns, sizeof *out->fns, fn_cmp);
+		qsort(out->fns, out->nfns, sizeof *out->fns, swi_cfi_fn_cmp);
 	for (size_t i = 0; i < out->nfns; i++) {
 		if (keep > 0 && out->fns[i].start < out->fns[keep - 1].start + out->fns[keep - 1].size) {
 			skip(out, SW_SKIP_OVERLAP);

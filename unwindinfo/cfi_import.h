@@ -11,9 +11,10 @@
 #ifndef SW_UNWINDINFO_CFI_IMPORT_H
 #define SW_UNWINDINFO_CFI_IMPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <libelf.h>
+#include <gelf.h>
 #include <stackwalk/module.h>
 
 /* Hard limits against hostile CFI. */
@@ -81,6 +82,21 @@ void swi_cfi_import_free(struct swi_cfi_import *imp);
  */
 sw_status swi_cfi_add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t size, uint32_t source,
                          uint32_t flags, const uint8_t *blob, size_t len);
+
+/*
+ * The bytes of an executable PROGBITS section, whole and in memory, and
+ * its header in *sh; NULL for any other section or one that cannot be read.
+ */
+Elf_Data *swi_code_section_data(Elf_Scn *scn, GElf_Shdr *sh);
+
+/* qsort's order for imp->fns: by start, the larger first where two start together. */
+int swi_cfi_fn_cmp(const void *pa, const void *pb);
+
+/*
+ * Is [lo, hi) covered, even in part, by one of imp->fns[0 .. n), sorted by
+ * start and not overlapping one another?
+ */
+bool swi_cfi_overlaps(const struct swi_cfi_import *imp, size_t n, uint64_t lo, uint64_t hi);
 
 /*
  * Signal trampolines no CFI describes, known by their instructions

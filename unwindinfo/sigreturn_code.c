@@ -55,17 +55,8 @@ struct scan {
 static bool taken(const struct scan *s, uint64_t lo, uint64_t hi)
 {
 	const struct swi_cfi_import *imp = s->imp;
-	size_t a = 0, b = s->imported;
 
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (imp->fns[mid].start + imp->fns[mid].size <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	if (a < s->imported && imp->fns[a].start < hi)
+	if (swi_cfi_overlaps(imp, s->imported, lo, hi))
 		return true;
 	/* The trampolines found so far, then the FDEs the importer skipped. */
 	for (size_t i = s->imported; i < imp->nfns; i++)
@@ -121,15 +112,6 @@ static sw_status scan_section(struct scan *s, const struct sigreturn_seq *q, uin
 	return SW_OK;
 }
 
-static int fn_cmp(const void *pa, const void *pb)
-{
-	const struct swi_cfi_fn *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return 0;
-}
-
 sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import *imp)
 {
 	struct scan s = { imp, imp ? imp->nfns : 0, NULL };
@@ -140,14 +122,10 @@ sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import 
 	if ((st = sw_swu_builder_create(&s.b, arch)) != SW_OK)
 		return st == SW_E_NOMEM ? st : SW_OK;
 	for (Elf_Scn *scn = NULL; st == SW_OK && (scn = elf_nextscn(elf, scn)) != NULL;) {
-		Elf_Data *d;
 		GElf_Shdr sh;
+		Elf_Data *d = swi_code_section_data(scn, &sh);
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
-		    sh.sh_size == 0 || sh.sh_addr + sh.sh_size < sh.sh_addr)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		if (!d)
 			continue;
 		for (size_t i = 0; i < sizeof seqs / sizeof seqs[0] && st == SW_OK; i++)
 			if (seqs[i].arch == arch)
@@ -156,7 +134,7 @@ sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import 
 	sw_swu_builder_destroy(s.b);
 	/* Sorted again, as the importer leaves them. */
 	if (imp->nfns > s.imported)
-		qsort(imp->fns, imp->nfns, sizeof *imp->fns, fn_cmp);
+		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
 	/* Past a limit (SWU bytes), the trampolines found so far. */
 	return st == SW_E_NOMEM ? st : SW_OK;
 }
