@@ -46,22 +46,26 @@ enum {
  */
 struct bt_rule {
 	uint64_t ra;                    /* the key; 0 only in the sentinel */
-	const struct bt_rule *next;     /* in the same table; the sentinel when none */
 	/*
-	 * The entry; for a code table's function, whose info the lookup
-	 * copied, the table's address + BT_TABLE_TAG and the function's
-	 * index in `index` (bt_code_of).
+	 * Where the code came from, for the iterator to copy it again when
+	 * the loop hands over (bt_set_code): a lookup copies methods and
+	 * functions out, and the copy does not outlive the next lookup.  A
+	 * method's entry + BT_ENTRY_TAG, its start ra - `at` and its size in
+	 * `size`; a code table's address + BT_TABLE_TAG and the function's
+	 * index in `at`.
 	 */
-	const sw_code_info *code;
+	const void *code;
 	int32_t cfa_offset;             /* CFA = base + cfa_offset */
 	int32_t ra_offset;              /* return address at [base + ra_offset] */
 	int32_t fp_offset;              /* saved FP at [base + fp_offset], or BT_NO_FP */
+	uint32_t at, size;
+	uint16_t next;                  /* rule[next]; BT_SENTINEL when none */
 	uint8_t bits;                   /* BT_* */
-	uint8_t index[3];               /* a code table function's index, little-endian */
 };
 
 #define BT_TABLE_TAG ((uintptr_t)1)
-#define BT_MAX_INDEX ((UINT32_C(1) << 24) - 1)
+#define BT_ENTRY_TAG ((uintptr_t)2)
+#define BT_TAGS      (BT_TABLE_TAG | BT_ENTRY_TAG)
 
 #define BT_MAGIC 0x53574254u    /* "SWBT" */
 
@@ -74,7 +78,7 @@ struct bt_rule {
 struct bt_cache {
 	uint32_t magic;
 	unsigned flags;                 /* the walk flags the rules were made under */
-	const struct bt_cache *self;    /* where it was emptied: a copy's `next` points elsewhere */
+	const struct bt_cache *self;    /* where it was emptied: a copy is emptied again */
 	const sw_codemap *map;
 	uint64_t version;
 	uint64_t additions;             /* the map's additions when the unknown[] rules were made */
@@ -87,6 +91,7 @@ struct bt_cache {
 };
 
 _Static_assert(BT_RULES % 64 == 0, "valid[] bits");
+_Static_assert(BT_SENTINEL <= UINT16_MAX, "rule indexes fit next");
 _Static_assert(sizeof(struct bt_cache) <= sizeof(sw_backtrace_cache), "sw_backtrace_cache too small");
 _Static_assert(_Alignof(struct bt_cache) <= _Alignof(sw_backtrace_cache), "sw_backtrace_cache misaligned");
 
@@ -110,7 +115,7 @@ static void bt_reset(struct bt_cache *c, const sw_codemap *map, uint64_t version
 	c->additions = 0;
 	c->seed_valid = 0;
 	memset(&c->rule[BT_SENTINEL], 0, sizeof c->rule[BT_SENTINEL]);
-	c->rule[BT_SENTINEL].next = &c->rule[BT_SENTINEL];
+	c->rule[BT_SENTINEL].next = BT_SENTINEL;
 }
 
 SW_API void sw_backtrace_cache_init(sw_backtrace_cache *pub)
@@ -148,19 +153,24 @@ static int bt_make(const struct swi_iter *it, struct bt_cache *cache, uint64_t k
 	    (fp_saved && !from_base(cfa_offset, fp_offset, &out->fp_offset)))
 		return 0;
 	out->ra = key;
-	out->next = &cache->rule[BT_SENTINEL];
+	out->next = BT_SENTINEL;
 	/* A copy does not outlive the lookup: keep where it came from. */
-	out->code = code;
-	out->index[0] = out->index[1] = out->index[2] = 0;
-	if (!swi_code_is_entry(it, code)) {
+	{
 		const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
 
-		if (!c->table || c->index > BT_MAX_INDEX)
+		if (!c->table) {
+			return 0;       /* the frame-pointer stand-in: the generic path's */
+		} else if (c->index != SWI_COPY_ENTRY) {
+			out->code = (const void *)((uintptr_t)c->table + BT_TABLE_TAG);
+			out->at = c->index;
+			out->size = 0;
+		} else if (key - code->start <= UINT32_MAX && code->size <= UINT32_MAX) {
+			out->code = (const void *)((uintptr_t)c->entry + BT_ENTRY_TAG);
+			out->at = (uint32_t)(key - code->start);
+			out->size = (uint32_t)code->size;
+		} else {
 			return 0;
-		out->code = (const sw_code_info *)(uintptr_t)((uintptr_t)c->table + BT_TABLE_TAG);
-		out->index[0] = (uint8_t)c->index;
-		out->index[1] = (uint8_t)(c->index >> 8);
-		out->index[2] = (uint8_t)(c->index >> 16);
+		}
 	}
 	out->cfa_offset = cfa_offset;
 	out->bits = (uint8_t)((cfa_reg == a->fp_reg ? BT_CFA_IS_FP : 0) |
@@ -214,7 +224,7 @@ static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, str
 		return 1;
 	}
 	offset = ra - code->start;
-	br = swi_body_rule_of(it, code, &saved);
+	br = swi_body_rule_of(code, &saved);
 	if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2)) {
 		int fp_saved = 0;
 		int32_t fp_offset = 0;
@@ -274,7 +284,7 @@ static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, 
 	} else if (swi_return_unknown(it, ip)) {
 		memset(&fresh, 0, sizeof fresh);
 		fresh.ra = ip;
-		fresh.next = &cache->rule[BT_SENTINEL];
+		fresh.next = BT_SENTINEL;
 		fresh.bits = BT_UNKNOWN;
 		cache->unknown[slot >> 6] |= bit;
 	} else {
@@ -287,15 +297,15 @@ static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, 
 
 /*
  * Where the loop is: the frame about to be stepped (QUICKUNWIND: IP, SP,
- * FP), and `code`, that of the last frame stepped (NULL: a code table's
- * function, looked up again by bt_commit), `native` whether that code is
- * native.  No register locations: nothing sw_backtrace gives shows them.
+ * FP), and `code`, that of the last frame stepped (as its rule keeps
+ * it, made the iterator's again by bt_commit), `native` whether that code
+ * is native.  No register locations: nothing sw_backtrace gives shows them.
  */
 struct bt_state {
 	uint64_t ip, sp, fp;
 	int fp_valid;
 	int native;
-	const sw_code_info *code;
+	const void *code;               /* as a rule keeps it (struct bt_rule), or the iterator's */
 	const struct bt_rule *rule;     /* the rule code came from, if the table still holds it */
 };
 
@@ -355,7 +365,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 	unsigned special = BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | u2m;
 	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL;
 	/* Kept apart: filling a slot may overwrite the rule prev_q points at. */
-	const sw_code_info *code = s->code;
+	const void *code = s->code;
 	unsigned native = s->native ? BT_NATIVE : 0;
 
 	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
@@ -374,7 +384,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				break;
 			/* Learn the successor: next time this path is tried first. */
 			if (prev_q)
-				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
+				((struct bt_rule *)(uintptr_t)prev_q)->next = (uint16_t)(found - cache->rule);
 			q = found;
 		}
 		if (SWI_UNLIKELY(q->bits & special)) {
@@ -402,7 +412,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
 				prev_q = q;
-				q = q->next;
+				q = &cache->rule[q->next];
 				continue;
 			}
 		}
@@ -436,7 +446,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 		sp = cfa;
 		fp = new_fp;
 		prev_q = q;
-		q = q->next;
+		q = &cache->rule[q->next];
 	}
 	s->ip = ip, s->sp = sp, s->fp = fp;
 	s->fp_valid = fp_valid;
@@ -448,9 +458,9 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 
 /*
  * Make the code of the last frame stepped, at last_ip (exact: the seed),
- * the iterator's.  s->code is its rule's: an entry, or a tagged code
- * table; then the function is copied from the table again by the index
- * in q, the rule, when q still holds it (filling a slot may have
+ * the iterator's.  s->code is the iterator's own, or its rule's: a
+ * tagged entry or code table; then the method is copied out again from
+ * what q, the rule, kept, when q still holds it (filling a slot may have
  * replaced it), and looked up again otherwise.  0 if it is not found
  * (it cannot be: the map's version has not moved since the rule was
  * made).
@@ -458,17 +468,21 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 static int bt_set_code(struct swi_iter *it, const struct bt_state *s, const struct bt_rule *q,
                        uint64_t last_ip, int exact)
 {
-	const sw_code_info *code = s->code;
+	const void *code = s->code;
+	uintptr_t tag = (uintptr_t)code & BT_TAGS;
 
-	if (!((uintptr_t)code & BT_TABLE_TAG)) {
+	if (!tag) {
 		swi_set_code(it, code);
 		return 1;
 	}
 	if (q && q->code == code && q->ra == last_ip) {
-		swi_code_table_info((const struct swi_code_table *)(uintptr_t)((uintptr_t)code - BT_TABLE_TAG),
-		                    (uint32_t)q->index[0] | (uint32_t)q->index[1] << 8 |
-		                    (uint32_t)q->index[2] << 16,
-		                    &it->code_copy);
+		const void *from = (const void *)((uintptr_t)code - tag);
+
+		if (tag == BT_TABLE_TAG)
+			swi_code_table_info(from, q->at, &it->code_copy);
+		else
+			swi_codemap_entry_copy(it->thread->codemap, from, last_ip - q->at, q->size,
+			                       &it->code_copy);
 		it->code = &it->code_copy.info;
 		return 1;
 	}

@@ -59,6 +59,7 @@
 #include "codemap_retire.h"
 #include "codemap_page.h"
 #include "codemap_table.h"
+#include "codemap_shapes.h"
 
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
@@ -107,6 +108,7 @@ struct sw_codemap {
 	atomic_uint_fast64_t additions;
 	unsigned unpolled;              /* writes since the last reclamation poll (writer lock) */
 	struct swi_slab slab;           /* entries and page nodes (writer lock) */
+	struct swi_shapes shapes;       /* the methods' body-rule shapes (added under the writer lock) */
 	struct swi_retirer retire;      /* what writers unlinked (writer lock) */
 	pthread_mutex_t lock;           /* serializes writers */
 	sw_codemap_observer *observers; /* under lock (codemap_observer.c) */
@@ -136,12 +138,6 @@ static size_t page_hash(const struct codemap_table *t, uint64_t page)
 }
 
 /* ---- memory ---- */
-
-/* The bytes of entry `e` (swi_slab_alloc's size). */
-static size_t entry_size(const struct codemap_entry *e)
-{
-	return sizeof(*e) + sizeof(e->body_saved[0]) * e->body.nsaved + e->info.unwind_size;
-}
 
 static void entry_free(sw_codemap *map, struct codemap_entry *e)
 {
@@ -220,12 +216,60 @@ static const struct swi_code_table *tables_find(const struct codemap_tables *l, 
 	return ip - l->t[lo]->lo < l->t[lo]->hi - l->t[lo]->lo ? l->t[lo] : NULL;
 }
 
+/*
+ * Method `e`, [start, start + size), copied out with its body rule: the
+ * entry keeps only what its items and shape do not (codemap_page.h).
+ */
+static void entry_copy(const sw_codemap *map, const struct codemap_entry *e, uint64_t start,
+                       uint64_t size, struct swi_code_copy *out)
+{
+	uint32_t bits = e->bits, shape = bits & CODEMAP_ENTRY_SHAPE;
+
+	out->info.method = e->method;
+	out->info.start = start;
+	out->info.size = size;
+	out->info.unwind = entry_blob(e);
+	out->info.unwind_size = e->unwind_size;
+	out->info.flags = (bits >> CODEMAP_ENTRY_FLAG_SHIFT) & CODEMAP_ENTRY_FLAG_MASK;
+	out->info.parent = entry_parent(e);
+	out->body = &out->rule;
+	out->entry = e;
+	out->index = SWI_COPY_ENTRY;
+	if (!shape) {
+		out->rule = swi_no_body_rule;
+		out->saved = NULL;
+		return;
+	}
+	{
+		const struct swi_shape *sh = swi_shapes_get(&map->shapes, shape - 1);
+
+		out->rule = sh->rule;
+		out->saved = sh->saved;
+	}
+	if (bits & CODEMAP_ENTRY_RUNS) {
+		uint32_t w[4];
+
+		memcpy(w, entry_runs(e), sizeof w);
+		out->rule.lo = w[0], out->rule.hi = w[1], out->rule.lo2 = w[2], out->rule.hi2 = w[3];
+	} else {
+		out->rule.lo = e->run[0], out->rule.hi = e->run[1];
+		out->rule.lo2 = out->rule.hi2 = 0;
+	}
+}
+
+void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
+                            uint64_t size, struct swi_code_copy *out)
+{
+	entry_copy(map, entry, start, size, out);
+}
+
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
                                        struct swi_code_copy *scratch)
 {
 	const struct codemap_tables *l;
 	const struct codemap_table *t;
 	const struct codemap_page *p;
+	int32_t end;
 	long i;
 
 	if (SWI_UNLIKELY(!map))
@@ -250,11 +294,16 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
 	if (!p)
 		return NULL;
 	i = page_search(p, rel);
+	if (i < 0)
+		return NULL;
 	/* Relaxed: a removal stores nothing the reader must see besides end
 	 * itself; the entry stays valid as long as the read section lasts. */
-	if (i < 0 || rel >= atomic_load_explicit(&p->item[i].end, memory_order_relaxed))
+	end = atomic_load_explicit(&p->item[i].end, memory_order_relaxed);
+	if (rel >= end)
 		return NULL;
-	return &p->item[i].entry->info;
+	entry_copy(map, p->item[i].entry, (p->page << CODEMAP_PAGE_SHIFT) + (uint64_t)(int64_t)p->item[i].start,
+	           (uint64_t)((int64_t)end - p->item[i].start), scratch);
+	return &scratch->info;
 }
 
 uint64_t swi_codemap_version(const sw_codemap *map)
@@ -451,34 +500,49 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 	return SW_OK;
 }
 
-/* A new entry from the slab.  Writer lock held. */
+/*
+ * A new entry from the slab for `info`, whose body rule check_info read.
+ * Writer lock held.  A shape the store cannot keep (full, or out of
+ * memory) leaves the method without a body rule: its frames are then
+ * decoded from the blob, as for a blob that has none.
+ */
 static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info,
                                        const struct swu_body_rule *body, const uint32_t *saved)
 {
+	uint32_t bits = info->flags << CODEMAP_ENTRY_FLAG_SHIFT, shape;
+	const uint32_t run[4] = { body->lo, body->hi, body->lo2, body->hi2 };
 	struct codemap_entry *e;
-	uint8_t *blob;
+	size_t head = CODEMAP_ENTRY_HEAD;
+	uint8_t *at;
 
-	e = swi_slab_alloc(&map->slab, CODEMAP_SLAB_ENTRY, sizeof(*e) + sizeof(saved[0]) * body->nsaved +
-	                   info->unwind_size);
+	if (body->lo < body->hi && swi_shapes_intern(&map->shapes, body, saved, &shape) == SW_OK) {
+		bits |= shape + 1;
+		if ((run[0] | run[1]) > 0xffff || run[2] != run[3])
+			bits |= CODEMAP_ENTRY_RUNS;
+	}
+	if (info->parent)
+		bits |= CODEMAP_ENTRY_PARENT;
+	head += (bits & CODEMAP_ENTRY_PARENT) ? sizeof(void *) : 0;
+	head += (bits & CODEMAP_ENTRY_RUNS) ? sizeof run : 0;
+	e = swi_slab_alloc(&map->slab, CODEMAP_SLAB_ENTRY, head + info->unwind_size);
 	if (!e)
 		return NULL;
-	blob = (uint8_t *)(e->body_saved + body->nsaved);
-	memcpy(blob, info->unwind, info->unwind_size);
-	memcpy(e->body_saved, saved, sizeof(saved[0]) * body->nsaved);
-	e->body = *body;
-	e->info = *info;
-	e->info.unwind = blob;
+	e->method = info->method;
+	e->unwind_size = info->unwind_size;
+	e->bits = bits;
+	e->run[0] = (bits & CODEMAP_ENTRY_RUNS) ? 0 : (uint16_t)run[0];
+	e->run[1] = (bits & CODEMAP_ENTRY_RUNS) ? 0 : (uint16_t)run[1];
+	at = (uint8_t *)e + CODEMAP_ENTRY_HEAD;
+	if (bits & CODEMAP_ENTRY_PARENT) {
+		memcpy(at, &info->parent, sizeof(void *));
+		at += sizeof(void *);
+	}
+	if (bits & CODEMAP_ENTRY_RUNS) {
+		memcpy(at, run, sizeof run);
+		at += sizeof run;
+	}
+	memcpy(at, info->unwind, info->unwind_size);
 	return e;
-}
-
-const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
-                                                  const uint32_t **saved)
-{
-	const struct codemap_entry *e = (const struct codemap_entry *)(const void *)
-		((const char *)info - offsetof(struct codemap_entry, info));
-
-	*saved = e->body_saved;
-	return &e->body;
 }
 
 /* Allocate an array for `n` nodes: `small` if it fits. */
@@ -518,10 +582,10 @@ static int tables_overlap(const sw_codemap *map, uint64_t start, uint64_t end)
 	return lo > 0 && l->t[lo - 1]->hi > start;
 }
 
-/* Add `e` under the writer lock. */
-static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
+/* Add method `m` under the writer lock. */
+static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 {
-	uint64_t start = e->info.start, end = start + e->info.size;
+	uint64_t start = m->start, end = m->end;
 	uint64_t first = page_of(start), pages = page_of(end - 1) - first + 1;
 	const struct codemap_page *small[CODEMAP_SMALL_SPAN], **fresh;
 	struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_relaxed);
@@ -562,7 +626,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 
 		if (swi_codemap_page_can_append(fresh[k], page_rel(first + k, start)))
 			continue;
-		copy = swi_codemap_page_with(&map->slab, fresh[k], first + k, e);
+		copy = swi_codemap_page_with(&map->slab, fresh[k], first + k, m);
 		if (!copy) {
 			for (uint64_t j = 0; j < k; j++)
 				if (fresh[j] != table_find(t, first + j))
@@ -577,7 +641,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_entry *e)
 		const struct codemap_page *cur = table_find(t, first + k);
 
 		if (fresh[k] == cur)
-			swi_codemap_page_append((struct codemap_page *)cur, e);
+			swi_codemap_page_append((struct codemap_page *)cur, m);
 		else
 			table_install(map, fresh[k], first + k);
 	}
@@ -607,14 +671,25 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	pthread_mutex_lock(&map->lock);
 	swi_retire_drain(&map->retire);
 	e = entry_new(map, info, &body, saved);
-	st = e ? add_locked(map, e) : SW_E_NOMEM;
+	if (e) {
+		const struct codemap_span m = { info->start, info->start + info->size, e };
+
+		st = add_locked(map, &m);
+	} else {
+		st = SW_E_NOMEM;
+	}
 	if (st != SW_OK && e)
 		entry_free(map, e);     /* never published */
 	poll = count_write(map);
 	if (poll)
 		swi_retire_flush(&map->retire);
-	if (st == SW_OK)
-		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &e->info);
+	if (st == SW_OK && map->observers) {
+		/* The method as a lookup gives it: with the map's copy of the blob. */
+		sw_code_info added = *info;
+
+		added.unwind = entry_blob(e);
+		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &added);
+	}
 	pthread_mutex_unlock(&map->lock);
 	/* Opportunistic reclamation of earlier removals; never waits. */
 	if (poll)
@@ -914,6 +989,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	atomic_init(&map->additions, 0);
 	map->unpolled = 0;
 	swi_slab_init(&map->slab);
+	swi_shapes_init(&map->shapes);
 	swi_retire_init(&map->retire, &map->epoch, release_retired, map);
 	map->observers = NULL;
 	*out = map;
@@ -950,6 +1026,7 @@ SW_API void sw_codemap_destroy(sw_codemap *map)
 	/* The tables are their owners'; only the list is the map's. */
 	free((struct codemap_tables *)atomic_load_explicit(&map->tables, memory_order_relaxed));
 	swi_slab_destroy(&map->slab);
+	swi_shapes_destroy(&map->shapes);
 	pthread_mutex_destroy(&map->lock);
 	free(map);
 }

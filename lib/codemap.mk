@@ -1,6 +1,9 @@
 # The code map (IP -> method) and the epoch-based reclamation it reads under.
 libstackwalk_core_la_SOURCES += \
 	lib/codemap.c \
+	lib/codemap_shapes.h \
+	lib/codemap_shapes.c \
+	lib/body_shape.h \
 	lib/epoch.h \
 	lib/epoch.c
 

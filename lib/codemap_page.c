@@ -32,16 +32,15 @@ int swi_codemap_page_can_append(const struct codemap_page *p, int32_t start)
 	return n < p->cap && (n == 0 || p->item[n - 1].start < start);
 }
 
-void swi_codemap_page_append(struct codemap_page *p, const struct codemap_entry *e)
+void swi_codemap_page_append(struct codemap_page *p, const struct codemap_span *m)
 {
 	uint32_t n = page_count(p);
 	struct codemap_item *it = &p->item[n];
 
 	/* No reader looks past the count: the item is ours until it rises. */
-	it->start = page_rel(p->page, e->info.start);
-	atomic_store_explicit(&it->end, page_rel(p->page, e->info.start + e->info.size),
-	                      memory_order_relaxed);
-	it->entry = e;
+	it->start = page_rel(p->page, m->start);
+	atomic_store_explicit(&it->end, page_rel(p->page, m->end), memory_order_relaxed);
+	it->entry = m->entry;
 	atomic_store_explicit(&p->n, n + 1, memory_order_release);
 }
 
@@ -63,11 +62,11 @@ static uint32_t copy_live(struct codemap_item *to, const struct codemap_item *fr
 }
 
 struct codemap_page *swi_codemap_page_with(struct swi_slab *slab, const struct codemap_page *old,
-                                           uint64_t page, const struct codemap_entry *e)
+                                           uint64_t page, const struct codemap_span *m)
 {
 	uint32_t n = old ? page_count(old) - old->dead : 0;
 	struct codemap_page *p = page_new(slab, page, n + 1);
-	int32_t start = page_rel(page, e->info.start);
+	int32_t start = page_rel(page, m->start);
 	uint32_t at;
 
 	if (!p)
@@ -80,8 +79,8 @@ struct codemap_page *swi_codemap_page_with(struct swi_slab *slab, const struct c
 		at--;
 	}
 	p->item[at].start = start;
-	atomic_init(&p->item[at].end, page_rel(page, e->info.start + e->info.size));
-	p->item[at].entry = e;
+	atomic_init(&p->item[at].end, page_rel(page, m->end));
+	p->item[at].entry = m->entry;
 	return p;
 }
 

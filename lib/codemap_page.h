@@ -11,7 +11,9 @@
 #define SW_LIB_CODEMAP_PAGE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stackwalk/codemap.h>
 #include "swu_format.h"
 #include "codemap_slab.h"
@@ -19,13 +21,75 @@
 #define CODEMAP_PAGE_SHIFT 12
 #define CODEMAP_PAGE_MASK  ((1 << CODEMAP_PAGE_SHIFT) - 1)
 /*
- * A registered method.  Immutable once published; the map owns the blob,
- * which follows the body rule's saved[] in the same allocation.
+ * A registered method.  Immutable once published; the map owns it.
+ *
+ * It keeps only what its page items (below) and its shape (the body
+ * rule's shape, codemap_shapes.h, kept once per map) do not: a lookup
+ * copies the method out into an sw_code_info and its body rule
+ * (swi_codemap_lookup), with the start and size from the item it found.
+ * So a method costs this header, its blob and a 16-byte item in each page
+ * it spans, where an sw_code_info, a body rule and saved[] cost 100 bytes
+ * and more.
+ *
+ * The header ends at CODEMAP_ENTRY_HEAD, before sizeof's padding.  What
+ * follows it, in this order, unaligned: the parent's handle when
+ * CODEMAP_ENTRY_PARENT, the body rule's lo, hi, lo2 and hi2 as 32 bits
+ * when CODEMAP_ENTRY_RUNS, then the blob.  A JIT's blob has one run of
+ * offsets below 64 KiB (the body between its prolog and first epilog), so
+ * run[] holds it.
  */
 struct codemap_entry {
-	sw_code_info info;              /* info.unwind points at the blob */
-	struct swu_body_rule body;      /* pre-decoded rule of the body (swu_format.h) */
-	uint32_t body_saved[];          /* body.nsaved of them, then the blob */
+	void *method;
+	uint32_t unwind_size;           /* the blob's bytes */
+	uint32_t bits;                  /* shape, SW_CODE_* flags, what follows (CODEMAP_ENTRY_*) */
+	uint16_t run[2];                /* the body rule's lo and hi, unless RUNS */
+};
+
+#define CODEMAP_ENTRY_HEAD (offsetof(struct codemap_entry, run) + sizeof(((struct codemap_entry *)0)->run))
+
+#define CODEMAP_ENTRY_SHAPE      0x00ffffffu    /* the shape's number + 1; 0: no body rule */
+#define CODEMAP_ENTRY_FLAG_SHIFT 24             /* SW_CODE_* in bits 24-29 */
+#define CODEMAP_ENTRY_FLAG_MASK  0x3fu
+#define CODEMAP_ENTRY_RUNS       (UINT32_C(1) << 30)    /* a second run, or an offset above 0xffff */
+#define CODEMAP_ENTRY_PARENT     (UINT32_C(1) << 31)    /* a parent handle follows */
+
+_Static_assert((SW_CODE_FUNCLET | SW_CODE_FILTER | SW_CODE_NATIVE | SW_CODE_ANALYZED |
+                SW_CODE_SIGNAL_TRAMPOLINE | SW_CODE_OUTERMOST) <= CODEMAP_ENTRY_FLAG_MASK,
+               "every SW_CODE_* flag fits the entry's bits");
+
+/* The parent handle, or NULL. */
+static inline void *entry_parent(const struct codemap_entry *e)
+{
+	void *parent = NULL;
+
+	if (e->bits & CODEMAP_ENTRY_PARENT)
+		memcpy(&parent, (const uint8_t *)e + CODEMAP_ENTRY_HEAD, sizeof parent);
+	return parent;
+}
+
+/* The four offsets, when CODEMAP_ENTRY_RUNS. */
+static inline const uint8_t *entry_runs(const struct codemap_entry *e)
+{
+	return (const uint8_t *)e + CODEMAP_ENTRY_HEAD +
+	       ((e->bits & CODEMAP_ENTRY_PARENT) ? sizeof(void *) : 0);
+}
+
+/* The blob. */
+static inline const uint8_t *entry_blob(const struct codemap_entry *e)
+{
+	return entry_runs(e) + ((e->bits & CODEMAP_ENTRY_RUNS) ? 4 * sizeof(uint32_t) : 0);
+}
+
+/* The bytes of entry `e` (its slab size). */
+static inline size_t entry_size(const struct codemap_entry *e)
+{
+	return (size_t)(entry_blob(e) - (const uint8_t *)e) + e->unwind_size;
+}
+
+/* A method as page nodes list it: [start, end) and its entry. */
+struct codemap_span {
+	uint64_t start, end;
+	const struct codemap_entry *entry;
 };
 
 /*
@@ -152,18 +216,18 @@ static inline long page_search(const struct codemap_page *p, int32_t addr)
  * and entries come from `slab`.
  */
 
-/* swi_codemap_page_with - a copy of `old` (NULL: an empty page) with `e`
+/* swi_codemap_page_with - a copy of `old` (NULL: an empty page) with `m`
  * inserted in order and without old's dead items; NULL if out of memory. */
 struct codemap_page *swi_codemap_page_with(struct swi_slab *slab, const struct codemap_page *old,
-                                           uint64_t page, const struct codemap_entry *e);
+                                           uint64_t page, const struct codemap_span *m);
 
 /* swi_codemap_page_can_append - whether a method starting at `start`
  * (relative to the page) can be appended to `p` in place. */
 int swi_codemap_page_can_append(const struct codemap_page *p, int32_t start);
 
-/* swi_codemap_page_append - append `e` to `p` (can_append said yes) and
+/* swi_codemap_page_append - append `m` to `p` (can_append said yes) and
  * publish it. */
-void swi_codemap_page_append(struct codemap_page *p, const struct codemap_entry *e);
+void swi_codemap_page_append(struct codemap_page *p, const struct codemap_span *m);
 
 /* swi_codemap_page_overlaps - whether [start, end) overlaps a live method
  * listed in `p`. */

@@ -100,10 +100,21 @@ struct swi_code_copy {
 	sw_code_info info;
 	const struct swu_body_rule *body;       /* &rule, or a rule that outlives the copy */
 	const uint32_t *saved;
-	const struct swi_code_table *table;     /* where it came from: function `index` */
+	/*
+	 * Where it came from: code table `table`'s function `index`, or, when
+	 * index is SWI_COPY_ENTRY, the map's entry of a method (codemap.c);
+	 * NULL for neither (the iterator's frame-pointer stand-in).
+	 */
+	union {
+		const struct swi_code_table *table;
+		const void *entry;
+	};
 	uint32_t index;
 	struct swu_body_rule rule;      /* the shape with its blob's offsets */
 };
+
+/* No function index reaches it: a table spans at most 4 GiB - 1 (swi_code_table_check). */
+#define SWI_COPY_ENTRY UINT32_MAX
 
 /* *dst = *src, body pointing at dst's own rule when src's did at its. */
 static inline void swi_code_copy_assign(struct swi_code_copy *dst, const struct swi_code_copy *src)
@@ -124,6 +135,15 @@ long swi_code_table_find(const struct swi_code_table *t, uint64_t ip);
 
 /* swi_code_table_size - function i's size: its blob's code size (0: bad blob). */
 uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i);
+
+/*
+ * swi_codemap_entry_copy - the method of code-map entry `entry` (a copy's
+ * entry field), [start, start + size), into *out, as a lookup gives it.
+ * For a copy made again while the entry is known to be registered
+ * (backtrace.c).  Async-signal-safe.
+ */
+void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
+                            uint64_t size, struct swi_code_copy *out);
 
 /* swi_code_table_info - function i's sw_code_info and body rule, into *out. */
 void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *out);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "body_shape.h"
 #include "codemap_table.h"
 
 /* A distinct blob: where the owner has it, its size, its place in the table. */
@@ -39,24 +40,10 @@ static uint32_t fn_bits(uint32_t flags)
 
 /* ---- body rules: offsets per blob, shapes once ---- */
 
-/* A body rule's shape: all but the offsets it covers, saved[] included. */
-static uint64_t shape_hash(const struct swu_body_rule *br, const uint32_t *saved)
-{
-	uint64_t h = 1469598103934665603ull;
-	const uint8_t *p = (const uint8_t *)br;
-
-	for (size_t i = 0; i < sizeof *br; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	for (unsigned i = 0; i < br->nsaved; i++)
-		h = (h ^ saved[i]) * 1099511628211ull;
-	return h;
-}
-
 static int same_shape(const struct swi_code_table_store *s, uint32_t id,
                       const struct swu_body_rule *br, const uint32_t *saved)
 {
-	return !memcmp(&s->shape[id], br, sizeof *br) &&
-	       !memcmp(s->saved + s->saved_at[id], saved, sizeof(saved[0]) * br->nsaved);
+	return swi_body_shape_same(&s->shape[id], s->saved + s->saved_at[id], br, saved);
 }
 
 /* Keep `br` (its offsets 0) with its saved[] as a new shape. */
@@ -108,7 +95,7 @@ static sw_status make_body_rules(struct swi_code_table_store *s, const uint8_t *
 			memset(&br, 0, sizeof br);
 		s->runs[i] = (struct swi_body_runs){ br.lo, br.hi, br.lo2, br.hi2, 0 };
 		br.lo = br.hi = br.lo2 = br.hi2 = 0;
-		for (k = shape_hash(&br, saved) & (cap - 1); slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
+		for (k = swi_body_shape_hash(&br, saved) & (cap - 1); slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
 			if (same_shape(s, slot[k], &br, saved))
 				break;
 		if (slot[k] == UINT32_MAX) {

@@ -673,7 +673,7 @@ const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
 
 	if (!code || (code->flags & SW_CODE_OUTERMOST))
 		return NULL;
-	*br = swi_body_rule_of(it, code, saved);
+	*br = swi_body_rule_of(code, saved);
 	offset = (uint32_t)(ip - code->start);
 	if (!((offset >= (*br)->lo && offset < (*br)->hi) || (offset >= (*br)->lo2 && offset < (*br)->hi2)))
 		return NULL;
@@ -794,12 +794,18 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
 	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
 		return 0;
-	/* A code table's function is a copy the next lookup may overwrite: keep one. */
-	if (!swi_code_is_entry(it, code)) {
-		swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
-		code = &it->rules[slot].copy.info;
-		br = it->rules[slot].copy.body;
+	/*
+	 * The code found is a copy the next lookup may overwrite: the slot
+	 * keeps one.  The current frame's code may be the slot's old one
+	 * (fast_step does not copy it out): it moves to code_copy first.
+	 */
+	if (it->code == &it->rules[slot].copy.info) {
+		swi_code_copy_assign(&it->code_copy, &it->rules[slot].copy);
+		it->code = &it->code_copy.info;
 	}
+	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
+	code = &it->rules[slot].copy.info;
+	br = it->rules[slot].copy.body;
 	it->rules[slot].ra = ip;
 	it->rules[slot].code = code;
 	it->rules[slot].br = br;
@@ -851,9 +857,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	}
 	fast_caller_becomes_current(rd, run);
 	run->trust = run->caller_trust;
-	/* A copy in rules[] may be refilled while this frame is current: it->code keeps its own. */
-	swi_set_code(it, code);
-	code = it->code;
+	/* Not copied out: fast_rule_fill moves it before it refills the slot. */
+	it->code = code;
 	run->from_native = (uint8_t)native;
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */

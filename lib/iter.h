@@ -96,10 +96,11 @@ struct swi_iter {
 	/*
 	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
 	 * methods (recursion, loops of calls); a hit skips the code map's
-	 * hash probe and search.  The entries stay valid for the whole walk:
-	 * it holds a read section.  A code table's function has no entry:
-	 * code then points at the copy beside it, which the next miss into
-	 * that slot overwrites (swi_set_code copies it out).
+	 * hash probe and search.  code points at the copy beside it (a lookup
+	 * copies a method or a table's function out), which the next miss
+	 * into that slot overwrites (swi_set_code copies it out); what the
+	 * copy points at (the blob, the shape) stays valid for the whole
+	 * walk: it holds a read section.
 	 */
 	struct {
 		uint64_t start, size;
@@ -118,7 +119,7 @@ struct swi_iter {
 		const sw_code_info *code;
 		const struct swu_body_rule *br;
 		const uint32_t *saved;
-		struct swi_code_copy copy;      /* code points here for a code table's function */
+		struct swi_code_copy copy;      /* code points here */
 	} rules[SWI_RULES];
 };
 
@@ -127,11 +128,6 @@ struct swi_iter {
 /* Hard bound on the work one walk may do, whatever the stack holds. */
 #define SWI_MAX_STEPS (1u << 21)
 
-/*
- * The body rule (swu_format.h) of an entry swi_codemap_lookup returned,
- * and its saved[] array; lo == hi when it has none (codemap.c).  Only for
- * an entry (swi_code_is_entry), never for a copy or the iterator's fp.info.
- */
 /*
  * The map's version: it grows with every method removed, and starts at a
  * value no other map of the process had.  Read inside a read section, an
@@ -158,10 +154,6 @@ uint64_t swi_codemap_additions(const sw_codemap *map);
  */
 int swi_return_unknown(struct swi_iter *it, uint64_t ip);
 
-struct swu_body_rule;
-const struct swu_body_rule *swi_codemap_body_rule(const sw_code_info *info,
-                                                  const uint32_t **saved);
-
 /*
  * The code a return address goes back to, as the walk finds it, when the
  * fast paths may step into it: found (a signal trampoline is not), not a
@@ -185,14 +177,16 @@ const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
 const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
 
 /*
- * Whether `code` (from the walk's lookups) is a code-map entry, valid for
- * the whole read section, with a body rule (swi_codemap_body_rule); not a
- * copy of a code table's function or the frame-pointer stand-in, both of
- * which live in the iterator.
+ * Whether `code` is a copy in recent[] (iter.c: cached_lookup), which the
+ * next lookup may overwrite.  Every code the walk finds is a copy in the
+ * iterator (codemap.c copies methods out, codemap_table.c functions):
+ * there, in rules[] (which only fast_rule_fill writes, and it keeps the
+ * current frame's), in code_copy, or the frame-pointer stand-in fp.
  */
-static inline int swi_code_is_entry(const struct swi_iter *it, const sw_code_info *code)
+static inline int swi_code_in_recent(const struct swi_iter *it, const sw_code_info *code)
 {
-	return (const char *)code < (const char *)it || (const char *)code >= (const char *)(it + 1);
+	return (const char *)code >= (const char *)it->recent &&
+	       (const char *)code < (const char *)(it->recent + SWI_RECENT);
 }
 
 /*
@@ -201,7 +195,7 @@ static inline int swi_code_is_entry(const struct swi_iter *it, const sw_code_inf
  */
 static inline void swi_set_code(struct swi_iter *it, const sw_code_info *code)
 {
-	if (code && !swi_code_is_entry(it, code) && code != &it->fp.info && code != &it->code_copy.info) {
+	if (code && swi_code_in_recent(it, code)) {
 		swi_code_copy_assign(&it->code_copy, (const struct swi_code_copy *)(const void *)code);
 		code = &it->code_copy.info;
 	}
@@ -209,17 +203,14 @@ static inline void swi_set_code(struct swi_iter *it, const sw_code_info *code)
 }
 
 /*
- * The body rule of code the walk found, and its saved[]: an entry's, or
- * the one beside a copy (lo == hi when there is none).
+ * The body rule of code the walk found, and its saved[]: the one beside
+ * its copy (lo == hi when there is none).
  */
-static inline const struct swu_body_rule *swi_body_rule_of(const struct swi_iter *it,
-                                                           const sw_code_info *code,
+static inline const struct swu_body_rule *swi_body_rule_of(const sw_code_info *code,
                                                            const uint32_t **saved)
 {
 	const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
 
-	if (swi_code_is_entry(it, code))
-		return swi_codemap_body_rule(code, saved);
 	*saved = c->saved;
 	return c->body;
 }

@@ -133,7 +133,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 		st = sw_swu_decode(code->unwind, code->unwind_size, offset, &rule);
 	} else {
 		const uint32_t *saved;
-		const struct swu_body_rule *br = swi_body_rule_of(it, code, &saved);
+		const struct swu_body_rule *br = swi_body_rule_of(code, &saved);
 
 		if ((offset >= br->lo && offset < br->hi) || (offset >= br->lo2 && offset < br->hi2))
 		{

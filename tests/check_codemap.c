@@ -20,6 +20,8 @@
 #include "internal.h"
 #include "codemap_table.h"
 #include "codemap_slab.h"
+#include "codemap_shapes.h"
+#include "swu_format.h"
 
 /* ---- helpers ---- */
 
@@ -966,6 +968,197 @@ START_TEST(test_signal_reader)
 }
 END_TEST
 
+/* ---- compact entries: what a lookup copies out is what was registered ---- */
+
+/* A blob of `size` bytes of code: push rbp; mov rbp, rsp; sub rsp, frame; no epilog when frame is 0. */
+static size_t frame_blob(uint8_t *out, size_t cap, uint32_t size, uint32_t frame)
+{
+	sw_swu_builder *b;
+	size_t len = 0;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_set_frame(b, 4, SW_X64_RBP, 0), SW_OK);
+	if (frame)
+		ck_assert_int_eq(sw_swu_alloc_stack(b, 8, frame), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 8), SW_OK);
+	if (frame) {
+		ck_assert_int_eq(sw_swu_epilog_begin(b, size - 6), SW_OK);
+		ck_assert_int_eq(sw_swu_free_stack(b, size - 2, frame), SW_OK);
+		ck_assert_int_eq(sw_swu_pop_reg(b, size - 1, SW_X64_RBP), SW_OK);
+		ck_assert_int_eq(sw_swu_epilog_end(b, size), SW_OK);
+	}
+	ck_assert_int_eq(sw_swu_finish(b, size, out, cap, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	return len;
+}
+
+/* A row blob (as imported CFI) whose body rule has two runs: an early return at 20. */
+static size_t two_run_blob(uint8_t *out, size_t cap, uint32_t size)
+{
+	sw_swu_builder *b;
+	size_t len = 0;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 1, 16), SW_OK);
+	ck_assert_int_eq(sw_swu_saved_at(b, 1, SW_X64_RBP, -16), SW_OK);
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 20, 8), SW_OK);
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 21, 16), SW_OK);
+	ck_assert_int_eq(sw_swu_def_cfa_offset(b, size - 1, 8), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, size, out, cap, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	return len;
+}
+
+/* Register `ci`, look it up inside a read section and check every field and the body rule. */
+static void expect_copied_out(sw_codemap *map, const sw_code_info *ci)
+{
+	struct swu_body_rule want;
+	uint32_t want_saved[SWU_BODY_MAX_SAVED];
+	struct swi_code_copy scratch;
+	const sw_code_info *got;
+	unsigned token;
+
+	ck_assert_int_eq(sw_codemap_add(map, ci), SW_OK);
+	ck_assert_int_eq(swu_validate_body_rule(ci->unwind, ci->unwind_size, &want, want_saved), SW_OK);
+	token = sw_codemap_read_begin(map);
+	got = swi_codemap_lookup(map, ci->start + ci->size - 1, &scratch);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_ptr_eq(got->method, ci->method);
+	ck_assert_ptr_eq(got->parent, ci->parent);
+	ck_assert_uint_eq(got->start, ci->start);
+	ck_assert_uint_eq(got->size, ci->size);
+	ck_assert_uint_eq(got->flags, ci->flags);
+	ck_assert_uint_eq(got->unwind_size, ci->unwind_size);
+	ck_assert_int_eq(memcmp(got->unwind, ci->unwind, ci->unwind_size), 0);
+	ck_assert_ptr_nonnull(scratch.entry);
+	ck_assert_uint_eq(scratch.index, SWI_COPY_ENTRY);
+	if (want.lo >= want.hi) {
+		ck_assert_uint_eq(scratch.body->lo, scratch.body->hi);
+	} else {
+		struct swu_body_rule a = *scratch.body, b = want;
+
+		ck_assert_uint_eq(a.lo, b.lo);
+		ck_assert_uint_eq(a.hi, b.hi);
+		ck_assert_uint_eq(a.lo2, b.lo2);
+		ck_assert_uint_eq(a.hi2, b.hi2);
+		ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
+		ck_assert_int_eq(memcmp(scratch.saved, want_saved, sizeof(want_saved[0]) * want.nsaved), 0);
+	}
+	sw_codemap_read_end(map, token);
+	ck_assert_int_eq(sw_codemap_remove(map, ci->start), SW_OK);
+}
+
+START_TEST(test_compact_entries)
+{
+	static uint8_t small[256], big[256], none[256], runs[256];
+	sw_codemap *map = new_map();
+	uint64_t at = 0x7000000000ull;
+	struct swu_body_rule br;
+	uint32_t saved[SWU_BODY_MAX_SAVED];
+	sw_code_info ci = { .method = (void *)0x1234 };
+
+	/* The common case: one run below 64 KiB, in the header's 16-bit run[]. */
+	ci.unwind = small, ci.unwind_size = (uint32_t)frame_blob(small, sizeof small, 0x200, 0x40);
+	ci.start = at, ci.size = 0x200;
+	/* Every SW_CODE_* flag, with and without a parent. */
+	for (uint32_t flags = 0; flags <= (SW_CODE_FUNCLET | SW_CODE_FILTER | SW_CODE_NATIVE | SW_CODE_ANALYZED |
+	                                    SW_CODE_SIGNAL_TRAMPOLINE | SW_CODE_OUTERMOST); flags++) {
+		ci.flags = flags;
+		ci.parent = (flags & 1) ? (void *)(uintptr_t)(0x9000 + flags) : NULL;
+		expect_copied_out(map, &ci);
+	}
+	ci.flags = 0, ci.parent = NULL;
+	/* A body past 64 KiB: the offsets follow the header as 32 bits. */
+	ci.unwind = big, ci.unwind_size = (uint32_t)frame_blob(big, sizeof big, 0x30000, 0);
+	ci.size = 0x30000;
+	ck_assert_int_eq(swu_validate_body_rule(big, ci.unwind_size, &br, saved), SW_OK);
+	ck_assert_uint_gt(br.hi, 0xffff);
+	expect_copied_out(map, &ci);
+	ci.parent = (void *)0x77;
+	expect_copied_out(map, &ci);
+	/* Two runs with the same rule (an early return): the 32-bit offsets too. */
+	ci.unwind = runs, ci.unwind_size = (uint32_t)two_run_blob(runs, sizeof runs, 0x80);
+	ci.size = 0x80;
+	ck_assert_int_eq(swu_validate_body_rule(runs, ci.unwind_size, &br, saved), SW_OK);
+	ck_assert_uint_lt(br.lo2, br.hi2);
+	expect_copied_out(map, &ci);
+	/* No body rule at all: no shape; the walk decodes the blob. */
+	{
+		sw_swu_builder *b;
+		size_t len = 0;
+
+		ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+		/* Body ops (arguments pushed for a call) leave a blob without one. */
+		ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+		ck_assert_int_eq(sw_swu_end_prolog(b, 1), SW_OK);
+		ck_assert_int_eq(sw_swu_push_args(b, 4, 16), SW_OK);
+		ck_assert_int_eq(sw_swu_pop_args(b, 8, 16), SW_OK);
+		ck_assert_int_eq(sw_swu_finish(b, 0x10, none, sizeof none, &len), SW_OK);
+		sw_swu_builder_destroy(b);
+		ck_assert_int_eq(swu_validate_body_rule(none, len, &br, saved), SW_OK);
+		ck_assert_uint_ge(br.lo, br.hi);
+		ci.unwind = none, ci.unwind_size = (uint32_t)len, ci.size = 0x10;
+		expect_copied_out(map, &ci);
+	}
+	/* Many frame sizes: as many shapes, each method still gets its own. */
+	for (uint32_t k = 1; k <= 300; k++) {
+		uint8_t one[256];
+
+		ci.unwind = one, ci.unwind_size = (uint32_t)frame_blob(one, sizeof one, 0x100, 8 * k);
+		ci.size = 0x100, ci.start = at + 0x100000 + k * 0x100;
+		expect_copied_out(map, &ci);
+	}
+	ck_assert_uint_eq(sw_codemap_count(map), 0);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(test_shapes)
+{
+	struct swi_shapes s;
+	struct swu_body_rule br = { .arch = SW_ARCH_X64, .cfa_reg = 6, .nsaved = 2, .saved_mask = 0x41 };
+	uint32_t saved[2] = { 0x1000 | 6, 0x2000 };
+	uint32_t id, again;
+
+	swi_shapes_init(&s);
+	/* The offsets do not make a shape; everything else does. */
+	for (int32_t k = 0; k < 5000; k++) {
+		br.cfa_offset = 16 + 8 * k;
+		br.lo = (uint32_t)k, br.hi = (uint32_t)k + 10;
+		ck_assert_int_eq(swi_shapes_intern(&s, &br, saved, &id), SW_OK);
+		ck_assert_uint_eq(id, (uint32_t)k);
+	}
+	for (int32_t k = 4999; k >= 0; k--) {
+		const struct swi_shape *sh;
+
+		br.cfa_offset = 16 + 8 * k;
+		br.lo = 99, br.hi = 200, br.lo2 = 300, br.hi2 = 400;
+		ck_assert_int_eq(swi_shapes_intern(&s, &br, saved, &again), SW_OK);
+		ck_assert_uint_eq(again, (uint32_t)k);
+		sh = swi_shapes_get(&s, again);
+		ck_assert_int_eq(sh->rule.cfa_offset, br.cfa_offset);
+		ck_assert_uint_eq(sh->rule.lo | sh->rule.hi | sh->rule.lo2 | sh->rule.hi2, 0);
+		ck_assert_int_eq(memcmp(sh->saved, saved, sizeof saved), 0);
+	}
+	/* saved[] is part of the shape. */
+	saved[1] = 0x3000;
+	ck_assert_int_eq(swi_shapes_intern(&s, &br, saved, &id), SW_OK);
+	ck_assert_uint_eq(id, 5000);
+	/* A full store says so and keeps what it has. */
+	{
+		uint32_t n = s.n;
+
+		s.n = SWI_SHAPES_MAX;
+		br.cfa_offset = -8;
+		ck_assert_int_eq(swi_shapes_intern(&s, &br, saved, &id), SW_E_LIMIT);
+		s.n = n;
+	}
+	ck_assert_uint_gt(s.bytes, 5000 * sizeof(struct swi_shape));
+	swi_shapes_destroy(&s);
+}
+END_TEST
+
 static Suite *codemap_suite(void)
 {
 	Suite *s = suite_create("codemap");
@@ -984,6 +1177,8 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_append_in_place);
 	tcase_add_test(tc, test_entry_reuse);
 	tcase_add_test(tc, test_slab);
+	tcase_add_test(tc, test_compact_entries);
+	tcase_add_test(tc, test_shapes);
 	suite_add_tcase(s, tc);
 
 	/* Generous limits: sanitizer and valgrind runs are many times slower;
