@@ -60,6 +60,7 @@
 #include "codemap_page.h"
 #include "codemap_table.h"
 #include "codemap_shapes.h"
+#include "codemap_validated.h"
 
 #define CODEMAP_MIN_SLOTS  16           /* smallest table, a power of two */
 /* Nodes on the stack for the pages of one add or remove; more go to the heap. */
@@ -492,7 +493,7 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 	/* The contract is one code for a bad blob, whatever the validator's
 	 * finer diagnosis (truncated, a limit exceeded, ...); sw_swu_validate
 	 * itself gives that to callers who want it. */
-	if (swu_validate_body_rule(info->unwind, info->unwind_size, body, saved) != SW_OK)
+	if (swi_validate_cached(info->unwind, info->unwind_size, body, saved) != SW_OK)
 		return SW_E_BADMETA;
 	/* No body rule is no loss: the walk then decodes every frame. */
 	if (body->lo >= body->hi)

@@ -3,6 +3,8 @@ libstackwalk_core_la_SOURCES += \
 	lib/codemap.c \
 	lib/codemap_shapes.h \
 	lib/codemap_shapes.c \
+	lib/codemap_validated.h \
+	lib/codemap_validated.c \
 	lib/body_shape.h \
 	lib/epoch.h \
 	lib/epoch.c

@@ -85,6 +85,15 @@ sw_status swi_shapes_intern(struct swi_shapes *s, const struct swu_body_rule *br
 	sw_status st;
 
 	shape.lo = shape.hi = shape.lo2 = shape.hi2 = 0;
+	/* A JIT registers runs of methods with one shape: one compare, no hash. */
+	if (s->last) {
+		const struct swi_shape *old = swi_shapes_get(s, s->last - 1);
+
+		if (swi_body_shape_same(&old->rule, old->saved, &shape, saved)) {
+			*id = s->last - 1;
+			return SW_OK;
+		}
+	}
 	hash = swi_body_shape_hash(&shape, saved);
 	if (s->index_cap) {
 		for (k = (uint32_t)hash & (s->index_cap - 1); s->index[k]; k = (k + 1) & (s->index_cap - 1)) {
@@ -92,6 +101,7 @@ sw_status swi_shapes_intern(struct swi_shapes *s, const struct swu_body_rule *br
 
 			if (swi_body_shape_same(&old->rule, old->saved, &shape, saved)) {
 				*id = s->index[k] - 1;
+				s->last = *id + 1;
 				return SW_OK;
 			}
 		}
@@ -112,5 +122,6 @@ sw_status swi_shapes_intern(struct swi_shapes *s, const struct swu_body_rule *br
 	sh->saved = copy;
 	index_place(s->index, s->index_cap, hash, s->n);
 	*id = s->n++;
+	s->last = s->n;
 	return SW_OK;
 }

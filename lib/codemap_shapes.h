@@ -37,6 +37,7 @@ struct swi_shape {
 struct swi_shapes {
 	struct swi_shape *chunk[SWI_SHAPE_CHUNKS];
 	uint32_t n;                     /* shapes kept (writer only) */
+	uint32_t last;                  /* the number intern gave last, + 1 (writer only): tried first */
 	/* Writer only: open addressing over shape numbers + 1 (0: empty), by hash. */
 	uint32_t *index;
 	uint32_t index_cap;             /* a power of two, or 0 */

@@ -21,6 +21,7 @@
 #include "codemap_table.h"
 #include "codemap_slab.h"
 #include "codemap_shapes.h"
+#include "codemap_validated.h"
 #include "swu_format.h"
 
 /* ---- helpers ---- */
@@ -1159,6 +1160,80 @@ START_TEST(test_shapes)
 }
 END_TEST
 
+/* The cache of validated blobs gives what the validator gives, and never passes a bad blob. */
+static void expect_same_validation(const uint8_t *b, uint32_t size)
+{
+	struct swu_body_rule want, got;
+	uint32_t want_saved[SWU_BODY_MAX_SAVED], got_saved[SWU_BODY_MAX_SAVED];
+	sw_status st = swu_validate_body_rule(b, size, &want, want_saved);
+
+	/* Twice: the first may fill the cache, the second may hit it. */
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(swi_validate_cached(b, size, &got, got_saved), st);
+		if (st != SW_OK)
+			continue;
+		ck_assert_int_eq(memcmp(&got, &want, sizeof got), 0);
+		ck_assert_int_eq(memcmp(got_saved, want_saved, sizeof(got_saved[0]) * want.nsaved), 0);
+	}
+}
+
+START_TEST(test_validated_cache)
+{
+	uint8_t good[256], bad[256];
+	size_t len;
+
+	/* Blobs of many sizes and shapes, some sharing the cache's slots. */
+	for (uint32_t frame = 0; frame <= 64; frame += 8)
+		for (uint32_t size = 0x40; size <= 0x60; size += 4) {
+			len = frame_blob(good, sizeof good, size, frame);
+			expect_same_validation(good, (uint32_t)len);
+		}
+	/* A blob one byte off a cached one, of the same size, is validated again. */
+	len = frame_blob(good, sizeof good, 0x80, 16);
+	expect_same_validation(good, (uint32_t)len);
+	for (size_t i = 0; i < len; i++)
+		for (unsigned bit = 0; bit < 8; bit++) {
+			memcpy(bad, good, len);
+			bad[i] ^= (uint8_t)(1u << bit);
+			expect_same_validation(bad, (uint32_t)len);
+			expect_same_validation(good, (uint32_t)len);
+		}
+	/* Cut short: a prefix of a cached blob is not the blob. */
+	for (size_t cut = 0; cut < len; cut++)
+		expect_same_validation(good, (uint32_t)cut);
+	/* Larger than the cache keeps, and many saved registers: validated each time. */
+	{
+		sw_swu_builder *b;
+		/* arm64 saves many: fp and lr, x19-x28, d8-d15, in pairs. */
+		static const unsigned pairs[][2] = {
+			{ SW_ARM64_FP, SW_ARM64_LR }, { SW_ARM64_X19, SW_ARM64_X20 },
+			{ SW_ARM64_X21, SW_ARM64_X22 }, { SW_ARM64_X23, SW_ARM64_X24 },
+			{ SW_ARM64_X25, SW_ARM64_X26 }, { SW_ARM64_X27, SW_ARM64_X28 },
+			{ SW_ARM64_D8, SW_ARM64_D9 }, { SW_ARM64_D10, SW_ARM64_D11 },
+			{ SW_ARM64_D12, SW_ARM64_D13 }, { SW_ARM64_D14, SW_ARM64_D15 },
+		};
+		struct swu_body_rule br;
+		uint32_t saved[SWU_BODY_MAX_SAVED], at = 0;
+
+		ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_ARM64), SW_OK);
+		for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+			ck_assert_msg(sw_swu_push_reg_pair(b, at += 4, pairs[k][0], pairs[k][1], 16) == SW_OK,
+			              "pair %zu", k);
+		ck_assert_int_eq(sw_swu_end_prolog(b, at), SW_OK);
+		/* GC slots make the blob larger than the cache keeps. */
+		for (int32_t slot = 0; slot < 24; slot++)
+			ck_assert_int_eq(sw_swu_gc_stack_slot(b, -8 * (slot + 21), 0, 0x100, 0x300), SW_OK);
+		ck_assert_int_eq(sw_swu_finish(b, 0x400, good, sizeof good, &len), SW_OK);
+		sw_swu_builder_destroy(b);
+		ck_assert_uint_gt(len, SWI_VALIDATED_BLOB);
+		ck_assert_int_eq(swu_validate_body_rule(good, len, &br, saved), SW_OK);
+		ck_assert_uint_gt(br.nsaved, SWI_VALIDATED_SAVED);
+		expect_same_validation(good, (uint32_t)len);
+		expect_same_validation(good, (uint32_t)len - 1);
+	}
+}
+END_TEST
+
 static Suite *codemap_suite(void)
 {
 	Suite *s = suite_create("codemap");
@@ -1179,6 +1254,7 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_slab);
 	tcase_add_test(tc, test_compact_entries);
 	tcase_add_test(tc, test_shapes);
+	tcase_add_test(tc, test_validated_cache);
 	suite_add_tcase(s, tc);
 
 	/* Generous limits: sanitizer and valgrind runs are many times slower;

@@ -372,31 +372,85 @@ static struct map_result maps[NMAPS];
 static uint8_t blobs[NBLOB][64];
 static size_t blob_len[NBLOB];
 
+/* push rbp; mov rbp, rsp; push rbx; sub rsp, 24 ... add rsp, 24; pop rbx; pop rbp; ret, in `size` bytes */
+static int make_blob(uint32_t size, uint8_t *out, size_t cap, size_t *len)
+{
+	sw_swu_builder *b;
+	int ok;
+
+	if (sw_swu_builder_create(&b, SW_ARCH_X64) != SW_OK)
+		return -1;
+	ok = sw_swu_push_reg(b, 1, SW_X64_RBP) == SW_OK &&
+	     sw_swu_set_frame(b, 4, SW_X64_RBP, 0) == SW_OK &&
+	     sw_swu_push_reg(b, 5, SW_X64_RBX) == SW_OK &&
+	     sw_swu_alloc_stack(b, 9, 24) == SW_OK &&
+	     sw_swu_end_prolog(b, 9) == SW_OK &&
+	     sw_swu_epilog_begin(b, size - 7) == SW_OK &&
+	     sw_swu_free_stack(b, size - 3, 24) == SW_OK &&
+	     sw_swu_pop_reg(b, size - 2, SW_X64_RBX) == SW_OK &&
+	     sw_swu_pop_reg(b, size - 1, SW_X64_RBP) == SW_OK &&
+	     sw_swu_epilog_end(b, size) == SW_OK &&
+	     sw_swu_finish(b, size, out, cap, len) == SW_OK;
+	sw_swu_builder_destroy(b);
+	return ok ? 0 : -1;
+}
+
 static int make_blobs(void)
 {
-	for (unsigned k = 0; k < NBLOB; k++) {
-		sw_swu_builder *b;
-
-		if (sw_swu_builder_create(&b, SW_ARCH_X64) != SW_OK)
+	for (unsigned k = 0; k < NBLOB; k++)
+		if (make_blob(64 * (k + 1), blobs[k], sizeof blobs[k], &blob_len[k]) != 0)
 			return -1;
-		/* push rbp; mov rbp, rsp; push rbx; sub rsp, 24 ... pop rbx; pop rbp; ret */
-		if (sw_swu_push_reg(b, 1, SW_X64_RBP) != SW_OK ||
-		    sw_swu_set_frame(b, 4, SW_X64_RBP, 0) != SW_OK ||
-		    sw_swu_push_reg(b, 5, SW_X64_RBX) != SW_OK ||
-		    sw_swu_alloc_stack(b, 9, 24) != SW_OK ||
-		    sw_swu_end_prolog(b, 9) != SW_OK ||
-		    sw_swu_epilog_begin(b, 64 * (k + 1) - 7) != SW_OK ||
-		    sw_swu_free_stack(b, 64 * (k + 1) - 3, 24) != SW_OK ||
-		    sw_swu_pop_reg(b, 64 * (k + 1) - 2, SW_X64_RBX) != SW_OK ||
-		    sw_swu_pop_reg(b, 64 * (k + 1) - 1, SW_X64_RBP) != SW_OK ||
-		    sw_swu_epilog_end(b, 64 * (k + 1)) != SW_OK ||
-		    sw_swu_finish(b, 64 * (k + 1), blobs[k], sizeof blobs[k], &blob_len[k]) != SW_OK) {
-			sw_swu_builder_destroy(b);
-			return -1;
-		}
-		sw_swu_builder_destroy(b);
-	}
 	return 0;
+}
+
+/*
+ * Registration when blobs differ from one method to the next: methods of
+ * 64 to 256 bytes in random order, each size with its own blob, so that
+ * the cache of validated blobs (lib/codemap_validated.h) seldom helps and
+ * nearly every blob is validated.  Not a goal: it shows what the cache
+ * is worth.
+ */
+#define NSIZES 193
+static double distinct_add_per_s;
+
+static void bench_distinct_adds(unsigned n)
+{
+	static uint8_t sized[NSIZES][64];
+	static size_t sized_len[NSIZES];
+	uint64_t at = 0x600000000000ull, x = 88172645463325252ull, t0;
+	unsigned rounds = g.quick ? 1 : 3;
+
+	for (unsigned k = 0; k < NSIZES; k++)
+		if (make_blob(64 + k, sized[k], sizeof sized[k], &sized_len[k]) != 0) {
+			g.failed = 1;
+			return;
+		}
+	for (unsigned r = 0; r < rounds; r++) {
+		sw_codemap *map;
+		double rate;
+
+		if (sw_codemap_create(&map) != SW_OK) {
+			g.failed = 1;
+			return;
+		}
+		t0 = bench_now_ns();
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k;
+			sw_code_info m;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			k = (unsigned)(x % NSIZES);
+			m = (sw_code_info){ .method = (void *)(uintptr_t)(i + 1), .start = at, .size = 64 + k,
+			                    .unwind = sized[k], .unwind_size = (uint32_t)sized_len[k] };
+			at += m.size;
+			if (sw_codemap_add(map, &m) != SW_OK)
+				g.failed = 1;
+		}
+		rate = n / ((double)(bench_now_ns() - t0) / 1e9);
+		if (rate > distinct_add_per_s)
+			distinct_add_per_s = rate;
+		sw_codemap_destroy(map);
+	}
 }
 
 /* Bytes malloc has handed out: from its heap and, for large blocks, mapped apart. */
@@ -838,6 +892,8 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < NMAPS && (!*only || !strcmp(only, "map")); i++)
 		bench_map(&maps[i], map_sizes[i]);
+	if (!*only || !strcmp(only, "map"))
+		bench_distinct_adds(map_sizes[NMAPS - 1]);
 	if (*only && strcmp(only, "size"))
 		goto report;
 	if (!*only)
@@ -861,6 +917,8 @@ report:
 	for (unsigned i = 0; i < NMAPS; i++)
 		printf("          %9u %12.1f %12.3g %12.3g %14.1f\n", maps[i].n, maps[i].lookup_ns,
 		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method);
+	printf("registration with blobs of %u code sizes in random order (1M methods): %.3g/s\n",
+	       NSIZES, distinct_add_per_s);
 	printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
 	       libgcc_lookup_ns);
 	printf("\nSWU size: %10s %10s %10s %10s %10s %10s %10s  %s\n", "eh_frame", "eh_hdr", "swu",
@@ -895,6 +953,7 @@ report:
 	goal("libgcc lookup (100k functions) / code map lookup (100k)",
 	     ratio(libgcc_lookup_ns, m100k->lookup_ns), ">=", 100, "");
 	goal("registration, methods per second (1M methods)", m1m->add_per_s, ">=", 5e6, "/s");
+	info("registration, blobs of 193 code sizes in random order (1M)", distinct_add_per_s);
 	goal("removal, methods per second (1M methods)", m1m->remove_per_s, ">=", 5e6, "/s");
 	for (unsigned i = 0; i < 2; i++) {
 		char what[128];
