@@ -4,6 +4,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "codemap_slab.h"
 
 /*
@@ -19,11 +20,22 @@
 #endif
 #ifdef SLAB_ASAN
 #include <sanitizer/asan_interface.h>
+#include <sanitizer/lsan_interface.h>
 #define slab_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
 #define slab_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/*
+ * LeakSanitizer looks for pointers in malloc's blocks, not in our mappings,
+ * yet a mapped block may hold the only pointer to a malloc'd object (the
+ * list of blocks itself runs through them): without this, a map alive at
+ * exit would report its malloc'd blocks as leaked.
+ */
+#define slab_root(p, n)     __lsan_register_root_region((p), (n))
+#define slab_unroot(p, n)   __lsan_unregister_root_region((p), (n))
 #else
 #define slab_poison(p, n)   ((void)(p), (void)(n))
 #define slab_unpoison(p, n) ((void)(p), (void)(n))
+#define slab_root(p, n)     ((void)(p), (void)(n))
+#define slab_unroot(p, n)   ((void)(p), (void)(n))
 #endif
 
 /* A block's header; its objects follow. */
@@ -34,6 +46,16 @@ struct swi_slab_block {
 
 _Static_assert(sizeof(struct swi_slab_block) % SWI_SLAB_GRAIN == 0,
                "objects after the header keep their alignment");
+/* A block's size says where it came from: blocks from malloc, doubled only
+ * until one object fits, never outgrow SWI_SLAB_LAST_BLOCK. */
+_Static_assert(SWI_SLAB_MAX + sizeof(struct swi_slab_block) <= SWI_SLAB_LAST_BLOCK &&
+               SWI_SLAB_LAST_BLOCK < SWI_SLAB_HUGE_BLOCK,
+               "no block from malloc is as large as a mapped one");
+
+static int block_is_mapped(const struct swi_slab_block *b)
+{
+	return b->size == SWI_SLAB_HUGE_BLOCK;
+}
 
 void swi_slab_init(struct swi_slab *s)
 {
@@ -44,6 +66,8 @@ void swi_slab_init(struct swi_slab *s)
 	s->blocks = NULL;
 	s->next_block = SWI_SLAB_FIRST_BLOCK;
 	s->live = 0;
+	s->held = 0;
+	s->mapped = 0;
 }
 
 void swi_slab_destroy(struct swi_slab *s)
@@ -52,7 +76,12 @@ void swi_slab_destroy(struct swi_slab *s)
 		struct swi_slab_block *next = s->blocks->next;
 
 		slab_unpoison(s->blocks, s->blocks->size);
-		free(s->blocks);
+		if (block_is_mapped(s->blocks)) {
+			slab_unroot(s->blocks, SWI_SLAB_HUGE_BLOCK);
+			munmap(s->blocks, SWI_SLAB_HUGE_BLOCK);
+		} else {
+			free(s->blocks);
+		}
 		s->blocks = next;
 	}
 	swi_slab_init(s);
@@ -74,18 +103,51 @@ static void push_free(struct swi_slab *s, unsigned kind, void *p, size_t rounded
 	slab_poison(p, rounded);
 }
 
+/*
+ * A SWI_SLAB_HUGE_BLOCK block aligned to its size, so that the kernel can
+ * back it with one huge page, or NULL.  mmap aligns only to pages: map
+ * twice the size and unmap what lies outside the aligned middle.
+ */
+static struct swi_slab_block *map_huge_block(void)
+{
+	const size_t huge = SWI_SLAB_HUGE_BLOCK;
+	char *p = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *aligned;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+	if (aligned > p)
+		munmap(p, (size_t)(aligned - p));
+	if (aligned + huge < p + 2 * huge)
+		munmap(aligned + huge, (size_t)(p + 2 * huge - (aligned + huge)));
+#ifdef MADV_HUGEPAGE
+	/* Only a hint: where THP is off, the block is simply 4 KiB pages. */
+	madvise(aligned, huge, MADV_HUGEPAGE);
+#endif
+	slab_root(aligned, huge);
+	return (struct swi_slab_block *)aligned;
+}
+
 /* Start a new block for an object of `rounded` bytes; 0 or -1. */
 static int new_block(struct swi_slab *s, size_t rounded)
 {
 	size_t size = s->next_block;
-	struct swi_slab_block *b;
+	struct swi_slab_block *b = NULL;
 	size_t tail = (size_t)(s->end - s->bump);
 
-	while (size - sizeof(*b) < rounded)
-		size *= 2;
-	b = malloc(size);
-	if (!b)
-		return -1;
+	/* A large slab: huge pages pay (see codemap_slab.h); else malloc. */
+	if (s->held >= SWI_SLAB_HUGE_AFTER && (b = map_huge_block()) != NULL) {
+		size = SWI_SLAB_HUGE_BLOCK;
+		s->mapped += size;
+	} else {
+		while (size - sizeof(*b) < rounded)
+			size *= 2;
+		b = malloc(size);
+		if (!b)
+			return -1;
+	}
+	s->held += size;
 	/* The old block's tail is too small for this object, not for others. */
 	if (tail >= SWI_SLAB_GRAIN)
 		push_free(s, 0, s->bump, tail);

@@ -10,6 +10,9 @@
  *
  *   - carves objects, rounded to 8 bytes, from blocks it takes from malloc
  *     (1 KiB at first, doubling to 16 KiB, so a small map wastes little);
+ *   - once its blocks hold SWI_SLAB_HUGE_AFTER bytes, takes 2 MiB blocks
+ *     aligned to 2 MiB straight from mmap instead, and asks for transparent
+ *     huge pages on them (see below);
  *   - keeps freed objects on one list per kind and size (8, 16, ...
  *     SWI_SLAB_MAX bytes), linked through their first word, and reuses
  *     them first;
@@ -30,8 +33,24 @@
  * the caches (measured on 1M methods: with one list per size for both
  * kinds, lookups were 50% slower).
  *
+ * Why huge pages: in a map larger than the caches, a lookup is a few
+ * dependent loads at random places (the table's slot, the page node, the
+ * entry), and every one may miss the TLB, which under nested paging (a
+ * guest VM) costs more than the cache miss itself.  One 2 MiB page holds
+ * ~15k entries where a 4 KiB page holds 30, and one fault maps all of them
+ * (a fault costs thousands of cycles in a guest).  With THP in "madvise"
+ * mode (the usual default) only memory given MADV_HUGEPAGE gets them, and
+ * malloc gives none.  Small maps do not pay for it: a 2 MiB block is taken
+ * only once the slab already holds SWI_SLAB_HUGE_AFTER bytes, so at most
+ * half as much again is untouched tail in the last block, less as the map
+ * grows.  Without THP (or if mmap fails) the slab works as before, on 4 KiB
+ * pages.  Measured in a KVM guest, 1M methods (bench-walk --only map, best
+ * of 14 runs): 8x fewer page faults, registration 2.3M/s -> 3.0M/s,
+ * lookups 206 -> 196 ns (median 262 -> 227), 7 fewer resident bytes per
+ * method (no malloc header); at 100k methods, 13 more (the last block).
+ *
  * Not thread-safe: the code map calls it under its writer lock.  Nothing
- * here is on the read side.
+ * here is on the read side (so the syscalls above are allowed).
  */
 #ifndef SW_LIB_CODEMAP_SLAB_H
 #define SW_LIB_CODEMAP_SLAB_H
@@ -43,6 +62,8 @@
 #define SWI_SLAB_FIRST_BLOCK 1024
 #define SWI_SLAB_LAST_BLOCK  16384      /* at most 16 KiB unused in the last block */
 #define SWI_SLAB_KINDS       2          /* kinds of objects with lists of their own */
+#define SWI_SLAB_HUGE_BLOCK  (2u << 20) /* a mapped block: one x86-64/arm64 huge page */
+#define SWI_SLAB_HUGE_AFTER  (4u << 20) /* bytes in blocks before blocks are mapped */
 
 struct swi_slab_block;
 
@@ -53,6 +74,8 @@ struct swi_slab {
 	struct swi_slab_block *blocks;  /* every block, newest first */
 	size_t next_block;              /* bytes of the next block */
 	size_t live;                    /* objects from blocks not freed yet */
+	size_t held;                    /* bytes in every block */
+	size_t mapped;                  /* of which in blocks from mmap */
 };
 
 /* swi_slab_init - an empty slab; it allocates nothing yet. */

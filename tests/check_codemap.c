@@ -705,6 +705,57 @@ START_TEST(test_slab)
 }
 END_TEST
 
+/*
+ * Past SWI_SLAB_HUGE_AFTER bytes the slab maps 2 MiB blocks of its own:
+ * objects from them are as usable as the others, of both kinds, and every
+ * block goes back once the last object is freed (under ASan, a block left
+ * mapped or poisoned shows up as a leak or a bad access here or later).
+ */
+START_TEST(test_slab_huge_blocks)
+{
+	enum { SIZE = SWI_SLAB_MAX, N = (SWI_SLAB_HUGE_AFTER + 2 * SWI_SLAB_HUGE_BLOCK) / SIZE };
+	struct swi_slab s;
+	uint8_t **p = malloc(sizeof(*p) * N);
+	size_t k;
+
+	ck_assert_ptr_nonnull(p);
+	swi_slab_init(&s);
+	for (k = 0; k < N; k++) {
+		p[k] = swi_slab_alloc(&s, k & 1, SIZE);
+		ck_assert_ptr_nonnull(p[k]);
+		ck_assert_uint_eq((uintptr_t)p[k] % SWI_SLAB_GRAIN, 0);
+		memset(p[k], (int)(k & 0xff), SIZE);
+		/* Nothing is mapped before the threshold (small maps waste nothing). */
+		if (k < SWI_SLAB_HUGE_AFTER / SIZE / 2)
+			ck_assert_uint_eq(s.mapped, 0);
+	}
+	/* The mmap may fail (a tight RLIMIT_AS): then blocks come from malloc. */
+	ck_assert_uint_ge(s.held, (size_t)N * SIZE);
+	if (s.mapped) {
+		/* The newest block is mapped, aligned for a huge page. */
+		ck_assert_uint_ge(s.mapped, SWI_SLAB_HUGE_BLOCK);
+		ck_assert_uint_eq((uintptr_t)s.blocks % SWI_SLAB_HUGE_BLOCK, 0);
+	}
+	for (k = 0; k < N; k++)
+		ck_assert_uint_eq(p[k][0], k & 0xff);
+	/* Freed objects come back from a huge block as from any other. */
+	swi_slab_free(&s, 1, p[N - 1], SIZE);
+	ck_assert_ptr_eq(swi_slab_alloc(&s, 1, SIZE), p[N - 1]);
+	/* Freeing the last object gives every block back. */
+	for (k = 0; k < N; k++)
+		swi_slab_free(&s, k & 1, p[k], SIZE);
+	ck_assert_ptr_null(s.blocks);
+	ck_assert_uint_eq(s.held, 0);
+	ck_assert_uint_eq(s.mapped, 0);
+	/* And the slab starts over, from malloc. */
+	p[0] = swi_slab_alloc(&s, 0, 8);
+	ck_assert_ptr_nonnull(p[0]);
+	ck_assert_uint_eq(s.mapped, 0);
+	swi_slab_destroy(&s);
+	free(p);
+}
+END_TEST
+
 /* ---- concurrency: reader threads against writer threads ---- */
 
 /*
@@ -1255,6 +1306,7 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_compact_entries);
 	tcase_add_test(tc, test_shapes);
 	tcase_add_test(tc, test_validated_cache);
+	tcase_add_test(tc, test_slab_huge_blocks);
 	suite_add_tcase(s, tc);
 
 	/* Generous limits: sanitizer and valgrind runs are many times slower;

@@ -361,6 +361,7 @@ static void run_libgcc(const char *prog)
 struct map_result {
 	unsigned n;
 	double lookup_ns, add_per_s, remove_per_s, bytes_per_method;
+	double rss_per_method;          /* resident anonymous memory grown, per method */
 };
 
 static const unsigned map_sizes[] = { 1000, 10000, 100000, 1000000 };
@@ -461,6 +462,24 @@ static size_t heap_used(void)
 	return mi.uordblks + mi.hblkhd;
 }
 
+/*
+ * Resident anonymous memory: what mallinfo2 cannot see when a part of the
+ * library maps memory itself (or what malloc holds beyond what it handed
+ * out).  statm's resident minus its file-backed and shared pages.
+ */
+static size_t rss_anon(void)
+{
+	unsigned long size, resident, shared;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%lu %lu %lu", &size, &resident, &shared) == 3;
+	fclose(f);
+	return ok && resident > shared ? (size_t)(resident - shared) * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 static void bench_map_once(struct map_result *res, unsigned n);
 
 /* Each measure is the best of a few rounds (fewer for the larger maps). */
@@ -480,6 +499,7 @@ static void bench_map(struct map_result *res, unsigned n)
 		if (one.remove_per_s > res->remove_per_s)
 			res->remove_per_s = one.remove_per_s;
 		res->bytes_per_method = one.bytes_per_method;
+		res->rss_per_method = one.rss_per_method;
 		res->n = n;
 	}
 }
@@ -490,7 +510,7 @@ static void bench_map_once(struct map_result *res, unsigned n)
 	enum { NIPS = 1 << 16 };
 	static uint64_t ips[NIPS];
 	uint64_t *starts = malloc(sizeof(uint64_t) * n), at = base, x = 88172645463325252ull;
-	size_t before, blob_bytes = 0;
+	size_t before, rss_before, blob_bytes = 0;
 	sw_codemap *map;
 	sw_code_info ci;
 	double best = 1e300;
@@ -502,7 +522,14 @@ static void bench_map_once(struct map_result *res, unsigned n)
 		free(starts);
 		return;
 	}
+	/*
+	 * Touch `starts` now and hand what the last round freed back to the
+	 * system, so that the resident growth below is the map's alone.
+	 */
+	memset(starts, 0, sizeof(uint64_t) * n);
+	malloc_trim(0);
 	before = heap_used();
+	rss_before = rss_anon();
 	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n; i++) {
 		unsigned k = (i * 7u) % NBLOB;
@@ -519,6 +546,7 @@ static void bench_map_once(struct map_result *res, unsigned n)
 	}
 	res->add_per_s = n / ((double)(bench_now_ns() - t0) / 1e9);
 	res->bytes_per_method = ((double)(heap_used() - before) - (double)blob_bytes) / n;
+	res->rss_per_method = ((double)rss_anon() - (double)rss_before - (double)blob_bytes) / n;
 
 	for (unsigned i = 0; i < NIPS; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -912,11 +940,16 @@ int main(int argc, char **argv)
 report:
 	print_rows("Managed stack (toy JIT, x86-64; the stub's TransitionFrame on top)", managed, NMANAGED);
 	print_rows("Native stack (C frames; sw walks them through imported CFI)", native, BENCH_NDEPTHS);
-	printf("\nCode map: %9s %12s %12s %12s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
-	       "bytes/method");
+	printf("\nCode map: %9s %12s %12s %12s %14s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
+	       "bytes/method", "resident/meth");
 	for (unsigned i = 0; i < NMAPS; i++)
-		printf("          %9u %12.1f %12.3g %12.3g %14.1f\n", maps[i].n, maps[i].lookup_ns,
-		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method);
+		printf("          %9u %12.1f %12.3g %12.3g %14.1f %14.1f\n", maps[i].n, maps[i].lookup_ns,
+		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method,
+		       maps[i].rss_per_method);
+	printf("          (bytes/method: what malloc handed out, less the blobs; below zero once the\n"
+	       "           slab maps its own 2 MiB blocks, where the blobs then live; resident/meth:\n"
+	       "           resident anonymous memory grown, less the blobs, which sees those blocks too;\n"
+	       "           the goal takes the larger of the two)\n");
 	printf("registration with blobs of %u code sizes in random order (1M methods): %.3g/s\n",
 	       NSIZES, distinct_add_per_s);
 	printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
@@ -971,7 +1004,9 @@ report:
 		info(what, ratio((double)(sizes[i].swu + sizes[i].index + sizes[i].rules),
 		                 (double)(sizes[i].eh_frame + sizes[i].eh_frame_hdr)));
 	}
-	goal("code map bytes per method beyond the blob (1M methods)", m1m->bytes_per_method,
+	/* The larger of the two: memory mapped apart from malloc must not look free. */
+	goal("code map bytes per method beyond the blob (1M methods)",
+	     m1m->rss_per_method > m1m->bytes_per_method ? m1m->rss_per_method : m1m->bytes_per_method,
 	     "<=", 48, "bytes");
 	printf("%d of %d goals met\n", goals_met, goals_total);
 
