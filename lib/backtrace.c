@@ -46,26 +46,27 @@ enum {
  */
 struct bt_rule {
 	uint64_t ra;                    /* the key; 0 only in the sentinel */
+	const struct bt_rule *next;     /* in the same table; the sentinel when none */
 	/*
 	 * Where the code came from, for the iterator to copy it again when
 	 * the loop hands over (bt_set_code): a lookup copies methods and
 	 * functions out, and the copy does not outlive the next lookup.  A
-	 * method's entry + BT_ENTRY_TAG, its start ra - `at` and its size in
-	 * `size`; a code table's address + BT_TABLE_TAG and the function's
-	 * index in `at`.
+	 * method's entry + BT_ENTRY_TAG, and in `at` the return address's
+	 * offset in it; a code table's address + BT_TABLE_TAG, and in `at` the
+	 * function's index.
 	 */
 	const void *code;
 	int32_t cfa_offset;             /* CFA = base + cfa_offset */
 	int32_t ra_offset;              /* return address at [base + ra_offset] */
 	int32_t fp_offset;              /* saved FP at [base + fp_offset], or BT_NO_FP */
-	uint32_t at, size;
-	uint16_t next;                  /* rule[next]; BT_SENTINEL when none */
 	uint8_t bits;                   /* BT_* */
+	uint8_t at[3];                  /* little-endian */
 };
 
 #define BT_TABLE_TAG ((uintptr_t)1)
 #define BT_ENTRY_TAG ((uintptr_t)2)
 #define BT_TAGS      (BT_TABLE_TAG | BT_ENTRY_TAG)
+#define BT_MAX_AT    ((UINT32_C(1) << 24) - 1)
 
 #define BT_MAGIC 0x53574254u    /* "SWBT" */
 
@@ -78,7 +79,7 @@ struct bt_rule {
 struct bt_cache {
 	uint32_t magic;
 	unsigned flags;                 /* the walk flags the rules were made under */
-	const struct bt_cache *self;    /* where it was emptied: a copy is emptied again */
+	const struct bt_cache *self;    /* where it was emptied: a copy's `next` points elsewhere */
 	const sw_codemap *map;
 	uint64_t version;
 	uint64_t additions;             /* the map's additions when the unknown[] rules were made */
@@ -91,7 +92,6 @@ struct bt_cache {
 };
 
 _Static_assert(BT_RULES % 64 == 0, "valid[] bits");
-_Static_assert(BT_SENTINEL <= UINT16_MAX, "rule indexes fit next");
 _Static_assert(sizeof(struct bt_cache) <= sizeof(sw_backtrace_cache), "sw_backtrace_cache too small");
 _Static_assert(_Alignof(struct bt_cache) <= _Alignof(sw_backtrace_cache), "sw_backtrace_cache misaligned");
 
@@ -115,7 +115,7 @@ static void bt_reset(struct bt_cache *c, const sw_codemap *map, uint64_t version
 	c->additions = 0;
 	c->seed_valid = 0;
 	memset(&c->rule[BT_SENTINEL], 0, sizeof c->rule[BT_SENTINEL]);
-	c->rule[BT_SENTINEL].next = BT_SENTINEL;
+	c->rule[BT_SENTINEL].next = &c->rule[BT_SENTINEL];
 }
 
 SW_API void sw_backtrace_cache_init(sw_backtrace_cache *pub)
@@ -153,24 +153,26 @@ static int bt_make(const struct swi_iter *it, struct bt_cache *cache, uint64_t k
 	    (fp_saved && !from_base(cfa_offset, fp_offset, &out->fp_offset)))
 		return 0;
 	out->ra = key;
-	out->next = BT_SENTINEL;
+	out->next = &cache->rule[BT_SENTINEL];
 	/* A copy does not outlive the lookup: keep where it came from. */
 	{
 		const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
+		uint64_t at;
 
-		if (!c->table) {
+		if (!c->table)
 			return 0;       /* the frame-pointer stand-in: the generic path's */
-		} else if (c->index != SWI_COPY_ENTRY) {
+		if (c->index != SWI_COPY_ENTRY) {
 			out->code = (const void *)((uintptr_t)c->table + BT_TABLE_TAG);
-			out->at = c->index;
-			out->size = 0;
-		} else if (key - code->start <= UINT32_MAX && code->size <= UINT32_MAX) {
-			out->code = (const void *)((uintptr_t)c->entry + BT_ENTRY_TAG);
-			out->at = (uint32_t)(key - code->start);
-			out->size = (uint32_t)code->size;
+			at = c->index;
 		} else {
-			return 0;
+			out->code = (const void *)((uintptr_t)c->entry + BT_ENTRY_TAG);
+			at = key - code->start;
 		}
+		if (at > BT_MAX_AT)
+			return 0;
+		out->at[0] = (uint8_t)at;
+		out->at[1] = (uint8_t)(at >> 8);
+		out->at[2] = (uint8_t)(at >> 16);
 	}
 	out->cfa_offset = cfa_offset;
 	out->bits = (uint8_t)((cfa_reg == a->fp_reg ? BT_CFA_IS_FP : 0) |
@@ -284,7 +286,7 @@ static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, 
 	} else if (swi_return_unknown(it, ip)) {
 		memset(&fresh, 0, sizeof fresh);
 		fresh.ra = ip;
-		fresh.next = BT_SENTINEL;
+		fresh.next = &cache->rule[BT_SENTINEL];
 		fresh.bits = BT_UNKNOWN;
 		cache->unknown[slot >> 6] |= bit;
 	} else {
@@ -384,7 +386,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				break;
 			/* Learn the successor: next time this path is tried first. */
 			if (prev_q)
-				((struct bt_rule *)(uintptr_t)prev_q)->next = (uint16_t)(found - cache->rule);
+				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
 			q = found;
 		}
 		if (SWI_UNLIKELY(q->bits & special)) {
@@ -412,7 +414,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
 				prev_q = q;
-				q = &cache->rule[q->next];
+				q = q->next;
 				continue;
 			}
 		}
@@ -446,7 +448,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 		sp = cfa;
 		fp = new_fp;
 		prev_q = q;
-		q = &cache->rule[q->next];
+		q = q->next;
 	}
 	s->ip = ip, s->sp = sp, s->fp = fp;
 	s->fp_valid = fp_valid;
@@ -477,12 +479,12 @@ static int bt_set_code(struct swi_iter *it, const struct bt_state *s, const stru
 	}
 	if (q && q->code == code && q->ra == last_ip) {
 		const void *from = (const void *)((uintptr_t)code - tag);
+		uint32_t at = (uint32_t)q->at[0] | (uint32_t)q->at[1] << 8 | (uint32_t)q->at[2] << 16;
 
 		if (tag == BT_TABLE_TAG)
-			swi_code_table_info(from, q->at, &it->code_copy);
+			swi_code_table_info(from, at, &it->code_copy);
 		else
-			swi_codemap_entry_copy(it->thread->codemap, from, last_ip - q->at, q->size,
-			                       &it->code_copy);
+			swi_codemap_entry_copy(it->thread->codemap, from, last_ip - at, &it->code_copy);
 		it->code = &it->code_copy.info;
 		return 1;
 	}

@@ -168,6 +168,7 @@ static void free_tables(struct swi_epoch_node *n)
 }
 
 _Static_assert(offsetof(struct codemap_table, retire) == 0, "retire link first");
+_Static_assert(SWI_SHAPES_MAX <= CODEMAP_ENTRY_SHAPE, "a shape's number + 1 fits its bits");
 _Static_assert(offsetof(struct codemap_tables, retire) == 0, "retire link first");
 /* The slab's free lists link through an object's first word. */
 _Static_assert(sizeof(struct codemap_entry) >= sizeof(void *), "room for the slab's link");
@@ -258,10 +259,22 @@ static void entry_copy(const sw_codemap *map, const struct codemap_entry *e, uin
 	}
 }
 
-void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
-                            uint64_t size, struct swi_code_copy *out)
+/* The size of the method of `e`: its blob's code size, unless it says otherwise. */
+static uint32_t entry_method_size(const struct codemap_entry *e)
 {
-	entry_copy(map, entry, start, size, out);
+	const uint8_t *blob = entry_blob(e);
+	uint32_t size;
+
+	if (!(e->bits & CODEMAP_ENTRY_SIZE))
+		return swi_blob_code_size(blob, blob + e->unwind_size);
+	memcpy(&size, entry_size_field(e), sizeof size);
+	return size;
+}
+
+void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
+                            struct swi_code_copy *out)
+{
+	entry_copy(map, entry, start, entry_method_size(entry), out);
 }
 
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
@@ -523,7 +536,11 @@ static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info
 	}
 	if (info->parent)
 		bits |= CODEMAP_ENTRY_PARENT;
+	/* check_info bounds the size to 32 bits (SW_SWU_MAX_CODE_SIZE). */
+	if (info->size != swi_blob_code_size(info->unwind, info->unwind + info->unwind_size))
+		bits |= CODEMAP_ENTRY_SIZE;
 	head += (bits & CODEMAP_ENTRY_PARENT) ? sizeof(void *) : 0;
+	head += (bits & CODEMAP_ENTRY_SIZE) ? sizeof(uint32_t) : 0;
 	head += (bits & CODEMAP_ENTRY_RUNS) ? sizeof run : 0;
 	e = swi_slab_alloc(&map->slab, CODEMAP_SLAB_ENTRY, head + info->unwind_size);
 	if (!e)
@@ -537,6 +554,12 @@ static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info
 	if (bits & CODEMAP_ENTRY_PARENT) {
 		memcpy(at, &info->parent, sizeof(void *));
 		at += sizeof(void *);
+	}
+	if (bits & CODEMAP_ENTRY_SIZE) {
+		uint32_t size = (uint32_t)info->size;
+
+		memcpy(at, &size, sizeof size);
+		at += sizeof size;
 	}
 	if (bits & CODEMAP_ENTRY_RUNS) {
 		memcpy(at, run, sizeof run);

@@ -33,8 +33,12 @@
  *
  * The header ends at CODEMAP_ENTRY_HEAD, before sizeof's padding.  What
  * follows it, in this order, unaligned: the parent's handle when
- * CODEMAP_ENTRY_PARENT, the body rule's lo, hi, lo2 and hi2 as 32 bits
- * when CODEMAP_ENTRY_RUNS, then the blob.  A JIT's blob has one run of
+ * CODEMAP_ENTRY_PARENT, the method's size as 32 bits when
+ * CODEMAP_ENTRY_SIZE (else it is the blob's code size, as a JIT's blob
+ * describes its method exactly), the body rule's lo, hi, lo2 and hi2 as
+ * 32 bits when CODEMAP_ENTRY_RUNS, then the blob.  (The size serves a
+ * copy made from the entry alone, entry_method_size; a lookup takes it
+ * from the item it found.)  A JIT's blob has one run of
  * offsets below 64 KiB (the body between its prolog and first epilog), so
  * run[] holds it.
  */
@@ -47,7 +51,8 @@ struct codemap_entry {
 
 #define CODEMAP_ENTRY_HEAD (offsetof(struct codemap_entry, run) + sizeof(((struct codemap_entry *)0)->run))
 
-#define CODEMAP_ENTRY_SHAPE      0x00ffffffu    /* the shape's number + 1; 0: no body rule */
+#define CODEMAP_ENTRY_SHAPE      0x003fffffu    /* the shape's number + 1; 0: no body rule */
+#define CODEMAP_ENTRY_SIZE       (UINT32_C(1) << 22)    /* the size is not the blob's code size */
 #define CODEMAP_ENTRY_FLAG_SHIFT 24             /* SW_CODE_* in bits 24-29 */
 #define CODEMAP_ENTRY_FLAG_MASK  0x3fu
 #define CODEMAP_ENTRY_RUNS       (UINT32_C(1) << 30)    /* a second run, or an offset above 0xffff */
@@ -67,11 +72,17 @@ static inline void *entry_parent(const struct codemap_entry *e)
 	return parent;
 }
 
-/* The four offsets, when CODEMAP_ENTRY_RUNS. */
-static inline const uint8_t *entry_runs(const struct codemap_entry *e)
+/* The size, when CODEMAP_ENTRY_SIZE. */
+static inline const uint8_t *entry_size_field(const struct codemap_entry *e)
 {
 	return (const uint8_t *)e + CODEMAP_ENTRY_HEAD +
 	       ((e->bits & CODEMAP_ENTRY_PARENT) ? sizeof(void *) : 0);
+}
+
+/* The four offsets, when CODEMAP_ENTRY_RUNS. */
+static inline const uint8_t *entry_runs(const struct codemap_entry *e)
+{
+	return entry_size_field(e) + ((e->bits & CODEMAP_ENTRY_SIZE) ? sizeof(uint32_t) : 0);
 }
 
 /* The blob. */

@@ -2,7 +2,7 @@
  * codemap_shapes.h (internal) - the body-rule shapes of a code map's
  * methods, each kept once (body_shape.h says what a shape is).
  *
- * A method's entry names its shape by a 24-bit number instead of holding
+ * A method's entry names its shape by a number instead of holding
  * a 40-byte body rule and its saved[]: with a JIT's few prologs, a million
  * methods share a few hundred shapes.  The store only grows while the map
  * lives, so a number stays valid as long as any entry can hold it, and a
@@ -26,7 +26,7 @@
 
 #define SWI_SHAPE_CHUNK0  16
 #define SWI_SHAPE_CHUNKS  17                    /* enough for SWI_SHAPES_MAX */
-#define SWI_SHAPES_MAX    ((uint32_t)SWI_SHAPE_CHUNK0 << (SWI_SHAPE_CHUNKS - 1))
+#define SWI_SHAPES_MAX    ((uint32_t)SWI_SHAPE_CHUNK0 << (SWI_SHAPE_CHUNKS - 1))    /* 2^20 */
 
 /* A shape: the rule with its offsets 0, and its saved[]. */
 struct swi_shape {

@@ -6,35 +6,11 @@
 
 const struct swu_body_rule swi_no_body_rule;
 
-/*
- * A blob's code size: the fourth field of every SWU header (magic,
- * version and arch, flags, code size: swu(5)).  0 when the bytes end
- * first; the map checked every blob when the table was registered.
- */
-static uint32_t blob_code_size(const uint8_t *p, const uint8_t *end)
-{
-	uint32_t v = 0;
-
-	if (end - p < 3)
-		return 0;
-	p += 2;
-	while (*p & 0x80)               /* the flags: one byte today, skipped as a varint */
-		if (++p == end)
-			return 0;
-	p++;
-	for (unsigned shift = 0; p < end && shift < 32; shift += 7, p++) {
-		v |= (uint32_t)(*p & 0x7f) << shift;
-		if (!(*p & 0x80))
-			return v;
-	}
-	return 0;
-}
-
 uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i)
 {
 	uint32_t b = t->fn[i].blob & SWI_TABLE_BLOB_MASK;
 
-	return blob_code_size(t->bytes + t->blob_at[b], t->bytes + t->blob_at[b + 1]);
+	return swi_blob_code_size(t->bytes + t->blob_at[b], t->bytes + t->blob_at[b + 1]);
 }
 
 long swi_code_table_find(const struct swi_code_table *t, uint64_t ip)

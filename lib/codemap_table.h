@@ -124,6 +124,30 @@ static inline void swi_code_copy_assign(struct swi_code_copy *dst, const struct 
 		dst->body = &dst->rule;
 }
 
+/*
+ * A blob's code size: the fourth field of every SWU header (magic,
+ * version and arch, flags, code size: swu(5)).  0 when the bytes end
+ * first; for blobs the map validated when they were registered.
+ */
+static inline uint32_t swi_blob_code_size(const uint8_t *p, const uint8_t *end)
+{
+	uint32_t v = 0;
+
+	if (end - p < 3)
+		return 0;
+	p += 2;
+	while (*p & 0x80)               /* the flags: one byte today, skipped as a varint */
+		if (++p == end)
+			return 0;
+	p++;
+	for (unsigned shift = 0; p < end && shift < 32; shift += 7, p++) {
+		v |= (uint32_t)(*p & 0x7f) << shift;
+		if (!(*p & 0x80))
+			return v;
+	}
+	return 0;
+}
+
 /* The body rule of code with none (lo == hi). */
 extern const struct swu_body_rule swi_no_body_rule;
 
@@ -138,12 +162,12 @@ uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i);
 
 /*
  * swi_codemap_entry_copy - the method of code-map entry `entry` (a copy's
- * entry field), [start, start + size), into *out, as a lookup gives it.
+ * entry field), which starts at `start`, into *out, as a lookup gives it.
  * For a copy made again while the entry is known to be registered
  * (backtrace.c).  Async-signal-safe.
  */
 void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
-                            uint64_t size, struct swi_code_copy *out);
+                            struct swi_code_copy *out);
 
 /* swi_code_table_info - function i's sw_code_info and body rule, into *out. */
 void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *out);

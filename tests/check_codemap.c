@@ -1097,6 +1097,16 @@ static void expect_copied_out(sw_codemap *map, const sw_code_info *ci)
 		ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
 		ck_assert_int_eq(memcmp(scratch.saved, want_saved, sizeof(want_saved[0]) * want.nsaved), 0);
 	}
+	/* A copy made again from the entry alone (sw_backtrace's hand-over) is the same. */
+	{
+		struct swi_code_copy again;
+
+		swi_codemap_entry_copy(map, scratch.entry, ci->start, &again);
+		ck_assert_int_eq(memcmp(&again.info, &scratch.info, sizeof again.info), 0);
+		ck_assert_int_eq(memcmp(&again.rule, &scratch.rule, sizeof again.rule), 0);
+		ck_assert_ptr_eq(again.saved, scratch.saved);
+		ck_assert_ptr_eq(again.body, &again.rule);
+	}
 	sw_codemap_read_end(map, token);
 	ck_assert_int_eq(sw_codemap_remove(map, ci->start), SW_OK);
 }
@@ -1121,6 +1131,13 @@ START_TEST(test_compact_entries)
 		expect_copied_out(map, &ci);
 	}
 	ci.flags = 0, ci.parent = NULL;
+	/* A size other than the blob's code size (longer, shorter), with and without a parent. */
+	for (unsigned k = 0; k < 4; k++) {
+		ci.size = (k & 1) ? 0x1000 : 0x100;
+		ci.parent = (k & 2) ? (void *)0x55 : NULL;
+		expect_copied_out(map, &ci);
+	}
+	ci.parent = NULL;
 	/* A body past 64 KiB: the offsets follow the header as 32 bits. */
 	ci.unwind = big, ci.unwind_size = (uint32_t)frame_blob(big, sizeof big, 0x30000, 0);
 	ci.size = 0x30000;
@@ -1128,6 +1145,10 @@ START_TEST(test_compact_entries)
 	ck_assert_uint_gt(br.hi, 0xffff);
 	expect_copied_out(map, &ci);
 	ci.parent = (void *)0x77;
+	expect_copied_out(map, &ci);
+	ci.size = 0x30010;      /* and a size of its own between them */
+	expect_copied_out(map, &ci);
+	ci.parent = NULL;
 	expect_copied_out(map, &ci);
 	/* Two runs with the same rule (an early return): the 32-bit offsets too. */
 	ci.unwind = runs, ci.unwind_size = (uint32_t)two_run_blob(runs, sizeof runs, 0x80);
