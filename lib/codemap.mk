@@ -5,6 +5,8 @@ libstackwalk_core_la_SOURCES += \
 	lib/codemap_shapes.c \
 	lib/codemap_validated.h \
 	lib/codemap_validated.c \
+	lib/huge_pages.h \
+	lib/huge_pages.c \
 	lib/body_shape.h \
 	lib/epoch.h \
 	lib/epoch.c

@@ -4,8 +4,8 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include "codemap_slab.h"
+#include "huge_pages.h"
 
 /*
  * Under AddressSanitizer, memory not handed out is poisoned, so that a use
@@ -20,22 +20,11 @@
 #endif
 #ifdef SLAB_ASAN
 #include <sanitizer/asan_interface.h>
-#include <sanitizer/lsan_interface.h>
 #define slab_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
 #define slab_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-/*
- * LeakSanitizer looks for pointers in malloc's blocks, not in our mappings,
- * yet a mapped block may hold the only pointer to a malloc'd object (the
- * list of blocks itself runs through them): without this, a map alive at
- * exit would report its malloc'd blocks as leaked.
- */
-#define slab_root(p, n)     __lsan_register_root_region((p), (n))
-#define slab_unroot(p, n)   __lsan_unregister_root_region((p), (n))
 #else
 #define slab_poison(p, n)   ((void)(p), (void)(n))
 #define slab_unpoison(p, n) ((void)(p), (void)(n))
-#define slab_root(p, n)     ((void)(p), (void)(n))
-#define slab_unroot(p, n)   ((void)(p), (void)(n))
 #endif
 
 /* A block's header; its objects follow. */
@@ -77,8 +66,7 @@ void swi_slab_destroy(struct swi_slab *s)
 
 		slab_unpoison(s->blocks, s->blocks->size);
 		if (block_is_mapped(s->blocks)) {
-			slab_unroot(s->blocks, SWI_SLAB_HUGE_BLOCK);
-			munmap(s->blocks, SWI_SLAB_HUGE_BLOCK);
+			swi_huge_unmap(s->blocks, SWI_SLAB_HUGE_BLOCK);
 		} else {
 			free(s->blocks);
 		}
@@ -103,30 +91,10 @@ static void push_free(struct swi_slab *s, unsigned kind, void *p, size_t rounded
 	slab_poison(p, rounded);
 }
 
-/*
- * A SWI_SLAB_HUGE_BLOCK block aligned to its size, so that the kernel can
- * back it with one huge page, or NULL.  mmap aligns only to pages: map
- * twice the size and unmap what lies outside the aligned middle.
- */
+/* A SWI_SLAB_HUGE_BLOCK block that one huge page can back (huge_pages.h), or NULL. */
 static struct swi_slab_block *map_huge_block(void)
 {
-	const size_t huge = SWI_SLAB_HUGE_BLOCK;
-	char *p = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *aligned;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	aligned = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
-	if (aligned > p)
-		munmap(p, (size_t)(aligned - p));
-	if (aligned + huge < p + 2 * huge)
-		munmap(aligned + huge, (size_t)(p + 2 * huge - (aligned + huge)));
-#ifdef MADV_HUGEPAGE
-	/* Only a hint: where THP is off, the block is simply 4 KiB pages. */
-	madvise(aligned, huge, MADV_HUGEPAGE);
-#endif
-	slab_root(aligned, huge);
-	return (struct swi_slab_block *)aligned;
+	return swi_huge_map(SWI_SLAB_HUGE_BLOCK);
 }
 
 /* Start a new block for an object of `rounded` bytes; 0 or -1. */
