@@ -12,7 +12,9 @@
  *     each method's entry pointer it keeps the method's start and end,
  *     relative to the page (16 bytes an item), so the search inside the
  *     node (codemap_page.h) reads one contiguous array and touches the
- *     entry only to return it.
+ *     entry only to return it.  The entry keeps only what the items and
+ *     its body rule's shape (codemap_shapes.h) do not: a lookup copies the
+ *     method out, start and size from the item (entry_copy).
  *
  *   - A writer adds to a page by building a new node and swapping it in
  *     with one release store (copy-on-write), so a reader sees the old list
