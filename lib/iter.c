@@ -730,6 +730,15 @@ static inline __attribute__((always_inline)) void fast_run_init(const struct swi
 	run->u.written = ~0ull;
 }
 
+/*
+ * Can the run's first frame be stepped: its IP is known?  After that,
+ * every unwind the fast step makes writes the IP.
+ */
+static inline __attribute__((always_inline)) int fast_run_usable(const struct fast_run *run)
+{
+	return (run->u.valid >> run->u.ip_reg) & 1;
+}
+
 /* Can the fast step take the frame after the one just reported at all? */
 static inline int fast_step_allowed(const struct swi_iter *it)
 {
@@ -775,8 +784,15 @@ static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it
 static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw_regdisplay *rd,
                                                                               const struct fast_run *run)
 {
+	unsigned ip_reg = run->u.ip_reg, sp_reg = run->u.sp_reg;
+
+	/* IP and SP are always written, and the run has their values at hand. */
 	rd->cur.valid = run->u.valid;
-	for (uint64_t m = run->u.valid & run->u.written; m; m &= m - 1) {
+	rd->cur.regs[ip_reg] = run->u.ip;
+	rd->cur_loc[ip_reg] = rd->caller_loc[ip_reg];
+	rd->cur.regs[sp_reg] = run->u.sp;
+	rd->cur_loc[sp_reg] = rd->caller_loc[sp_reg];
+	for (uint64_t m = run->u.valid & run->u.written & ~(BIT(ip_reg) | BIT(sp_reg)); m; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctzll(m);
 
 		rd->cur.regs[r] = rd->caller.regs[r];
@@ -823,8 +839,10 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
  * -2 before changing the iterator, for the generic path.  Otherwise the
  * result is step_skipped's: 1 with the frame reported, -1 to go on with
  * the generic path from the state set, or an error.  The caller has
- * checked fast_step_allowed and counted swi_iter_next's step; it calls
- * fast_leave when the run ends, but for -1 and errors, where this does.
+ * checked fast_run_usable and counted swi_iter_next's step, and made sure
+ * that the two steps more the generic path would take for this frame stay
+ * within SWI_MAX_STEPS; it calls fast_leave when the run ends, but for -1
+ * and errors, where this does.
  */
 static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, struct fast_run *run)
 {
@@ -836,10 +854,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	uint64_t ip = run->u.ip;
 	sw_status st;
 
-	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
-	if (run->steps + 2 > SWI_MAX_STEPS)
-		return -2;
-	if (ip == 0 || !(run->u.valid & BIT(run->u.ip_reg)))
+	if (ip == 0)
 		return -2;
 	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
 	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot))
@@ -903,26 +918,47 @@ static int step_fast(struct swi_iter *it)
 	struct fast_run run;
 	int r;
 
-	if (!fast_step_allowed(it))
+	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
+	if (!fast_step_allowed(it) || it->steps + 2 > SWI_MAX_STEPS)
 		return -2;
 	fast_run_init(it, &run);
+	if (!fast_run_usable(&run))
+		return -2;
 	r = fast_step(it, &run);
 	if (r == 1)
 		fast_leave(it, &run);
 	return r;
 }
 
-int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
+/*
+ * swi_walk_fast's loop.  The register numbers, pointer size and register
+ * count come as constants for each architecture (swi_walk_fast), so that
+ * the inlined steps index the register display at fixed offsets and keep
+ * fewer values live from one frame to the next.
+ */
+static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter *it, sw_walk_callback cb,
+                                                                void *data, unsigned ip_reg,
+                                                                unsigned sp_reg, unsigned fp_reg,
+                                                                unsigned ptr_size, unsigned nregs)
 {
 	struct fast_run run;
 	int r;
 
-	if (it->step != SWI_STEP_AFTER_MANAGED || !fast_step_allowed(it))
-		return 0;
 	fast_run_init(it, &run);
+	run.u.ip_reg = ip_reg;
+	run.u.sp_reg = sp_reg;
+	run.u.fp_reg = fp_reg;
+	run.u.ptr_size = ptr_size;
+	run.u.nregs = nregs;
+	if (!fast_run_usable(&run))
+		return 0;
 	for (;;) {
-		/* swi_iter_next's count of its loop. */
-		if (run.steps + 1 > SWI_MAX_STEPS) {
+		/*
+		 * swi_iter_next's count of its loop, and the two steps more
+		 * the generic path would take for this frame: past the bound,
+		 * the generic path takes the frame and fails.
+		 */
+		if (run.steps + 3 > SWI_MAX_STEPS) {
 			fast_leave(it, &run);
 			return 0;
 		}
@@ -939,6 +975,24 @@ int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
 			fast_leave(it, &run);
 			return 1;
 		}
+	}
+}
+
+int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
+{
+	const struct swi_arch *a = it->arch;
+
+	if (it->step != SWI_STEP_AFTER_MANAGED || !fast_step_allowed(it))
+		return 0;
+	switch (it->thread->arch) {
+	case SW_ARCH_X64:
+		return walk_fast_loop(it, cb, data, SW_X64_RIP, SW_X64_RSP, SW_X64_RBP, 8, SW_X64_NREGS);
+	case SW_ARCH_ARM64:
+		return walk_fast_loop(it, cb, data, SW_ARM64_PC, SW_ARM64_SP, SW_ARM64_FP, 8, SW_ARM64_NREGS);
+	case SW_ARCH_X86:
+		return walk_fast_loop(it, cb, data, SW_X86_EIP, SW_X86_ESP, SW_X86_EBP, 4, SW_X86_NREGS);
+	default:
+		return walk_fast_loop(it, cb, data, a->ip_reg, a->sp_reg, a->fp_reg, a->ptr_size, a->nregs);
 	}
 }
 

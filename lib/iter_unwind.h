@@ -116,7 +116,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
                                                    int in_place, int rule_checked)
 {
 	sw_regdisplay *rd = &it->rd;
-	uint64_t cfa, base, valid = u->valid, restored = 0, fp = u->fp, ra, ra_loc, written, caller_valid;
+	uint64_t cfa, base, valid = u->valid, restored, fp = u->fp, ra, ra_loc, written, caller_valid;
 	sw_status st;
 
 	if (!rule_checked && (br->arch != u->arch || br->cfa_reg >= u->nregs))
@@ -136,18 +136,19 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 			rd->caller_loc[r] = rd->cur_loc[r];
 		}
 	}
-	if (br->saved_mask & u->keep) {
+	/* saved[] lists exactly the registers of saved_mask: those kept are all restored, or the unwind fails. */
+	restored = br->saved_mask & u->keep;
+	if (restored) {
 		for (unsigned i = 0; i < br->nsaved; i++) {
 			unsigned r = swu_body_saved_reg(saved[i]);
 			uint64_t slot = cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]), v;
 
-			if (!(u->keep & BIT(r)))
+			if (!(restored & BIT(r)))
 				continue;
 			if ((st = swi_body_read(it, u, slot, &v)) != SW_OK)
 				return st;
 			rd->caller.regs[r] = v;
 			rd->caller_loc[r] = slot;
-			restored |= BIT(r);
 			if (r == u->fp_reg)
 				fp = v;
 		}

@@ -61,6 +61,7 @@ static struct {
 	char libc_path[4096];
 	int quick;
 	int failed;
+	unsigned only_depth;            /* --depth: walk stacks of this depth alone (0: all) */
 } g;
 
 /* One depth of a stack, walked by everyone: ns per frame (0: not measured). */
@@ -850,6 +851,8 @@ static void *managed_thread(void *arg)
 	for (unsigned i = 0; ok && i < NMANAGED; i++) {
 		unsigned d = managed_depths[i];
 
+		if (g.only_depth && d != g.only_depth)
+			continue;
 		current = &managed[i];
 		current->depth = d;
 		segments = d > SEGMENT ? (d + SEGMENT - 1) / SEGMENT : 1;
@@ -883,8 +886,10 @@ int main(int argc, char **argv)
 			svg = argv[++i];
 		else if (!strcmp(argv[i], "--elf") && i + 1 < argc)
 			elf = argv[++i];
+		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+			g.only_depth = (unsigned)strtoul(argv[++i], NULL, 10); /* one depth: for profiling */
 		else {
-			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native|map|size] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
+			fprintf(stderr, "usage: bench-walk [--quick] [--only managed|native|map|size] [--depth N] [--libgcc PATH] [--svg DIR] [--elf PATH]\n");
 			return 2;
 		}
 	}
@@ -911,6 +916,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (unsigned i = 0; i < BENCH_NDEPTHS && (!*only || !strcmp(only, "native")); i++) {
+		if (g.only_depth && bench_depths[i] != g.only_depth)
+			continue;
 		native[i].depth = bench_depths[i];
 		bench_native_recurse(bench_depths[i], native_leaf, &native[i]);
 	}
