@@ -772,6 +772,80 @@ static void print_rows(const char *title, const struct row *rows, unsigned n)
 	}
 }
 
+/*
+ * A walk's cost as fixed + per_frame * frames, fitted to whole walks (ns
+ * per frame times frames) of 50 to 1,000 frames: below, the clock's
+ * granularity; above, the managed stack is several toy JIT runs, each
+ * entered through a Frame.  Theil-Sen: the median of the slopes between
+ * every two depths, then the median intercept, so that one depth the
+ * machine's noise slowed down does not tilt the line as least squares
+ * would.  0 when fewer than two depths ran.
+ */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof v[0], cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int fit_walk(const struct row *rows, unsigned n, size_t field, double *fixed, double *per_frame)
+{
+	double x[BENCH_NDEPTHS], y[BENCH_NDEPTHS], v[BENCH_NDEPTHS * BENCH_NDEPTHS];
+	unsigned k = 0, m = 0;
+
+	for (unsigned i = 0; i < n && k < BENCH_NDEPTHS; i++) {
+		double ns;
+
+		memcpy(&ns, (const char *)&rows[i] + field, sizeof ns);
+		if (rows[i].frames < 50 || rows[i].frames > 1000 || ns <= 0)
+			continue;
+		x[k] = (double)rows[i].frames;
+		y[k++] = ns * (double)rows[i].frames;
+	}
+	for (unsigned i = 0; i < k; i++)
+		for (unsigned j = i + 1; j < k; j++)
+			if (x[j] != x[i])
+				v[m++] = (y[j] - y[i]) / (x[j] - x[i]);
+	if (m == 0)
+		return 0;
+	*per_frame = median(v, m);
+	for (unsigned i = 0; i < k; i++)
+		v[i] = y[i] - *per_frame * x[i];
+	*fixed = median(v, k);
+	return 1;
+}
+
+static void print_fits(const struct row *rows, unsigned n)
+{
+	static const struct {
+		const char *name;
+		size_t field;
+	} walks[] = {
+		{ "sw_full", offsetof(struct row, sw_full) },
+		{ "sw_quick", offsetof(struct row, sw_quick) },
+		{ "sw_bt", offsetof(struct row, sw_bt) },
+	};
+	int any = 0;
+
+	for (unsigned i = 0; i < sizeof walks / sizeof walks[0]; i++) {
+		double fixed, per_frame;
+
+		if (!fit_walk(rows, n, walks[i].field, &fixed, &per_frame))
+			continue;
+		printf("%s %s %.0f ns + %.2f ns a frame", any ? "," : "  a walk, fitted over 50-1000 frames:",
+		       walks[i].name, fixed, per_frame);
+		any = 1;
+	}
+	if (any)
+		printf("\n");
+}
+
 static double ratio(double a, double b)
 {
 	return a > 0 && b > 0 ? a / b : 0;
@@ -946,7 +1020,9 @@ int main(int argc, char **argv)
 
 report:
 	print_rows("Managed stack (toy JIT, x86-64; the stub's TransitionFrame on top)", managed, NMANAGED);
+	print_fits(managed, NMANAGED);
 	print_rows("Native stack (C frames; sw walks them through imported CFI)", native, BENCH_NDEPTHS);
+	print_fits(native, BENCH_NDEPTHS);
 	printf("\nCode map: %9s %12s %12s %12s %14s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
 	       "bytes/method", "resident/meth");
 	for (unsigned i = 0; i < NMAPS; i++)
