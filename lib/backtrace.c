@@ -24,7 +24,7 @@
 
 #define BT_RULES 128            /* a power of two */
 #define BT_SEEDS 16             /* a power of two, at most 64 */
-#define BT_SENTINEL BT_RULES    /* rule[BT_SENTINEL] never matches: its key is 0 */
+#define BT_SENTINEL BT_RULES    /* rule[BT_SENTINEL] ends every chain: its key is 0, and it stops the loop */
 #define BT_NO_FP INT32_MIN      /* the frame pointer is not saved: it keeps its value */
 
 enum {
@@ -32,7 +32,8 @@ enum {
 	BT_NATIVE = 2,                  /* native code (NATIVE_FRAMES) */
 	BT_RA_SIGNED = 4,               /* strip the pointer-authentication bits */
 	BT_OUTERMOST = 8,               /* the thread's first function: its caller is IP 0 */
-	BT_UNKNOWN = 16                 /* no code at this return address (the rest is unused) */
+	BT_UNKNOWN = 16,                /* no code at this return address (the rest is unused) */
+	BT_STOP = 32                    /* the sentinel: an IP of 0 matches its key, and it never steps */
 };
 
 /*
@@ -71,8 +72,8 @@ struct bt_rule {
 #define BT_MAGIC 0x53574254u    /* "SWBT" */
 
 /*
- * Direct mapped; valid[] has a bit per filled slot, so emptying the table
- * is two stores.  A slot's key and rule always belong together: a rule is
+ * Two ways (bt_rule_for); valid[] has a bit per filled slot, so emptying
+ * the table is a few stores.  A slot's key and rule always belong together: a rule is
  * built apart and copied in whole.  Every slot written under this
  * (map, version) holds an entry that is still registered.
  */
@@ -85,13 +86,14 @@ struct bt_cache {
 	uint64_t additions;             /* the map's additions when the unknown[] rules were made */
 	uint64_t valid[BT_RULES / 64];
 	uint64_t unknown[BT_RULES / 64];        /* valid slots that are BT_UNKNOWN */
+	uint64_t older[BT_RULES / 128];         /* per pair of slots, the way a fill evicts */
 	uint64_t seed_valid;
 	struct bt_rule rule[BT_RULES + 1];
 	/* Rules of seed IPs (an active frame, decoded at its exact offset), apart from return addresses'. */
 	struct bt_rule seed[BT_SEEDS];
 };
 
-_Static_assert(BT_RULES % 64 == 0, "valid[] bits");
+_Static_assert(BT_RULES % 128 == 0, "valid[] and older[] bits");
 _Static_assert(sizeof(struct bt_cache) <= sizeof(sw_backtrace_cache), "sw_backtrace_cache too small");
 _Static_assert(_Alignof(struct bt_cache) <= _Alignof(sw_backtrace_cache), "sw_backtrace_cache misaligned");
 
@@ -112,10 +114,12 @@ static void bt_reset(struct bt_cache *c, const sw_codemap *map, uint64_t version
 	c->version = version;
 	memset(c->valid, 0, sizeof c->valid);
 	memset(c->unknown, 0, sizeof c->unknown);
+	memset(c->older, 0, sizeof c->older);
 	c->additions = 0;
 	c->seed_valid = 0;
 	memset(&c->rule[BT_SENTINEL], 0, sizeof c->rule[BT_SENTINEL]);
 	c->rule[BT_SENTINEL].next = &c->rule[BT_SENTINEL];
+	c->rule[BT_SENTINEL].bits = BT_STOP;
 }
 
 SW_API void sw_backtrace_cache_init(sw_backtrace_cache *pub)
@@ -140,17 +144,32 @@ static int from_base(int32_t cfa_offset, int32_t offset, int32_t *out)
 	return 1;
 }
 
-/* Fill a rule's fields; 0 when an offset from the CFA's base does not fit. */
+/* Does a pointer at base + offset lie in the frame: at or above its base, below its CFA? */
+static int in_frame(int32_t offset, int32_t cfa_offset, unsigned p)
+{
+	return offset >= 0 && (int64_t)offset + p <= cfa_offset;
+}
+
+/*
+ * Fill a rule's fields; 0 when an offset from the CFA's base does not
+ * fit, or when the return address or the saved frame pointer lies outside
+ * the frame, between the CFA's base and the CFA (where compiled code keeps
+ * them): the loop's reads need no check of their own then (bt_loop).
+ * outermost: a rule that reads nothing.
+ */
 static int bt_make(const struct swi_iter *it, struct bt_cache *cache, uint64_t key,
                    const sw_code_info *code, unsigned cfa_reg, int32_t cfa_offset,
                    int32_t ra_offset, int fp_saved, int32_t fp_offset, int ra_signed,
-                   struct bt_rule *out)
+                   int outermost, struct bt_rule *out)
 {
 	const struct swi_arch *a = it->arch;
 
 	out->fp_offset = BT_NO_FP;
 	if (!from_base(cfa_offset, ra_offset, &out->ra_offset) ||
 	    (fp_saved && !from_base(cfa_offset, fp_offset, &out->fp_offset)))
+		return 0;
+	if (!outermost && (!in_frame(out->ra_offset, cfa_offset, a->ptr_size) ||
+	                   (fp_saved && !in_frame(out->fp_offset, cfa_offset, a->ptr_size))))
 		return 0;
 	out->ra = key;
 	out->next = &cache->rule[BT_SENTINEL];
@@ -197,7 +216,7 @@ static int bt_from_decoded(struct swi_iter *it, struct bt_cache *cache, uint64_t
 	    (fp_saved && r->saved_base[a->fp_reg] != SW_SWU_BASE_CFA))
 		return 0;
 	return bt_make(it, cache, key, code, r->cfa_reg, r->cfa_offset, r->ra_offset, fp_saved,
-	               fp_saved ? r->saved_offset[a->fp_reg] : 0, (int)r->ra_signed, out);
+	               fp_saved ? r->saved_offset[a->fp_reg] : 0, (int)r->ra_signed, 0, out);
 }
 
 /*
@@ -220,7 +239,7 @@ static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, str
 		return 0;
 	/* Nothing called a thread's first function: its caller is IP 0 at the stack's top. */
 	if (code->flags & SW_CODE_OUTERMOST) {
-		if (!bt_make(it, cache, ra, code, a->sp_reg, 0, 0, 0, 0, 0, out))
+		if (!bt_make(it, cache, ra, code, a->sp_reg, 0, 0, 0, 0, 0, 1, out))
 			return 0;
 		out->bits |= BT_OUTERMOST;
 		return 1;
@@ -240,7 +259,7 @@ static int bt_fill(struct swi_iter *it, struct bt_cache *cache, uint64_t ra, str
 				fp_offset = swu_body_saved_offset(saved[i]);
 			}
 		return bt_make(it, cache, ra, code, br->cfa_reg, br->cfa_offset, br->ra_offset, fp_saved,
-		               fp_offset, br->ra_signed, out);
+		               fp_offset, br->ra_signed, 0, out);
 	}
 	if (offset > code->size ||
 	    sw_swu_decode_return_address(code->unwind, code->unwind_size, (uint32_t)offset, &r) != SW_OK)
@@ -265,6 +284,12 @@ static int bt_fill_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t ip
 	return bt_from_decoded(it, cache, ip, code, &r, out);
 }
 
+/* Is slot i of the table filled? */
+static int bt_valid(const struct bt_cache *cache, unsigned i)
+{
+	return (cache->valid[i >> 6] >> (i & 63)) & 1;
+}
+
 /*
  * The rule for return address ip, from the table or filled into it; NULL
  * when the loop cannot step that frame.  An address where the walk finds
@@ -272,26 +297,47 @@ static int bt_fill_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t ip
  * the map: most walks end at one (the thread's entry has no caller the map
  * knows), and looking it up twice per walk would cost as much as a dozen
  * frames.
+ *
+ * Two ways: a return address may sit in its slot or the slot beside it.
+ * A stack of a few dozen return addresses often has two that share a
+ * slot, and direct mapped they would evict each other at every walk, each
+ * time for a lookup and a fill.  A fill takes an empty way, else the one
+ * not filled last (older[]: the bit of the pair's way to evict next).
  */
 static struct bt_rule *bt_rule_for(struct swi_iter *it, struct bt_cache *cache, uint64_t ip)
 {
-	unsigned slot = bt_slot(ip);
-	uint64_t bit = 1ULL << (slot & 63);
+	unsigned slot = bt_slot(ip), pair = slot >> 1;
 	struct bt_rule fresh;
+	uint64_t bit;
 
-	if ((cache->valid[slot >> 6] & bit) && cache->rule[slot].ra == ip)
+	if (bt_valid(cache, slot) && cache->rule[slot].ra == ip)
 		return &cache->rule[slot];
-	if (bt_fill(it, cache, ip, &fresh)) {
-		cache->unknown[slot >> 6] &= ~bit;
-	} else if (swi_return_unknown(it, ip)) {
+	if (bt_valid(cache, slot ^ 1) && cache->rule[slot ^ 1].ra == ip)
+		return &cache->rule[slot ^ 1];
+	if (!bt_fill(it, cache, ip, &fresh)) {
+		if (!swi_return_unknown(it, ip))
+			return NULL;
 		memset(&fresh, 0, sizeof fresh);
 		fresh.ra = ip;
 		fresh.next = &cache->rule[BT_SENTINEL];
 		fresh.bits = BT_UNKNOWN;
-		cache->unknown[slot >> 6] |= bit;
-	} else {
-		return NULL;
 	}
+	if (bt_valid(cache, slot)) {
+		if (!bt_valid(cache, slot ^ 1))
+			slot ^= 1;
+		else
+			slot = (slot & ~1u) | (unsigned)((cache->older[pair >> 6] >> (pair & 63)) & 1);
+	}
+	/* The other way is evicted next. */
+	if (slot & 1)
+		cache->older[pair >> 6] &= ~(1ULL << (pair & 63));
+	else
+		cache->older[pair >> 6] |= 1ULL << (pair & 63);
+	bit = 1ULL << (slot & 63);
+	if (fresh.bits & BT_UNKNOWN)
+		cache->unknown[slot >> 6] |= bit;
+	else
+		cache->unknown[slot >> 6] &= ~bit;
 	cache->rule[slot] = fresh;
 	cache->valid[slot >> 6] |= bit;
 	return &cache->rule[slot];
@@ -317,27 +363,26 @@ static int bt_read_slow(const sw_memory *m, unsigned p, uint64_t addr, uint64_t 
 	return swi_read_ptr(m, p, addr, out) == SW_OK;
 }
 
-/* The stack, read in place when the loop may (direct): lo, len and host describe it. */
+/*
+ * The stack, read in place when the loop may (direct): a pointer at any
+ * address in [lo, end - p] is at host + (address - lo), which is bias +
+ * address.
+ */
 struct bt_window {
-	uint64_t lo, len;               /* addresses lo .. lo + len may start a pointer */
-	const unsigned char *host;
+	uint64_t lo, end;
+	uintptr_t bias;
 };
 
 /*
  * One pointer at addr: in place through the window (direct), else through
- * the accessor.  0 when it cannot be read here; in a direct copy, an
- * address outside the window is left to the iterator.
+ * the accessor.  0 when it cannot be read.  A direct read is never
+ * checked here: bt_loop keeps every address it reads inside the window.
  */
-static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, const struct bt_window *w,
-                                                          int direct, unsigned p, uint64_t addr,
-                                                          uint64_t *out)
+static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, uintptr_t bias, int direct,
+                                                          unsigned p, uint64_t addr, uint64_t *out)
 {
 	if (direct) {
-		uint64_t off = addr - w->lo;
-
-		if (off > w->len)
-			return 0;
-		*out = swi_load_le(w->host + off, p);
+		*out = swi_load_le((const unsigned char *)(bias + (uintptr_t)addr), p);
 		return 1;
 	}
 	return bt_read_slow(m, p, addr, out);
@@ -347,50 +392,66 @@ static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, con
  * Step frames while they return into method bodies, recording each; stops
  * before the first frame it cannot step as the generic path would (s stays
  * at that frame), or when `max` IPs are recorded, or where the walk ends
- * (*ends).  `p` (the pointer size) and `direct` (the stack is in this
- * process's memory, little-endian) are constants in each inlined copy.
+ * (*ends).  A frame's CFA must lie above its SP and at most at `hi`.
+ * `p` (the pointer size), `direct` (the stack is in this process's memory,
+ * little-endian) and, where direct, `with_sps` are constants in each
+ * inlined copy.
+ *
+ * Direct, the caller (bt_fast) has made sure that the window holds every
+ * address from s->sp up to hi, and that hi is below 2^63.  Every read lies
+ * between the frame's CFA base and its CFA (bt_make), the base is SP or
+ * an FP checked to lie in [SP, hi], and the CFA at most hi: so each read
+ * lies in the window, and no CFA computed from a base at most hi wraps.
+ *
  * Returns the new count; s->code becomes that of the last frame stepped.
  * The loop keeps few values live: each one more is a spill per frame.
  */
 static inline __attribute__((always_inline)) size_t
 bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigned p, int direct,
-        const struct bt_window *win, uint64_t *ips, uint64_t *sps, size_t n, size_t max,
+        int with_sps, uintptr_t bias, uint64_t hi, uint64_t *ips, uint64_t *sps, size_t n, size_t max,
         int *ends)
 {
 	const sw_memory *m = it->thread->memory;
-	const struct bt_window w = *win;
 	uint64_t ip = s->ip, sp = s->sp, fp = s->fp;
-	uint64_t hi = it->thread->stack_hi;
+	uint64_t *out = ips + n, *const out_end = ips + max, *sp_out = with_sps ? sps + n : NULL;
 	int fp_valid = s->fp_valid;
 	/* Leaving managed code for native code: the generic path reports the marker. */
 	unsigned u2m = (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) ? BT_NATIVE : 0;
-	unsigned special = BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | u2m;
-	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL;
-	/* Kept apart: filling a slot may overwrite the rule prev_q points at. */
+	unsigned special = BT_STOP | BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | u2m;
+	/*
+	 * prev_q: the rule of the last frame stepped, which tells its code
+	 * and whether it is native; NULL when code and native below tell,
+	 * as they do before the first frame and once a fill (which may
+	 * overwrite the rule prev_q points at) has copied them out.
+	 */
+	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL, *held_rule = NULL;
 	const void *code = s->code;
 	unsigned native = s->native ? BT_NATIVE : 0;
 
-	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
-	if (it->frame && it->frame < hi)
-		hi = it->frame;
-	if (it->tracker && it->tracker < hi)
-		hi = it->tracker;
-
-	while (n < max) {
+	while (out < out_end) {
 		uint64_t base, cfa, ra, new_fp = fp;
 
 		if (q->ra != ip) {
-			struct bt_rule *found = bt_rule_for(it, cache, ip);
+			struct bt_rule *found;
 
+			if (prev_q) {
+				code = prev_q->code;
+				native = prev_q->bits & BT_NATIVE;
+				held_rule = prev_q;
+			}
+			found = bt_rule_for(it, cache, ip);
+			/* Learn the successor: next time this path is tried first. */
+			if (found && prev_q)
+				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
+			prev_q = NULL;
 			if (!found)
 				break;
-			/* Learn the successor: next time this path is tried first. */
-			if (prev_q)
-				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
 			q = found;
 		}
 		if (SWI_UNLIKELY(q->bits & special)) {
-			if ((q->bits & u2m) && !native)
+			unsigned native_before = prev_q ? prev_q->bits & BT_NATIVE : native;
+
+			if ((q->bits & BT_STOP) || ((q->bits & u2m) && !native_before))
 				break;
 			/*
 			 * No code here: with no Frame or tracker left (and no
@@ -398,18 +459,15 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			 * would end it.
 			 */
 			if (q->bits & BT_UNKNOWN) {
-				*ends = !it->frame && !it->tracker && !(u2m && !native);
+				*ends = !it->frame && !it->tracker && !(u2m && !native_before);
 				break;
 			}
 			if (q->bits & BT_OUTERMOST) {
 				if (it->thread->stack_hi <= sp || it->thread->stack_hi > hi)
 					break;
-				ips[n] = ip;
-				if (sps)
-					sps[n] = sp;
-				n++;
-				code = q->code;
-				native = q->bits & BT_NATIVE;
+				*out++ = ip;
+				if (sp_out)
+					*sp_out++ = sp;
 				ip = 0;
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
@@ -419,31 +477,32 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			}
 		}
 		if (q->bits & BT_CFA_IS_FP) {
-			if (!fp_valid)
+			/* Direct, an FP in [SP, hi] keeps the frame's reads in the window. */
+			if (!fp_valid || (direct && (fp < sp || fp > hi)))
 				break;
 			base = fp;
 		} else {
 			base = sp;
 		}
 		cfa = base + (uint64_t)(int64_t)q->cfa_offset;
-		/* Up the stack and still on it, with no Frame passed. */
-		if (cfa <= sp || cfa > hi)
+		/*
+		 * Up the stack and still on it, with no Frame passed.  Direct,
+		 * the base is at least SP and the CFA above it (bt_make).
+		 */
+		if ((!direct && cfa <= sp) || cfa > hi)
 			break;
-		if (!bt_read(m, &w, direct, p, base + (uint64_t)(int64_t)q->ra_offset, &ra))
+		if (!bt_read(m, bias, direct, p, base + (uint64_t)(int64_t)q->ra_offset, &ra))
 			break;
 		if (q->fp_offset != BT_NO_FP) {
-			if (!bt_read(m, &w, direct, p, base + (uint64_t)(int64_t)q->fp_offset, &new_fp))
+			if (!bt_read(m, bias, direct, p, base + (uint64_t)(int64_t)q->fp_offset, &new_fp))
 				break;
 			fp_valid = 1;
 		}
 		if (SWI_UNLIKELY(q->bits & BT_RA_SIGNED))
 			ra &= ~it->thread->ptrauth_mask;
-		ips[n] = ip;
-		if (sps)
-			sps[n] = sp;
-		n++;
-		code = q->code;
-		native = q->bits & BT_NATIVE;
+		*out++ = ip;
+		if (sp_out)
+			*sp_out++ = sp;
 		ip = ra;
 		sp = cfa;
 		fp = new_fp;
@@ -452,10 +511,16 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 	}
 	s->ip = ip, s->sp = sp, s->fp = fp;
 	s->fp_valid = fp_valid;
+	if (prev_q) {
+		code = prev_q->code;
+		native = prev_q->bits & BT_NATIVE;
+		held_rule = prev_q;
+	}
 	s->code = code;
 	s->native = native != 0;
-	s->rule = prev_q;
-	return n;
+	/* bt_set_code checks that it still holds the code. */
+	s->rule = held_rule;
+	return (size_t)(out - ips);
 }
 
 /*
@@ -536,13 +601,13 @@ static int bt_window_of(const sw_memory *m, unsigned p, struct bt_window *w)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (m->direct_host && m->direct_hi > m->direct_lo && m->direct_hi - m->direct_lo >= p) {
 		w->lo = m->direct_lo;
-		w->len = m->direct_hi - p - m->direct_lo;
-		w->host = m->direct_host;
+		w->end = m->direct_hi;
+		w->bias = (uintptr_t)m->direct_host - (uintptr_t)m->direct_lo;
 		return 1;
 	}
 #endif
-	w->lo = w->len = 0;
-	w->host = NULL;
+	w->lo = w->end = 0;
+	w->bias = 0;
 	return 0;
 }
 
@@ -615,48 +680,118 @@ static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 }
 
 /*
+ * Step on in the loop from s, the frame the iterator would step next, while
+ * that is allowed, and give the iterator the state it would have reached.
+ * Returns the new count.
+ */
+static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, uint64_t *ips,
+                     uint64_t *sps, size_t n, size_t max)
+{
+	const struct swi_arch *a = it->arch;
+	struct bt_window w;
+	uint64_t hi;
+	size_t got;
+	int ends = 0, direct;
+
+	/* The generic path takes three loop steps per frame: keep its bound. */
+	if (it->steps >= SWI_MAX_STEPS)
+		return n;
+	if (max - n > (SWI_MAX_STEPS - it->steps) / 3)
+		max = n + (SWI_MAX_STEPS - it->steps) / 3;
+	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
+	hi = it->thread->stack_hi;
+	if (it->frame && it->frame < hi)
+		hi = it->frame;
+	if (it->tracker && it->tracker < hi)
+		hi = it->tracker;
+	/*
+	 * Direct, the loop reads without checks: its stack, from SP to the
+	 * highest CFA it accepts, must lie in the window.  A CFA beyond the
+	 * window is the generic path's, which reads through the accessor.
+	 */
+	direct = bt_window_of(it->thread->memory, a->ptr_size, &w) && s->sp >= w.lo;
+	if (direct && w.end < hi)
+		hi = w.end;
+	/* Then no CFA the loop computes from a base in [SP, hi] wraps. */
+	if (s->sp > hi || hi > UINT64_MAX / 2)
+		direct = 0;
+	if (a->ptr_size == 8)
+		got = !direct ? bt_loop(it, cache, s, 8, 0, sps != NULL, 0, hi, ips, sps, n, max, &ends)
+		      : sps   ? bt_loop(it, cache, s, 8, 1, 1, w.bias, hi, ips, sps, n, max, &ends)
+		              : bt_loop(it, cache, s, 8, 1, 0, w.bias, hi, ips, sps, n, max, &ends);
+	else
+		got = !direct ? bt_loop(it, cache, s, 4, 0, sps != NULL, 0, hi, ips, sps, n, max, &ends)
+		      : sps   ? bt_loop(it, cache, s, 4, 1, 1, w.bias, hi, ips, sps, n, max, &ends)
+		              : bt_loop(it, cache, s, 4, 1, 0, w.bias, hi, ips, sps, n, max, &ends);
+	/* A walk that ends here needs no state to go on from, only its count. */
+	if (ends) {
+		it->depth += (uint32_t)(got - n);
+		it->step = SWI_STEP_DONE;
+	} else if (got != n) {
+		bt_commit(it, s, got - n, ips[got - 1], 0);
+	}
+	return got;
+}
+
+/* Can the loop take the walk from the iterator at all? */
+static int bt_may_take(const struct swi_iter *it)
+{
+	return !it->native_dead_end && !it->skip_to_parent && !it->funclet_parent &&
+	       it->code && it->code != &it->fp.info;
+}
+
+/* The loop's state for the frame in ctx (QUICKUNWIND: IP, SP, FP); 0 without an IP and SP. */
+static int bt_state_of(const struct swi_iter *it, const sw_context *ctx, struct bt_state *s)
+{
+	const struct swi_arch *a = it->arch;
+	uint64_t need = (1ULL << a->ip_reg) | (1ULL << a->sp_reg);
+
+	if ((ctx->valid & need) != need)
+		return 0;
+	s->ip = ctx->regs[a->ip_reg];
+	s->sp = ctx->regs[a->sp_reg];
+	s->fp_valid = (ctx->valid & (1ULL << a->fp_reg)) != 0;
+	s->fp = s->fp_valid ? ctx->regs[a->fp_reg] : 0;
+	s->rule = NULL;
+	return 1;
+}
+
+/*
  * After the iterator reported a frame with code: step on in the loop from
  * its rd.caller while that is allowed.  Returns the new count.
  */
 static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
                       size_t n, size_t max)
 {
-	const struct swi_arch *a = it->arch;
-	const sw_regdisplay *rd = &it->rd;
-	uint64_t need = (1ULL << a->ip_reg) | (1ULL << a->sp_reg);
-	struct bt_window w;
 	struct bt_state s;
-	size_t got;
-	int ends = 0, direct;
 
-	if (it->step != SWI_STEP_AFTER_MANAGED || !rd->caller_valid || it->native_dead_end ||
-	    it->caller_active || it->skip_to_parent || it->funclet_parent ||
-	    (rd->caller.valid & need) != need || it->code == &it->fp.info)
+	if (it->step != SWI_STEP_AFTER_MANAGED || !it->rd.caller_valid || it->caller_active ||
+	    !bt_may_take(it) || !bt_state_of(it, &it->rd.caller, &s))
 		return n;
-	/* The generic path takes three loop steps per frame: keep its bound. */
-	if (it->steps >= SWI_MAX_STEPS)
-		return n;
-	if (max - n > (SWI_MAX_STEPS - it->steps) / 3)
-		max = n + (SWI_MAX_STEPS - it->steps) / 3;
-	s.ip = rd->caller.regs[a->ip_reg];
-	s.sp = rd->caller.regs[a->sp_reg];
-	s.fp_valid = (rd->caller.valid & (1ULL << a->fp_reg)) != 0;
-	s.fp = s.fp_valid ? rd->caller.regs[a->fp_reg] : 0;
 	s.code = it->code;
 	s.native = (it->code->flags & SW_CODE_NATIVE) != 0;
-	s.rule = NULL;
-	direct = bt_window_of(it->thread->memory, a->ptr_size, &w);
-	if (a->ptr_size == 8)
-		got = direct ? bt_loop(it, cache, &s, 8, 1, &w, ips, sps, n, max, &ends)
-		             : bt_loop(it, cache, &s, 8, 0, &w, ips, sps, n, max, &ends);
-	else
-		got = direct ? bt_loop(it, cache, &s, 4, 1, &w, ips, sps, n, max, &ends)
-		             : bt_loop(it, cache, &s, 4, 0, &w, ips, sps, n, max, &ends);
-	if (got != n)
-		bt_commit(it, &s, got - n, ips[got - 1], 0);
-	if (ends)
-		it->step = SWI_STEP_DONE;
-	return got;
+	return bt_run(it, cache, &s, ips, sps, n, max);
+}
+
+/*
+ * After the iterator reported a Frame: let it resume from the Frame, and
+ * when that leaves a managed frame at a return address to unwind, take
+ * that frame in the loop too, instead of the iterator's generic unwind
+ * and report.  Its frame before is the Frame: as for any frame after one,
+ * no unmanaged-to-managed marker comes between (native_before).  Returns
+ * the new count; an error stays in the iterator for swi_iter_next.
+ */
+static size_t bt_after_frame(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
+                             size_t n, size_t max)
+{
+	struct bt_state s;
+
+	if (swi_iter_resume_from_frame(it) != 1 || it->active || !bt_may_take(it) ||
+	    !bt_state_of(it, &it->rd.cur, &s))
+		return n;
+	s.code = it->code;
+	s.native = 1;
+	return bt_run(it, cache, &s, ips, sps, n, max);
 }
 
 SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t start_frame,
@@ -708,8 +843,11 @@ SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t st
 	while (n < max && (r = swi_iter_next(it)) > 0) {
 		sw_frame_state state = it->cf.state;
 
-		if (state != SW_STATE_FRAMELESS && state != SW_STATE_NATIVE_FRAME)
+		if (state != SW_STATE_FRAMELESS && state != SW_STATE_NATIVE_FRAME) {
+			if (state == SW_STATE_FRAME)
+				n = bt_after_frame(it, cache, ips, sps, n, max);
 			continue;
+		}
 		ips[n] = it->rd.cur.regs[it->arch->ip_reg];
 		if (sps)
 			sps[n] = it->rd.cur.regs[it->arch->sp_reg];

@@ -1118,6 +1118,19 @@ static int step_after_tracker(struct swi_iter *it)
 	return -1;
 }
 
+int swi_iter_resume_from_frame(struct swi_iter *it)
+{
+	if (it->step != SWI_STEP_AFTER_FRAME)
+		return 0;
+	/* swi_iter_next's count of its loop. */
+	if (++it->steps > SWI_MAX_STEPS)
+		return fail(it, SW_E_DEPTH);
+	/* It reports nothing: it goes on (-1) or fails. */
+	if (step_after_frame(it) != -1 || it->step == SWI_STEP_FAILED)
+		return it->step == SWI_STEP_FAILED ? it->err.status : SW_E_STATE;
+	return it->step == SWI_STEP_UNWIND;
+}
+
 int swi_iter_next(struct swi_iter *it)
 {
 	sw_status st;

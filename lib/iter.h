@@ -238,6 +238,16 @@ int swi_iter_next(struct swi_iter *it);
  */
 int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data);
 
+/*
+ * After swi_iter_next reported a Frame (SW_STATE_FRAME), take the one step
+ * that resumes the walk from it (iter.c: step_after_frame) and stop
+ * before anything else: 1 when that left a managed frame in rd.cur to
+ * unwind next (SWI_STEP_UNWIND), 0 when the walk goes on some other way,
+ * or the walk's error.  swi_iter_next goes on from either.  sw_backtrace
+ * takes the frame from there in its own loop.
+ */
+int swi_iter_resume_from_frame(struct swi_iter *it);
+
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);
 
