@@ -1,6 +1,12 @@
 /* arch.c - the table of architecture backends and the public queries on it. */
 #include "internal.h"
 
+const struct swi_arch *const swi_arch_table[SW_ARCH_ARM64 + 1] = {
+	[SW_ARCH_X64] = &swi_arch_x64,
+	[SW_ARCH_X86] = &swi_arch_x86,
+	[SW_ARCH_ARM64] = &swi_arch_arm64,
+};
+
 SW_API const char *sw_arch_name(sw_arch arch)
 {
 	switch (arch) {
