@@ -440,8 +440,6 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	memset(it, 0, offsetof(struct swi_iter, rd));
 	for (unsigned i = 0; i < SWI_RECENT; i++)
 		it->recent[i].size = 0;
-	for (unsigned i = 0; i < SWI_RULES; i++)
-		it->rules[i].ra = 0;
 	it->magic = SWI_ITER_MAGIC;
 	it->flags = flags;
 	it->thread = t;
@@ -912,6 +910,16 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	return 1;
 }
 
+/* rules[], emptied the first time the fast step runs in a walk. */
+static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it)
+{
+	if (SWI_UNLIKELY(!it->rules_ready)) {
+		for (unsigned i = 0; i < SWI_RULES; i++)
+			it->rules[i].ra = 0;
+		it->rules_ready = 1;
+	}
+}
+
 /* fast_step from the state machine, one frame at a time. */
 static int step_fast(struct swi_iter *it)
 {
@@ -921,6 +929,7 @@ static int step_fast(struct swi_iter *it)
 	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
 	if (!fast_step_allowed(it) || it->steps + 2 > SWI_MAX_STEPS)
 		return -2;
+	fast_rules(it);
 	fast_run_init(it, &run);
 	if (!fast_run_usable(&run))
 		return -2;
@@ -944,6 +953,7 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 	struct fast_run run;
 	int r;
 
+	fast_rules(it);
 	fast_run_init(it, &run);
 	run.u.ip_reg = ip_reg;
 	run.u.sp_reg = sp_reg;

@@ -76,6 +76,7 @@ struct swi_iter {
 	 * FUNCTIONSONLY needs it.
 	 */
 	uint8_t quiet;
+	uint8_t rules_ready;            /* rules[] has been emptied for this walk (iter.c: fast_rules) */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	uint32_t recent_next;           /* the recent[] slot the next miss fills */
@@ -83,8 +84,9 @@ struct swi_iter {
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;
 	/*
-	 * From here on sw_iter_init does not clear: it empties recent[] and
-	 * rules[] by their keys, and the rest is written before it is read.
+	 * From here on sw_iter_init does not clear: it empties recent[] by
+	 * its keys (rules[]: fast_rules), and the rest is written before it is
+	 * read.
 	 */
 	/* code points here when its code came from a code table: a copy (codemap_table.h). */
 	struct swi_code_copy code_copy;
@@ -112,7 +114,8 @@ struct swi_iter {
 	 * fast_step): its code and body rule, by return address, direct
 	 * mapped.  A hit skips the lookups and the checks that depend only on
 	 * the address; like recent[], the entries stay valid for the walk (it
-	 * holds a read section) and sw_iter_init empties them.
+	 * holds a read section).  The fast step empties them when it first
+	 * runs in a walk: a walk sw_backtrace's loop takes has no use for them.
 	 */
 	struct {
 		uint64_t ra;            /* 0: empty */
