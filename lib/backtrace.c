@@ -33,7 +33,8 @@ enum {
 	BT_RA_SIGNED = 4,               /* strip the pointer-authentication bits */
 	BT_OUTERMOST = 8,               /* the thread's first function: its caller is IP 0 */
 	BT_UNKNOWN = 16,                /* no code at this return address (the rest is unused) */
-	BT_STOP = 32                    /* the sentinel: an IP of 0 matches its key, and it never steps */
+	BT_STOP = 32,                   /* the sentinel: an IP of 0 matches its key, and it never steps */
+	BT_U2M = 64                     /* native, under NOTIFY_ON_U2M_TRANSITIONS: a marker may come first */
 };
 
 /*
@@ -98,7 +99,7 @@ _Static_assert(sizeof(struct bt_cache) <= sizeof(sw_backtrace_cache), "sw_backtr
 _Static_assert(_Alignof(struct bt_cache) <= _Alignof(sw_backtrace_cache), "sw_backtrace_cache misaligned");
 
 /* The flags a rule depends on (bt_fill, swi_body_return). */
-#define BT_RULE_FLAGS (SW_WALK_NATIVE_FRAMES | SW_WALK_FUNCTIONSONLY)
+#define BT_RULE_FLAGS (SW_WALK_NATIVE_FRAMES | SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS)
 
 static struct bt_cache *cache_of(sw_backtrace_cache *c)
 {
@@ -196,6 +197,8 @@ static int bt_make(const struct swi_iter *it, struct bt_cache *cache, uint64_t k
 	out->cfa_offset = cfa_offset;
 	out->bits = (uint8_t)((cfa_reg == a->fp_reg ? BT_CFA_IS_FP : 0) |
 	                      ((code->flags & SW_CODE_NATIVE) ? BT_NATIVE : 0) |
+	                      ((code->flags & SW_CODE_NATIVE) &&
+	                       (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) ? BT_U2M : 0) |
 	                      (ra_signed ? BT_RA_SIGNED : 0));
 	return 1;
 }
@@ -412,12 +415,13 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
         int *ends)
 {
 	const sw_memory *m = it->thread->memory;
-	uint64_t ip = s->ip, sp = s->sp, fp = s->fp;
+	/*
+	 * Direct, an FP the loop does not know is ~0, above hi, which the
+	 * check of an FP base refuses: so that check needs no fp_valid.
+	 */
+	uint64_t ip = s->ip, sp = s->sp, fp = direct && !s->fp_valid ? UINT64_MAX : s->fp;
 	uint64_t *out = ips + n, *const out_end = ips + max, *sp_out = with_sps ? sps + n : NULL;
 	int fp_valid = s->fp_valid;
-	/* Leaving managed code for native code: the generic path reports the marker. */
-	unsigned u2m = (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) ? BT_NATIVE : 0;
-	unsigned special = BT_STOP | BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | u2m;
 	/*
 	 * prev_q: the rule of the last frame stepped, which tells its code
 	 * and whether it is native; NULL when code and native below tell,
@@ -448,10 +452,12 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				break;
 			q = found;
 		}
-		if (SWI_UNLIKELY(q->bits & special)) {
+		if (SWI_UNLIKELY(q->bits & (BT_STOP | BT_OUTERMOST | BT_UNKNOWN | BT_RA_SIGNED | BT_U2M))) {
 			unsigned native_before = prev_q ? prev_q->bits & BT_NATIVE : native;
+			int u2m = (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS) != 0;
 
-			if ((q->bits & BT_STOP) || ((q->bits & u2m) && !native_before))
+			/* Leaving managed code for native code: the generic path reports the marker. */
+			if ((q->bits & BT_STOP) || ((q->bits & BT_U2M) && !native_before))
 				break;
 			/*
 			 * No code here: with no Frame or tracker left (and no
@@ -471,6 +477,8 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				ip = 0;
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
+				if (direct)
+					fp = UINT64_MAX;
 				prev_q = q;
 				q = q->next;
 				continue;
@@ -478,7 +486,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 		}
 		if (q->bits & BT_CFA_IS_FP) {
 			/* Direct, an FP in [SP, hi] keeps the frame's reads in the window. */
-			if (!fp_valid || (direct && (fp < sp || fp > hi)))
+			if (direct ? fp < sp || fp > hi : !fp_valid)
 				break;
 			base = fp;
 		} else {
@@ -509,7 +517,9 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 		prev_q = q;
 		q = q->next;
 	}
-	s->ip = ip, s->sp = sp, s->fp = fp;
+	s->ip = ip, s->sp = sp;
+	if (fp_valid)
+		s->fp = fp;
 	s->fp_valid = fp_valid;
 	if (prev_q) {
 		code = prev_q->code;
