@@ -89,6 +89,12 @@ struct bt_cache {
 	uint64_t unknown[BT_RULES / 64];        /* valid slots that are BT_UNKNOWN */
 	uint64_t older[BT_RULES / 128];         /* per pair of slots, the way a fill evicts */
 	uint64_t seed_valid;
+	/*
+	 * The rule the loop found first last time: walks of one thread start
+	 * the same way, most often at one Frame's return address, and the
+	 * loop tries it before the table.  Its key is checked like any next.
+	 */
+	const struct bt_rule *first;
 	struct bt_rule rule[BT_RULES + 1];
 	/* Rules of seed IPs (an active frame, decoded at its exact offset), apart from return addresses'. */
 	struct bt_rule seed[BT_SEEDS];
@@ -121,6 +127,7 @@ static void bt_reset(struct bt_cache *c, const sw_codemap *map, uint64_t version
 	memset(&c->rule[BT_SENTINEL], 0, sizeof c->rule[BT_SENTINEL]);
 	c->rule[BT_SENTINEL].next = &c->rule[BT_SENTINEL];
 	c->rule[BT_SENTINEL].bits = BT_STOP;
+	c->first = &c->rule[BT_SENTINEL];
 }
 
 SW_API void sw_backtrace_cache_init(sw_backtrace_cache *pub)
@@ -220,6 +227,28 @@ static int bt_from_decoded(struct swi_iter *it, struct bt_cache *cache, uint64_t
 		return 0;
 	return bt_make(it, cache, key, code, r->cfa_reg, r->cfa_offset, r->ra_offset, fp_saved,
 	               fp_saved ? r->saved_offset[a->fp_reg] : 0, (int)r->ra_signed, 0, out);
+}
+
+/*
+ * Code was added since the BT_UNKNOWN rules were made: they may be wrong
+ * now.  Emptying their slots is not enough, since other rules' next (and
+ * first) still lead to them, and the loop checks only the key there: each
+ * becomes a sentinel, whose key an IP of 0 alone matches, and which stops
+ * the loop.
+ */
+static void bt_forget_unknown(struct bt_cache *cache)
+{
+	for (unsigned i = 0; i < BT_RULES / 64; i++) {
+		for (uint64_t m = cache->unknown[i]; m; m &= m - 1) {
+			struct bt_rule *r = &cache->rule[i * 64 + (unsigned)__builtin_ctzll(m)];
+
+			r->ra = 0;
+			r->bits = BT_STOP;
+			r->next = &cache->rule[BT_SENTINEL];
+		}
+		cache->valid[i] &= ~cache->unknown[i];
+		cache->unknown[i] = 0;
+	}
 }
 
 /*
@@ -428,7 +457,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 	 * as they do before the first frame and once a fill (which may
 	 * overwrite the rule prev_q points at) has copied them out.
 	 */
-	const struct bt_rule *q = &cache->rule[BT_SENTINEL], *prev_q = NULL, *held_rule = NULL;
+	const struct bt_rule *q = cache->first, *prev_q = NULL, *held_rule = NULL;
 	const void *code = s->code;
 	unsigned native = s->native ? BT_NATIVE : 0;
 
@@ -447,6 +476,8 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 			/* Learn the successor: next time this path is tried first. */
 			if (found && prev_q)
 				((struct bt_rule *)(uintptr_t)prev_q)->next = found;
+			else if (found && out == ips + n)
+				cache->first = found;
 			prev_q = NULL;
 			if (!found)
 				break;
@@ -839,10 +870,7 @@ SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t st
 		bt_reset(cache, t->codemap, version, flags);
 	additions = swi_codemap_additions(t->codemap);
 	if (cache->additions != additions) {
-		for (unsigned i = 0; i < BT_RULES / 64; i++) {
-			cache->valid[i] &= ~cache->unknown[i];
-			cache->unknown[i] = 0;
-		}
+		bt_forget_unknown(cache);
 		cache->additions = additions;
 	}
 	if (max > 0 && start) {

@@ -240,6 +240,38 @@ START_TEST(table_follows_the_code_map)
 }
 END_TEST
 
+/*
+ * The table learns that A's caller, SB_NATIVE_IP, has no code, and A's
+ * rule leads there.  Code added there (nothing removed, so the map's
+ * version stays) must be found on the next walk, however the loop
+ * reaches that address: through A's rule, or as the walk's first rule.
+ */
+START_TEST(table_forgets_no_code_once_code_is_added)
+{
+	sb_world w;
+	sb_method a, b, c;
+	sw_backtrace_cache cache;
+	uint64_t ips[16];
+	char msg[512];
+	const char *why;
+	static int method_c;
+
+	sb_init(&w);
+	lay_out(&w, &a, &b);
+	sw_backtrace_cache_init(&cache);
+	ck_assert_uint_eq(bt(&w, &cache, ips), 2);
+	ck_assert_uint_eq(bt(&w, &cache, ips), 2);      /* warm: A's rule leads to "no code" */
+
+	c = sb_add_method_b(&w, SB_NATIVE_IP - b.body, &method_c);
+	ck_assert_uint_eq(c.body, b.body);
+	ck_assert_uint_ge(bt(&w, &cache, ips), 3);
+	ck_assert_uint_eq(ips[2], SB_NATIVE_IP);
+	why = compare(&w.thread, &w.seed, 0, 0, &cache, 16, msg, sizeof msg);
+	ck_assert_msg(!why, "after the addition: %s", why ? why : "");
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(table_is_checked_and_may_move)
 {
 	sb_world w;
@@ -296,6 +328,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, synthetic_stacks_agree, 0, (int)(sizeof arches / sizeof arches[0]));
 	tcase_add_test(tc, table_follows_the_code_map);
+	tcase_add_test(tc, table_forgets_no_code_once_code_is_added);
 	tcase_add_test(tc, table_is_checked_and_may_move);
 	suite_add_tcase(s, tc);
 	return s;
