@@ -429,8 +429,10 @@ static inline __attribute__((always_inline)) int bt_read(const sw_memory *m, uin
  * little-endian) and, where direct, `with_sps` are constants in each
  * inlined copy.
  *
- * Direct, the caller (bt_fast) has made sure that the window holds every
- * address from s->sp up to hi, and that hi is below 2^63.  Every read lies
+ * Direct, the caller (bt_run) has made sure that the window holds every
+ * address from s->sp up to hi, that hi is below 2^63, and that the FP is
+ * known: it stays known, as the loop ends at an outermost frame, the
+ * only one that makes it unknown.  Every read lies
  * between the frame's CFA base and its CFA (bt_make), the base is SP or
  * an FP checked to lie in [SP, hi], and the CFA at most hi: so each read
  * lies in the window, and no CFA computed from a base at most hi wraps.
@@ -444,11 +446,7 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
         int *ends)
 {
 	const sw_memory *m = it->thread->memory;
-	/*
-	 * Direct, an FP the loop does not know is ~0, above hi, which the
-	 * check of an FP base refuses: so that check needs no fp_valid.
-	 */
-	uint64_t ip = s->ip, sp = s->sp, fp = direct && !s->fp_valid ? UINT64_MAX : s->fp;
+	uint64_t ip = s->ip, sp = s->sp, fp = s->fp;
 	uint64_t *out = ips + n, *const out_end = ips + max, *sp_out = with_sps ? sps + n : NULL;
 	int fp_valid = s->fp_valid;
 	/*
@@ -508,11 +506,9 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 				ip = 0;
 				sp = it->thread->stack_hi;
 				fp_valid = 0;
-				if (direct)
-					fp = UINT64_MAX;
+				/* Nothing is found at IP 0: the loop would stop there anyway. */
 				prev_q = q;
-				q = q->next;
-				continue;
+				break;
 			}
 		}
 		if (q->bits & BT_CFA_IS_FP) {
@@ -535,7 +531,8 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 		if (q->fp_offset != BT_NO_FP) {
 			if (!bt_read(m, bias, direct, p, base + (uint64_t)(int64_t)q->fp_offset, &new_fp))
 				break;
-			fp_valid = 1;
+			if (!direct)
+				fp_valid = 1;
 		}
 		if (SWI_UNLIKELY(q->bits & BT_RA_SIGNED))
 			ra &= ~it->thread->ptrauth_mask;
@@ -749,8 +746,9 @@ static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_stat
 	 * Direct, the loop reads without checks: its stack, from SP to the
 	 * highest CFA it accepts, must lie in the window.  A CFA beyond the
 	 * window is the generic path's, which reads through the accessor.
+	 * An unknown FP (rare: QUICKUNWIND keeps it) takes the checked loop.
 	 */
-	direct = bt_window_of(it->thread->memory, a->ptr_size, &w) && s->sp >= w.lo;
+	direct = bt_window_of(it->thread->memory, a->ptr_size, &w) && s->fp_valid && s->sp >= w.lo;
 	if (direct && w.end < hi)
 		hi = w.end;
 	/* Then no CFA the loop computes from a base in [SP, hi] wraps. */
