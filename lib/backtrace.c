@@ -754,14 +754,22 @@ static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_stat
 	/* Then no CFA the loop computes from a base in [SP, hi] wraps. */
 	if (s->sp > hi || hi > UINT64_MAX / 2)
 		direct = 0;
-	if (a->ptr_size == 8)
-		got = !direct ? bt_loop(it, cache, s, 8, 0, sps != NULL, 0, hi, ips, sps, n, max, &ends)
-		      : sps   ? bt_loop(it, cache, s, 8, 1, 1, w.bias, hi, ips, sps, n, max, &ends)
-		              : bt_loop(it, cache, s, 8, 1, 0, w.bias, hi, ips, sps, n, max, &ends);
+	/*
+	 * One inlined copy of the loop for each pointer size, way of reading
+	 * and use of sps; and, direct, for a window at its own address (bias
+	 * 0: the process's own memory, a profiler's), which frees a register.
+	 */
+#define BT_LOOP(p, direct, with_sps, bias) \
+	bt_loop(it, cache, s, p, direct, with_sps, bias, hi, ips, sps, n, max, &ends)
+	if (!direct)
+		got = a->ptr_size == 8 ? BT_LOOP(8, 0, sps != NULL, 0) : BT_LOOP(4, 0, sps != NULL, 0);
+	else if (a->ptr_size == 8)
+		got = w.bias == 0 ? (sps ? BT_LOOP(8, 1, 1, 0) : BT_LOOP(8, 1, 0, 0))
+		                  : (sps ? BT_LOOP(8, 1, 1, w.bias) : BT_LOOP(8, 1, 0, w.bias));
 	else
-		got = !direct ? bt_loop(it, cache, s, 4, 0, sps != NULL, 0, hi, ips, sps, n, max, &ends)
-		      : sps   ? bt_loop(it, cache, s, 4, 1, 1, w.bias, hi, ips, sps, n, max, &ends)
-		              : bt_loop(it, cache, s, 4, 1, 0, w.bias, hi, ips, sps, n, max, &ends);
+		got = w.bias == 0 ? (sps ? BT_LOOP(4, 1, 1, 0) : BT_LOOP(4, 1, 0, 0))
+		                  : (sps ? BT_LOOP(4, 1, 1, w.bias) : BT_LOOP(4, 1, 0, w.bias));
+#undef BT_LOOP
 	/* A walk that ends here needs no state to go on from, only its count. */
 	if (ends) {
 		it->depth += (uint32_t)(got - n);
