@@ -31,25 +31,28 @@ SW_API uint64_t sw_frame_field_address(const sw_frame_view *f, unsigned index)
 
 	if (!f || !f->thread)
 		return 0;
-	p = sw_arch_pointer_size(f->thread->arch);
+	p = swi_pointer_size(f->thread->arch);
 	return f->addr + swi_frame_fields_offset(p) + (uint64_t)index * p;
 }
 
 SW_API sw_status sw_frame_read_field(const sw_frame_view *f, unsigned index, uint64_t *out)
 {
-	uint64_t addr = sw_frame_field_address(f, index);
+	uint64_t addr;
+	unsigned p;
 
-	if (!addr || !out)
+	if (!f || !f->thread || !out)
 		return SW_E_INVAL;
+	p = swi_pointer_size(f->thread->arch);
+	addr = f->addr + swi_frame_fields_offset(p) + (uint64_t)index * p;
 	if (addr < f->addr)
 		return SW_E_BADFRAME;       /* wrapped around: a hostile address */
-	return swi_read_ptr(f->thread->memory, sw_arch_pointer_size(f->thread->arch), addr, out);
+	return swi_read_ptr(f->thread->memory, p, addr, out);
 }
 
 sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
                          const sw_frame_ops **ops)
 {
-	unsigned p = sw_arch_pointer_size(t->arch);
+	unsigned p = swi_pointer_size(t->arch);
 	unsigned char raw[16];
 	sw_status st;
 
@@ -76,7 +79,7 @@ sw_status swi_frame_protected_roots(const sw_frame_view *f, unsigned array, unsi
                                     int (*fn)(void *data, uint64_t slot, uint32_t flags),
                                     void *data)
 {
-	unsigned p = sw_arch_pointer_size(f->thread->arch);
+	unsigned p = swi_pointer_size(f->thread->arch);
 	uint64_t base, n, slot;
 	sw_status st;
 

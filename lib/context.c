@@ -3,7 +3,7 @@
 
 SW_API sw_status sw_context_init(sw_context *ctx, sw_arch arch)
 {
-	if (!ctx || !sw_arch_name(arch))
+	if (!ctx || !swi_arch_get(arch))
 		return SW_E_INVAL;
 	memset(ctx, 0, sizeof *ctx);
 	ctx->arch = arch;

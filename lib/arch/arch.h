@@ -74,4 +74,12 @@ static inline const struct swi_arch *swi_arch_get(sw_arch arch)
 	return (unsigned)arch <= SW_ARCH_ARM64 ? swi_arch_table[arch] : NULL;
 }
 
+/* sw_arch_pointer_size, inlined: Frame reads ask it for every field. */
+static inline unsigned swi_pointer_size(sw_arch arch)
+{
+	const struct swi_arch *a = swi_arch_get(arch);
+
+	return a ? a->ptr_size : 0;
+}
+
 #endif /* SW_LIB_ARCH_H */
