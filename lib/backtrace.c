@@ -323,6 +323,21 @@ static int bt_valid(const struct bt_cache *cache, unsigned i)
 }
 
 /*
+ * The rule the table holds for return address ip, for code that may be
+ * stepped (not where it found none, nor a sentinel); NULL otherwise.
+ */
+static const struct bt_rule *bt_rule_held(const struct bt_cache *cache, uint64_t ip)
+{
+	unsigned slot = bt_slot(ip);
+
+	for (unsigned way = 0; way < 2; way++, slot ^= 1)
+		if (bt_valid(cache, slot) && cache->rule[slot].ra == ip && ip != 0 &&
+		    !(cache->rule[slot].bits & (BT_UNKNOWN | BT_STOP)))
+			return &cache->rule[slot];
+	return NULL;
+}
+
+/*
  * The rule for return address ip, from the table or filled into it; NULL
  * when the loop cannot step that frame.  An address where the walk finds
  * no code at all gets a BT_UNKNOWN rule, kept while nothing is added to
@@ -562,6 +577,23 @@ bt_loop(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, unsigne
 }
 
 /*
+ * The code rule q was made for (q->ra in it), copied out again into the
+ * iterator's code_copy from where the rule keeps it came from.
+ */
+static const sw_code_info *bt_copy_code(struct swi_iter *it, const struct bt_rule *q)
+{
+	uintptr_t tag = (uintptr_t)q->code & BT_TAGS;
+	const void *from = (const void *)((uintptr_t)q->code - tag);
+	uint32_t at = (uint32_t)q->at[0] | (uint32_t)q->at[1] << 8 | (uint32_t)q->at[2] << 16;
+
+	if (tag == BT_TABLE_TAG)
+		swi_code_table_info(from, at, &it->code_copy);
+	else
+		swi_codemap_entry_copy(it->thread->codemap, from, q->ra - at, &it->code_copy);
+	return &it->code_copy.info;
+}
+
+/*
  * Make the code of the last frame stepped, at last_ip (exact: the seed),
  * the iterator's.  s->code is the iterator's own, or its rule's: a
  * tagged entry or code table; then the method is copied out again from
@@ -581,14 +613,7 @@ static int bt_set_code(struct swi_iter *it, const struct bt_state *s, const stru
 		return 1;
 	}
 	if (q && q->code == code && q->ra == last_ip) {
-		const void *from = (const void *)((uintptr_t)code - tag);
-		uint32_t at = (uint32_t)q->at[0] | (uint32_t)q->at[1] << 8 | (uint32_t)q->at[2] << 16;
-
-		if (tag == BT_TABLE_TAG)
-			swi_code_table_info(from, at, &it->code_copy);
-		else
-			swi_codemap_entry_copy(it->thread->codemap, from, last_ip - at, &it->code_copy);
-		it->code = &it->code_copy.info;
+		it->code = bt_copy_code(it, q);
 		return 1;
 	}
 	code = exact ? swi_seed_code(it, last_ip) : swi_return_code(it, last_ip);
@@ -831,9 +856,23 @@ static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 static size_t bt_after_frame(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
                              size_t n, size_t max)
 {
+	const struct bt_rule *q;
+	const sw_code_info *known = NULL;
 	struct bt_state s;
+	uint64_t ra;
+	int have_ra = swi_iter_frame_return_address(it, &ra) == SW_OK;
 
-	if (swi_iter_resume_from_frame(it) != 1 || it->active || !bt_may_take(it) ||
+	/*
+	 * A rule the table holds for the return address says which code a
+	 * lookup would find there (the map's version has not moved since it
+	 * was made): its copy spares the iterator the lookup.  Not for a
+	 * Frame that resumes at an exact IP, which the iterator looks up as
+	 * such.
+	 */
+	if (have_ra && !(it->view.attributes & (SW_FRAME_ATTR_RESUMABLE | SW_FRAME_ATTR_EXCEPTION)) &&
+	    (q = bt_rule_held(cache, ra)) != NULL)
+		known = bt_copy_code(it, q);
+	if (swi_iter_resume_from_frame(it, have_ra, ra, known) != 1 || it->active || !bt_may_take(it) ||
 	    !bt_state_of(it, &it->rd.cur, &s))
 		return n;
 	s.code = it->code;

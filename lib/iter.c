@@ -1049,11 +1049,15 @@ static int step_frames(struct swi_iter *it)
 	return -1;
 }
 
-/* Resume where the Frame says, if that is managed code; else the next Frame. */
-static int step_after_frame(struct swi_iter *it)
+/*
+ * Resume where the Frame says, if that is managed code; else the next
+ * Frame.  have_ra: the Frame's return address is ra already;
+ * known: its code, when it is a return address (swi_iter_resume_from_frame).
+ */
+static int resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known)
 {
 	uint32_t attrs = it->view.attributes;
-	uint64_t ra = 0, old_sp = 0;
+	uint64_t old_sp = 0;
 	int old_sp_known;
 	sw_status st;
 
@@ -1061,11 +1065,11 @@ static int step_after_frame(struct swi_iter *it)
 	it->is_interrupted = (attrs & SW_FRAME_ATTR_EXCEPTION) != 0;
 	it->has_faulted = it->is_interrupted && (attrs & SW_FRAME_ATTR_FAULTED) != 0;
 
-	if ((st = it->ops->return_address(&it->view, &ra)) != SW_OK)
+	if (!have_ra && (st = it->ops->return_address(&it->view, &ra)) != SW_OK)
 		return fail(it, st);
 	if (ra != 0) {
 		int exact = it->is_first || it->is_interrupted;
-		const sw_code_info *code = lookup(it, ra, exact);
+		const sw_code_info *code = known && !exact ? known : lookup(it, ra, exact);
 
 		if (code) {
 			old_sp_known = (it->rd.cur.valid & BIT(it->arch->sp_reg)) != 0;
@@ -1098,6 +1102,11 @@ static int step_after_frame(struct swi_iter *it)
 	return -1;
 }
 
+static int step_after_frame(struct swi_iter *it)
+{
+	return resume_from_frame(it, 0, 0, NULL);
+}
+
 /* Resume the faulted frame the tracker holds: interrupted, faulted, exact. */
 static int step_after_tracker(struct swi_iter *it)
 {
@@ -1128,7 +1137,14 @@ static int step_after_tracker(struct swi_iter *it)
 	return -1;
 }
 
-int swi_iter_resume_from_frame(struct swi_iter *it)
+sw_status swi_iter_frame_return_address(const struct swi_iter *it, uint64_t *ra)
+{
+	if (it->step != SWI_STEP_AFTER_FRAME)
+		return SW_E_STATE;
+	return it->ops->return_address(&it->view, ra);
+}
+
+int swi_iter_resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known)
 {
 	if (it->step != SWI_STEP_AFTER_FRAME)
 		return 0;
@@ -1136,7 +1152,7 @@ int swi_iter_resume_from_frame(struct swi_iter *it)
 	if (++it->steps > SWI_MAX_STEPS)
 		return fail(it, SW_E_DEPTH);
 	/* It reports nothing: it goes on (-1) or fails. */
-	if (step_after_frame(it) != -1 || it->step == SWI_STEP_FAILED)
+	if (resume_from_frame(it, have_ra, ra, known) != -1 || it->step == SWI_STEP_FAILED)
 		return it->step == SWI_STEP_FAILED ? it->err.status : SW_E_STATE;
 	return it->step == SWI_STEP_UNWIND;
 }

@@ -242,14 +242,23 @@ int swi_iter_next(struct swi_iter *it);
 int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data);
 
 /*
+ * After swi_iter_next reported a Frame (SW_STATE_FRAME), the address that
+ * Frame returns to; SW_E_STATE at any other point of the walk.
+ */
+sw_status swi_iter_frame_return_address(const struct swi_iter *it, uint64_t *ra);
+
+/*
  * After swi_iter_next reported a Frame (SW_STATE_FRAME), take the one step
  * that resumes the walk from it (iter.c: step_after_frame) and stop
  * before anything else: 1 when that left a managed frame in rd.cur to
  * unwind next (SWI_STEP_UNWIND), 0 when the walk goes on some other way,
  * or the walk's error.  swi_iter_next goes on from either.  sw_backtrace
- * takes the frame from there in its own loop.
+ * takes the frame from there in its own loop.  have_ra: ra is the Frame's
+ * return address already (swi_iter_frame_return_address); known, when not
+ * NULL, the code a lookup of that return address would find, and which
+ * stands in for the lookup unless the Frame resumes at an exact IP.
  */
-int swi_iter_resume_from_frame(struct swi_iter *it);
+int swi_iter_resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known);
 
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);
