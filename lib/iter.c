@@ -818,12 +818,8 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 		it->code = &it->code_copy.info;
 	}
 	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
-	code = &it->rules[slot].copy.info;
-	br = it->rules[slot].copy.body;
 	it->rules[slot].ra = ip;
-	it->rules[slot].code = code;
-	it->rules[slot].br = br;
-	it->rules[slot].saved = saved;
+	it->rule_span[slot] = swi_body_read_span(it->rules[slot].copy.body, saved, swi_kept_registers(it));
 	return 1;
 }
 
@@ -857,7 +853,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
 	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot))
 		return -2;
-	code = it->rules[slot].code;
+	code = &it->rules[slot].copy.info;
 	native = (code->flags & SW_CODE_NATIVE) != 0;
 	if (native &&
 	    ((fl & SW_WALK_FUNCTIONSONLY) || (!run->from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
@@ -877,7 +873,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	run->steps++;
 	run->caller_trust = trust_of(code);
-	st = swi_unwind_body(it, &run->u, it->rules[slot].br, it->rules[slot].saved, 1, 1);
+	st = swi_unwind_body(it, &run->u, it->rules[slot].copy.body, it->rules[slot].copy.saved,
+	                     &it->rule_span[slot], 1, 1);
 	if (st != SW_OK) {
 		fast_leave(it, run);
 		it->step = SWI_STEP_SKIPPED;

@@ -40,6 +40,19 @@ enum swi_step {
 #define SWI_RECENT 4
 #define SWI_RULES 16            /* a power of two */
 
+/*
+ * Where the unwind by a body rule reads, as offsets from the CFA: the
+ * lowest and the highest word, over the saved registers the walk keeps and
+ * the return address in memory.  The fast step works it out when it caches
+ * a rule (iter.c: fast_rule_fill, by iter_unwind.h's swi_body_read_span),
+ * so that a frame whose reads all lie in the memory's direct window is
+ * checked once, not at every read.  With no read at all it is [0, 0],
+ * which is harmless: it only picks the checked reads.
+ */
+struct swi_read_span {
+	int32_t lo, hi;
+};
+
 struct swi_iter {
 	uint32_t magic;
 	uint32_t step;                  /* an swi_step */
@@ -116,14 +129,14 @@ struct swi_iter {
 	 * the address; like recent[], the entries stay valid for the walk (it
 	 * holds a read section).  The fast step empties them when it first
 	 * runs in a walk: a walk sw_backtrace's loop takes has no use for them.
+	 * The code is copy.info, its rule copy.body and copy.saved.  On a
+	 * 64-bit host an entry is 128 bytes, which makes its address a shift.
 	 */
 	struct {
 		uint64_t ra;            /* 0: empty */
-		const sw_code_info *code;
-		const struct swu_body_rule *br;
-		const uint32_t *saved;
-		struct swi_code_copy copy;      /* code points here */
+		struct swi_code_copy copy;
 	} rules[SWI_RULES];
+	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule under the walk's kept registers */
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */

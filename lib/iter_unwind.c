@@ -140,7 +140,7 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 			struct swi_body_unwind u;
 
 			swi_body_unwind_init(it, &u);
-			return swi_unwind_body(it, &u, br, saved, 0, 0);
+			return swi_unwind_body(it, &u, br, saved, NULL, 0, 0);
 		}
 		st = sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
 	}

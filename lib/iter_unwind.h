@@ -55,6 +55,8 @@ struct swi_body_unwind {
 	/* The memory's direct window: [lo, last] are the addresses a whole word may be read at. */
 	uint64_t lo, last;
 	const unsigned char *host;
+	/* host - lo, as an integer: a word at addr in the window is at bias + addr. */
+	uintptr_t bias;
 	unsigned ptr_size, nregs, ip_reg, sp_reg, fp_reg, arch;
 };
 
@@ -81,6 +83,7 @@ static SWI_ALWAYS_INLINE void swi_body_unwind_init(const struct swi_iter *it, st
 	u->host = m->direct_host;
 	u->lo = m->direct_lo;
 	u->last = m->direct_hi - a->ptr_size;
+	u->bias = (uintptr_t)m->direct_host - (uintptr_t)m->direct_lo;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (m->direct_hi - m->direct_lo >= a->ptr_size && m->direct_hi >= m->direct_lo &&
 	    (a->ptr_size == 8 || a->ptr_size == 4))
@@ -102,32 +105,76 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, cons
 }
 
 /*
- * Unwind rd.cur (u's ip, sp, fp and valid), stopped at a return address
- * in its body, by the rule the code map decoded when the method was
- * registered (the same rule sw_swu_decode gives there, without replaying
- * the prolog), into rd.caller, and u into the caller's values.  in_place:
- * rd.caller's registers and locations still hold those of rd.cur (iter.c's
- * fast step just made it the current frame from there), so the registers
- * the method left alone need no copy.  rule_checked: the caller made sure
- * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
+ * The span of a rule's reads (iter.h: swi_read_span), under the kept
+ * registers: the fast step works it out when it caches the rule.
  */
-static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
-                                                   const struct swu_body_rule *br, const uint32_t *saved,
-                                                   int in_place, int rule_checked)
+static SWI_ALWAYS_INLINE struct swi_read_span swi_body_read_span(const struct swu_body_rule *br,
+                                                                 const uint32_t *saved, uint64_t keep)
+{
+	uint64_t restored = br->saved_mask & keep;
+	int32_t lo = INT32_MAX, hi = INT32_MIN;
+	struct swi_read_span span = { 0, 0 };
+
+	for (unsigned i = 0; restored && i < br->nsaved; i++) {
+		int32_t off = swu_body_saved_offset(saved[i]);
+
+		if (!(restored & BIT(swu_body_saved_reg(saved[i]))))
+			continue;
+		lo = off < lo ? off : lo;
+		hi = off > hi ? off : hi;
+	}
+	if (!br->ra_in_reg) {
+		lo = br->ra_offset < lo ? br->ra_offset : lo;
+		hi = br->ra_offset > hi ? br->ra_offset : hi;
+	}
+	if (lo <= hi) {
+		span.lo = lo;
+		span.hi = hi;
+	}
+	return span;
+}
+
+/*
+ * Do all the reads of span from this CFA lie in u's direct window?  An
+ * address that wraps around makes its end come before its start, which
+ * fails too, as does a memory without a window (lo > last).
+ */
+static SWI_ALWAYS_INLINE int swi_span_in_window(const struct swi_body_unwind *u, struct swi_read_span span,
+                                                uint64_t cfa)
+{
+	uint64_t first = cfa + (uint64_t)(int64_t)span.lo, last = cfa + (uint64_t)(int64_t)span.hi;
+
+	return first >= u->lo && last <= u->last && first <= last;
+}
+
+/*
+ * A word the unwind reads: from the window without a check when the
+ * frame's span was found inside it (checked == 0), else as swi_body_read.
+ */
+static SWI_ALWAYS_INLINE sw_status swi_body_read_as(const struct swi_iter *it, const struct swi_body_unwind *u,
+                                                    uint64_t addr, uint64_t *out, int checked)
+{
+	if (!checked) {
+		*out = swi_load_le((const unsigned char *)(u->bias + (uintptr_t)addr), u->ptr_size);
+		return SW_OK;
+	}
+	return swi_body_read(it, u, addr, out);
+}
+
+/*
+ * The part of swi_unwind_body after the CFA, compiled twice: with a check
+ * at every read, and without one for a frame whose reads all lie in the
+ * window.
+ */
+static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, struct swi_body_unwind *u,
+                                                         const struct swu_body_rule *br,
+                                                         const uint32_t *saved, uint64_t cfa,
+                                                         int in_place, int checked)
 {
 	sw_regdisplay *rd = &it->rd;
-	uint64_t cfa, base, valid = u->valid, restored, fp = u->fp, ra, ra_loc, written, caller_valid;
+	uint64_t valid = u->valid, restored, fp = u->fp, ra, ra_loc, written, caller_valid;
 	sw_status st;
 
-	if (!rule_checked && (br->arch != u->arch || br->cfa_reg >= u->nregs))
-		return SW_E_BADMETA;
-	if (!(valid & BIT(br->cfa_reg)))
-		return SW_E_NOREG;
-	base = br->cfa_reg == u->sp_reg ? u->sp : br->cfa_reg == u->fp_reg ? fp : rd->cur.regs[br->cfa_reg];
-	cfa = base + (uint64_t)(int64_t)br->cfa_offset;
-	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
-	if (cfa > u->stack_hi || cfa <= u->sp)
-		return SW_E_BADSP;
 	if (!in_place) {
 		for (uint64_t m = valid & u->keep; m; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctzll(m);
@@ -139,13 +186,16 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	/* saved[] lists exactly the registers of saved_mask: those kept are all restored, or the unwind fails. */
 	restored = br->saved_mask & u->keep;
 	if (restored) {
-		for (unsigned i = 0; i < br->nsaved; i++) {
+		/* In a local: the stores below may alias the rule for all the compiler knows. */
+		unsigned nsaved = br->nsaved;
+
+		for (unsigned i = 0; i < nsaved; i++) {
 			unsigned r = swu_body_saved_reg(saved[i]);
 			uint64_t slot = cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]), v;
 
 			if (!(restored & BIT(r)))
 				continue;
-			if ((st = swi_body_read(it, u, slot, &v)) != SW_OK)
+			if ((st = swi_body_read_as(it, u, slot, &v, checked)) != SW_OK)
 				return st;
 			rd->caller.regs[r] = v;
 			rd->caller_loc[r] = slot;
@@ -160,7 +210,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 		ra_loc = rd->cur_loc[br->ra_reg];
 	} else {
 		ra_loc = cfa + (uint64_t)(int64_t)br->ra_offset;
-		if ((st = swi_body_read(it, u, ra_loc, &ra)) != SW_OK)
+		if ((st = swi_body_read_as(it, u, ra_loc, &ra, checked)) != SW_OK)
 			return st;
 	}
 	if (br->ra_signed)
@@ -184,6 +234,40 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	u->valid = caller_valid;
 	u->written = written;
 	return SW_OK;
+}
+
+/*
+ * Unwind rd.cur (u's ip, sp, fp and valid), stopped at a return address
+ * in its body, by the rule the code map decoded when the method was
+ * registered (the same rule sw_swu_decode gives there, without replaying
+ * the prolog), into rd.caller, and u into the caller's values.  in_place:
+ * rd.caller's registers and locations still hold those of rd.cur (iter.c's
+ * fast step just made it the current frame from there), so the registers
+ * the method left alone need no copy.  rule_checked: the caller made sure
+ * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
+ * span: where the unwind reads (swi_body_read_span under u->keep), or
+ * NULL to check every read.
+ */
+static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
+                                                   const struct swu_body_rule *br, const uint32_t *saved,
+                                                   const struct swi_read_span *span, int in_place,
+                                                   int rule_checked)
+{
+	uint64_t cfa, base;
+
+	if (!rule_checked && (br->arch != u->arch || br->cfa_reg >= u->nregs))
+		return SW_E_BADMETA;
+	if (!(u->valid & BIT(br->cfa_reg)))
+		return SW_E_NOREG;
+	base = br->cfa_reg == u->sp_reg ? u->sp
+	       : br->cfa_reg == u->fp_reg ? u->fp : it->rd.cur.regs[br->cfa_reg];
+	cfa = base + (uint64_t)(int64_t)br->cfa_offset;
+	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
+	if (cfa > u->stack_hi || cfa <= u->sp)
+		return SW_E_BADSP;
+	if (span && SWI_LIKELY(swi_span_in_window(u, *span, cfa)))
+		return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 0);
+	return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 1);
 }
 
 #endif /* SW_LIB_ITER_UNWIND_H */

@@ -1301,6 +1301,156 @@ START_TEST(test_context_matches_first_frame)
 }
 END_TEST
 
+/*
+ * A memory's direct window is a shortcut, not a limit: with the window
+ * narrowed from below or from above, so that reads fall outside it and go
+ * through the read callback (here one that reads the whole buffer), every walk
+ * must report exactly what it did with the whole window.  The walk's fast
+ * step checks a frame's reads against the window once, and takes the
+ * checked reads when any lies outside: the edges sweep across every frame
+ * of the stack, word by word.  The narrowed window is a copy of the stack
+ * whose bytes outside it are poisoned, so that a read of them that does
+ * not go through the callback shows.
+ */
+struct window_walk {
+	struct {
+		sw_frame_state state;
+		void *method;
+		uint64_t frame;
+		sw_regdisplay rd;
+	} f[64];
+	size_t n;
+	sw_walk_action end;
+	sw_walk_error err;
+};
+
+static sw_walk_action window_record(const sw_crawl_frame *cf, void *data)
+{
+	struct window_walk *w = data;
+
+	if (w->n < sizeof w->f / sizeof w->f[0]) {
+		const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+
+		w->f[w->n].state = sw_crawl_frame_state(cf);
+		w->f[w->n].method = sw_crawl_frame_method(cf);
+		w->f[w->n].frame = sw_crawl_frame_frame(cf);
+		memset(&w->f[w->n].rd, 0, sizeof w->f[w->n].rd);
+		/* Only what is known: the rest of the display is not part of the result. */
+		w->f[w->n].rd.cur.valid = rd->cur.valid;
+		w->f[w->n].rd.caller_valid = rd->caller_valid;
+		if (rd->caller_valid)
+			w->f[w->n].rd.caller.valid = rd->caller.valid;
+		for (unsigned r = 0; r < SW_MAX_REGS; r++) {
+			if (rd->cur.valid & (1ULL << r)) {
+				w->f[w->n].rd.cur.regs[r] = rd->cur.regs[r];
+				w->f[w->n].rd.cur_loc[r] = rd->cur_loc[r];
+			}
+			if (rd->caller_valid && (rd->caller.valid & (1ULL << r))) {
+				w->f[w->n].rd.caller.regs[r] = rd->caller.regs[r];
+				w->f[w->n].rd.caller_loc[r] = rd->caller_loc[r];
+			}
+		}
+	}
+	w->n++;
+	return SW_CONTINUE;
+}
+
+/* The read callback of the narrowed memories: the whole buffer, from the original window. */
+static sw_status whole_buffer_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const sw_memory *whole = ctx;
+
+	if (addr < whole->direct_lo || addr > whole->direct_hi || len > whole->direct_hi - addr)
+		return SW_E_BADADDR;
+	memcpy(buf, whole->direct_host + (addr - whole->direct_lo), len);
+	return SW_OK;
+}
+
+static void window_walk(const sw_thread *t, const sw_context *c, unsigned flags, struct window_walk *w)
+{
+	memset(w, 0, sizeof *w);
+	w->end = sw_walk_frames(t, c, 0, window_record, w, flags, &w->err);
+}
+
+START_TEST(test_narrow_windows)
+{
+	sw_arch arch = arches[_i];
+	static const unsigned flags[] = { 0, SW_WALK_UNWIND_FLOATS, SW_WALK_QUICKUNWIND };
+	unsigned failures = 0, walks = 0, fast_frames = 0;
+	sw_synth_params p;
+
+	sw_synth_params_default(&p);
+	for (uint64_t i = 0; i < 24; i++) {
+		uint64_t seed = SEED_BASE + 6000000 + i;
+		unsigned fl = flags[i % 3];
+		static struct window_walk want, got;
+		const sw_thread *t;
+		const sw_context *c;
+		sw_synth *s;
+		uint64_t lo, hi, sp, start;
+		unsigned char *poisoned;
+		unsigned step;
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, seed, &p), SW_OK);
+		t = sw_synth_thread(s);
+		c = sw_synth_context(s);
+		lo = t->memory->direct_lo;
+		hi = t->memory->direct_hi;
+		sp = sw_context_sp(c);
+		step = arch == SW_ARCH_X86 ? 4 : 8;
+		window_walk(t, c, fl, &want);
+		ck_assert_uint_ge(want.n, 1);
+		ck_assert_uint_le(want.n, sizeof want.f / sizeof want.f[0]);
+		for (size_t k = 0; k < want.n; k++)
+			fast_frames += want.f[k].state == SW_STATE_FRAMELESS;
+		ck_assert_uint_ge(sp, lo);
+		ck_assert_uint_le(sp, hi);
+		poisoned = malloc((size_t)(hi - lo));
+		ck_assert_ptr_nonnull(poisoned);
+		start = sp - lo > 64 ? sp - 64 : lo;
+		/* The low edge from below SP to the top, then the high edge from the top down to SP. */
+		for (unsigned side = 0; side < 2; side++) {
+			memcpy(poisoned, t->memory->direct_host, (size_t)(hi - lo));
+			for (uint64_t edge = start; edge <= hi; edge += step) {
+				sw_memory m = *t->memory;
+				sw_thread nt = *t;
+
+				m.read = whole_buffer_read;
+				m.ctx = (void *)(uintptr_t)t->memory;
+				m.direct_host = poisoned;
+				if (side == 0) {
+					memset(poisoned, 0xa5, (size_t)(edge - lo));
+					m.direct_host += edge - lo;
+					m.direct_lo = edge;
+				} else {
+					m.direct_hi = hi - (edge - start);
+					if (m.direct_hi < m.direct_lo)
+						break;
+					memset(poisoned + (m.direct_hi - lo), 0xa5, (size_t)(hi - m.direct_hi));
+				}
+				nt.memory = &m;
+				window_walk(&nt, c, fl, &got);
+				walks++;
+				if (got.end == want.end && got.n == want.n &&
+				    memcmp(&got.err, &want.err, sizeof got.err) == 0 &&
+				    memcmp(got.f, want.f, want.n * sizeof want.f[0]) == 0)
+					continue;
+				if (failures++ < MAX_PRINTED)
+					fprintf(stderr, "check_synth: %s seed %#" PRIx64 " flags %#x: window [%#" PRIx64
+					        ", %#" PRIx64 ") walks differently (%zu frames, want %zu)\n",
+					        sw_arch_name(arch), seed, fl, m.direct_lo, m.direct_hi, got.n,
+					        want.n);
+			}
+		}
+		free(poisoned);
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(fast_frames, 100);
+	ck_assert_msg(failures == 0, "%s: %u of %u walks with a narrowed window differ",
+	              sw_arch_name(arch), failures, walks);
+}
+END_TEST
+
 static Suite *synth_suite(void)
 {
 	Suite *s = suite_create("synth");
@@ -1337,6 +1487,7 @@ static Suite *synth_suite(void)
 	tcase_add_loop_test(walk, test_no_frame_transitions, 0, NARCHES);
 	tcase_add_loop_test(walk, test_missing_frame_detection, 0, NARCHES);
 	tcase_add_loop_test(walk, test_no_effect_flag, 0, NNO_EFFECT_FLAGS * NARCHES);
+	tcase_add_loop_test(walk, test_narrow_windows, 0, NARCHES);
 	tcase_add_loop_test(gen, test_tracker_corruption_detected, 0, NARCHES);
 	tcase_add_loop_test(gen, test_expected_failure_checked, 0, NARCHES);
 	tcase_add_loop_test(gen, test_expected_roots_api, 0, NARCHES);
