@@ -746,8 +746,19 @@ static const struct row *at_depth(const struct row *rows, unsigned n, unsigned d
 	return &none;
 }
 
+/* Did this run walk any of these stacks (--only and --depth leave some out)? */
+static int any_rows(const struct row *rows, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (rows[i].frames)
+			return 1;
+	return 0;
+}
+
 static void print_rows(const char *title, const struct row *rows, unsigned n)
 {
+	if (!any_rows(rows, n))
+		return;
 	printf("\n%s: ns per frame, best of %d runs\n", title, BENCH_RUNS);
 	printf("%6s %6s %9s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_quick",
 	       "sw_bt", "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
@@ -940,6 +951,40 @@ static void *managed_thread(void *arg)
 	return ok ? &g : NULL;
 }
 
+static void print_maps(void)
+{
+	printf("\nCode map: %9s %12s %12s %12s %14s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
+	       "bytes/method", "resident/meth");
+	for (unsigned i = 0; i < NMAPS; i++)
+		printf("          %9u %12.1f %12.3g %12.3g %14.1f %14.1f\n", maps[i].n, maps[i].lookup_ns,
+		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method,
+		       maps[i].rss_per_method);
+	printf("          (bytes/method: what malloc handed out, less the blobs; below zero once the\n"
+	       "           slab maps its own 2 MiB blocks, where the blobs then live; resident/meth:\n"
+	       "           resident anonymous memory grown, less the blobs, which sees those blocks too;\n"
+	       "           the goal takes the larger of the two)\n");
+	printf("registration with blobs of %u code sizes in random order (1M methods): %.3g/s\n",
+	       NSIZES, distinct_add_per_s);
+	if (libgcc_lookup_ns > 0)
+		printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
+		       libgcc_lookup_ns);
+}
+
+static void print_sizes(void)
+{
+	printf("\nSWU size: %10s %10s %10s %10s %10s %10s %10s  %s\n", "eh_frame", "eh_hdr", "swu",
+	       "index", "rules", "functions", "fdes", "file");
+	for (unsigned i = 0; i < 2; i++)
+		if (sizes[i].ok)
+			printf("          %10llu %10llu %10llu %10llu %10llu %10u %10u  %s\n",
+			       (unsigned long long)sizes[i].eh_frame, (unsigned long long)sizes[i].eh_frame_hdr,
+			       (unsigned long long)sizes[i].swu, (unsigned long long)sizes[i].index,
+			       (unsigned long long)sizes[i].rules, sizes[i].functions, sizes[i].fdes,
+			       sizes[i].path);
+	printf("          (index: the code table searched, as .eh_frame_hdr is; rules: body rules\n"
+	       "           decoded beforehand, one per distinct blob, a speed cache)\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *libgcc = NULL, *svg = NULL, *elf = NULL, *only = "";
@@ -1023,31 +1068,11 @@ report:
 	print_fits(managed, NMANAGED);
 	print_rows("Native stack (C frames; sw walks them through imported CFI)", native, BENCH_NDEPTHS);
 	print_fits(native, BENCH_NDEPTHS);
-	printf("\nCode map: %9s %12s %12s %12s %14s %14s\n", "methods", "lookup ns", "adds/s", "removes/s",
-	       "bytes/method", "resident/meth");
-	for (unsigned i = 0; i < NMAPS; i++)
-		printf("          %9u %12.1f %12.3g %12.3g %14.1f %14.1f\n", maps[i].n, maps[i].lookup_ns,
-		       maps[i].add_per_s, maps[i].remove_per_s, maps[i].bytes_per_method,
-		       maps[i].rss_per_method);
-	printf("          (bytes/method: what malloc handed out, less the blobs; below zero once the\n"
-	       "           slab maps its own 2 MiB blocks, where the blobs then live; resident/meth:\n"
-	       "           resident anonymous memory grown, less the blobs, which sees those blocks too;\n"
-	       "           the goal takes the larger of the two)\n");
-	printf("registration with blobs of %u code sizes in random order (1M methods): %.3g/s\n",
-	       NSIZES, distinct_add_per_s);
-	printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
-	       libgcc_lookup_ns);
-	printf("\nSWU size: %10s %10s %10s %10s %10s %10s %10s  %s\n", "eh_frame", "eh_hdr", "swu",
-	       "index", "rules", "functions", "fdes", "file");
-	for (unsigned i = 0; i < 2; i++)
-		if (sizes[i].ok)
-			printf("          %10llu %10llu %10llu %10llu %10llu %10u %10u  %s\n",
-			       (unsigned long long)sizes[i].eh_frame, (unsigned long long)sizes[i].eh_frame_hdr,
-			       (unsigned long long)sizes[i].swu, (unsigned long long)sizes[i].index,
-			       (unsigned long long)sizes[i].rules, sizes[i].functions, sizes[i].fdes,
-			       sizes[i].path);
-	printf("          (index: the code table searched, as .eh_frame_hdr is; rules: body rules\n"
-	       "           decoded beforehand, one per distinct blob, a speed cache)\n");
+	/* What --only left out is not printed, rather than printed as zeros. */
+	if (maps[0].n)
+		print_maps();
+	if (sizes[0].ok || sizes[1].ok)
+		print_sizes();
 
 	m100 = at_depth(managed, NMANAGED, 100);
 	n100 = at_depth(native, BENCH_NDEPTHS, 100);
