@@ -799,7 +799,12 @@ static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw
 }
 
 /* A return address the fast step has not seen this walk: resolve it into its rules[] slot. */
-static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot)
+/*
+ * u's fields come by value: its address, passed to a function not inlined,
+ * would keep the loop's copy in memory and lose its constant registers.
+ */
+static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot,
+                                                    uint64_t keep, uint64_t win_lo, uint64_t win_last)
 {
 	const struct swu_body_rule *br;
 	const uint32_t *saved;
@@ -819,7 +824,7 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	}
 	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
 	it->rules[slot].ra = ip;
-	it->rule_span[slot] = swi_body_read_span(it->rules[slot].copy.body, saved, swi_kept_registers(it));
+	it->rule_span[slot] = swi_body_read_span(it->rules[slot].copy.body, saved, keep, win_lo, win_last);
 	return 1;
 }
 
@@ -851,7 +856,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	if (ip == 0)
 		return -2;
 	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
-	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot))
+	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last))
 		return -2;
 	code = &it->rules[slot].copy.info;
 	native = (code->flags & SW_CODE_NATIVE) != 0;

@@ -41,16 +41,15 @@ enum swi_step {
 #define SWI_RULES 16            /* a power of two */
 
 /*
- * Where the unwind by a body rule reads, as offsets from the CFA: the
- * lowest and the highest word, over the saved registers the walk keeps and
- * the return address in memory.  The fast step works it out when it caches
- * a rule (iter.c: fast_rule_fill, by iter_unwind.h's swi_body_read_span),
- * so that a frame whose reads all lie in the memory's direct window is
- * checked once, not at every read.  With no read at all it is [0, 0],
- * which is harmless: it only picks the checked reads.
+ * Where the unwind by a cached body rule reads, folded with the memory's
+ * direct window: the fast step works it out when it caches a rule (iter.c:
+ * fast_rule_fill, by iter_unwind.h's swi_body_read_span), so that a frame
+ * whose reads all lie in the window is checked once, with one comparison,
+ * not at every read.  All the reads from a CFA lie in the window when
+ * cfa + start <= room (modulo 2^64); see swi_body_read_span.
  */
 struct swi_read_span {
-	int32_t lo, hi;
+	uint64_t start, room;
 };
 
 struct swi_iter {
@@ -136,7 +135,7 @@ struct swi_iter {
 		uint64_t ra;            /* 0: empty */
 		struct swi_code_copy copy;
 	} rules[SWI_RULES];
-	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule under the walk's kept registers */
+	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */

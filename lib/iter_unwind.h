@@ -105,13 +105,24 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, cons
 }
 
 /*
- * The span of a rule's reads (iter.h: swi_read_span), under the kept
- * registers: the fast step works it out when it caches the rule.
+ * The span of a rule's reads (iter.h: swi_read_span) for the kept
+ * registers and the window (swi_body_unwind's lo and last).  The reads lie
+ * at cfa + o for offsets o from lo to hi (the saved registers kept, the
+ * return address in memory), and the window holds whole words at
+ * [win_lo, win_last].  With width = hi - lo and size = win_last - win_lo:
+ * start = lo - win_lo and room = size - width, so that cfa + start <=
+ * room puts cfa + o - win_lo, for every o, between 0
+ * and size, without wrapping: every read is in the window (addresses
+ * taken modulo 2^64, as the checked reads take them).  Where no span
+ * fits (no window, or one narrower than the span) start and room are 0,
+ * which no frame passes: its CFA lies above its SP, so it is not 0.  A
+ * rule with no read at all gets the span [0, 0], which is harmless.
  */
 static SWI_ALWAYS_INLINE struct swi_read_span swi_body_read_span(const struct swu_body_rule *br,
-                                                                 const uint32_t *saved, uint64_t keep)
+                                                                 const uint32_t *saved, uint64_t keep,
+                                                                 uint64_t win_lo, uint64_t win_last)
 {
-	uint64_t restored = br->saved_mask & keep;
+	uint64_t restored = br->saved_mask & keep, width, size;
 	int32_t lo = INT32_MAX, hi = INT32_MIN;
 	struct swi_read_span span = { 0, 0 };
 
@@ -127,24 +138,23 @@ static SWI_ALWAYS_INLINE struct swi_read_span swi_body_read_span(const struct sw
 		lo = br->ra_offset < lo ? br->ra_offset : lo;
 		hi = br->ra_offset > hi ? br->ra_offset : hi;
 	}
-	if (lo <= hi) {
-		span.lo = lo;
-		span.hi = hi;
-	}
+	if (lo > hi)
+		lo = hi = 0;
+	if (win_last < win_lo)
+		return span;
+	width = (uint64_t)((int64_t)hi - (int64_t)lo);
+	size = win_last - win_lo;
+	if (width > size)
+		return span;
+	span.start = (uint64_t)(int64_t)lo - win_lo;
+	span.room = size - width;
 	return span;
 }
 
-/*
- * Do all the reads of span from this CFA lie in u's direct window?  An
- * address that wraps around makes its end come before its start, which
- * fails too, as does a memory without a window (lo > last).
- */
-static SWI_ALWAYS_INLINE int swi_span_in_window(const struct swi_body_unwind *u, struct swi_read_span span,
-                                                uint64_t cfa)
+/* Do all the reads of span from this CFA lie in the window?  (swi_body_read_span) */
+static SWI_ALWAYS_INLINE int swi_span_in_window(struct swi_read_span span, uint64_t cfa)
 {
-	uint64_t first = cfa + (uint64_t)(int64_t)span.lo, last = cfa + (uint64_t)(int64_t)span.hi;
-
-	return first >= u->lo && last <= u->last && first <= last;
+	return cfa + span.start <= span.room;
 }
 
 /*
@@ -245,8 +255,8 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, st
  * fast step just made it the current frame from there), so the registers
  * the method left alone need no copy.  rule_checked: the caller made sure
  * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
- * span: where the unwind reads (swi_body_read_span under u->keep), or
- * NULL to check every read.
+ * span: where the unwind reads (swi_body_read_span under u->keep and u's
+ * window), or NULL to check every read.
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
                                                    const struct swu_body_rule *br, const uint32_t *saved,
@@ -265,7 +275,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
 	if (cfa > u->stack_hi || cfa <= u->sp)
 		return SW_E_BADSP;
-	if (span && SWI_LIKELY(swi_span_in_window(u, *span, cfa)))
+	if (span && SWI_LIKELY(swi_span_in_window(*span, cfa)))
 		return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 0);
 	return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 1);
 }
