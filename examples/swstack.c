@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <stackwalk.h>
 #include "swstack_elf.h"
 
@@ -253,11 +254,14 @@ static int file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *b
 	uint64_t delta;
 	size_t size;
 	ssize_t got;
-	int fd = open(file, O_RDONLY), rc = -1;
+	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = -1;
+	struct stat sb;
 
 	if (fd < 0)
 		return -1;
-	if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
 	    (size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
 	    (hdrs = malloc(size)) != NULL) {
 		got = pread(fd, hdrs, size, 0);

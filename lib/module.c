@@ -10,18 +10,17 @@
  * code-map entry points to (the sw_native_function records and the blobs).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <gelf.h>
 #include "internal.h"
 #include "array_grow.h"
 #include "cfi_import.h"
 #include "image_format.h"
 #include "codemap_table.h"
+#include "target/regular_file.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -441,7 +440,7 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsigned flags,
                                       sw_arch *arch_out, sw_module **out)
 {
-	struct stat sb;
+	off_t size;
 	sw_status st;
 	Elf *elf;
 	int fd;
@@ -453,16 +452,15 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 		return SW_E_INVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return SW_E_UNSUPPORTED;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Never a FIFO (whose open would wait for a writer) or a device. */
+	fd = swi_open_regular(path, &size);
+	if (fd == -2)
+		return SW_E_UNSUPPORTED;
 	if (fd < 0)
 		return errno == ENOMEM ? SW_E_NOMEM : SW_E_NOTFOUND;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return SW_E_UNSUPPORTED;
-	}
 	/* Read, not mapped: a file truncated while we read it cannot fault us. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	st = load_elf(elf, (uint64_t)sb.st_size, load_bias, flags, arch_out, out);
+	st = load_elf(elf, (uint64_t)size, load_bias, flags, arch_out, out);
 	if (elf)
 		elf_end(elf);
 	close(fd);

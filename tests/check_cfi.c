@@ -1086,6 +1086,14 @@ START_TEST(bad_files)
 	ck_assert_int_eq(sw_module_load("/nonexistent/file", 0, NULL, &m), SW_E_NOTFOUND);
 	ck_assert_int_eq(sw_module_load("/dev/null", 0, NULL, &m), SW_E_UNSUPPORTED);
 	ck_assert_int_eq(sw_module_load("/", 0, NULL, &m), SW_E_UNSUPPORTED);
+	/* A FIFO, as a core or a process's maps may name: refused at once, not waited on. */
+	snprintf(path, sizeof path, "/tmp/sw-check-cfi-fifo.%d", (int)getpid());
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	alarm(30);
+	ck_assert_int_eq(sw_module_load(path, 0, NULL, &m), SW_E_UNSUPPORTED);
+	alarm(0);
+	unlink(path);
 	ck_assert_int_eq(sw_module_load_image(text, sizeof text, 0, NULL, &m), SW_E_UNSUPPORTED);
 	ck_assert_int_eq(sw_module_load_image(text, 0, 0, NULL, &m), SW_E_INVAL);
 	ck_assert_int_eq(sw_module_load_image(NULL, 10, 0, NULL, &m), SW_E_INVAL);

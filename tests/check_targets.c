@@ -900,6 +900,61 @@ START_TEST(core_not_cores)
 }
 END_TEST
 
+/*
+ * A core's NT_FILE note may name a FIFO: whatever reads the files it
+ * names must not wait for a writer.  The executable's path in a real
+ * core is replaced, wherever it occurs, by a FIFO's path of the same
+ * length; opening that core, loading its modules and analyzing it for
+ * hangs (which loads every mapped file) must all come back.  Each open of
+ * the FIFO without O_NONBLOCK would block until the alarm ends the test.
+ */
+START_TEST(core_names_a_fifo)
+{
+	struct victim vic;
+	const char *core = gcore_victim(native_victim(), "fifo", 1, &vic);
+	const char *exe = native_victim();
+	char fifo[PATH_MAX], patched[600];
+	sw_hang_options opt = { 0 };
+	sw_hang_report *r = NULL;
+	unsigned char *img;
+	size_t size, n = strlen(exe), replaced = 0;
+	sw_core *c = NULL;
+	sw_status st;
+
+	if (!core)
+		return;
+	/* The same directory and length: the last letter changed. */
+	snprintf(fifo, sizeof fifo, "%s", exe);
+	fifo[n - 1] = fifo[n - 1] == 'F' ? 'G' : 'F';
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	img = slurp(core, &size);
+	for (size_t i = 0; i + n < size; i++)
+		if (memcmp(img + i, exe, n + 1) == 0) {
+			memcpy(img + i, fifo, n);
+			replaced++;
+		}
+	ck_assert_uint_ge(replaced, 1);
+	snprintf(patched, sizeof patched, "%s/fifo.core", tmpdir);
+	write_file(patched, img, size);
+	free(img);
+
+	alarm(60);
+	ck_assert_int_eq(sw_core_open(fifo, &c), SW_E_INVAL);
+	ck_assert_int_eq(sw_core_open(patched, &c), SW_OK);
+	ck_assert_int_eq(sw_core_add_executable(c, fifo), SW_E_INVAL);
+	exercise(c);
+	st = sw_hang_analyze_core(c, &opt, &r);
+	ck_assert_msg(st == SW_OK, "sw_hang_analyze_core: %s", sw_strerror(st));
+	ck_assert_uint_ge(sw_hang_report_thread_count(r), 1);
+	sw_hang_report_free(r);
+	sw_core_close(c);
+	alarm(0);
+	unlink(fifo);
+	unlink(patched);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------ */
 
 static void make_tmpdir(void)
@@ -941,6 +996,7 @@ int main(void)
 	tcase_add_test(core, core_qemu_arm64);
 	tcase_add_test(core, core_not_cores);
 	tcase_add_test(core, core_hostile);
+	tcase_add_test(core, core_names_a_fifo);
 	suite_add_tcase(s, proc);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);

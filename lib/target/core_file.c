@@ -13,14 +13,13 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
 #include "internal.h"
 #include "target/core_notes.h"
+#include "target/regular_file.h"
 
 /* Hard limits against hostile cores (Linux allows 65530 mappings by default). */
 #define CORE_MAX_SEGMENTS (1u << 17)
@@ -425,7 +424,6 @@ static sw_status read_segments(sw_core *c, size_t phnum)
 /* One descriptor per distinct path; failures are remembered, not retried. */
 static int file_fd(sw_core *c, const char *path)
 {
-	struct stat sb;
 	int fd;
 
 	for (unsigned i = 0; i < c->nfiles; i++)
@@ -434,11 +432,9 @@ static int file_fd(sw_core *c, const char *path)
 	if (c->nfiles == CORE_MAX_FILES)
 		return -1;
 	/* A hostile core may name a FIFO or a terminal: never block, never adopt it. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-		close(fd);
+	fd = swi_open_regular(path, NULL);
+	if (fd < 0)
 		fd = -1;
-	}
 	c->files[c->nfiles].path = path;
 	c->files[c->nfiles].fd = fd;
 	c->nfiles++;
@@ -561,7 +557,7 @@ SW_API sw_status sw_core_open_memory(const void *image, size_t size, unsigned fl
 
 SW_API sw_status sw_core_open(const char *path, sw_core **core)
 {
-	struct stat sb;
+	off_t size;
 	void *map;
 	sw_status st;
 	int fd;
@@ -569,19 +565,14 @@ SW_API sw_status sw_core_open(const char *path, sw_core **core)
 	if (!path || !core)
 		return SW_E_INVAL;
 	*core = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = swi_open_regular(path, &size);
 	if (fd < 0)
 		return SW_E_INVAL;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return SW_E_INVAL;
-	}
-	if ((uint64_t)sb.st_size < EI_NIDENT) {
+	if ((uint64_t)size < EI_NIDENT) {
 		close(fd);
 		return SW_E_TRUNCATED;
 	}
-	if ((uint64_t)sb.st_size > SIZE_MAX) {
+	if ((uint64_t)size > SIZE_MAX) {
 		close(fd);
 		return SW_E_LIMIT;
 	}
@@ -589,13 +580,13 @@ SW_API sw_status sw_core_open(const char *path, sw_core **core)
 	 * Mapped, not read: cores are large and a walk touches little of them.
 	 * A core truncated by someone else while open would raise SIGBUS.
 	 */
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return SW_E_NOMEM;
-	st = sw_core_open_memory(map, (size_t)sb.st_size, SW_CORE_MAPPED_FILES, core);
+	st = sw_core_open_memory(map, (size_t)size, SW_CORE_MAPPED_FILES, core);
 	if (st != SW_OK) {
-		munmap(map, (size_t)sb.st_size);
+		munmap(map, (size_t)size);
 		return st;
 	}
 	(*core)->map = map;
@@ -769,7 +760,7 @@ static sw_status keep_path(sw_core *c, const char *path, char **copy)
 SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 {
 	GElf_Ehdr eh;
-	struct stat sb;
+	off_t size;
 	sw_arch arch;
 	uint64_t bias;
 	char *copy;
@@ -781,19 +772,15 @@ SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 		return SW_E_INVAL;
 	if (c->nfiles == CORE_MAX_FILES)
 		return SW_E_LIMIT;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = swi_open_regular(path, &size);
 	if (fd < 0)
 		return SW_E_INVAL;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return SW_E_INVAL;
-	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
 		close(fd);
 		return SW_E_UNSUPPORTED;
 	}
-	st = check_ehdr(elf, (size_t)sb.st_size, &eh, &arch);
+	st = check_ehdr(elf, (size_t)size, &eh, &arch);
 	if (st == SW_OK && arch != c->arch)
 		st = SW_E_MISMATCH;
 	if (st == SW_OK)

@@ -5,7 +5,9 @@ libstackwalk_elf_la_SOURCES += \
 	lib/target/core_notes.h \
 	lib/target/core_notes.c \
 	lib/target/core_file.c \
-	lib/target/ptrace.c
+	lib/target/ptrace.c \
+	lib/target/regular_file.h \
+	lib/target/regular_file.c
 
 noinst_PROGRAMS += examples/swregs
 examples_swregs_SOURCES = examples/swregs.c

@@ -8,13 +8,13 @@
  * frames and the frame-pointer fallback, as swstack(1) walks them.
  */
 #include "config.h"
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
 #include "array_grow.h"
 #include "target/stack_set.h"
+#include "target/regular_file.h"
 
 #define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
 
@@ -106,7 +106,7 @@ static int elf_bias(Elf *e, uint64_t start, uint64_t off, uint64_t *bias)
 
 static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	int fd = swi_open_regular(path, NULL), rc;
 	Elf *e;
 
 	if (fd < 0)
