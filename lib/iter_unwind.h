@@ -111,9 +111,9 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, cons
  * return address in memory), and the window holds whole words at
  * [win_lo, win_last].  With width = hi - lo and size = win_last - win_lo:
  * start = lo - win_lo and room = size - width, so that cfa + start <=
- * room puts cfa + o - win_lo, for every o, between 0
- * and size, without wrapping: every read is in the window (addresses
- * taken modulo 2^64, as the checked reads take them).  Where no span
+ * room puts cfa + o - win_lo, for every o, between 0 and size without
+ * wrapping: every read is in the window (addresses taken modulo 2^64, as
+ * the checked reads take them).  Where no span
  * fits (no window, or one narrower than the span) start and room are 0,
  * which no frame passes: its CFA lies above its SP, so it is not 0.  A
  * rule with no read at all gets the span [0, 0], which is harmless.
