@@ -674,14 +674,18 @@ static int bt_window_of(const sw_memory *m, unsigned p, struct bt_window *w)
 	return 0;
 }
 
+static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, uint64_t *ips,
+                     uint64_t *sps, size_t n, size_t max, const struct bt_rule *seed);
+
 /*
  * The walk's first step, for a seed whose rule the table has (or gets):
- * what the iterator's start, unwind and report would do for it.  Returns
- * the new count; the iterator is left as it was when the step does not
- * apply.
+ * what the iterator's start, unwind and report would do for it; then the
+ * loop goes on from the seed's caller, and the iterator is handed the
+ * state once, when the loop stops (bt_run).  Returns the new count; the
+ * iterator is left as it was when the step does not apply.
  */
 static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips, uint64_t *sps,
-                      size_t n)
+                      size_t n, size_t max)
 {
 	const struct swi_arch *a = it->arch;
 	const sw_context *cur = &it->rd.cur;
@@ -738,6 +742,8 @@ static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 	ips[n] = ip;
 	if (sps)
 		sps[n] = sp;
+	if (n + 1 < max)
+		return bt_run(it, cache, &s, ips, sps, n + 1, max, q);
 	bt_commit(it, &s, 1, ip, 1);
 	return n + 1;
 }
@@ -745,22 +751,28 @@ static size_t bt_seed(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 /*
  * Step on in the loop from s, the frame the iterator would step next, while
  * that is allowed, and give the iterator the state it would have reached.
- * Returns the new count.
+ * seed: the seed's rule when the iterator has not been handed the seed's
+ * own step yet (bt_seed: ips[n - 1] is the seed), NULL otherwise; then the
+ * hand-back counts the seed too, and is the seed's own when the loop took
+ * no frame.  Returns the new count.
  */
 static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_state *s, uint64_t *ips,
-                     uint64_t *sps, size_t n, size_t max)
+                     uint64_t *sps, size_t n, size_t max, const struct bt_rule *seed)
 {
 	const struct swi_arch *a = it->arch;
+	size_t pending = seed != NULL;
+	/* The steps the generic path would have counted, the seed's three included. */
+	uint32_t steps = it->steps + 3 * (uint32_t)pending;
 	struct bt_window w;
 	uint64_t hi;
-	size_t got;
+	size_t got = n;
 	int ends = 0, direct;
 
 	/* The generic path takes three loop steps per frame: keep its bound. */
-	if (it->steps >= SWI_MAX_STEPS)
-		return n;
-	if (max - n > (SWI_MAX_STEPS - it->steps) / 3)
-		max = n + (SWI_MAX_STEPS - it->steps) / 3;
+	if (steps >= SWI_MAX_STEPS)
+		goto hand_back;
+	if (max - n > (SWI_MAX_STEPS - steps) / 3)
+		max = n + (SWI_MAX_STEPS - steps) / 3;
 	/* A Frame or tracker inside the next frame takes the generic path: the CFA stays below it. */
 	hi = it->thread->stack_hi;
 	if (it->frame && it->frame < hi)
@@ -795,12 +807,19 @@ static size_t bt_run(struct swi_iter *it, struct bt_cache *cache, struct bt_stat
 		got = w.bias == 0 ? (sps ? BT_LOOP(4, 1, 1, 0) : BT_LOOP(4, 1, 0, 0))
 		                  : (sps ? BT_LOOP(4, 1, 1, w.bias) : BT_LOOP(4, 1, 0, w.bias));
 #undef BT_LOOP
+hand_back:
 	/* A walk that ends here needs no state to go on from, only its count. */
 	if (ends) {
-		it->depth += (uint32_t)(got - n);
+		it->depth += (uint32_t)(got - n + pending);
 		it->step = SWI_STEP_DONE;
 	} else if (got != n) {
-		bt_commit(it, s, got - n, ips[got - 1], 0);
+		bt_commit(it, s, got - n + pending, ips[got - 1], 0);
+	} else if (seed) {
+		/* The loop took nothing: the seed's own step, as bt_seed made it. */
+		s->code = seed->code;
+		s->native = (seed->bits & BT_NATIVE) != 0;
+		s->rule = seed;
+		bt_commit(it, s, 1, ips[n - 1], 1);
 	}
 	return got;
 }
@@ -842,7 +861,7 @@ static size_t bt_fast(struct swi_iter *it, struct bt_cache *cache, uint64_t *ips
 		return n;
 	s.code = it->code;
 	s.native = (it->code->flags & SW_CODE_NATIVE) != 0;
-	return bt_run(it, cache, &s, ips, sps, n, max);
+	return bt_run(it, cache, &s, ips, sps, n, max, NULL);
 }
 
 /*
@@ -877,7 +896,7 @@ static size_t bt_after_frame(struct swi_iter *it, struct bt_cache *cache, uint64
 		return n;
 	s.code = it->code;
 	s.native = 1;
-	return bt_run(it, cache, &s, ips, sps, n, max);
+	return bt_run(it, cache, &s, ips, sps, n, max, NULL);
 }
 
 SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t start_frame,
@@ -918,11 +937,8 @@ SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t st
 		bt_forget_unknown(cache);
 		cache->additions = additions;
 	}
-	if (max > 0 && start) {
-		n = bt_seed(it, cache, ips, sps, n);
-		if (n > 0 && n < max)
-			n = bt_fast(it, cache, ips, sps, n, max);
-	}
+	if (max > 0 && start)
+		n = bt_seed(it, cache, ips, sps, n, max);
 	while (n < max && (r = swi_iter_next(it)) > 0) {
 		sw_frame_state state = it->cf.state;
 
