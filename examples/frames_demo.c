@@ -76,10 +76,9 @@ static int walk_and_print(const char *title, const sw_thread *t, const sw_contex
 		const char *name = "?";
 
 		if (sw_crawl_frame_state(cf) == SW_STATE_INITIAL_NATIVE) {
-			uint64_t ip = 0;
-			sw_context_get(&sw_crawl_frame_regdisplay(cf)->cur, SW_X64_RIP, &ip);
-			printf("  #%u %-14s ip %#" PRIx64 "%s\n", sw_crawl_frame_depth(cf),
-			       sw_frame_state_name(sw_crawl_frame_state(cf)), ip,
+			printf("  #%u %-14s ip %#" PRIx64 " sp %#" PRIx64 "%s\n", sw_crawl_frame_depth(cf),
+			       sw_frame_state_name(sw_crawl_frame_state(cf)), sw_crawl_frame_ip(cf),
+			       sw_crawl_frame_sp(cf),
 			       sw_crawl_frame_is_first(cf) ? " (active)" : "");
 			continue;
 		}

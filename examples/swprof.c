@@ -103,7 +103,7 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 	if (st == SW_STATE_FRAMELESS && sw_crawl_frame_method(cf)) {
 		w->ip[w->n++] = (uint64_t)(uintptr_t)sw_crawl_frame_method(cf) | 1;
 	} else {
-		uint64_t ip = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur) & ~(uint64_t)1;
+		uint64_t ip = sw_crawl_frame_ip(cf) & ~(uint64_t)1;
 
 		/* Past the modules (a runtime's stub, say): the Frame list goes on from here. */
 		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf))

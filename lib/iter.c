@@ -444,6 +444,8 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	it->flags = flags;
 	it->thread = t;
 	it->arch = a;
+	it->cf.ip_reg = (uint8_t)a->ip_reg;
+	it->cf.sp_reg = (uint8_t)a->sp_reg;
 	it->rd.caller_valid = 0;
 	if (start) {
 		it->rd.cur = *start;

@@ -22,6 +22,8 @@ struct sw_crawl_frame {
 	uint8_t is_parent_of_funclet;
 	uint8_t skip_gc_report;         /* parent of a funclet that reports for it */
 	uint8_t trust;                  /* an sw_frame_trust */
+	/* The architecture's IP and SP registers in rd (sw_crawl_frame_ip, sw_crawl_frame_sp). */
+	uint8_t ip_reg, sp_reg;
 };
 
 /* Where the iterator resumes on the next sw_iter_next call. */

@@ -86,6 +86,11 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 	uint64_t ip = rd ? rd->cur.regs[c->s->a->ip] : 0;
 	uint64_t sp = rd ? rd->cur.regs[c->s->a->sp] : 0;
 
+	/* sw_crawl_frame_ip and _sp, on every path that reports, agree with the register display. */
+	if (sw_crawl_frame_ip(cf) != (rd ? sw_context_ip(&rd->cur) : 0))
+		return differ(c, i, e, "sw_crawl_frame_ip", rd ? sw_context_ip(&rd->cur) : 0, sw_crawl_frame_ip(cf));
+	if (sw_crawl_frame_sp(cf) != (rd ? sw_context_sp(&rd->cur) : 0))
+		return differ(c, i, e, "sw_crawl_frame_sp", rd ? sw_context_sp(&rd->cur) : 0, sw_crawl_frame_sp(cf));
 	if (state != e->state)
 		return report(c, SW_E_MISMATCH, "frame %zu: state: expected %s, got %s (%u)", i,
 		              swi_synth_state_name(e->state), swi_synth_state_name(state), state);

@@ -16,6 +16,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame.3 \
 	man/sw_crawl_frame_enum_gc_roots.3 \
 	man/sw_crawl_frame_should_report_gc.3 \
+	man/sw_crawl_frame_sp.3 \
 	man/sw_arch_host.3 \
 	man/sw_arch_name.3 \
 	man/sw_arch_pointer_size.3 \
@@ -35,6 +36,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame_is_interrupted.3 \
 	man/sw_crawl_frame_is_native_marker.3 \
 	man/sw_crawl_frame_method.3 \
+	man/sw_crawl_frame_ip.3 \
 	man/sw_crawl_frame_regdisplay.3 \
 	man/sw_crawl_frame_relative_offset.3 \
 	man/sw_crawl_frame_state.3 \

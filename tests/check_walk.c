@@ -53,6 +53,9 @@ static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
 	x->rd = *sw_crawl_frame_regdisplay(cf);
 	x->ip = sw_context_ip(&x->rd.cur);
 	x->sp = sw_context_sp(&x->rd.cur);
+	/* The cheaper accessors say what the register display says. */
+	ck_assert_uint_eq(sw_crawl_frame_ip(cf), x->ip);
+	ck_assert_uint_eq(sw_crawl_frame_sp(cf), x->sp);
 	x->first = sw_crawl_frame_is_first(cf);
 	x->interrupted = sw_crawl_frame_is_interrupted(cf);
 	x->faulted = sw_crawl_frame_has_faulted(cf);

@@ -102,6 +102,9 @@ SW_API uint64_t sw_crawl_frame_frame(const sw_crawl_frame *cf);
 /* The Frame's type, or SW_FRAME_TYPE_NONE. */
 SW_API uint32_t sw_crawl_frame_frame_type(const sw_crawl_frame *cf);
 SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf);
+/* The IP and SP of the regdisplay's current context (0 if unknown): sw_context_ip and sp of it, cheaper. */
+SW_API uint64_t sw_crawl_frame_ip(const sw_crawl_frame *cf);
+SW_API uint64_t sw_crawl_frame_sp(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf);
 /* The active frame: the seed frame, or one resumed after a RESUMABLE Frame. */
 SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf);

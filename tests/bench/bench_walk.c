@@ -127,10 +127,9 @@ uint64_t sink_ips[MAX_IPS];
 static sw_walk_action store_ip(const sw_crawl_frame *cf, void *data)
 {
 	size_t *n = data;
-	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
 
 	if (*n < MAX_IPS)
-		sink_ips[*n] = sw_context_ip(&rd->cur);
+		sink_ips[*n] = sw_crawl_frame_ip(cf);
 	(*n)++;
 	return SW_CONTINUE;
 }
