@@ -133,6 +133,13 @@ static int is_managed(const sw_codemap *map, uint64_t ip)
  * the Frame list leads to.  Otherwise native frames, and the runtime's
  * code map when the native walk found nothing to go on with.
  */
+/*
+ * The walks' rules, kept from one sample to the next (the sampler thread
+ * walks one sample at a time): one table for the runtime's map, one for
+ * the modules', as a table empties itself when the map changes.
+ */
+static sw_walk_cache managed_rules, native_rules;
+
 static void walk_sample(const sw_sample *s, walk_buf *w)
 {
 	const unsigned native = s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
@@ -142,21 +149,21 @@ static void walk_sample(const sw_sample *s, walk_buf *w)
 
 	if (rt && is_managed(rt, sw_context_ip(s->seed))) {
 		t.codemap = rt;
-		sw_walk_frames(&t, s->seed, 0, add_frame, w, s->walk_flags, NULL);
+		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, s->walk_flags, &managed_rules, NULL);
 		return;
 	}
 	w->native_until_unknown = rt && t.frame_head;
-	sw_walk_frames(&t, s->seed, 0, add_frame, w, native, NULL);
+	sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, native, &native_rules, NULL);
 	if (rt && t.frame_head) {
 		t.codemap = rt;
 		w->managed_only = 1;
-		sw_walk_frames(&t, s->seed, 0, add_frame, w, s->walk_flags, NULL);
+		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, s->walk_flags, &managed_rules, NULL);
 	} else if (rt && w->n <= 1) {
 		t.codemap = rt;
 		w->n = 0;
 		w->seed_only = 0;
-		sw_walk_frames(&t, s->seed, 0, add_frame, w,
-		               s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, NULL);
+		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w,
+		                      s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, &managed_rules, NULL);
 	}
 }
 
@@ -189,6 +196,8 @@ static void *sampler_main(void *arg)
 	struct timespec next;
 
 	(void)arg;
+	sw_walk_cache_init(&managed_rules);
+	sw_walk_cache_init(&native_rules);
 	if (sw_sampler_start(prof.reg, &opt) != SW_OK)
 		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &next);

@@ -14,6 +14,7 @@
 #include "frames_internal.h"
 
 _Static_assert(sizeof(struct swi_iter) <= sizeof(sw_iter), "sw_iter too small");
+_Static_assert(SWI_RULES / 2 <= 8 && SWI_RULES <= 32, "rules_turn and rules_filled have a bit per pair and slot");
 _Static_assert(_Alignof(struct swi_iter) <= _Alignof(sw_iter), "sw_iter misaligned");
 
 #define BIT(r) (1ULL << (r))
@@ -800,10 +801,12 @@ static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw
 	}
 }
 
-/* A return address the fast step has not seen this walk: resolve it into its rules[] slot. */
 /*
- * u's fields come by value: its address, passed to a function not inlined,
- * would keep the loop's copy in memory and lose its constant registers.
+ * A return address rules[] does not hold: resolve it into one of the two
+ * slots of its pair, an empty one or the one the pair did not fill last.
+ * The slot, or -1 when the fast step cannot take it.  u's fields come by
+ * value: its address, passed to a function not inlined, would keep the
+ * loop's copy in memory and lose its constant registers.
  */
 static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot,
                                                     uint64_t keep, uint64_t win_lo, uint64_t win_last)
@@ -811,10 +814,15 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	const struct swu_body_rule *br;
 	const uint32_t *saved;
 	const sw_code_info *code = swi_body_return(it, ip, &br, &saved);
+	unsigned pair = slot >> 1;
 
 	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
 	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
-		return 0;
+		return -1;
+	slot = pair * 2;
+	if (it->rules[slot].ra != 0)
+		slot += it->rules[slot + 1].ra == 0 ? 1 : (it->rules_turn >> pair) & 1;
+	it->rules_turn = (uint8_t)((it->rules_turn & ~(1u << pair)) | ((~slot & 1u) << pair));
 	/*
 	 * The code found is a copy the next lookup may overwrite: the slot
 	 * keeps one.  The current frame's code may be the slot's old one
@@ -826,8 +834,10 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	}
 	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
 	it->rules[slot].ra = ip;
-	it->rule_span[slot] = swi_body_read_span(it->rules[slot].copy.body, saved, keep, win_lo, win_last);
-	return 1;
+	it->rule_extent[slot] = swi_body_read_extent(it->rules[slot].copy.body, saved, keep);
+	it->rule_span[slot] = swi_read_span_in(it->rule_extent[slot], win_lo, win_last);
+	it->rules_filled |= 1u << slot;
+	return (int)slot;
 }
 
 /*
@@ -857,9 +867,18 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 
 	if (ip == 0)
 		return -2;
+	/* Two ways: the slot the address hashes to, and its pair's other one. */
 	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
-	if (it->rules[slot].ra != ip && !fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last))
-		return -2;
+	if (it->rules[slot].ra != ip) {
+		int filled;
+
+		slot ^= 1;
+		if (it->rules[slot].ra != ip) {
+			if ((filled = fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last)) < 0)
+				return -2;
+			slot = (unsigned)filled;
+		}
+	}
 	code = &it->rules[slot].copy.info;
 	native = (code->flags & SW_CODE_NATIVE) != 0;
 	if (native &&
@@ -914,12 +933,95 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	return 1;
 }
 
-/* rules[], emptied the first time the fast step runs in a walk. */
-static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it)
+/*
+ * The walk flags a rule depends on: what swi_body_return finds (lookup,
+ * swi_return_code).  The others change only the kept registers, which
+ * the table's header holds apart.
+ */
+#define SWI_RULE_FLAGS SW_WALK_NATIVE_FRAMES
+
+/* Empty `rt` and say what its rules will be made under. */
+static void rule_table_reset(struct swi_rule_table *rt, const sw_codemap *map, uint64_t version, unsigned flags,
+                             uint32_t arch, uint64_t keep)
+{
+	rt->magic = SWI_RULES_MAGIC;
+	rt->self = rt;
+	rt->map = map;
+	rt->version = version;
+	rt->flags = flags;
+	rt->arch = arch;
+	rt->keep = keep;
+	rt->held = 0;
+}
+
+void swi_rule_table_init(struct swi_rule_table *rt)
+{
+	rule_table_reset(rt, NULL, 0, 0, 0, 0);
+}
+
+sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt)
+{
+	const sw_codemap *map = it->thread->codemap;
+	uint64_t version, keep = swi_kept_registers(it);
+
+	if (rt->magic != SWI_RULES_MAGIC || it->step != SWI_STEP_START)
+		return SW_E_INVAL;
+	/* Inside the read section: an unchanged version keeps every entry the table holds (swi_codemap_version). */
+	version = swi_codemap_version(map);
+	if (rt->self != rt || rt->map != map || rt->version != version || rt->flags != (it->flags & SWI_RULE_FLAGS) ||
+	    rt->arch != it->thread->arch || rt->keep != keep)
+		rule_table_reset(rt, map, version, it->flags & SWI_RULE_FLAGS, it->thread->arch, keep);
+	it->cache = rt;
+	return SW_OK;
+}
+
+void swi_iter_keep_rules(struct swi_iter *it)
+{
+	struct swi_rule_table *rt = it->cache;
+
+	if (!rt)
+		return;
+	for (uint32_t m = it->rules_filled; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+
+		rt->rule[i].ra = it->rules[i].ra;
+		swi_code_copy_assign(&rt->rule[i].copy, &it->rules[i].copy);
+		rt->extent[i] = it->rule_extent[i];
+	}
+	rt->held |= it->rules_filled;
+	it->rules_filled = 0;
+}
+
+/*
+ * rules[], set the first time the fast step runs in a walk: empty, or
+ * what the walk's cache holds, with spans for this walk's window.
+ */
+static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it, uint64_t win_lo,
+                                                          uint64_t win_last)
+{
+	const struct swi_rule_table *rt = it->cache;
+
+	for (unsigned i = 0; i < SWI_RULES; i++) {
+		if (!((rt->held >> i) & 1)) {
+			it->rules[i].ra = 0;
+			continue;
+		}
+		it->rules[i].ra = rt->rule[i].ra;
+		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
+		it->rule_extent[i] = rt->extent[i];
+		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
+	}
+}
+
+static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it, const struct fast_run *run)
 {
 	if (SWI_UNLIKELY(!it->rules_ready)) {
-		for (unsigned i = 0; i < SWI_RULES; i++)
-			it->rules[i].ra = 0;
+		if (it->cache) {
+			fast_rules_from_cache(it, run->u.lo, run->u.last);
+		} else {
+			for (unsigned i = 0; i < SWI_RULES; i++)
+				it->rules[i].ra = 0;
+		}
 		it->rules_ready = 1;
 	}
 }
@@ -933,8 +1035,8 @@ static int step_fast(struct swi_iter *it)
 	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
 	if (!fast_step_allowed(it) || it->steps + 2 > SWI_MAX_STEPS)
 		return -2;
-	fast_rules(it);
 	fast_run_init(it, &run);
+	fast_rules(it, &run);
 	if (!fast_run_usable(&run))
 		return -2;
 	r = fast_step(it, &run);
@@ -957,8 +1059,8 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 	struct fast_run run;
 	int r;
 
-	fast_rules(it);
 	fast_run_init(it, &run);
+	fast_rules(it, &run);
 	run.u.ip_reg = ip_reg;
 	run.u.sp_reg = sp_reg;
 	run.u.fp_reg = fp_reg;

@@ -43,16 +43,56 @@ enum swi_step {
 #define SWI_RULES 16            /* a power of two */
 
 /*
- * Where the unwind by a cached body rule reads, folded with the memory's
- * direct window: the fast step works it out when it caches a rule (iter.c:
- * fast_rule_fill, by iter_unwind.h's swi_body_read_span), so that a frame
- * whose reads all lie in the window is checked once, with one comparison,
- * not at every read.  All the reads from a CFA lie in the window when
- * cfa + start <= room (modulo 2^64); see swi_body_read_span.
+ * Where the unwind by a cached body rule reads: offsets lo to lo + width
+ * from the CFA, for the walk's kept registers (iter_unwind.h:
+ * swi_body_read_extent).
+ */
+struct swi_read_extent {
+	int32_t lo;
+	uint32_t width;
+};
+
+/*
+ * That extent folded with the memory's direct window: the fast step works
+ * it out when it caches a rule (iter.c: fast_rule_fill, by iter_unwind.h's
+ * swi_read_span_in), so that a frame whose reads all lie in the window is
+ * checked once, with one comparison, not at every read.  All the reads
+ * from a CFA lie in the window when cfa + start <= room (modulo 2^64); see
+ * swi_read_span_in.
  */
 struct swi_read_span {
 	uint64_t start, room;
 };
+
+/* A rules[] slot of the fast step (struct swi_iter). */
+struct swi_rule {
+	uint64_t ra;                    /* 0: empty */
+	struct swi_code_copy copy;
+};
+
+/*
+ * The fast step's rules kept from one walk to the next, in a caller's
+ * sw_walk_cache (sw_walk_frames_cached), as sw_backtrace_cache keeps
+ * sw_backtrace's.  The header says what the entries were made under: they
+ * hold while the map's version (a removal), the walk flags they depend
+ * on, the architecture and the kept registers stay the same (iter.c:
+ * swi_iter_use_cache).  The memory may change: a rule keeps its extent,
+ * and each walk folds it with its own window.
+ */
+struct swi_rule_table {
+	uint32_t magic;                 /* SWI_RULES_MAGIC */
+	uint32_t arch;
+	unsigned flags;                 /* of the walk flags, those a rule depends on (iter.c: SWI_RULE_FLAGS) */
+	uint32_t held;                  /* a bit per slot of rule[] that holds a rule */
+	const struct swi_rule_table *self;      /* where it was emptied: a copied cache is refused */
+	const sw_codemap *map;
+	uint64_t version;
+	uint64_t keep;                  /* swi_body_unwind's */
+	struct swi_rule rule[SWI_RULES];
+	struct swi_read_extent extent[SWI_RULES];
+};
+
+#define SWI_RULES_MAGIC 0x53575243u    /* "SWRC" */
 
 struct swi_iter {
 	uint32_t magic;
@@ -90,7 +130,16 @@ struct swi_iter {
 	 * FUNCTIONSONLY needs it.
 	 */
 	uint8_t quiet;
-	uint8_t rules_ready;            /* rules[] has been emptied for this walk (iter.c: fast_rules) */
+	uint8_t rules_ready;            /* rules[] is set for this walk (iter.c: fast_rules) */
+	/*
+	 * A caller's cache of rules (sw_walk_frames_cached), or NULL: the
+	 * fast step starts from its rules, and the walk hands back those
+	 * fast_rule_fill wrote (rules_filled, a bit per slot) when it ends
+	 * (swi_iter_keep_rules).
+	 */
+	uint32_t rules_filled;
+	struct swi_rule_table *cache;
+	uint8_t rules_turn;             /* a bit per pair of rules[]: the slot its next fill takes when both are full */
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	uint32_t recent_next;           /* the recent[] slot the next miss fills */
@@ -125,19 +174,18 @@ struct swi_iter {
 	} recent[SWI_RECENT];
 	/*
 	 * What a return address resolved to in the fast step (iter.c:
-	 * fast_step): its code and body rule, by return address, direct
-	 * mapped.  A hit skips the lookups and the checks that depend only on
+	 * fast_step): its code and body rule, by return address, in pairs of
+	 * slots (two ways).  A hit skips the lookups and the checks that depend only on
 	 * the address; like recent[], the entries stay valid for the walk (it
 	 * holds a read section).  The fast step empties them when it first
-	 * runs in a walk: a walk sw_backtrace's loop takes has no use for them.
+	 * runs in a walk, or takes a cache's (cache, below): a walk
+	 * sw_backtrace's loop takes has no use for them.
 	 * The code is copy.info, its rule copy.body and copy.saved.  On a
 	 * 64-bit host an entry is 128 bytes, which makes its address a shift.
 	 */
-	struct {
-		uint64_t ra;            /* 0: empty */
-		struct swi_code_copy copy;
-	} rules[SWI_RULES];
+	struct swi_rule rules[SWI_RULES];
 	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
+	struct swi_read_extent rule_extent[SWI_RULES];  /* what rule_span was made of */
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
@@ -197,8 +245,9 @@ const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
  * Whether `code` is a copy in recent[] (iter.c: cached_lookup), which the
  * next lookup may overwrite.  Every code the walk finds is a copy in the
  * iterator (codemap.c copies methods out, codemap_table.c functions):
- * there, in rules[] (which only fast_rule_fill writes, and it keeps the
- * current frame's), in code_copy, or the frame-pointer stand-in fp.
+ * there, in rules[] (which only fast_rule_fill and fast_rules write, and
+ * they keep the current frame's), in code_copy, or the frame-pointer
+ * stand-in fp.
  */
 static inline int swi_code_in_recent(const struct swi_iter *it, const sw_code_info *code)
 {
@@ -245,6 +294,22 @@ static inline uint8_t swi_code_trust(const sw_code_info *code)
  * calls it directly, without the public entry's checks and PLT hop per frame.
  */
 int swi_iter_next(struct swi_iter *it);
+
+/* An empty rule table for a caller's cache (sw_walk_cache_init). */
+void swi_rule_table_init(struct swi_rule_table *rt);
+
+/*
+ * Let the walk's fast step start from the rules of the caller's table
+ * `rt` and hand back those it adds (sw_walk_frames_cached): after
+ * sw_iter_init, before the first step, inside the read section, where the
+ * map's version can vouch for what `rt` holds.  `rt` empties itself when
+ * what its rules were made under changed.  SW_E_INVAL when `rt` is no
+ * table or the walk has begun.
+ */
+sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt);
+
+/* Hand the rules the walk added to its cache, if it has one (before sw_iter_end). */
+void swi_iter_keep_rules(struct swi_iter *it);
 
 /*
  * sw_walk_frames' inner loop (iter.c): after a frame swi_iter_next

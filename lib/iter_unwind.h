@@ -105,26 +105,18 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, cons
 }
 
 /*
- * The span of a rule's reads (iter.h: swi_read_span) for the kept
- * registers and the window (swi_body_unwind's lo and last).  The reads lie
- * at cfa + o for offsets o from lo to hi (the saved registers kept, the
- * return address in memory), and the window holds whole words at
- * [win_lo, win_last].  With width = hi - lo and size = win_last - win_lo:
- * start = lo - win_lo and room = size - width, so that cfa + start <=
- * room puts cfa + o - win_lo, for every o, between 0 and size without
- * wrapping: every read is in the window (addresses taken modulo 2^64, as
- * the checked reads take them).  Where no span
- * fits (no window, or one narrower than the span) start and room are 0,
- * which no frame passes: its CFA lies above its SP, so it is not 0.  A
- * rule with no read at all gets the span [0, 0], which is harmless.
+ * The offsets from the CFA at which a rule's unwind reads, for the kept
+ * registers: the saved registers kept and the return address in memory,
+ * from lo to lo + width (iter.h: swi_read_extent).  It does not depend on
+ * the memory, so a cache of rules keeps it (iter.c: swi_iter_keep_rules).
+ * A rule with no read at all gets [0, 0], which is harmless.
  */
-static SWI_ALWAYS_INLINE struct swi_read_span swi_body_read_span(const struct swu_body_rule *br,
-                                                                 const uint32_t *saved, uint64_t keep,
-                                                                 uint64_t win_lo, uint64_t win_last)
+static SWI_ALWAYS_INLINE struct swi_read_extent swi_body_read_extent(const struct swu_body_rule *br,
+                                                                     const uint32_t *saved, uint64_t keep)
 {
-	uint64_t restored = br->saved_mask & keep, width, size;
+	uint64_t restored = br->saved_mask & keep;
 	int32_t lo = INT32_MAX, hi = INT32_MIN;
-	struct swi_read_span span = { 0, 0 };
+	struct swi_read_extent e;
 
 	for (unsigned i = 0; restored && i < br->nsaved; i++) {
 		int32_t off = swu_body_saved_offset(saved[i]);
@@ -140,18 +132,39 @@ static SWI_ALWAYS_INLINE struct swi_read_span swi_body_read_span(const struct sw
 	}
 	if (lo > hi)
 		lo = hi = 0;
+	e.lo = lo;
+	e.width = (uint32_t)((int64_t)hi - (int64_t)lo);
+	return e;
+}
+
+/*
+ * An extent's span in a window (iter.h: swi_read_span) that holds whole
+ * words at [win_lo, win_last] (swi_body_unwind's lo and last).  With
+ * size = win_last - win_lo: start = lo - win_lo and room = size - width,
+ * so that cfa + start <= room puts cfa + o - win_lo, for every offset o
+ * of the extent, between 0 and size without wrapping: every read is in
+ * the window (addresses taken modulo 2^64, as the checked reads take
+ * them).  Where it does not fit (no window, or one narrower than the
+ * extent) start and room are 0, which no frame passes: its CFA lies above
+ * its SP, so it is not 0.
+ */
+static SWI_ALWAYS_INLINE struct swi_read_span swi_read_span_in(struct swi_read_extent e, uint64_t win_lo,
+                                                               uint64_t win_last)
+{
+	struct swi_read_span span = { 0, 0 };
+	uint64_t size;
+
 	if (win_last < win_lo)
 		return span;
-	width = (uint64_t)((int64_t)hi - (int64_t)lo);
 	size = win_last - win_lo;
-	if (width > size)
+	if (e.width > size)
 		return span;
-	span.start = (uint64_t)(int64_t)lo - win_lo;
-	span.room = size - width;
+	span.start = (uint64_t)(int64_t)e.lo - win_lo;
+	span.room = size - e.width;
 	return span;
 }
 
-/* Do all the reads of span from this CFA lie in the window?  (swi_body_read_span) */
+/* Do all the reads of span from this CFA lie in the window?  (swi_read_span_in) */
 static SWI_ALWAYS_INLINE int swi_span_in_window(struct swi_read_span span, uint64_t cfa)
 {
 	return cfa + span.start <= span.room;
@@ -255,8 +268,8 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, st
  * fast step just made it the current frame from there), so the registers
  * the method left alone need no copy.  rule_checked: the caller made sure
  * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
- * span: where the unwind reads (swi_body_read_span under u->keep and u's
- * window), or NULL to check every read.
+ * span: where the unwind reads (swi_read_span_in of its extent under
+ * u->keep, for u's window), or NULL to check every read.
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
                                                    const struct swu_body_rule *br, const uint32_t *saved,

@@ -10,7 +10,9 @@ dist_man_MANS += \
 	man/sw_frame.3 \
 	man/sw_thread.3 \
 	man/sw_iter.3 \
+	man/sw_walk_cache_init.3 \
 	man/sw_walk_frames.3 \
+	man/sw_walk_frames_cached.3 \
 	man/sw_backtrace.3 \
 	man/sw_backtrace_cache_init.3 \
 	man/sw_crawl_frame.3 \

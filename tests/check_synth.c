@@ -1451,6 +1451,160 @@ START_TEST(test_narrow_windows)
 }
 END_TEST
 
+/* The walk with the rules of `cache` (sw_walk_frames_cached). */
+static void cached_walk(const sw_thread *t, const sw_context *c, unsigned flags, sw_walk_cache *cache,
+                        struct window_walk *w)
+{
+	memset(w, 0, sizeof *w);
+	w->end = sw_walk_frames_cached(t, c, 0, window_record, w, flags, cache, &w->err);
+}
+
+/* The first frame where two walks differ (their frame count when none does). */
+static size_t first_difference(const struct window_walk *a, const struct window_walk *b)
+{
+	size_t k = 0;
+
+	while (k < a->n && k < b->n && k < sizeof a->f / sizeof a->f[0] && memcmp(&a->f[k], &b->f[k], sizeof a->f[k]) == 0)
+		k++;
+	return k;
+}
+
+/* The same result, and the same frames as far as they were recorded. */
+static int same_walk(const struct window_walk *a, const struct window_walk *b)
+{
+	size_t kept = sizeof a->f / sizeof a->f[0];
+
+	return a->end == b->end && a->n == b->n && memcmp(&a->err, &b->err, sizeof a->err) == 0 &&
+	       memcmp(a->f, b->f, (a->n < kept ? a->n : kept) * sizeof a->f[0]) == 0;
+}
+
+/*
+ * One cache through walks that must each equal the walk without it: cold
+ * and warm, other flags, another synthetic stack (another map), a narrowed
+ * memory window whose outside is poisoned, a copy of the cache, and a
+ * method removed from the map after the cache learnt its rule.
+ */
+START_TEST(test_cached_walks)
+{
+	sw_arch arch = arches[_i];
+	static const unsigned flags[] = { 0, SW_WALK_UNWIND_FLOATS, SW_WALK_QUICKUNWIND,
+		                          SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK };
+	const unsigned nflags = sizeof flags / sizeof flags[0];
+	static struct window_walk want, got;
+	static sw_walk_cache cache, copy;
+	unsigned failures = 0, walks = 0, removals = 0, narrowed = 0;
+	sw_synth_params every, long_runs;
+
+	/* Every feature, and long runs of managed frames, which the cache's fast step takes. */
+	sw_synth_params_default(&every);
+	long_runs = every;
+	long_runs.min_frames = 16;
+	long_runs.max_frames = 48;
+	long_runs.features = SW_SYNTH_TRANSITION_FRAMES | SW_SYNTH_GC_INFO;
+	sw_walk_cache_init(&cache);
+	for (uint64_t i = 0; i < 48; i++) {
+		uint64_t seed = SEED_BASE + 7000000 + i;
+		unsigned fl = flags[i % nflags], other = flags[(i + 1) % nflags];
+		const char *what = NULL;
+		const sw_thread *t;
+		const sw_context *c;
+		sw_code_info ci;
+		sw_synth *s;
+
+		ck_assert_int_eq(sw_synth_create(&s, arch, seed, i % 2 ? &long_runs : &every), SW_OK);
+		t = sw_synth_thread(s);
+		c = sw_synth_context(s);
+		window_walk(t, c, fl, &want);
+		for (unsigned k = 0; k < 3 && !what; k++, walks++) {
+			cached_walk(t, c, fl, &cache, &got);
+			if (!same_walk(&got, &want))
+				what = k ? "warm" : "cold";
+		}
+		/* Other flags, then back. */
+		if (!what) {
+			static struct window_walk want_other;
+
+			window_walk(t, c, other, &want_other);
+			cached_walk(t, c, other, &cache, &got);
+			walks++;
+			if (!same_walk(&got, &want_other))
+				what = "other flags";
+			cached_walk(t, c, fl, &cache, &got);
+			walks++;
+			if (!what && !same_walk(&got, &want))
+				what = "flags back";
+		}
+		/* A window without the stack's top eighth, its bytes poisoned: the read callback has them. */
+		if (!what) {
+			static struct window_walk want_narrow;
+			const sw_memory *whole = t->memory;
+			uint64_t cut = ((whole->direct_hi - sw_context_sp(c)) / 8) & ~(uint64_t)7;
+			unsigned char *poisoned = malloc((size_t)(whole->direct_hi - whole->direct_lo));
+			sw_memory m = *whole;
+			sw_thread nt = *t;
+
+			ck_assert_ptr_nonnull(poisoned);
+			memcpy(poisoned, whole->direct_host, (size_t)(whole->direct_hi - whole->direct_lo));
+			m.read = whole_buffer_read;
+			m.ctx = (void *)(uintptr_t)whole;
+			m.direct_host = poisoned;
+			m.direct_hi = whole->direct_hi - cut;
+			memset(poisoned + (m.direct_hi - m.direct_lo), 0xa5, (size_t)cut);
+			nt.memory = &m;
+			window_walk(&nt, c, fl, &want_narrow);
+			cached_walk(&nt, c, fl, &cache, &got);
+			walks++;
+			narrowed += cut > 0;
+			if (!same_walk(&got, &want_narrow))
+				what = "narrowed window";
+			free(poisoned);
+		}
+		/* A copy of the warm cache works on its own; the original, garbled, is refused. */
+		if (!what) {
+			cached_walk(t, c, fl, &cache, &got);
+			copy = cache;
+			memset(&cache, 0xa5, sizeof cache);
+			cached_walk(t, c, fl, &copy, &got);
+			walks++;
+			if (!same_walk(&got, &want))
+				what = "copied cache";
+			cached_walk(t, c, fl, &cache, &got);
+			ck_assert_int_eq(got.end, SW_FAILED);
+			ck_assert_int_eq(got.err.status, SW_E_INVAL);
+			ck_assert_uint_eq(got.n, 0);
+			sw_walk_cache_init(&cache);
+		}
+		/* The method of the second managed frame removed, after the cache learnt its rule. */
+		for (size_t k = 1; !what && k < want.n; k++) {
+			const sw_regdisplay *rd = &want.f[k].rd;
+			unsigned ipr = arch == SW_ARCH_X64 ? SW_X64_RIP : arch == SW_ARCH_X86 ? SW_X86_EIP : SW_ARM64_PC;
+
+			if (want.f[k].state != SW_STATE_FRAMELESS || !(rd->cur.valid & (1ULL << ipr)) ||
+			    sw_codemap_find(t->codemap, rd->cur.regs[ipr] - 1, &ci) != SW_OK)
+				continue;
+			cached_walk(t, c, fl, &cache, &got);
+			ck_assert_int_eq(sw_codemap_remove((sw_codemap *)(uintptr_t)t->codemap, ci.start), SW_OK);
+			removals++;
+			window_walk(t, c, fl, &want);
+			cached_walk(t, c, fl, &cache, &got);
+			walks++;
+			if (!same_walk(&got, &want))
+				what = "method removed";
+			break;
+		}
+		if (what && failures++ < MAX_PRINTED)
+			fprintf(stderr, "check_synth: %s seed %#" PRIx64 " flags %#x: cached walk differs (%s) from frame %zu: "
+			        "%zu frames, want %zu\n", sw_arch_name(arch), seed, fl, what, first_difference(&got, &want),
+			        got.n, want.n);
+		sw_synth_destroy(s);
+	}
+	ck_assert_uint_ge(removals, 24);
+	ck_assert_uint_ge(narrowed, 24);
+	ck_assert_msg(failures == 0, "%s: %u of 48 stacks walk differently with a cache (%u walks)",
+	              sw_arch_name(arch), failures, walks);
+}
+END_TEST
+
 static Suite *synth_suite(void)
 {
 	Suite *s = suite_create("synth");
@@ -1488,6 +1642,7 @@ static Suite *synth_suite(void)
 	tcase_add_loop_test(walk, test_missing_frame_detection, 0, NARCHES);
 	tcase_add_loop_test(walk, test_no_effect_flag, 0, NNO_EFFECT_FLAGS * NARCHES);
 	tcase_add_loop_test(walk, test_narrow_windows, 0, NARCHES);
+	tcase_add_loop_test(walk, test_cached_walks, 0, NARCHES);
 	tcase_add_loop_test(gen, test_tracker_corruption_detected, 0, NARCHES);
 	tcase_add_loop_test(gen, test_expected_failure_checked, 0, NARCHES);
 	tcase_add_loop_test(gen, test_expected_roots_api, 0, NARCHES);

@@ -208,6 +208,32 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
                                      void *data, unsigned flags, sw_walk_error *err);
 
 /*
+ * sw_walk_frames_cached's table of unwind rules by return address, kept
+ * from one walk to the next: a runtime walks the same threads at every GC,
+ * a profiler the same code at every sample.  Any threads of one code map
+ * may share it, but not at the same time; one per walking thread suits.
+ * It empties itself when methods are removed from the map, or when a walk
+ * differs from the last in map, flags, architecture or memory.
+ */
+#define SW_WALK_CACHE_WORDS 384
+typedef struct sw_walk_cache {
+	uint64_t opaque[SW_WALK_CACHE_WORDS];
+} sw_walk_cache;
+
+/* sw_walk_cache_init - make `c` an empty table. */
+SW_API void sw_walk_cache_init(sw_walk_cache *c);
+
+/*
+ * sw_walk_frames_cached - sw_walk_frames, with `cache` (may be NULL)
+ * keeping the rules it resolved for the next walk.  The frames reported
+ * are the same.  A `cache` sw_walk_cache_init never made fails the walk
+ * with SW_E_INVAL.
+ */
+SW_API sw_walk_action sw_walk_frames_cached(const sw_thread *t, const sw_context *start,
+                                            uint64_t start_frame, sw_walk_callback cb, void *data,
+                                            unsigned flags, sw_walk_cache *cache, sw_walk_error *err);
+
+/*
  * sw_backtrace's table of unwind rules by return address, kept from one
  * walk to the next (like libunwind's per-thread cache): a profiler walks
  * the same code again and again.  Any threads of one code map may share

@@ -379,6 +379,65 @@ static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
 	}
 }
 
+/* A walk's frames, folded: what it reported of each, in order. */
+struct walk_digest {
+	uint64_t hash;
+	size_t n;
+};
+
+static void digest_add(struct walk_digest *d, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		d->hash = (d->hash ^ b[i]) * 0x100000001b3ull;
+}
+
+static sw_walk_action digest_frame(const sw_crawl_frame *cf, void *data)
+{
+	struct walk_digest *d = data;
+	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+	uint64_t head[4] = { (uint64_t)sw_crawl_frame_state(cf), (uint64_t)(uintptr_t)sw_crawl_frame_method(cf),
+		             sw_crawl_frame_frame(cf), rd ? rd->cur.valid : 0 };
+
+	digest_add(d, head, sizeof head);
+	for (unsigned r = 0; rd && r < SW_MAX_REGS; r++)
+		if (rd->cur.valid & (1ULL << r)) {
+			digest_add(d, &rd->cur.regs[r], sizeof rd->cur.regs[r]);
+			digest_add(d, &rd->cur_loc[r], sizeof rd->cur_loc[r]);
+		}
+	d->n++;
+	return SW_CONTINUE;
+}
+
+/*
+ * Differential: sw_walk_frames_cached reports what sw_walk_frames does,
+ * cold and warm.  Its table outlives the input too, as a runtime's does.
+ */
+static void cached_agrees(struct world *w, unsigned flags, unsigned mode)
+{
+	static sw_walk_cache cache;
+	static int cache_ready;
+	const sw_context *start = (mode & 2) ? NULL : &w->ctx;
+	struct walk_digest want = { 0xcbf29ce484222325ull, 0 }, got;
+	sw_walk_error want_err, got_err;
+	sw_walk_action a, b;
+
+	if (!cache_ready) {
+		sw_walk_cache_init(&cache);
+		cache_ready = 1;
+	}
+	flags &= ~(unsigned)SW_WALK_POPFRAMES;          /* a walk that unlinks changes the next */
+	a = sw_walk_frames(&w->thread, start, 0, digest_frame, &want, flags, &want_err);
+	for (int pass = 0; pass < 2; pass++) {
+		got.hash = 0xcbf29ce484222325ull;
+		got.n = 0;
+		b = sw_walk_frames_cached(&w->thread, start, 0, digest_frame, &got, flags, &cache, &got_err);
+		if (a != b || got.n != want.n || got.hash != want.hash || memcmp(&got_err, &want_err, sizeof got_err))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct world w;
@@ -411,6 +470,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			w.thread.memory = &w.mem;
 			walk(&w, flags, mode);
 			backtrace_agrees(&w, flags, mode);
+			cached_agrees(&w, flags, mode);
 			sw_codemap_destroy(w.map);
 		}
 	}
