@@ -7,6 +7,8 @@
  *
  *   managed stack  the toy JIT's methods (examples/toyjit), with the stub's
  *                  TransitionFrame on top: sw_walk_frames full and QUICK,
+ *                  sw_walk_frames_cached full (its rules kept from one
+ *                  walk to the next, as sw_backtrace's and libunwind's are),
  *                  a frame-pointer walk, libunwind's unw_backtrace and its
  *                  unw_init_local + unw_step loop, and (bench-libgcc, run
  *                  as a child) libgcc's _Unwind_Backtrace and glibc's
@@ -75,7 +77,7 @@ struct row {
 	unsigned depth;
 	size_t frames;                  /* what sw_walk_frames reported */
 	size_t peer_frames;             /* what unw_backtrace reported */
-	double sw_full, sw_quick, sw_bt, fp, unw_bt, unw_step, libgcc, glibc;
+	double sw_full, sw_cached, sw_quick, sw_bt, fp, unw_bt, unw_step, libgcc, glibc;
 };
 
 /*
@@ -141,6 +143,29 @@ static size_t sw_walk(const sw_context *seed, unsigned flags)
 	if (sw_walk_frames(&g.thread, seed, 0, store_ip, &n, flags, NULL) != SW_CONTINUE)
 		return 0;
 	return n;
+}
+
+/* The same walk, with the rules it resolves kept for the next. */
+static sw_walk_cache walk_cache;
+
+static size_t sw_walk_cached(const sw_context *seed, unsigned flags)
+{
+	size_t n = 0;
+
+	if (sw_walk_frames_cached(&g.thread, seed, 0, store_ip, &n, flags, &walk_cache, NULL) != SW_CONTINUE)
+		return 0;
+	return n;
+}
+
+/* Does the cached walk, warm, store the IPs the plain walk stores? */
+static int cached_agrees(const sw_context *seed, unsigned flags, size_t frames)
+{
+	static uint64_t want[MAX_IPS];
+	size_t n = frames < MAX_IPS ? frames : MAX_IPS;
+
+	memcpy(want, sink_ips, n * sizeof want[0]);
+	return sw_walk_cached(seed, flags) == frames && sw_walk_cached(seed, flags) == frames &&
+	       memcmp(want, sink_ips, n * sizeof want[0]) == 0;
 }
 
 /*
@@ -245,6 +270,11 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 		return;
 	}
 	BENCH_BEST(r->sw_full, f, iters, sw_walk(seed, sw_flags));
+	if (sw_walk(seed, sw_flags) != r->frames || !cached_agrees(seed, sw_flags, r->frames)) {
+		printf("  depth %u: sw_walk_frames_cached disagrees with sw_walk_frames\n", r->depth);
+		g.failed = 1;
+	}
+	BENCH_BEST(r->sw_cached, f, iters, sw_walk_cached(seed, sw_flags));
 	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_QUICKUNWIND));
 	if (!sw_bt_agrees(seed, sw_flags)) {
 		printf("  depth %u: sw_backtrace disagrees with sw_walk_frames\n", r->depth);
@@ -262,7 +292,7 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 	(void)f;
 }
 
-/* A paired round's managed side: the full walk and sw_backtrace. */
+/* A paired round's managed side: the full walks and sw_backtrace. */
 static void time_pair_managed(struct row *r)
 {
 	unsigned iters = bench_iters(r->depth, g.quick ? 200 : 40);
@@ -274,6 +304,7 @@ static void time_pair_managed(struct row *r)
 		return;
 	}
 	BENCH_BEST(r->sw_full, f, iters, sw_walk(NULL, 0));
+	BENCH_BEST(r->sw_cached, f, iters, sw_walk_cached(NULL, 0));
 	BENCH_BEST(r->sw_bt, f, iters, sw_bt(NULL, 0));
 	(void)f;
 }
@@ -817,26 +848,26 @@ static void print_rows(const char *title, const struct row *rows, unsigned n)
 	if (!any_rows(rows, n))
 		return;
 	printf("\n%s: ns per frame, best of %d runs\n", title, BENCH_RUNS);
-	printf("%6s %6s %9s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_quick",
-	       "sw_bt", "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
+	printf("%6s %6s %9s %9s %9s %9s %8s %9s %9s %9s %9s\n", "depth", "frames", "sw_full", "sw_cached",
+	       "sw_quick", "sw_bt", "fp-walk", "unw_bt", "unw_step", "libgcc", "glibc_bt");
 	for (unsigned i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
 
 		if (!r->frames)
 			continue;
-		char cells[8][16];
-		const double v[8] = { r->sw_full, r->sw_quick, r->sw_bt, r->fp, r->unw_bt, r->unw_step,
-		                      r->libgcc, r->glibc };
+		char cells[9][16];
+		const double v[9] = { r->sw_full, r->sw_cached, r->sw_quick, r->sw_bt, r->fp, r->unw_bt,
+		                      r->unw_step, r->libgcc, r->glibc };
 
 		/* "-": that walker cannot walk this stack (or was not run). */
-		for (unsigned k = 0; k < 8; k++) {
+		for (unsigned k = 0; k < 9; k++) {
 			if (v[k] > 0)
 				snprintf(cells[k], sizeof cells[k], "%.2f", v[k]);
 			else
 				snprintf(cells[k], sizeof cells[k], "-");
 		}
-		printf("%6u %6zu %9s %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0],
-		       cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]);
+		printf("%6u %6zu %9s %9s %9s %9s %8s %9s %9s %9s %9s\n", r->depth, r->frames, cells[0],
+		       cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]);
 	}
 }
 
@@ -863,36 +894,42 @@ static double median(double *v, unsigned n)
 }
 
 /*
- * The paired rounds, each with its two ratios, and their medians into
- * *full and *quick (0 when the rounds did not run).
+ * The paired rounds, each with its ratios, and their medians into *full
+ * (sw_walk_frames), *cached (sw_walk_frames_cached) and *quick
+ * (sw_backtrace); all 0 when the rounds did not run.
  */
-static void print_pairs(double *full, double *quick)
+static void print_pairs(double *full, double *cached, double *quick)
 {
-	double f[NPAIRS], q[NPAIRS];
+	double f[NPAIRS], c[NPAIRS], q[NPAIRS];
 	unsigned n = 0;
 
-	*full = *quick = 0;
+	*full = *cached = *quick = 0;
 	for (unsigned k = 0; k < NPAIRS; k++)
-		if (pairs[k].managed.sw_full > 0 && pairs[k].native.unw_step > 0 && pairs[k].native.unw_bt > 0)
+		if (pairs[k].managed.sw_full > 0 && pairs[k].managed.sw_cached > 0 && pairs[k].native.unw_step > 0 &&
+		    pairs[k].native.unw_bt > 0)
 			n++;
 	if (n < NPAIRS)
 		return;
 	printf("\nPaired rounds (%u; in each, the managed side then the native side, %u frames, "
 	       "best of %d runs): ns per frame\n", NPAIRS, PAIR_DEPTH, BENCH_RUNS);
-	printf("%6s %9s %9s %9s %9s %14s %12s\n", "round", "sw_full", "sw_bt", "unw_bt", "unw_step",
-	       "full/unw_step", "bt/unw_bt");
+	printf("%6s %9s %9s %9s %9s %9s %14s %16s %10s\n", "round", "sw_full", "sw_cached", "sw_bt", "unw_bt",
+	       "unw_step", "full/unw_step", "cached/unw_step", "bt/unw_bt");
 	for (unsigned k = 0; k < NPAIRS; k++) {
 		const struct pair *p = &pairs[k];
 
 		f[k] = p->managed.sw_full / p->native.unw_step;
+		c[k] = p->managed.sw_cached / p->native.unw_step;
 		q[k] = p->managed.sw_bt / p->native.unw_bt;
-		printf("%6u %9.2f %9.2f %9.2f %9.2f %14.4f %12.3f\n", k + 1, p->managed.sw_full,
-		       p->managed.sw_bt, p->native.unw_bt, p->native.unw_step, f[k], q[k]);
+		printf("%6u %9.2f %9.2f %9.2f %9.2f %9.2f %14.4f %16.4f %10.3f\n", k + 1, p->managed.sw_full,
+		       p->managed.sw_cached, p->managed.sw_bt, p->native.unw_bt, p->native.unw_step, f[k], c[k],
+		       q[k]);
 	}
 	*full = median(f, NPAIRS);
+	*cached = median(c, NPAIRS);
 	*quick = median(q, NPAIRS);
-	printf("  medians: full/unw_step %.4f (%.4f to %.4f), bt/unw_bt %.3f (%.3f to %.3f)\n", *full, f[0],
-	       f[NPAIRS - 1], *quick, q[0], q[NPAIRS - 1]);
+	printf("  medians: full/unw_step %.4f (%.4f to %.4f), cached/unw_step %.4f (%.4f to %.4f),\n"
+	       "           bt/unw_bt %.3f (%.3f to %.3f)\n",
+	       *full, f[0], f[NPAIRS - 1], *cached, c[0], c[NPAIRS - 1], *quick, q[0], q[NPAIRS - 1]);
 }
 
 static int fit_walk(const struct row *rows, unsigned n, size_t field, double *fixed, double *per_frame)
@@ -929,6 +966,7 @@ static void print_fits(const struct row *rows, unsigned n)
 		size_t field;
 	} walks[] = {
 		{ "sw_full", offsetof(struct row, sw_full) },
+		{ "sw_cached", offsetof(struct row, sw_cached) },
 		{ "sw_quick", offsetof(struct row, sw_quick) },
 		{ "sw_bt", offsetof(struct row, sw_bt) },
 	};
@@ -954,9 +992,9 @@ static double ratio(double a, double b)
 
 static void plots(const char *dir)
 {
-	static double dx[BENCH_NDEPTHS], mx[NMANAGED], ys[12][BENCH_NDEPTHS], lx[NMAPS], ly[3][NMAPS];
+	static double dx[BENCH_NDEPTHS], mx[NMANAGED], ys[13][BENCH_NDEPTHS], lx[NMAPS], ly[3][NMAPS];
 	char path[4096];
-	struct svg_series s[12];
+	struct svg_series s[13];
 	unsigned k = 0;
 
 	for (unsigned i = 0; i < BENCH_NDEPTHS; i++) {
@@ -976,8 +1014,10 @@ static void plots(const char *dir)
 		ys[8][i] = managed[i].sw_quick;
 		ys[9][i] = managed[i].libgcc;
 		ys[10][i] = managed[i].sw_bt;
+		ys[12][i] = managed[i].sw_cached;
 	}
 	s[k++] = (struct svg_series){ "managed: sw full", NMANAGED, mx, ys[7] };
+	s[k++] = (struct svg_series){ "managed: sw full, cached", NMANAGED, mx, ys[12] };
 	s[k++] = (struct svg_series){ "managed: sw quick", NMANAGED, mx, ys[8] };
 	s[k++] = (struct svg_series){ "managed: sw_backtrace", NMANAGED, mx, ys[10] };
 	s[k++] = (struct svg_series){ "managed: libgcc", NMANAGED, mx, ys[9] };
@@ -1093,12 +1133,13 @@ int main(int argc, char **argv)
 {
 	const char *libgcc = NULL, *svg = NULL, *elf = NULL, *only = "";
 	const struct row *m100, *n100;
-	double pair_full, pair_quick;
+	double pair_full, pair_cached, pair_quick;
 	const struct map_result *m1k = &maps[0], *m100k = &maps[2], *m1m = &maps[3];
 	sw_status st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sw_backtrace_cache_init(&bt_cache);
+	sw_walk_cache_init(&walk_cache);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			g.quick = 1;
@@ -1181,16 +1222,19 @@ report:
 
 	m100 = at_depth(managed, NMANAGED, 100);
 	n100 = at_depth(native, BENCH_NDEPTHS, 100);
-	print_pairs(&pair_full, &pair_quick);
+	print_pairs(&pair_full, &pair_cached, &pair_quick);
 	printf("\nGoals (x86-64, ratios from this run; peers on the 100-frame native stack;\n"
 	       "       the first two from the paired rounds' medians when they ran):\n");
-	goal("full walk (managed) / unw_step loop, per frame",
-	     pair_full > 0 ? pair_full : ratio(m100->sw_full, n100->unw_step), "<=", 1.0 / 40, "");
+	/* The full walk with its rules kept, as sw_backtrace's and libunwind's are; the plain one beside it. */
+	goal("full walk (managed, sw_walk_frames_cached) / unw_step loop",
+	     pair_cached > 0 ? pair_cached : ratio(m100->sw_cached, n100->unw_step), "<=", 1.0 / 40, "");
 	goal("QUICKUNWIND walk (managed, sw_backtrace) / unw_backtrace",
 	     pair_quick > 0 ? pair_quick : ratio(m100->sw_bt, n100->unw_bt), "<=", 0.6, "");
+	info("full walk (managed, sw_walk_frames, no cache) / unw_step loop",
+	     pair_full > 0 ? pair_full : ratio(m100->sw_full, n100->unw_step));
 	if (pair_full > 0) {
-		info("full walk / unw_step loop, from the tables (measured apart)",
-		     ratio(m100->sw_full, n100->unw_step));
+		info("full walk (cached) / unw_step loop, from the tables (measured apart)",
+		     ratio(m100->sw_cached, n100->unw_step));
 		info("QUICKUNWIND (sw_backtrace) / unw_backtrace, from the tables",
 		     ratio(m100->sw_bt, n100->unw_bt));
 	}
