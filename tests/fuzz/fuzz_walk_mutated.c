@@ -379,7 +379,8 @@ static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
 	}
 }
 
-/* A walk's frames, folded: what it reported of each, in order. */
+/* A walk's frames, folded: what it reported of each, in order, up to DIGEST_FRAMES. */
+#define DIGEST_FRAMES 4096
 struct walk_digest {
 	uint64_t hash;
 	size_t n;
@@ -406,8 +407,8 @@ static sw_walk_action digest_frame(const sw_crawl_frame *cf, void *data)
 			digest_add(d, &rd->cur.regs[r], sizeof rd->cur.regs[r]);
 			digest_add(d, &rd->cur_loc[r], sizeof rd->cur_loc[r]);
 		}
-	d->n++;
-	return SW_CONTINUE;
+	/* Enough to compare, and a walk that runs into its step bound is not walked twice more. */
+	return ++d->n < DIGEST_FRAMES ? SW_CONTINUE : SW_ABORT;
 }
 
 /*
