@@ -430,6 +430,9 @@ static void cached_agrees(struct world *w, unsigned flags, unsigned mode)
 	}
 	flags &= ~(unsigned)SW_WALK_POPFRAMES;          /* a walk that unlinks changes the next */
 	a = sw_walk_frames(&w->thread, start, 0, digest_frame, &want, flags, &want_err);
+	/* A walk that ran into the step bound took seconds under the fuzzing build: not twice more. */
+	if (a == SW_FAILED && want_err.status == SW_E_DEPTH)
+		return;
 	for (int pass = 0; pass < 2; pass++) {
 		got.hash = 0xcbf29ce484222325ull;
 		got.n = 0;
