@@ -42,25 +42,21 @@ SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf)
 
 /*
  * The frame's IP and SP without the walk through sw_context_ip's arch
- * table: a profiler's callback asks for them at every frame.
+ * table: a profiler's callback asks for them at every frame.  The report
+ * keeps the IP (iter.c: report, fast_step).
  */
-static uint64_t crawl_frame_reg(const sw_crawl_frame *cf, unsigned r)
+SW_API uint64_t sw_crawl_frame_ip(const sw_crawl_frame *cf)
+{
+	return cf ? cf->ip : 0;
+}
+
+SW_API uint64_t sw_crawl_frame_sp(const sw_crawl_frame *cf)
 {
 	const sw_regdisplay *rd;
 
 	if (!cf || !(rd = cf->rd))
 		return 0;
-	return (rd->cur.valid >> r) & 1 ? rd->cur.regs[r] : 0;
-}
-
-SW_API uint64_t sw_crawl_frame_ip(const sw_crawl_frame *cf)
-{
-	return crawl_frame_reg(cf, cf ? cf->ip_reg : 0);
-}
-
-SW_API uint64_t sw_crawl_frame_sp(const sw_crawl_frame *cf)
-{
-	return crawl_frame_reg(cf, cf ? cf->sp_reg : 0);
+	return (rd->cur.valid >> cf->sp_reg) & 1 ? rd->cur.regs[cf->sp_reg] : 0;
 }
 
 SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf)

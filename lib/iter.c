@@ -146,6 +146,7 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	}
 	cf->method = method;
 	cf->rd = &it->rd;
+	cf->ip = (it->rd.cur.valid >> it->arch->ip_reg) & 1 ? cur_reg(it, it->arch->ip_reg) : 0;
 	cf->thread = it->thread;
 	cf->depth = it->depth++;
 	cf->is_first = it->is_first;
@@ -445,7 +446,6 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	it->flags = flags;
 	it->thread = t;
 	it->arch = a;
-	it->cf.ip_reg = (uint8_t)a->ip_reg;
 	it->cf.sp_reg = (uint8_t)a->sp_reg;
 	it->rd.caller_valid = 0;
 	if (start) {
@@ -928,6 +928,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	cf->method = code->method;
 	cf->depth = run->depth++;
 	cf->code = code;
+	cf->ip = ip;
 	cf->rel_offset = (uint32_t)(ip - code->start);
 	cf->trust = run->trust;
 	return 1;

@@ -22,8 +22,13 @@ struct sw_crawl_frame {
 	uint8_t is_parent_of_funclet;
 	uint8_t skip_gc_report;         /* parent of a funclet that reports for it */
 	uint8_t trust;                  /* an sw_frame_trust */
-	/* The architecture's IP and SP registers in rd (sw_crawl_frame_ip, sw_crawl_frame_sp). */
-	uint8_t ip_reg, sp_reg;
+	uint8_t sp_reg;                 /* the architecture's SP register in rd (sw_crawl_frame_sp) */
+	/*
+	 * rd->cur's IP, 0 when it is not known: what sw_crawl_frame_ip returns,
+	 * set with the rest of the report, since a profiler's callback asks
+	 * for it at every frame.
+	 */
+	uint64_t ip;
 };
 
 /* Where the iterator resumes on the next sw_iter_next call. */
