@@ -703,7 +703,14 @@ struct fast_run {
 	/* A caller SP above this lowest Frame or tracker still ahead ends the run (~0: none). */
 	uint64_t frames_above;
 	struct swi_body_unwind u;       /* of rd.caller: the next frame */
-	uint32_t steps, depth;
+	/*
+	 * A run counts its frames, not its steps: every frame it reports
+	 * takes three (swi_iter_next's, the UNWIND step's, the SKIPPED
+	 * step's), so that at the start of a frame the iterator's count is
+	 * step_base + 3 * depth (modulo 2^32), and one compare of depth with
+	 * depth_end keeps the bound: a frame at depth_end would pass it.
+	 */
+	uint32_t step_base, depth, depth_end;
 	uint8_t trust, caller_trust;
 	uint8_t from_native;            /* it->code is native */
 	uint8_t entered;                /* fast_enter ran */
@@ -721,8 +728,11 @@ static inline __attribute__((always_inline)) void fast_run_init(const struct swi
 	run->u.sp = caller->regs[a->sp_reg];
 	run->u.fp = caller->regs[a->fp_reg];
 	run->u.valid = caller->valid;
-	run->steps = it->steps;
+	run->step_base = it->steps - 3 * it->depth;
 	run->depth = it->depth;
+	run->depth_end = it->depth;
+	if (it->steps + 3 <= SWI_MAX_STEPS)
+		run->depth_end += (SWI_MAX_STEPS - 3 - it->steps) / 3 + 1;
 	run->trust = it->trust;
 	run->caller_trust = it->caller_trust;
 	run->from_native = (uint8_t)is_native(it->code);
@@ -768,10 +778,14 @@ static void fast_enter(struct swi_iter *it)
 	cf->frame_type = SW_FRAME_TYPE_NONE;
 }
 
-/* The run ends: the iterator gets what the run kept to itself. */
-static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it, const struct fast_run *run)
+/*
+ * The run ends: the iterator gets what the run kept to itself.  taken:
+ * the steps of a frame the run did not finish (fast_run).
+ */
+static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it, const struct fast_run *run,
+                                                             unsigned taken)
 {
-	it->steps = run->steps;
+	it->steps = run->step_base + 3 * run->depth + taken;
 	it->depth = run->depth;
 	it->trust = run->trust;
 	it->caller_trust = run->caller_trust;
@@ -834,8 +848,9 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	}
 	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
 	it->rules[slot].ra = ip;
-	it->rule_extent[slot] = swi_body_read_extent(it->rules[slot].copy.body, saved, keep);
-	it->rule_span[slot] = swi_read_span_in(it->rule_extent[slot], win_lo, win_last);
+	it->rule_trust[slot] = swi_code_trust(&it->rules[slot].copy.info);
+	it->rule_span[slot] = swi_read_span_in(swi_body_read_extent(it->rules[slot].copy.body, saved, keep), win_lo,
+	                                       win_last);
 	it->rules_filled |= 1u << slot;
 	return (int)slot;
 }
@@ -850,8 +865,8 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
  * -2 before changing the iterator, for the generic path.  Otherwise the
  * result is step_skipped's: 1 with the frame reported, -1 to go on with
  * the generic path from the state set, or an error.  The caller has
- * checked fast_run_usable and counted swi_iter_next's step, and made sure
- * that the two steps more the generic path would take for this frame stay
+ * checked fast_run_usable, and made sure that the three steps the generic
+ * path would count for this frame (swi_iter_next's and two more) stay
  * within SWI_MAX_STEPS; it calls fast_leave when the run ends, but for -1
  * and errors, where this does.
  */
@@ -862,6 +877,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	struct sw_crawl_frame *cf = &it->cf;
 	unsigned fl = it->flags, slot;
 	int native;
+	uint8_t trust;
 	uint64_t ip = run->u.ip;
 	sw_status st;
 
@@ -880,7 +896,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		}
 	}
 	code = &it->rules[slot].copy.info;
-	native = (code->flags & SW_CODE_NATIVE) != 0;
+	trust = it->rule_trust[slot];
+	native = trust != SW_TRUST_JIT;
 	if (native &&
 	    ((fl & SW_WALK_FUNCTIONSONLY) || (!run->from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
 		return -2;
@@ -897,12 +914,11 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	run->from_native = (uint8_t)native;
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
-	run->steps++;
-	run->caller_trust = trust_of(code);
+	run->caller_trust = trust;
 	st = swi_unwind_body(it, &run->u, it->rules[slot].copy.body, it->rules[slot].copy.saved,
 	                     &it->rule_span[slot], 1, 1);
 	if (st != SW_OK) {
-		fast_leave(it, run);
+		fast_leave(it, run, 2);
 		it->step = SWI_STEP_SKIPPED;
 		it->rd.caller_valid = 0;
 		if (!native)
@@ -916,11 +932,10 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	 * way (the loop counts that step); otherwise count it here.
 	 */
 	if (run->frames_above < run->u.sp) {
-		fast_leave(it, run);
+		fast_leave(it, run, 2);
 		it->step = SWI_STEP_SKIPPED;
 		return -1;
 	}
-	run->steps++;
 	/* see_managed_frame and report, for a frame the funclet rules leave alone. */
 	cf->state = native ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
 	if (!native && it->report_funclet)
@@ -987,7 +1002,8 @@ void swi_iter_keep_rules(struct swi_iter *it)
 
 		rt->rule[i].ra = it->rules[i].ra;
 		swi_code_copy_assign(&rt->rule[i].copy, &it->rules[i].copy);
-		rt->extent[i] = it->rule_extent[i];
+		/* Inside the read section still: the rule's saved[] is there to read. */
+		rt->extent[i] = swi_body_read_extent(rt->rule[i].copy.body, rt->rule[i].copy.saved, rt->keep);
 	}
 	rt->held |= it->rules_filled;
 	it->rules_filled = 0;
@@ -1009,7 +1025,7 @@ static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it,
 		}
 		it->rules[i].ra = rt->rule[i].ra;
 		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
-		it->rule_extent[i] = rt->extent[i];
+		it->rule_trust[i] = swi_code_trust(&it->rules[i].copy.info);
 		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
 	}
 }
@@ -1037,12 +1053,14 @@ static int step_fast(struct swi_iter *it)
 	if (!fast_step_allowed(it) || it->steps + 2 > SWI_MAX_STEPS)
 		return -2;
 	fast_run_init(it, &run);
+	/* swi_iter_next has counted this frame's first step. */
+	run.step_base--;
 	fast_rules(it, &run);
 	if (!fast_run_usable(&run))
 		return -2;
 	r = fast_step(it, &run);
 	if (r == 1)
-		fast_leave(it, &run);
+		fast_leave(it, &run, 0);
 	return r;
 }
 
@@ -1075,21 +1093,18 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 		 * the generic path would take for this frame: past the bound,
 		 * the generic path takes the frame and fails.
 		 */
-		if (run.steps + 3 > SWI_MAX_STEPS) {
-			fast_leave(it, &run);
+		if (run.depth >= run.depth_end) {
+			fast_leave(it, &run, 0);
 			return 0;
 		}
-		run.steps++;
 		r = fast_step(it, &run);
 		if (r != 1) {
-			if (r == -2) {
-				run.steps--;
-				fast_leave(it, &run);
-			}
+			if (r == -2)
+				fast_leave(it, &run, 0);
 			return it->step == SWI_STEP_FAILED ? it->err.status : 0;
 		}
 		if (cb(&it->cf, data) != SW_CONTINUE) {
-			fast_leave(it, &run);
+			fast_leave(it, &run, 0);
 			return 1;
 		}
 	}

@@ -190,7 +190,8 @@ struct swi_iter {
 	 */
 	struct swi_rule rules[SWI_RULES];
 	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
-	struct swi_read_extent rule_extent[SWI_RULES];  /* what rule_span was made of */
+	/* swi_code_trust of rules[i]'s code, which says too whether it is native (not SW_TRUST_JIT). */
+	uint8_t rule_trust[SWI_RULES];
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */

@@ -150,6 +150,77 @@ START_TEST(step_bound)
 }
 END_TEST
 
+/*
+ * The step bound on a managed stack: 800,000 frames of method B, each
+ * returning into the one above it, walked the three ways a walk can
+ * take them: sw_walk_frames (the fast step's loop), sw_walk_frames_cached
+ * and sw_iter_next (the fast step one frame at a time, with its own check
+ * of the bound).  All three must stop at the same frame with SW_E_DEPTH:
+ * of the 2^21 steps stackwalk(7) allows, each frame takes three, the
+ * seed's too, so 2^21 / 3 frames are reported.
+ */
+START_TEST(managed_step_bound)
+{
+	const unsigned nframes = 800000, stride = 40, expected = (1u << 21) / 3;
+	size_t size = (size_t)nframes * stride + 64;
+	unsigned char *buf = calloc(1, size);
+	uint64_t base = 0x100000000ull, hi = base + size;
+	sw_walk_cache cache;
+	sb_world w;
+	sb_method b;
+	sw_memory mem;
+	sw_thread t;
+	sw_context seed;
+	sw_walk_error err;
+	sw_iter it;
+	unsigned n;
+	int r;
+
+	ck_assert_ptr_nonnull(buf);
+	sb_init(&w);
+	b = sb_add_method_b(&w, 0x10002000ull, (void *)2);
+	/* B's body frame, from SP up: 16 bytes of locals, RBX, R12, the return address. */
+	for (unsigned i = 0; i < nframes; i++) {
+		unsigned char *f = buf + (size_t)i * stride;
+		uint64_t ra = b.start + b.body;
+
+		for (int k = 0; k < 8; k++)
+			f[32 + k] = (unsigned char)(ra >> (8 * k));
+	}
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, buf, size, base), SW_OK);
+	/* No Frame list. */
+	ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_X64, w.map, &mem, 0, base, hi), SW_OK);
+	sw_context_init(&seed, SW_ARCH_X64);
+	sw_context_set(&seed, SW_X64_RIP, b.start + b.body);
+	sw_context_set(&seed, SW_X64_RSP, base);
+	sw_context_set(&seed, SW_X64_RBP, 0);
+
+	n = 0;
+	ck_assert_int_eq(sw_walk_frames(&t, &seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_DEPTH);
+	ck_assert_uint_eq(n, expected);
+
+	sw_walk_cache_init(&cache);
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		ck_assert_int_eq(sw_walk_frames_cached(&t, &seed, 0, count_cb, &n, 0, &cache, &err), SW_FAILED);
+		ck_assert_int_eq(err.status, SW_E_DEPTH);
+		ck_assert_uint_eq(n, expected);
+	}
+
+	n = 0;
+	ck_assert_int_eq(sw_iter_init(&it, &t, &seed, 0, 0), SW_OK);
+	while ((r = sw_iter_next(&it)) > 0)
+		n++;
+	ck_assert_int_eq(r, SW_E_DEPTH);
+	ck_assert_uint_eq(n, expected);
+	sw_iter_end(&it);
+
+	sb_fini(&w);
+	free(buf);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("hostile");
@@ -159,6 +230,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, random_frame_lists);
 	tcase_add_test(tc, random_stacks_under_real_methods);
 	tcase_add_test(tc, step_bound);
+	tcase_add_test(tc, managed_step_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
