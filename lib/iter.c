@@ -237,8 +237,8 @@ static sw_status advance_tracker(struct swi_iter *it)
 }
 
 /*
- * The code map's code for ip, from the recent ones when it is there.  A
- * code table's function comes back as recent[]'s copy: valid until the
+ * The code map's code for ip, from the recent ones when it is there, and
+ * NULL without a look-up when it was just missed.  A code table's function comes back as recent[]'s copy: valid until the
  * next lookup, so whoever keeps it takes it through swi_set_code.
  */
 static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
@@ -249,6 +249,8 @@ static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
 	for (i = 0; i < SWI_RECENT; i++)
 		if (ip - it->recent[i].start < it->recent[i].size)
 			return it->recent[i].code;
+	if (((it->missed_valid & 1) && it->missed[0] == ip) || ((it->missed_valid & 2) && it->missed[1] == ip))
+		return NULL;
 	i = it->recent_next % SWI_RECENT;
 	/* The slot's copy may be overwritten even on a miss: forget the slot first. */
 	it->recent[i].size = 0;
@@ -258,6 +260,10 @@ static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
 		it->recent[i].start = c->start;
 		it->recent[i].size = c->size;
 		it->recent[i].code = c;
+	} else {
+		it->missed[it->missed_next] = ip;
+		it->missed_valid |= (uint8_t)(1u << it->missed_next);
+		it->missed_next ^= 1;
 	}
 	return c;
 }

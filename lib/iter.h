@@ -148,6 +148,15 @@ struct swi_iter {
 	uint32_t depth;                 /* frames reported so far */
 	uint32_t steps;                 /* loop iterations, bounded */
 	uint32_t recent_next;           /* the recent[] slot the next miss fills */
+	/*
+	 * The last two addresses the code map did not have (iter.c:
+	 * cached_lookup), when missed_valid's bit is set: a walk that ends
+	 * in code the map does not know asks for its return address from
+	 * the fast step, then again from the generic step.  Like recent[],
+	 * an answer holds for the walk.
+	 */
+	uint64_t missed[2];
+	uint8_t missed_valid, missed_next;
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;
