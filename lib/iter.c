@@ -821,6 +821,12 @@ static inline __attribute__((always_inline)) void fast_caller_becomes_current(sw
 	}
 }
 
+/* The slot of rules[] a return address hashes to; the other way is its pair's other slot (slot ^ 1). */
+static inline __attribute__((always_inline)) unsigned fast_rule_slot(uint64_t ra)
+{
+	return (unsigned)((ra * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
+}
+
 /*
  * A return address rules[] does not hold: resolve it into one of the two
  * slots of its pair, an empty one or the one the pair did not fill last.
@@ -890,7 +896,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	if (ip == 0)
 		return -2;
 	/* Two ways: the slot the address hashes to, and its pair's other one. */
-	slot = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 60) & (SWI_RULES - 1);
+	slot = fast_rule_slot(ip);
 	if (it->rules[slot].ra != ip) {
 		int filled;
 
@@ -1036,17 +1042,44 @@ static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it,
 	}
 }
 
-static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it, const struct fast_run *run)
+static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it, uint64_t win_lo,
+                                                             uint64_t win_last)
 {
 	if (SWI_UNLIKELY(!it->rules_ready)) {
 		if (it->cache) {
-			fast_rules_from_cache(it, run->u.lo, run->u.last);
+			fast_rules_from_cache(it, win_lo, win_last);
 		} else {
 			for (unsigned i = 0; i < SWI_RULES; i++)
 				it->rules[i].ra = 0;
 		}
 		it->rules_ready = 1;
 	}
+}
+
+/*
+ * The code a Frame's return address goes back to, from the fast step's
+ * rules, in a walk that keeps them between walks: the cache then learns
+ * the address too, and the next walk finds the first method below the
+ * Frame without a lookup.  It fills a slot as the fast step would.  The
+ * code is a rules[] slot's (fast_rule_fill moves it out before it refills
+ * that slot), and what lookup(it, ra, 0) would find.  NULL where no rule
+ * covers the address (funclets among others): the caller looks it up.
+ */
+static const sw_code_info *frame_return_rule(struct swi_iter *it, uint64_t ra)
+{
+	uint64_t lo, last;
+	unsigned slot;
+	int filled;
+
+	if (!it->cache || ra == 0)
+		return NULL;
+	swi_body_window(it, &lo, &last);
+	fast_rules(it, lo, last);
+	slot = fast_rule_slot(ra);
+	if (it->rules[slot].ra == ra || it->rules[slot ^= 1].ra == ra)
+		return &it->rules[slot].copy.info;
+	filled = fast_rule_fill(it, ra, slot, swi_kept_registers(it), lo, last);
+	return filled < 0 ? NULL : &it->rules[filled].copy.info;
 }
 
 /* fast_step from the state machine, one frame at a time. */
@@ -1061,7 +1094,7 @@ static int step_fast(struct swi_iter *it)
 	fast_run_init(it, &run);
 	/* swi_iter_next has counted this frame's first step. */
 	run.step_base--;
-	fast_rules(it, &run);
+	fast_rules(it, run.u.lo, run.u.last);
 	if (!fast_run_usable(&run))
 		return -2;
 	r = fast_step(it, &run);
@@ -1085,7 +1118,7 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 	int r;
 
 	fast_run_init(it, &run);
-	fast_rules(it, &run);
+	fast_rules(it, run.u.lo, run.u.last);
 	run.u.ip_reg = ip_reg;
 	run.u.sp_reg = sp_reg;
 	run.u.fp_reg = fp_reg;
@@ -1197,7 +1230,12 @@ static int resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, cons
 		return fail(it, st);
 	if (ra != 0) {
 		int exact = it->is_first || it->is_interrupted;
-		const sw_code_info *code = known && !exact ? known : lookup(it, ra, exact);
+		const sw_code_info *code = known && !exact ? known : NULL;
+
+		if (!code && !exact)
+			code = frame_return_rule(it, ra);
+		if (!code)
+			code = lookup(it, ra, exact);
 
 		if (code) {
 			old_sp_known = (it->rd.cur.valid & BIT(it->arch->sp_reg)) != 0;

@@ -60,6 +60,27 @@ struct swi_body_unwind {
 	unsigned ptr_size, nregs, ip_reg, sp_reg, fp_reg, arch;
 };
 
+/*
+ * The memory's direct window, as swi_body_unwind holds it: [*lo, *last]
+ * are the addresses a whole word may be read at; lo > last when there is
+ * none to read directly.
+ */
+static SWI_ALWAYS_INLINE void swi_body_window(const struct swi_iter *it, uint64_t *lo, uint64_t *last)
+{
+	const sw_memory *m = it->thread->memory;
+	unsigned p = it->arch->ptr_size;
+
+	*lo = m->direct_lo;
+	*last = m->direct_hi - p;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (m->direct_hi - m->direct_lo >= p && m->direct_hi >= m->direct_lo && (p == 8 || p == 4))
+		return;
+#endif
+	/* No window to read directly: every read goes the slow way. */
+	*lo = 1;
+	*last = 0;
+}
+
 /* Gather it for an unwind of rd.cur. */
 static SWI_ALWAYS_INLINE void swi_body_unwind_init(const struct swi_iter *it, struct swi_body_unwind *u)
 {
@@ -81,17 +102,8 @@ static SWI_ALWAYS_INLINE void swi_body_unwind_init(const struct swi_iter *it, st
 	u->fp_reg = a->fp_reg;
 	u->arch = it->thread->arch;
 	u->host = m->direct_host;
-	u->lo = m->direct_lo;
-	u->last = m->direct_hi - a->ptr_size;
 	u->bias = (uintptr_t)m->direct_host - (uintptr_t)m->direct_lo;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (m->direct_hi - m->direct_lo >= a->ptr_size && m->direct_hi >= m->direct_lo &&
-	    (a->ptr_size == 8 || a->ptr_size == 4))
-		return;
-#endif
-	/* No window to read directly: every read goes the slow way. */
-	u->lo = 1;
-	u->last = 0;
+	swi_body_window(it, &u->lo, &u->last);
 }
 
 static SWI_ALWAYS_INLINE sw_status swi_body_read(const struct swi_iter *it, const struct swi_body_unwind *u,
