@@ -800,8 +800,10 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 		if (fresh[k]) {
 			table_install(map, fresh[k], first + k);
 		} else {
-			struct codemap_page *q = (struct codemap_page *)table_find(t, first + k);
-			struct codemap_item *it = swi_codemap_page_item_of(q, start);
+			/* The first page's node and item are known: no second probe and search. */
+			struct codemap_page *q = (struct codemap_page *)(k ? table_find(t, first + k) : p);
+			struct codemap_item *it = k ? swi_codemap_page_item_of(q, start)
+			                            : (struct codemap_item *)&p->item[i];
 
 			atomic_store_explicit(&it->end, it->start, memory_order_release);
 			q->dead++;
