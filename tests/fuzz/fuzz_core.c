@@ -6,10 +6,13 @@
  * its stack bounds, reads of memory at its SP and IP, every mapped file;
  * and a short walk of each thread with an empty code map and the
  * frame-pointer fallback, so that the walker also reads through the core's
- * memory accessor.  Errors are fine; a crash, a hang or a read outside the
- * image is not.
+ * memory accessor.  Then the hang analysis of the core (sw_hang_analyze_core:
+ * every thread's stack with its modules, the locks the threads wait on,
+ * the wait-for cycles), and every part of its report.  Errors are fine; a
+ * crash, a hang or a read outside the image is not.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <stackwalk.h>
 #include "fuzz.h"
 
@@ -19,6 +22,44 @@ static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
 {
 	(void)cf;
 	return ++*(unsigned *)data < 64 ? SW_CONTINUE : SW_ABORT;
+}
+
+static volatile size_t string_bytes;
+
+/* Read back all of a hang report, as swdeadlock prints it. */
+static void read_report(const sw_hang_report *r)
+{
+	size_t threads = sw_hang_report_thread_count(r), cycles = sw_hang_report_cycle_count(r);
+
+	(void)sw_hang_report_arch(r);
+	for (size_t i = 0; i < threads; i++) {
+		sw_hang_thread th;
+
+		if (sw_hang_report_thread(r, i, &th) != SW_OK)
+			abort();
+		if (th.wchan)
+			string_bytes += strlen(th.wchan);
+		(void)sw_hang_class_name(th.cls);
+		(void)sw_lock_kind_name(th.lock_kind);
+		for (size_t k = 0; k < th.frames; k++) {
+			sw_hang_frame f;
+
+			if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
+				abort();
+			/* The strings belong to the report: read them (ASan sees a bad one). */
+			string_bytes += (f.function ? strlen(f.function) : 0) + (f.module ? strlen(f.module) : 0);
+		}
+	}
+	for (size_t c = 0; c < cycles; c++) {
+		size_t members[8], length;
+		uint64_t locks[8];
+
+		if (sw_hang_report_cycle(r, c, members, locks, 8, &length) != SW_OK || length < 1)
+			abort();
+		for (size_t k = 0; k < length && k < 8; k++)
+			if (members[k] >= threads)
+				abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -55,6 +96,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (sw_core_module(core, i, &f) == SW_OK)
 			(void)sw_memory_read(sw_core_memory(core), f.start, buf, 4);
+	}
+	{
+		sw_hang_options opt = { .max_frames = 32 };
+		sw_hang_report *r;
+
+		if (sw_hang_analyze_core(core, &opt, &r) == SW_OK) {
+			read_report(r);
+			sw_hang_report_free(r);
+		}
 	}
 	sw_core_close(core);
 	return 0;
