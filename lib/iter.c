@@ -236,6 +236,12 @@ static sw_status advance_tracker(struct swi_iter *it)
 	return SW_OK;
 }
 
+/* Did a look-up of addr find nothing, earlier in this walk or in the last one (missed[])? */
+static inline int known_miss(const struct swi_iter *it, uint64_t addr)
+{
+	return ((it->missed_valid & 1) && it->missed[0] == addr) || ((it->missed_valid & 2) && it->missed[1] == addr);
+}
+
 /*
  * The code map's code for ip, from the recent ones when it is there, and
  * NULL without a look-up when it was just missed.  A code table's function comes back as recent[]'s copy: valid until the
@@ -249,7 +255,7 @@ static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
 	for (i = 0; i < SWI_RECENT; i++)
 		if (ip - it->recent[i].start < it->recent[i].size)
 			return it->recent[i].code;
-	if (((it->missed_valid & 1) && it->missed[0] == ip) || ((it->missed_valid & 2) && it->missed[1] == ip))
+	if (known_miss(it, ip))
 		return NULL;
 	i = it->recent_next % SWI_RECENT;
 	/* The slot's copy may be overwritten even on a miss: forget the slot first. */
@@ -839,9 +845,13 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 {
 	const struct swu_body_rule *br;
 	const uint32_t *saved;
-	const sw_code_info *code = swi_body_return(it, ip, &br, &saved);
+	const sw_code_info *code;
 	unsigned pair = slot >> 1;
 
+	/* A return address is looked up one byte back (swi_return_code): known to be in no code, it has no rule. */
+	if (known_miss(it, ip - 1))
+		return -1;
+	code = swi_body_return(it, ip, &br, &saved);
 	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
 	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
 		return -1;
@@ -980,6 +990,7 @@ static void rule_table_reset(struct swi_rule_table *rt, const sw_codemap *map, u
 	rt->arch = arch;
 	rt->keep = keep;
 	rt->held = 0;
+	rt->missed_valid = 0;
 }
 
 void swi_rule_table_init(struct swi_rule_table *rt)
@@ -999,6 +1010,17 @@ sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt)
 	if (rt->self != rt || rt->map != map || rt->version != version || rt->flags != (it->flags & SWI_RULE_FLAGS) ||
 	    rt->arch != it->thread->arch || rt->keep != keep)
 		rule_table_reset(rt, map, version, it->flags & SWI_RULE_FLAGS, it->thread->arch, keep);
+	/*
+	 * The addresses the last walk did not find, while no method was added
+	 * since it began.  A method added while this walk runs may be missed,
+	 * as a walk that looked just before it was added would miss it.
+	 */
+	it->cache_additions = swi_codemap_additions(map);
+	if (rt->missed_valid && rt->additions == it->cache_additions) {
+		it->missed[0] = rt->missed[0];
+		it->missed[1] = rt->missed[1];
+		it->missed_valid = rt->missed_valid;
+	}
 	it->cache = rt;
 	return SW_OK;
 }
@@ -1019,6 +1041,11 @@ void swi_iter_keep_rules(struct swi_iter *it)
 	}
 	rt->held |= it->rules_filled;
 	it->rules_filled = 0;
+	/* Stamped with the count at the walk's start: a method added since then empties them. */
+	rt->missed[0] = it->missed[0];
+	rt->missed[1] = it->missed[1];
+	rt->missed_valid = it->missed_valid;
+	rt->additions = it->cache_additions;
 }
 
 /*

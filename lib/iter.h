@@ -82,7 +82,10 @@ struct swi_rule {
  * hold while the map's version (a removal), the walk flags they depend
  * on, the architecture and the kept registers stay the same (iter.c:
  * swi_iter_use_cache).  The memory may change: a rule keeps its extent,
- * and each walk folds it with its own window.
+ * and each walk folds it with its own window.  It also keeps the last
+ * addresses the walk's look-ups did not find (struct swi_iter's missed[]),
+ * which hold only while no method is added as well: those the map's
+ * additions count stood at when the walk that missed them began.
  */
 struct swi_rule_table {
 	uint32_t magic;                 /* SWI_RULES_MAGIC */
@@ -95,6 +98,9 @@ struct swi_rule_table {
 	uint64_t keep;                  /* swi_body_unwind's */
 	struct swi_rule rule[SWI_RULES];
 	struct swi_read_extent extent[SWI_RULES];
+	uint64_t additions;             /* swi_codemap_additions when missed[] was made */
+	uint64_t missed[2];
+	uint8_t missed_valid;
 };
 
 #define SWI_RULES_MAGIC 0x53575243u    /* "SWRC" */
@@ -157,6 +163,7 @@ struct swi_iter {
 	 */
 	uint64_t missed[2];
 	uint8_t missed_valid, missed_next;
+	uint64_t cache_additions;       /* the map's additions count when the walk took its cache */
 	sw_walk_error err;
 	sw_regdisplay rd;
 	struct sw_crawl_frame cf;

@@ -1481,8 +1481,10 @@ static int same_walk(const struct window_walk *a, const struct window_walk *b)
 /*
  * One cache through walks that must each equal the walk without it: cold
  * and warm, other flags, another synthetic stack (another map), a narrowed
- * memory window whose outside is poisoned, a copy of the cache, and a
- * method removed from the map after the cache learnt its rule.
+ * memory window whose outside is poisoned, a copy of the cache, a method
+ * removed from the map after the cache learnt its rule, and the same
+ * method added back after the cache learnt that its addresses are in no
+ * code.
  */
 START_TEST(test_cached_walks)
 {
@@ -1582,14 +1584,30 @@ START_TEST(test_cached_walks)
 			if (want.f[k].state != SW_STATE_FRAMELESS || !(rd->cur.valid & (1ULL << ipr)) ||
 			    sw_codemap_find(t->codemap, rd->cur.regs[ipr] - 1, &ci) != SW_OK)
 				continue;
+			static unsigned char blob[4096];
+			static struct window_walk want_before;
+
+			ck_assert_uint_le(ci.unwind_size, sizeof blob);
+			memcpy(blob, ci.unwind, ci.unwind_size);
+			ci.unwind = blob;
+			want_before = want;
 			cached_walk(t, c, fl, &cache, &got);
 			ck_assert_int_eq(sw_codemap_remove((sw_codemap *)(uintptr_t)t->codemap, ci.start), SW_OK);
 			removals++;
 			window_walk(t, c, fl, &want);
+			/* Twice: the second walk starts from what the first found missing. */
+			for (unsigned n = 0; n < 2 && !what; n++, walks++) {
+				cached_walk(t, c, fl, &cache, &got);
+				if (!same_walk(&got, &want))
+					what = "method removed";
+			}
+			/* Added back: the cache's memory of that address in no code must go. */
+			ck_assert_int_eq(sw_codemap_add((sw_codemap *)(uintptr_t)t->codemap, &ci), SW_OK);
+			want = want_before;
 			cached_walk(t, c, fl, &cache, &got);
 			walks++;
-			if (!same_walk(&got, &want))
-				what = "method removed";
+			if (!what && !same_walk(&got, &want))
+				what = "method added back";
 			break;
 		}
 		if (what && failures++ < MAX_PRINTED)
