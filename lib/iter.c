@@ -244,8 +244,10 @@ static inline int known_miss(const struct swi_iter *it, uint64_t addr)
 
 /*
  * The code map's code for ip, from the recent ones when it is there, and
- * NULL without a look-up when it was just missed.  A code table's function comes back as recent[]'s copy: valid until the
- * next lookup, so whoever keeps it takes it through swi_set_code.
+ * NULL without a look-up when a look-up of it found nothing before
+ * (known_miss).  A code table's function comes back as recent[]'s copy:
+ * valid until the next lookup, so whoever keeps it takes it through
+ * swi_set_code.
  */
 static const sw_code_info *cached_lookup(struct swi_iter *it, uint64_t ip)
 {
@@ -949,10 +951,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		return -1;
 	}
 
-	/*
-	 * step_skipped: a tracker or Frame inside this frame goes the generic
-	 * way (the loop counts that step); otherwise count it here.
-	 */
+	/* step_skipped: a tracker or Frame inside this frame goes the generic way. */
 	if (run->frames_above < run->u.sp) {
 		fast_leave(it, run, 2);
 		it->step = SWI_STEP_SKIPPED;

@@ -159,7 +159,8 @@ struct swi_iter {
 	 * cached_lookup), when missed_valid's bit is set: a walk that ends
 	 * in code the map does not know asks for its return address from
 	 * the fast step, then again from the generic step.  Like recent[],
-	 * an answer holds for the walk.
+	 * an answer holds for the walk; a walk's cache keeps them for the
+	 * next walk while no method is added (struct swi_rule_table).
 	 */
 	uint64_t missed[2];
 	uint8_t missed_valid, missed_next;
