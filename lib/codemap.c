@@ -252,6 +252,19 @@ static const struct swi_code_table *tables_find(const struct codemap_tables *l, 
 	return ip - l->t[lo]->lo < l->t[lo]->hi - l->t[lo]->lo ? l->t[lo] : NULL;
 }
 
+/* Method `e`, [start, start + size), as a lookup returns it. */
+static inline void entry_info(const struct codemap_entry *e, uint64_t start, uint64_t size,
+                              sw_code_info *out)
+{
+	out->method = e->method;
+	out->start = start;
+	out->size = size;
+	out->unwind = entry_blob(e);
+	out->unwind_size = e->unwind_size;
+	out->flags = (e->bits >> CODEMAP_ENTRY_FLAG_SHIFT) & CODEMAP_ENTRY_FLAG_MASK;
+	out->parent = entry_parent(e);
+}
+
 /*
  * Method `e`, [start, start + size), copied out with its body rule: the
  * entry keeps only what its items and shape do not (codemap_page.h).
@@ -261,13 +274,7 @@ static void entry_copy(const sw_codemap *map, const struct codemap_entry *e, uin
 {
 	uint32_t bits = e->bits, shape = bits & CODEMAP_ENTRY_SHAPE;
 
-	out->info.method = e->method;
-	out->info.start = start;
-	out->info.size = size;
-	out->info.unwind = entry_blob(e);
-	out->info.unwind_size = e->unwind_size;
-	out->info.flags = (bits >> CODEMAP_ENTRY_FLAG_SHIFT) & CODEMAP_ENTRY_FLAG_MASK;
-	out->info.parent = entry_parent(e);
+	entry_info(e, start, size, &out->info);
 	out->body = &out->rule;
 	out->entry = e;
 	out->index = SWI_COPY_ENTRY;
@@ -311,19 +318,40 @@ void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t s
 	entry_copy(map, entry, start, entry_method_size(entry), out);
 }
 
+/*
+ * The method that node `p` (the node of ip's page) lists at `ip`: its
+ * entry, with its start and size, or NULL.
+ */
+static inline const struct codemap_entry *node_method(const struct codemap_page *p, uint64_t ip,
+                                                      uint64_t *start, uint64_t *size)
+{
+	int32_t rel = (int32_t)(ip & CODEMAP_PAGE_MASK), end;
+	long i = page_search(p, rel);
+
+	if (i < 0)
+		return NULL;
+	/* Relaxed: a removal stores nothing the reader must see besides end
+	 * itself; the entry stays valid as long as the read section lasts. */
+	end = atomic_load_explicit(&p->item[i].end, memory_order_relaxed);
+	if (rel >= end)
+		return NULL;
+	*start = (p->page << CODEMAP_PAGE_SHIFT) + (uint64_t)(int64_t)p->item[i].start;
+	*size = (uint64_t)((int64_t)end - p->item[i].start);
+	return p->item[i].entry;
+}
+
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
                                        struct swi_code_copy *scratch)
 {
 	const struct codemap_tables *l;
 	const struct codemap_table *t;
 	const struct codemap_page *p;
-	int32_t end;
+	const struct codemap_entry *e;
+	uint64_t start, size;
 	long i;
 
 	if (SWI_UNLIKELY(!map))
 		return NULL;
-	int32_t rel = (int32_t)(ip & CODEMAP_PAGE_MASK);
-
 	/* The tables first: a short list, hot in the cache; no method lies in their ranges. */
 	l = atomic_load_explicit(&map->tables, memory_order_acquire);
 	if (l) {
@@ -339,18 +367,9 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
 	}
 	t = atomic_load_explicit(&map->table, memory_order_acquire);
 	p = table_find_to_search(t, page_of(ip));
-	if (!p)
+	if (!p || !(e = node_method(p, ip, &start, &size)))
 		return NULL;
-	i = page_search(p, rel);
-	if (i < 0)
-		return NULL;
-	/* Relaxed: a removal stores nothing the reader must see besides end
-	 * itself; the entry stays valid as long as the read section lasts. */
-	end = atomic_load_explicit(&p->item[i].end, memory_order_relaxed);
-	if (rel >= end)
-		return NULL;
-	entry_copy(map, p->item[i].entry, (p->page << CODEMAP_PAGE_SHIFT) + (uint64_t)(int64_t)p->item[i].start,
-	           (uint64_t)((int64_t)end - p->item[i].start), scratch);
+	entry_copy(map, e, start, size, scratch);
 	return &scratch->info;
 }
 
@@ -392,6 +411,188 @@ SW_API sw_status sw_codemap_find(const sw_codemap *map, uint64_t ip, sw_code_inf
 		*out = *ci;
 	sw_codemap_read_end(map, token);
 	return ci ? SW_OK : SW_E_NOTFOUND;
+}
+
+/* ---- lookups in batches ---- */
+
+/*
+ * sw_codemap_find_batch runs its lookups as a pipeline.  A lone lookup in
+ * a map larger than the caches waits for three dependent misses, one after
+ * the other: the page node's header, the items its search reads, the
+ * method's entry.  In a batch, each IP passes through the stages below
+ * BATCH_AHEAD lookups apart, and every stage but the last only starts
+ * loading what the next one will read, so that the misses of many
+ * lookups are in flight at once instead of adding up (the "group
+ * prefetching" of database hash joins):
+ *
+ *   0. hash the page, prefetch its slot;
+ *   1. load the slot, prefetch the node's header;
+ *   2. read the node's count, prefetch the items page_search looks at
+ *      first (its guess and the guess's neighbours);
+ *   3. search the node, prefetch the method's entry;
+ *   4. copy the method out.
+ *
+ * A stage reads what was asked for BATCH_AHEAD lookups earlier, which
+ * must take longer than a load from memory: 20 lookups of 11-15 ns are
+ * 220-300 ns, against 110-160 ns for a load on the machines measured
+ * (tests/bench: 12 and 16 were a little slower with a million methods,
+ * 32 no faster).  A prefetch never faults: a stage that prefetched the
+ * wrong lines (another page's node, a count that changed) costs only
+ * bandwidth, since the next stage reads what is there and checks it.
+ */
+#define BATCH_AHEAD   20
+#define BATCH_STAGES  5
+/* Lookups in flight from stage 1 to stage 4: a power of two above 3 * BATCH_AHEAD. */
+#define BATCH_RING    64
+/* IPs looked up in one read section, so that a long batch does not hold back reclamation. */
+#define BATCH_SECTION 4096
+
+_Static_assert(BATCH_RING > (BATCH_STAGES - 2) * BATCH_AHEAD && (BATCH_RING & (BATCH_RING - 1)) == 0,
+               "the ring holds every lookup between stage 1 and stage 4");
+/* entry_info reads the entry's first 16 bytes, which stage 3 prefetches. */
+_Static_assert(offsetof(struct codemap_entry, bits) + sizeof(uint32_t) <= 16, "entry head in 16 bytes");
+
+/* A lookup in flight. */
+struct batch_lookup {
+	const struct codemap_page *node;        /* stage 1: the node its slot held, NULL, or batch_in_table */
+	const struct codemap_entry *entry;      /* stage 3: the method, or NULL */
+	uint64_t start, size;                   /* stage 3: the method's range */
+};
+
+/*
+ * Stage 1's node for an IP in a code table: no page has it (as no page
+ * has the tombstone), so stages 2 and 3 pass it by, and stage 4 looks
+ * the IP up alone.  A mark rather than a field keeps a lookup in flight
+ * at 32 bytes.
+ */
+static const struct codemap_page batch_in_table = { .page = UINT64_MAX };
+
+/* Stage 0. */
+static inline void batch_slot(const struct codemap_table *t, uint64_t ip)
+{
+	__builtin_prefetch(&t->slot[page_hash(t, page_of(ip))]);
+}
+
+/* Stage 1.  No method lies in a code table's range: those IPs skip the hash. */
+static inline void batch_node(const struct codemap_tables *l, const struct codemap_table *t, uint64_t ip,
+                              struct batch_lookup *b)
+{
+	const struct codemap_page *p;
+
+	if (SWI_UNLIKELY(l && tables_find(l, ip))) {
+		b->node = &batch_in_table;
+		return;
+	}
+	p = atomic_load_explicit(&t->slot[page_hash(t, page_of(ip))], memory_order_acquire);
+	if (p) {
+		__builtin_prefetch(p);
+		__builtin_prefetch((const char *)p + sizeof *p - 1);
+	}
+	b->node = p;
+}
+
+/* Stage 2: the count is only a hint here; page_search reads it again. */
+static inline void batch_items(uint64_t ip, const struct batch_lookup *b)
+{
+	const struct codemap_page *p = b->node;
+	uint32_t n, g;
+
+	if (!p)
+		return;
+	n = atomic_load_explicit(&p->n, memory_order_relaxed);
+	g = (uint32_t)(((uint64_t)(ip & CODEMAP_PAGE_MASK) * n) >> CODEMAP_PAGE_SHIFT);
+	__builtin_prefetch(&p->item[g ? g - 1 : 0]);
+	__builtin_prefetch((const char *)&p->item[g + 1] + sizeof p->item[0] - 1);
+}
+
+/* Stage 3. */
+static inline void batch_search(const struct codemap_table *t, uint64_t ip, struct batch_lookup *b)
+{
+	const struct codemap_page *p = b->node;
+
+	b->entry = NULL;
+	if (p && p->page != page_of(ip)) {
+		if (p == &batch_in_table)
+			return;
+		/* The slot held another page's node or a tombstone: probe on, alone. */
+		p = table_find(t, page_of(ip));
+	}
+	if (!p || !(b->entry = node_method(p, ip, &b->start, &b->size)))
+		return;
+	__builtin_prefetch(b->entry);
+	__builtin_prefetch((const char *)b->entry + 15);
+}
+
+/* Stage 4; whether the IP was found. */
+static inline int batch_out(const sw_codemap *map, uint64_t ip, const struct batch_lookup *b,
+                            sw_code_info *out)
+{
+	if (SWI_LIKELY(b->entry)) {
+		entry_info(b->entry, b->start, b->size, out);
+		return 1;
+	}
+	if (b->node == &batch_in_table) {
+		struct swi_code_copy scratch;
+		const sw_code_info *ci = swi_codemap_lookup(map, ip, &scratch);
+
+		if (ci) {
+			*out = *ci;
+			return 1;
+		}
+	}
+	memset(out, 0, sizeof *out);
+	return 0;
+}
+
+/* Up to BATCH_SECTION lookups in one read section; how many were found. */
+static size_t batch_section(const sw_codemap *map, const uint64_t *ip, size_t n, sw_code_info *out)
+{
+	struct batch_lookup ring[BATCH_RING];
+	unsigned token = sw_codemap_read_begin(map);
+	const struct codemap_tables *l = atomic_load_explicit(&map->tables, memory_order_acquire);
+	const struct codemap_table *t = atomic_load_explicit(&map->table, memory_order_acquire);
+	size_t found = 0;
+
+	/*
+	 * Step k runs stage s for IP k - s * BATCH_AHEAD.  The index is
+	 * unsigned: before the pipeline has filled it wraps around, past n,
+	 * like the indices past the end while it drains.
+	 */
+	for (size_t k = 0; k < n + (BATCH_STAGES - 1) * BATCH_AHEAD; k++) {
+		size_t j;
+
+		if (k < n)
+			batch_slot(t, ip[k]);
+		if ((j = k - BATCH_AHEAD) < n)
+			batch_node(l, t, ip[j], &ring[j % BATCH_RING]);
+		if ((j = k - 2 * BATCH_AHEAD) < n)
+			batch_items(ip[j], &ring[j % BATCH_RING]);
+		if ((j = k - 3 * BATCH_AHEAD) < n)
+			batch_search(t, ip[j], &ring[j % BATCH_RING]);
+		if ((j = k - 4 * BATCH_AHEAD) < n)
+			found += (size_t)batch_out(map, ip[j], &ring[j % BATCH_RING], &out[j]);
+	}
+	sw_codemap_read_end(map, token);
+	return found;
+}
+
+SW_API sw_status sw_codemap_find_batch(const sw_codemap *map, const uint64_t *ips, size_t n,
+                                       sw_code_info *out, size_t *found)
+{
+	size_t hits = 0;
+
+	if (found)
+		*found = 0;
+	if (!map || (n && (!ips || !out)))
+		return SW_E_INVAL;
+	for (size_t at = 0; at < n; at += BATCH_SECTION) {
+		size_t len = n - at < BATCH_SECTION ? n - at : BATCH_SECTION;
+
+		hits += batch_section(map, ips + at, len, out + at);
+	}
+	if (found)
+		*found = hits;
+	return SW_OK;
 }
 
 SW_API size_t sw_codemap_count(const sw_codemap *map)

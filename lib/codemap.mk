@@ -24,6 +24,7 @@ dist_man_MANS += \
 	man/sw_codemap_add.3 \
 	man/sw_codemap_remove.3 \
 	man/sw_codemap_find.3 \
+	man/sw_codemap_find_batch.3 \
 	man/sw_codemap_read_begin.3 \
 	man/sw_codemap_read_end.3 \
 	man/sw_codemap_synchronize.3 \

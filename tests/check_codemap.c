@@ -113,6 +113,41 @@ static void expect_missing(sw_codemap *map, uint64_t ip)
 	              "ip %#llx should not be found", (unsigned long long)ip);
 }
 
+/* Whether two lookups' results are the same, field by field. */
+static int same_info(const sw_code_info *a, const sw_code_info *b)
+{
+	return a->method == b->method && a->start == b->start && a->size == b->size &&
+	       a->unwind == b->unwind && a->unwind_size == b->unwind_size && a->flags == b->flags &&
+	       a->parent == b->parent;
+}
+
+/*
+ * sw_codemap_find_batch over ips[0..n) gives for each IP what
+ * sw_codemap_find gives, all zeros where that finds nothing, and counts
+ * the IPs found.  Every out[i] must be written: it starts as garbage.
+ */
+static void expect_batch_agrees(const sw_codemap *map, const uint64_t *ips, size_t n)
+{
+	sw_code_info *out = malloc(n * sizeof *out + 1), one;
+	const sw_code_info none = { 0 };
+	size_t found = SIZE_MAX, want = 0;
+
+	ck_assert_ptr_nonnull(out);
+	memset(out, 0xa5, n * sizeof *out);
+	ck_assert_int_eq(sw_codemap_find_batch(map, ips, n, out, &found), SW_OK);
+	for (size_t i = 0; i < n; i++) {
+		sw_status st = sw_codemap_find(map, ips[i], &one);
+
+		want += st == SW_OK;
+		if (!same_info(&out[i], st == SW_OK ? &one : &none))
+			ck_abort_msg("batch of %zu, ip %zu (%#llx): start %#llx size %#llx, not %s", n, i,
+			             (unsigned long long)ips[i], (unsigned long long)out[i].start,
+			             (unsigned long long)out[i].size, st == SW_OK ? "the lone lookup's" : "zeros");
+	}
+	ck_assert_uint_eq(found, want);
+	free(out);
+}
+
 /* xorshift64*: small, deterministic, per thread. */
 static uint64_t rnd(uint64_t *s)
 {
@@ -248,6 +283,18 @@ START_TEST(test_bad_args)
 	ck_assert_int_eq(sw_codemap_remove(NULL, 0), SW_E_INVAL);
 	ck_assert_int_eq(sw_codemap_find(NULL, 0, &out), SW_E_INVAL);
 	ck_assert_int_eq(sw_codemap_find(map, 0, NULL), SW_E_INVAL);
+	{
+		uint64_t ip = 0x1000;
+		size_t found = 7;
+
+		ck_assert_int_eq(sw_codemap_find_batch(NULL, &ip, 1, &out, &found), SW_E_INVAL);
+		ck_assert_uint_eq(found, 0);
+		ck_assert_int_eq(sw_codemap_find_batch(map, NULL, 1, &out, NULL), SW_E_INVAL);
+		ck_assert_int_eq(sw_codemap_find_batch(map, &ip, 1, NULL, NULL), SW_E_INVAL);
+		/* Nothing to look up: nothing is read or written. */
+		ck_assert_int_eq(sw_codemap_find_batch(map, NULL, 0, NULL, &found), SW_OK);
+		ck_assert_uint_eq(found, 0);
+	}
 	ck_assert_uint_eq(sw_codemap_count(NULL), 0);
 	sw_codemap_destroy(NULL);
 	sw_codemap_synchronize(NULL);
@@ -294,9 +341,11 @@ START_TEST(test_hostile_ips)
 
 	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
 		expect_missing(map, ips[i]);
+	expect_batch_agrees(map, ips, sizeof(ips) / sizeof(ips[0]));
 	/* Methods at the very bottom and the very top of the address space. */
 	ck_assert_int_eq(add(map, 0, 0x10), SW_OK);
 	ck_assert_int_eq(add(map, UINT64_MAX - 0x2000, 0x2000), SW_OK);
+	expect_batch_agrees(map, ips, sizeof(ips) / sizeof(ips[0]));
 	expect_found(map, 0, 0, 0x10);
 	expect_found(map, 0xf, 0, 0x10);
 	expect_missing(map, 0x10);
@@ -357,6 +406,39 @@ static uint64_t m_size(uint64_t k)
 	return 16 + k % 29;     /* at most 44 < M_STEP: gaps between methods */
 }
 
+/*
+ * Every method's first and last byte and the byte after it, looked up in
+ * batches of M_BATCH (many read sections each, and a last, shorter one):
+ * with `odd_only`, only the odd methods are left.
+ */
+#define M_BATCH 100000u
+static void expect_million_batch(const sw_codemap *map, int odd_only)
+{
+	static uint64_t ips[3 * MILLION];
+	static sw_code_info out[M_BATCH];
+	size_t found, total = 0;
+
+	for (uint64_t k = 0; k < MILLION; k++) {
+		uint64_t s = M_BASE + k * M_STEP;
+
+		ips[3 * k] = s, ips[3 * k + 1] = s + m_size(k) - 1, ips[3 * k + 2] = s + m_size(k);
+	}
+	for (size_t at = 0; at < 3 * MILLION; at += M_BATCH) {
+		size_t n = 3 * MILLION - at < M_BATCH ? 3 * MILLION - at : M_BATCH;
+
+		ck_assert_int_eq(sw_codemap_find_batch(map, ips + at, n, out, &found), SW_OK);
+		total += found;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = (at + i) / 3, s = M_BASE + k * M_STEP;
+			int want = (at + i) % 3 != 2 && (!odd_only || (k & 1));
+
+			if (want ? !entry_ok(&out[i], s, m_size(k)) : out[i].size != 0)
+				ck_abort_msg("batch: ip %#llx looked up wrong", (unsigned long long)ips[at + i]);
+		}
+	}
+	ck_assert_uint_eq(total, odd_only ? MILLION : 2 * MILLION);
+}
+
 START_TEST(test_million)
 {
 	sw_codemap *map = new_map();
@@ -374,10 +456,12 @@ START_TEST(test_million)
 		    sw_codemap_find(map, s + z, &out) != SW_E_NOTFOUND)
 			ck_abort_msg("method %llu looked up wrong", (unsigned long long)k);
 	}
+	expect_million_batch(map, 0);
 	/* Remove every other one; the rest stay found. */
 	for (uint64_t k = 0; k < MILLION; k += 2)
 		ck_assert_int_eq(sw_codemap_remove(map, M_BASE + k * M_STEP), SW_OK);
 	ck_assert_uint_eq(sw_codemap_count(map), MILLION / 2);
+	expect_million_batch(map, 1);
 	for (uint64_t k = 0; k < MILLION; k++) {
 		uint64_t s = M_BASE + k * M_STEP, z = m_size(k);
 		sw_code_info out;
@@ -452,7 +536,11 @@ START_TEST(test_random_model)
 				ck_assert_int_eq(sw_codemap_remove(map, start), SW_E_NOTFOUND);
 			}
 		} else {
-			for (int j = 0; j < 32; j++) {
+			/* Lone lookups against the model; a batch of up to 300 against them. */
+			uint64_t ips[300];
+			size_t n = 1 + rnd(&seed) % 300;
+
+			for (size_t j = 0; j < n; j++) {
 				uint64_t ip = base - 0x100 + rnd(&seed) % (MODEL_SPAN + 0x6000);
 				int i = model_find(&m, ip);
 
@@ -460,7 +548,9 @@ START_TEST(test_random_model)
 					expect_found(map, ip, m.start[i], m.size[i]);
 				else
 					expect_missing(map, ip);
+				ips[j] = ip;
 			}
+			expect_batch_agrees(map, ips, n);
 		}
 		ck_assert_uint_eq(sw_codemap_count(map), m.n);
 		if (op % 5000 == 0)
@@ -769,6 +859,7 @@ END_TEST
 #define C_STRIDE  6000u
 #define C_BASE    UINT64_C(0x200000000)
 #define C_PINNED(k) ((k) % 16 == 0)
+#define R_BATCH   100u          /* a reader's batch: longer than the pipeline's 80 steps */
 #define C_WRITERS 2
 #define C_READERS 2
 #define C_WRITER_OPS 60000u
@@ -823,7 +914,31 @@ static void *race_reader(void *arg)
 		uint64_t k = rnd(&seed) % C_SLOTS;
 		uint64_t ip = C_BASE + k * C_STRIDE + rnd(&seed) % C_STRIDE;
 
-		if (lookups % 2) {
+		if (lookups % 16 == 15) {
+			/* A batch of IPs around this one: its lookups overlap the writers'. */
+			uint64_t ips[R_BATCH];
+			sw_code_info out[R_BATCH];
+			size_t found;
+
+			for (unsigned j = 0; j < R_BATCH; j++) {
+				k = rnd(&seed) % C_SLOTS;
+				ips[j] = C_BASE + k * C_STRIDE + rnd(&seed) % C_STRIDE;
+			}
+			if (sw_codemap_find_batch(r->map, ips, R_BATCH, out, &found) != SW_OK)
+				atomic_fetch_add(&r->failures, 1);
+			for (unsigned j = 0; j < R_BATCH; j++) {
+				uint64_t kj = (ips[j] - C_BASE) / C_STRIDE;
+
+				if (out[j].size ? !race_check(&out[j], ips[j], 0) : out[j].method != NULL)
+					atomic_fetch_add(&r->failures, 1);
+				if (C_PINNED(kj) && ips[j] - (C_BASE + kj * C_STRIDE) < c_size(kj) && !out[j].size)
+					atomic_fetch_add(&r->failures, 1);
+				found -= out[j].size != 0;
+				hits += out[j].size != 0;
+			}
+			if (found != 0)
+				atomic_fetch_add(&r->failures, 1);
+		} else if (lookups % 2) {
 			/* The walker's way: a section, the map's own entry, the blob. */
 			unsigned token = sw_codemap_read_begin(r->map);
 			struct swi_code_copy scratch;
@@ -954,6 +1069,27 @@ static void sig_reader(int signo)
 			atomic_fetch_add(&sig_failures, 1);
 		if (C_PINNED(k) && ip - (C_BASE + k * C_STRIDE) < c_size(k) && !ci)
 			atomic_fetch_add(&sig_failures, 1);
+	}
+	/* And a batch, which opens sections of its own inside these. */
+	{
+		uint64_t ips[R_BATCH];
+		sw_code_info out[R_BATCH];
+
+		for (unsigned j = 0; j < R_BATCH; j++) {
+			uint64_t k = rnd(&sig_seed) % C_SLOTS;
+
+			ips[j] = C_BASE + k * C_STRIDE + rnd(&sig_seed) % C_STRIDE;
+		}
+		if (sw_codemap_find_batch(sig_map, ips, R_BATCH, out, NULL) != SW_OK)
+			atomic_fetch_add(&sig_failures, 1);
+		for (unsigned j = 0; j < R_BATCH; j++) {
+			uint64_t k = (ips[j] - C_BASE) / C_STRIDE;
+
+			if (!race_check(out[j].size ? &out[j] : NULL, ips[j], 1))
+				atomic_fetch_add(&sig_failures, 1);
+			if (C_PINNED(k) && ips[j] - (C_BASE + k * C_STRIDE) < c_size(k) && !out[j].size)
+				atomic_fetch_add(&sig_failures, 1);
+		}
 	}
 	sw_codemap_read_end(sig_map, inner);
 	sw_codemap_read_end(sig_map, outer);
@@ -1106,6 +1242,17 @@ static void expect_copied_out(sw_codemap *map, const sw_code_info *ci)
 		ck_assert_int_eq(memcmp(&again.rule, &scratch.rule, sizeof again.rule), 0);
 		ck_assert_ptr_eq(again.saved, scratch.saved);
 		ck_assert_ptr_eq(again.body, &again.rule);
+	}
+	/* A batch copies out the same (every flag, parent, size and run layout). */
+	{
+		const uint64_t ips[] = { ci->start, ci->start + ci->size - 1, ci->start + ci->size };
+		sw_code_info out[3];
+		size_t found;
+
+		ck_assert_int_eq(sw_codemap_find_batch(map, ips, 3, out, &found), SW_OK);
+		ck_assert(same_info(&out[0], &scratch.info));
+		ck_assert(same_info(&out[1], &scratch.info));
+		expect_batch_agrees(map, ips, 3);
 	}
 	sw_codemap_read_end(map, token);
 	ck_assert_int_eq(sw_codemap_remove(map, ci->start), SW_OK);

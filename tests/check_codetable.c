@@ -175,6 +175,48 @@ START_TEST(table_checks)
 }
 END_TEST
 
+/*
+ * A batch of IPs in both modules (functions and the gaps between them),
+ * around them and in the method between them gives what lone lookups give.
+ */
+static void expect_batch_in_tables(const sw_codemap *map)
+{
+	static uint64_t ips[4 * NFN + 4];
+	static sw_code_info out[4 * NFN + 4];
+	size_t n = 0, found, want = 0;
+
+	for (unsigned i = 0; i < NFN; i++) {
+		ips[n++] = mod_a.start[i] + 3;
+		ips[n++] = mod_a.start[i] + mod_a.size[i];      /* a gap, or the next function */
+		ips[n++] = mod_b.start[i];
+		ips[n++] = mod_b.start[i] + mod_b.size[i] - 1;
+	}
+	ips[n++] = 0x18000010;
+	ips[n++] = 0x18000040;
+	ips[n++] = mod_a.start[0] - 1;
+	ips[n++] = 0;
+	ck_assert_int_eq(sw_codemap_find_batch(map, ips, n, out, &found), SW_OK);
+	for (size_t i = 0; i < n; i++) {
+		sw_code_info one;
+
+		if (sw_codemap_find(map, ips[i], &one) != SW_OK) {
+			ck_assert_uint_eq(out[i].size, 0);
+			ck_assert_ptr_null(out[i].method);
+			continue;
+		}
+		want++;
+		ck_assert_ptr_eq(out[i].method, one.method);
+		ck_assert_uint_eq(out[i].start, one.start);
+		ck_assert_uint_eq(out[i].size, one.size);
+		ck_assert_ptr_eq(out[i].unwind, one.unwind);
+		ck_assert_uint_eq(out[i].unwind_size, one.unwind_size);
+		ck_assert_uint_eq(out[i].flags, one.flags);
+		ck_assert_ptr_eq(out[i].parent, one.parent);
+	}
+	ck_assert_uint_eq(found, want);
+	ck_assert_uint_gt(want, 2 * NFN);
+}
+
 /* In a map: found like methods, apart from methods, added and removed whole. */
 START_TEST(tables_in_map)
 {
@@ -200,6 +242,7 @@ START_TEST(tables_in_map)
 	ck_assert_int_eq(sw_codemap_add(map, &m), SW_OK);
 	ck_assert_int_eq(sw_codemap_find(map, 0x18000010, &out), SW_OK);
 	ck_assert_ptr_eq(out.method, &m);
+	expect_batch_in_tables(map);
 	m.start = mod_a.start[3] + mod_a.size[3];
 	ck_assert_int_eq(sw_codemap_add(map, &m), SW_E_EXISTS);
 	ck_assert_int_eq(swi_codemap_remove_table(map, &mod_a.table), SW_OK);

@@ -70,6 +70,19 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start);
 SW_API sw_status sw_codemap_find(const sw_codemap *map, uint64_t ip, sw_code_info *out);
 
 /*
+ * sw_codemap_find_batch - look up n IPs at once: out[i] is what
+ * sw_codemap_find(map, ips[i], &out[i]) gives, or all zeros (size 0) when
+ * no method holds ips[i].  *found, when found is not NULL, is how many were
+ * found.  The lookups overlap their loads from memory, so that in a map
+ * larger than the caches a batch costs a fraction of as many lone lookups
+ * (a profiler resolving the IPs of its samples, say).  SW_E_INVAL for a
+ * NULL map, or NULL ips or out with n > 0.  Async-signal-safe; out[i].unwind
+ * stays valid as sw_codemap_find's does.
+ */
+SW_API sw_status sw_codemap_find_batch(const sw_codemap *map, const uint64_t *ips, size_t n,
+                                       sw_code_info *out, size_t *found);
+
+/*
  * sw_codemap_read_begin, sw_codemap_read_end - a read section: entries
  * found inside it are not reclaimed before it ends.  Async-signal-safe and
  * nestable; the token from begin is given back to end.  Walks hold one for
