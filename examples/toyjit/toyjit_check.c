@@ -71,6 +71,58 @@ void toyjit_walk_record(const sw_thread *t, unsigned flags, toyjit_walk *w)
 	toyjit_walk_record_from(t, NULL, flags, w);
 }
 
+/* Frames resolved in one batch below: a few KiB of stack, even in a signal handler. */
+#define METHODS_BATCH 64
+
+/*
+ * A profiler's second half: the IPs sw_backtrace gave, resolved to their
+ * methods with sw_codemap_find_batch.  Each must find the code the walk
+ * found for its frame, looked up at the IP, or at the byte before it where
+ * a return address lies just past a call that ends its method (as the
+ * walk looks up return addresses).
+ */
+static sw_status backtrace_methods_check(const sw_thread *t, const toyjit_walk *w, char *msg, size_t cap)
+{
+	uint64_t ips[METHODS_BATCH];
+	const toyjit_walked *of[METHODS_BATCH];
+	sw_code_info found[METHODS_BATCH];
+	size_t i = 0;
+
+	while (i < w->n) {
+		size_t n = 0;
+		sw_status st;
+
+		for (; i < w->n && n < METHODS_BATCH; i++) {
+			const toyjit_walked *f = &w->frames[i];
+
+			/* Frames with code from the map: not the frame-pointer stand-in. */
+			if ((f->state != SW_STATE_FRAMELESS && f->state != SW_STATE_NATIVE_FRAME) ||
+			    !f->has_code || !f->code.unwind)
+				continue;
+			of[n] = f;
+			ips[n++] = f->ip - f->code.start < f->code.size ? f->ip : f->ip - 1;
+		}
+		if ((st = sw_codemap_find_batch(t->codemap, ips, n, found, NULL)) != SW_OK) {
+			snprintf(msg, cap, "sw_codemap_find_batch: %s", sw_strerror(st));
+			return SW_E_MISMATCH;
+		}
+		for (size_t k = 0; k < n; k++) {
+			const sw_code_info *want = &of[k]->code;
+
+			if (found[k].method != want->method || found[k].start != want->start ||
+			    found[k].size != want->size || found[k].unwind != want->unwind ||
+			    found[k].flags != want->flags) {
+				snprintf(msg, cap, "sw_codemap_find_batch: ip %#llx found [%#llx, +%#llx), "
+				         "the walk's frame [%#llx, +%#llx)", (unsigned long long)ips[k],
+				         (unsigned long long)found[k].start, (unsigned long long)found[k].size,
+				         (unsigned long long)want->start, (unsigned long long)want->size);
+				return SW_E_MISMATCH;
+			}
+		}
+	}
+	return SW_OK;
+}
+
 sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,
                                  sw_backtrace_cache *cache, char *msg, size_t cap)
 {
@@ -106,7 +158,7 @@ sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, co
 		         sw_strerror(w->err.status), w->err.depth);
 		return SW_E_MISMATCH;
 	}
-	return SW_OK;
+	return backtrace_methods_check(t, w, msg, cap);
 }
 
 /* What one reported frame must be. */

@@ -89,7 +89,8 @@ sw_status toyjit_walk_check_at(const toyjit *jit, const toyjit_point *pt, const 
  * toyjit_backtrace_check - sw_backtrace of `t` from `start` (NULL: the
  * newest Frame) with w's flags, right after w was recorded from there:
  * it must give the IP and SP of each frame with code in w, in order, and
- * end as w ended.  `cache` may be NULL.  Returns SW_OK or SW_E_MISMATCH
+ * end as w ended; and sw_codemap_find_batch of those IPs must find the
+ * code w found for each.  `cache` may be NULL.  Returns SW_OK or SW_E_MISMATCH
  * with a description in msg.  Async-signal-safe but for the description.
  */
 sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,

@@ -284,6 +284,24 @@ static sw_status backtrace_demo(struct demo *d, char *msg, size_t msg_size)
 	for (int i = 0; i < n; i++)
 		printf(" %#" PRIx64, ips[i]);
 	printf("\n");
+	/*
+	 * And named, as a profiler names its samples: looked up together.  The
+	 * walk began at the newest Frame, so every IP is a return address and
+	 * is looked up at the byte before it (the call may end its method).
+	 */
+	{
+		static sw_code_info found[TOYJIT_WALK_MAX];
+		size_t hits;
+
+		for (int i = 0; i < n; i++)
+			ips[i] -= 1;
+		if ((st = sw_codemap_find_batch(d->thread.codemap, ips, (size_t)n, found, &hits)) != SW_OK)
+			return st;
+		printf("sw_codemap_find_batch: %zu of %d found:", hits, n);
+		for (int i = 0; i < n; i++)
+			printf(" %s", found[i].size ? method_name(found[i].method) : "??");
+		printf("\n");
+	}
 	return SW_OK;
 }
 
@@ -336,7 +354,7 @@ static void usage(FILE *out)
 	        "  -q        walk with SW_WALK_QUICKUNWIND\n"
 	        "  -f        walk with SW_WALK_FUNCTIONSONLY\n"
 	        "  -S        also print a profiler's stack snapshot (sw_snapshot)\n"
-	        "  -b        also print the IPs sw_backtrace gives, and check them\n"
+	        "  -b        also print the IPs sw_backtrace gives, named in one code map batch, and check them\n"
 	        "  -v        also dump each method's SWU metadata\n"
 	        "  -j        write /tmp/perf-PID.map and /tmp/jit-PID.dump for perf\n"
 	        "            ($SW_PERF_DIR instead of /tmp for the jitdump)\n"
