@@ -3,9 +3,10 @@
  * threads and from signal handlers.
  *
  * Writer threads remove and re-add methods continuously; walker threads
- * walk stacks made of those methods and look up random addresses, and a
- * signaller interrupts the walkers with SIGUSR1 at random moments, whose
- * handler walks too (possibly inside an interrupted walk's read section).
+ * walk stacks made of those methods and look up random addresses (one at
+ * a time and in batches), and a signaller interrupts the walkers with
+ * SIGUSR1 at random moments, whose handler walks and looks up a batch too
+ * (possibly inside an interrupted walk's or batch's read section).
  *
  * Every method has an identity a reader can check: method slot s lives at
  * CODE_BASE + s * SLOT_SPAN, and its n-th incarnation has a handle
@@ -143,6 +144,8 @@ struct walker {
 	uint64_t rng;
 	/* Counted by the walker and by its signal handler. */
 	atomic_ulong walks, signal_walks, lookups, complete;
+	/* IPs looked up in batches (sw_codemap_find_batch), and those found. */
+	atomic_ulong batched, batch_found;
 	/*
 	 * sw_backtrace's rule tables, kept while the writer removes and adds
 	 * methods under them: the walker's, and its signal handler's (which
@@ -272,13 +275,47 @@ static void lookup_once(struct walker *w, uint64_t *rng)
 	atomic_fetch_add(&w->lookups, 1);
 }
 
+/*
+ * Random addresses in one sw_codemap_find_batch call: each one found must
+ * be the method there, as a lone lookup's; one that is not may lie in a
+ * slot that is empty just then.  The read section keeps the blobs to check.
+ */
+#define BATCH 24
+
+static void batch_once(struct walker *w, uint64_t *rng)
+{
+	uint64_t ips[BATCH];
+	sw_code_info out[BATCH];
+	size_t found = 0, seen = 0;
+	unsigned token;
+
+	for (unsigned i = 0; i < BATCH; i++)
+		ips[i] = CODE_BASE + next_random(rng) % ((uint64_t)NSLOTS * SLOT_SPAN);
+	token = sw_codemap_read_begin(w->map);
+	if (sw_codemap_find_batch(w->map, ips, BATCH, out, &found) != SW_OK)
+		report("sw_codemap_find_batch failed", ips[0], 0);
+	for (unsigned i = 0; i < BATCH; i++)
+		if (out[i].size != 0 && check_info(ips[i], &out[i]))
+			seen++;
+	sw_codemap_read_end(w->map, token);
+	if (seen != found)
+		report("sw_codemap_find_batch counted another number of methods than it gave", seen, found);
+	atomic_fetch_add(&w->batched, BATCH);
+	atomic_fetch_add(&w->batch_found, found);
+}
+
 static _Thread_local struct walker *self;
 
 static void on_sigusr1(int sig)
 {
 	(void)sig;
-	if (self)
+	if (self) {
+		/* Its own sequence: the walker's may be half way through a step. */
+		uint64_t rng = self->ip[0] ^ atomic_load(&self->signal_walks);
+
 		walk_once(self, 1);
+		batch_once(self, &rng);
+	}
 }
 
 static atomic_int stop, stop_signals;
@@ -293,6 +330,7 @@ static void *walker_main(void *arg)
 		walk_once(w, 0);
 		for (int i = 0; i < 8; i++)
 			lookup_once(w, &rng);
+		batch_once(w, &rng);
 	}
 	return NULL;
 }
@@ -398,6 +436,7 @@ START_TEST(test_stress)
 	pthread_t wtid[NWRITERS], signaller;
 	struct sigaction sa;
 	unsigned long walks = 0, signal_walks = 0, lookups = 0, complete = 0, adds = 0, removes = 0;
+	unsigned long batched = 0, batch_found = 0;
 	unsigned long bt_complete = 0;
 
 	if (sizeof(void *) != 8)
@@ -464,6 +503,8 @@ START_TEST(test_stress)
 		lookups += atomic_load(&walkers[i].lookups);
 		complete += atomic_load(&walkers[i].complete);
 		bt_complete += atomic_load(&walkers[i].bt_complete);
+		batched += atomic_load(&walkers[i].batched);
+		batch_found += atomic_load(&walkers[i].batch_found);
 	}
 	for (unsigned i = 0; i < NWRITERS; i++) {
 		adds += writers[i].adds;
@@ -472,8 +513,9 @@ START_TEST(test_stress)
 		              sw_strerror(writers[i].error));
 	}
 	printf("stress: %.1f s: %lu adds, %lu removes; %lu walks (%lu complete), %lu in signal "
-	       "handlers; %lu lookups; sw_backtrace complete %lu times\n", now() - start, adds, removes,
-	       walks, complete, signal_walks, lookups, bt_complete);
+	       "handlers; %lu lookups, %lu in batches (%lu found); sw_backtrace complete %lu times\n",
+	       now() - start, adds, removes, walks, complete, signal_walks, lookups, batched, batch_found,
+	       bt_complete);
 	ck_assert_msg(atomic_load(&failures) == 0, "%u failures; first: %s",
 	              atomic_load(&failures), first_failure);
 	/* It did stress something. */
@@ -482,6 +524,7 @@ START_TEST(test_stress)
 	ck_assert_uint_gt(signal_walks, 10);
 	ck_assert_uint_gt(complete, 0);
 	ck_assert_uint_gt(bt_complete, 0);
+	ck_assert_uint_gt(batch_found, 0);
 
 	sw_codemap_destroy(map);
 	for (unsigned i = 0; i < NWALKERS; i++)
