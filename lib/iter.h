@@ -202,7 +202,8 @@ struct swi_iter {
 	 * holds a read section).  The fast step empties them when it first
 	 * runs in a walk, or takes a cache's (cache, below): a walk
 	 * sw_backtrace's loop takes has no use for them.
-	 * The code is copy.info, its rule copy.body and copy.saved.  On a
+	 * The code is copy.info, its rule copy.rule (copy.body points at it:
+	 * iter.c's fast_rule_fill makes sure) and copy.saved.  On a
 	 * 64-bit host an entry is 128 bytes, which makes its address a shift.
 	 */
 	struct swi_rule rules[SWI_RULES];
