@@ -1,6 +1,8 @@
 # The code map (IP -> method) and the epoch-based reclamation it reads under.
 libstackwalk_core_la_SOURCES += \
 	lib/codemap.c \
+	lib/codemap_window.h \
+	lib/codemap_window.c \
 	lib/codemap_shapes.h \
 	lib/codemap_shapes.c \
 	lib/codemap_validated.h \

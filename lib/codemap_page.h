@@ -191,7 +191,8 @@ static inline long items_search(const struct codemap_item *item, uint32_t lo, ui
 }
 
 /*
- * The index of the last item of `p` with start <= addr, or -1 if none.
+ * The index of the last item of `p` with start <= addr, or -1 if none,
+ * among its first n items (a count the reader loaded with acquire).
  *
  * Methods tend to fill a page evenly, so the item holding an address is
  * usually the one at the same fraction of the array as the address is of
@@ -200,11 +201,10 @@ static inline long items_search(const struct codemap_item *item, uint32_t lo, ui
  * missed on.  In a map larger than the caches, every step of a binary
  * search over the node is another cache miss; the guess is about one.
  */
-static inline long page_search(const struct codemap_page *p, int32_t addr)
+static inline long page_search_in(const struct codemap_page *p, uint32_t n, int32_t addr)
 {
 	const struct codemap_item *item = p->item;
-	/* Acquire: the items below the count are written before it is raised. */
-	uint32_t n = atomic_load_explicit(&p->n, memory_order_acquire), g;
+	uint32_t g;
 	int32_t a = addr < 0 ? 0 : addr > CODEMAP_PAGE_MASK ? CODEMAP_PAGE_MASK : addr;
 
 	if (n == 0)
@@ -220,6 +220,13 @@ static inline long page_search(const struct codemap_page *p, int32_t addr)
 	if (g == 0 || item[g - 1].start <= addr)
 		return (long)g - 1;
 	return items_search(item, 0, g - 1, addr);
+}
+
+/* page_search_in with the node's own count. */
+static inline long page_search(const struct codemap_page *p, int32_t addr)
+{
+	/* Acquire: the items below the count are written before it is raised. */
+	return page_search_in(p, atomic_load_explicit(&p->n, memory_order_acquire), addr);
 }
 
 /*

@@ -475,6 +475,97 @@ START_TEST(test_million)
 }
 END_TEST
 
+/* ---- the page window: grown both ways, dropped after mass removal ---- */
+
+#define W_BASE  UINT64_C(0x600000000000)
+#define W_STEP  160u
+#define W_UP    20000u          /* methods from W_BASE upwards */
+#define W_DOWN  2000u           /* and below it, added downwards */
+
+/* Method k: k < W_UP above W_BASE, the others below it. */
+static uint64_t w_start(unsigned k)
+{
+	return k < W_UP ? W_BASE + (uint64_t)k * W_STEP : W_BASE - (uint64_t)(k - W_UP + 1) * W_STEP;
+}
+
+/* Every method's first and last byte, the gap after it, and batches of them, against `live` (NULL: all). */
+static void expect_w(sw_codemap *map, const uint8_t *live)
+{
+	static uint64_t ips[3 * (W_UP + W_DOWN)];
+	size_t n = 0;
+
+	for (unsigned k = 0; k < W_UP + W_DOWN; k++) {
+		uint64_t s = w_start(k);
+		sw_code_info out;
+		int want = !live || live[k];
+
+		if ((sw_codemap_find(map, s, &out) == SW_OK) != want || (want && !entry_ok(&out, s, 100)) ||
+		    (sw_codemap_find(map, s + 99, &out) == SW_OK) != want ||
+		    sw_codemap_find(map, s + 100, &out) != SW_E_NOTFOUND)
+			ck_abort_msg("method %u at %#llx looked up wrong", k, (unsigned long long)s);
+		ips[n++] = s;
+		ips[n++] = s + 99;
+		ips[n++] = s + 100;
+	}
+	for (size_t at = 0; at < n; at += 4096)
+		expect_batch_agrees(map, ips + at, n - at < 4096 ? n - at : 4096);
+}
+
+START_TEST(test_window)
+{
+	static uint8_t live[W_UP + W_DOWN];
+	sw_codemap *map = new_map();
+	unsigned k;
+
+	/* Upwards as a JIT allocates, then downwards: the window grows at both ends. */
+	for (k = 0; k < W_UP + W_DOWN; k++)
+		ck_assert_int_eq(add(map, w_start(k), 100), SW_OK);
+	expect_w(map, NULL);
+	/*
+	 * All but methods 5000-5099 go, from both ends towards them: the
+	 * table shrinks, and the window, now too sparse, is made again for
+	 * the pages left.
+	 */
+	for (k = 0; k < W_UP + W_DOWN; k++)
+		live[k] = k >= 5000 && k < 5100;
+	for (k = W_UP + W_DOWN; k-- > 5100;)
+		ck_assert_int_eq(sw_codemap_remove(map, w_start(k)), SW_OK);
+	for (k = 0; k < 5000; k++)
+		ck_assert_int_eq(sw_codemap_remove(map, w_start(k)), SW_OK);
+	expect_w(map, live);
+	/* Methods far away (2^44 bytes), then the first ones back. */
+	for (k = 0; k < 3000; k++)
+		ck_assert_int_eq(add(map, W_BASE + (UINT64_C(1) << 44) + (uint64_t)k * W_STEP, 100), SW_OK);
+	for (k = 0; k < W_UP + W_DOWN; k++) {
+		if (!live[k])
+			ck_assert_int_eq(add(map, w_start(k), 100), SW_OK);
+	}
+	expect_w(map, NULL);
+	/* All but one in a thousand go: too sparse for any window, which is dropped. */
+	for (k = 0; k < W_UP + W_DOWN; k++) {
+		live[k] = k % 1000 == 7;
+		if (!live[k])
+			ck_assert_int_eq(sw_codemap_remove(map, w_start(k)), SW_OK);
+	}
+	expect_w(map, live);
+	for (k = 0; k < W_UP + W_DOWN; k++) {
+		if (!live[k])
+			ck_assert_int_eq(add(map, w_start(k), 100), SW_OK);
+	}
+	expect_w(map, NULL);
+	for (k = 0; k < 3000; k++)
+		expect_found(map, W_BASE + (UINT64_C(1) << 44) + (uint64_t)k * W_STEP + 50,
+		             W_BASE + (UINT64_C(1) << 44) + (uint64_t)k * W_STEP, 100);
+	/* Everything goes. */
+	for (k = 0; k < W_UP + W_DOWN; k++)
+		ck_assert_int_eq(sw_codemap_remove(map, w_start(k)), SW_OK);
+	memset(live, 0, sizeof live);
+	expect_w(map, live);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
 /* ---- random operations against a reference model ---- */
 
 #define MODEL_MAX  2048
@@ -501,15 +592,27 @@ static int model_overlaps(const struct model *m, uint64_t start, uint64_t size)
 	return 0;
 }
 
+/*
+ * Loop 0: methods in one range of 64 pages, which the map's page window
+ * holds.  Loop 1: in three ranges far apart (2^36 and 2^40 bytes), which
+ * no window can hold together, so that most lookups go through the hash
+ * table, and the window is made, grown and dropped as the ranges fill
+ * and empty.
+ */
+static const uint64_t model_bases[] = { 0x55550000, 0x55550000 + (UINT64_C(1) << 36), 0x55550000 + (UINT64_C(1) << 40) };
+
 START_TEST(test_random_model)
 {
 	static struct model m;
 	sw_codemap *map = new_map();
-	uint64_t seed = 0x9e3779b97f4a7c15, base = 0x55550000;
+	uint64_t seed = 0x9e3779b97f4a7c15 + (uint64_t)_i, base = model_bases[0];
+	unsigned regions = _i ? 3 : 1;
 
 	m.n = 0;
 	for (unsigned op = 0; op < 40000; op++) {
 		uint64_t r = rnd(&seed);
+
+		base = model_bases[(r >> 40) % regions];
 
 		if (r % 8 < 4 && m.n < MODEL_MAX) {
 			/* Mostly short methods, some spanning several pages. */
@@ -541,7 +644,7 @@ START_TEST(test_random_model)
 			size_t n = 1 + rnd(&seed) % 300;
 
 			for (size_t j = 0; j < n; j++) {
-				uint64_t ip = base - 0x100 + rnd(&seed) % (MODEL_SPAN + 0x6000);
+				uint64_t ip = model_bases[rnd(&seed) % regions] - 0x100 + rnd(&seed) % (MODEL_SPAN + 0x6000);
 				int i = model_find(&m, ip);
 
 				if (i >= 0)
@@ -1475,13 +1578,14 @@ static Suite *codemap_suite(void)
 	tcase_add_test(tc, test_shapes);
 	tcase_add_test(tc, test_validated_cache);
 	tcase_add_test(tc, test_slab_huge_blocks);
+	tcase_add_test(tc, test_window);
 	suite_add_tcase(s, tc);
 
 	/* Generous limits: sanitizer and valgrind runs are many times slower;
 	 * nothing here measures time. */
 	tcase_set_timeout(big, 300);
 	tcase_add_test(big, test_million);
-	tcase_add_test(big, test_random_model);
+	tcase_add_loop_test(big, test_random_model, 0, 2);
 	suite_add_tcase(s, big);
 
 	tcase_set_timeout(race, 300);
