@@ -22,7 +22,9 @@ SW_API sw_frame_state sw_crawl_frame_state(const sw_crawl_frame *cf)
 
 SW_API void *sw_crawl_frame_method(const sw_crawl_frame *cf)
 {
-	return cf ? cf->method : NULL;
+	if (!cf)
+		return NULL;
+	return cf->code ? cf->code->method : cf->method;
 }
 
 SW_API uint64_t sw_crawl_frame_frame(const sw_crawl_frame *cf)
@@ -86,7 +88,8 @@ SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf)
 
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf)
 {
-	return cf ? cf->rel_offset : 0;
+	/* A frame with code has its IP (iter.c: report and the fast step). */
+	return cf && cf->code ? (uint32_t)(cf->ip - cf->code->start) : 0;
 }
 
 SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf)

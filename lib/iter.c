@@ -155,13 +155,11 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	if (state != SW_STATE_FRAMELESS)
 		cf->is_parent_of_funclet = cf->skip_gc_report = 0;
 	cf->code = NULL;
-	cf->rel_offset = 0;
 	cf->frame = 0;
 	cf->frame_type = SW_FRAME_TYPE_NONE;
 	cf->trust = SW_TRUST_NONE;
 	if (state == SW_STATE_FRAMELESS || state == SW_STATE_NATIVE_FRAME) {
 		cf->code = it->code == &it->fp.info ? NULL : it->code;
-		cf->rel_offset = (uint32_t)(cur_reg(it, it->arch->ip_reg) - it->code->start);
 		cf->trust = it->trust;
 	} else if (state == SW_STATE_NATIVE_MARKER || state == SW_STATE_INITIAL_NATIVE) {
 		cf->trust = it->trust;
@@ -970,11 +968,10 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	cf->state = native ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
 	if (!native && it->report_funclet)
 		it->report_funclet = 0;
-	cf->method = code->method;
+	/* The method and the offset come from code and ip (crawl_frame.c). */
 	cf->depth = run->depth++;
 	cf->code = code;
 	cf->ip = ip;
-	cf->rel_offset = (uint32_t)(ip - code->start);
 	cf->trust = run->trust;
 	return 1;
 }

@@ -11,12 +11,16 @@
 struct sw_crawl_frame {
 	sw_frame_state state;
 	uint32_t frame_type;
+	/*
+	 * A Frame's method.  A frame with code has its code's (crawl_frame.c
+	 * reads it there, as it computes the offset in the code from ip):
+	 * the fast step stores neither.
+	 */
 	void *method;
 	uint64_t frame;                 /* Frame address, or 0 */
-	const sw_code_info *code;       /* managed frames only */
+	const sw_code_info *code;       /* managed and native frames with code only */
 	const sw_regdisplay *rd;
 	const sw_thread *thread;
-	uint32_t rel_offset;
 	uint32_t depth;
 	uint8_t is_first, is_interrupted, has_faulted;
 	uint8_t is_parent_of_funclet;
