@@ -4,7 +4,8 @@
 #ifndef SW_FRAMES_INTERNAL_H
 #define SW_FRAMES_INTERNAL_H
 
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 
 /* Offset of the first type-specific field: next, then type and attributes. */
 static inline uint64_t swi_frame_fields_offset(unsigned ptr_size)

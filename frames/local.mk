@@ -1,5 +1,5 @@
 # Frames: the base layout, push/pop, the type registry, one file per family.
-libstackwalk_core_la_SOURCES += \
+lib_libsw_frames_la_SOURCES += \
 	frames/frame.c \
 	frames/frame_registry.c \
 	frames/inlined_call_frame.c \

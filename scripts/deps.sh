@@ -48,7 +48,8 @@ sw_clang_build() {
 sw_cppcheck() {
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem \
-		-I include -I lib -I unwindinfo -I frames \
+		-I include -I lib/base -I lib/arch -I unwindinfo -I frames -I lib/codemap \
+		-I lib/walk -I lib/synth -I lib/jit -I lib/target -I lib/native \
 		lib frames unwindinfo examples
 }
 

@@ -17,7 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include <stackwalk.h>
-#include "internal.h"
+#include "util.h"
+#include "codemap_lookup.h"
 #include "codemap_table.h"
 #include "codemap_slab.h"
 #include "codemap_shapes.h"

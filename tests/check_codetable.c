@@ -1,5 +1,5 @@
 /*
- * check_codetable.c - code tables (lib/codemap_table.h): many functions
+ * check_codetable.c - code tables (lib/codemap/codemap_table.h): many functions
  * registered as one sorted array.  What a table must be to be accepted,
  * what a lookup finds in it, and readers (threads and a signal handler)
  * looking up while writers add and remove tables.
@@ -12,7 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include <stackwalk.h>
-#include "internal.h"
+#include "util.h"
+#include "codemap_lookup.h"
 #include "swu_format.h"
 #include "codemap_table.h"
 

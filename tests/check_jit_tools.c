@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <elfutils/libdw.h>
 #include <stackwalk.h>
-#include "arch/arch.h"
+#include "arch.h"
 #include "jit_elf.h"
 #include "swu_to_cfi.h"
 #include "toyjit.h"

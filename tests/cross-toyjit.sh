@@ -52,7 +52,7 @@ done
 echo "cross-toyjit ($arch): $cc -static ..."
 # shellcheck disable=SC2086 # word splitting of the flag and file lists is meant
 if ! "$cc" -static -std=gnu11 -O1 -g $CROSS_CFLAGS -DSW_BUILDING_LIBRARY \
-	-I"$top_builddir" -I"$top_srcdir/include" -I"$top_srcdir/lib" \
+	-I"$top_builddir" -I"$top_srcdir/include" $CROSS_INCLUDES \
 	-I"$top_srcdir/unwindinfo" -I"$top_srcdir/frames" -I"$top_srcdir/examples/toyjit" \
 	-o "$bin" $srcs -lpthread; then
 	echo "cross-toyjit ($arch): the cross build failed"

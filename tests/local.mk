@@ -41,3 +41,7 @@ EXTRA_DIST += tests/check_abi.sh
 # qemu-i386 ($(QEMU_I386)): one probe for the shell tests and, through
 # tests/i386_host.c, the C tests.
 EXTRA_DIST += tests/i386-host.sh
+
+# Which part of the library may include which (doc/architecture.md).
+TESTS += tests/include-rules.test
+EXTRA_DIST += tests/include-rules.test

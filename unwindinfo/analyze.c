@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <capstone/capstone.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "analyze.h"
 
 #define BIT(r) (1ULL << (r))

@@ -2,12 +2,13 @@
 # CFI, or CFI that SWU cannot express; SWU images of whole modules and their
 # registration; their tests and manual pages.
 
-libstackwalk_elf_la_SOURCES += \
+lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/analyze.h \
 	unwindinfo/analyze.c \
-	unwindinfo/analyze_module.c \
-	lib/image_format.h \
-	lib/image.c
+	unwindinfo/analyze_module.c
+lib_libsw_native_la_SOURCES += \
+	lib/native/image_format.h \
+	lib/native/image.c
 
 stackwalkinclude_HEADERS += include/stackwalk/image.h
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gelf.h>
-#include "internal.h"
+#include "util.h"
 #include "array_grow.h"
 #include "cfi_import.h"
 #include "analyze.h"

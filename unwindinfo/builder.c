@@ -18,7 +18,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "swu_format.h"
 #include "swu_state.h"
 

@@ -20,7 +20,8 @@
 #include <dwarf.h>
 #include <gelf.h>
 #include <elfutils/libdw.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "array_grow.h"
 #include "cfi_import.h"
 

@@ -19,7 +19,8 @@
  * there, and reads each location's ranges only until they pass the
  * offset, skipping the rest byte by byte.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "swu_format.h"
 #include "swu_state.h"
 

@@ -8,7 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "util.h"
 #include "swu_format.h"
 #include "swu_state.h"
 

@@ -2,11 +2,11 @@
 # symbols (elfutils' libelf and libdw, so in the elf part of the library);
 # their tests and manual pages.
 
-libstackwalk_elf_la_SOURCES += \
+lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/cfi_import.h \
 	unwindinfo/cfi_import.c \
-	unwindinfo/sigreturn_code.c \
-	lib/module.c
+	unwindinfo/sigreturn_code.c
+lib_libsw_native_la_SOURCES += lib/native/module.c
 
 # Real programs of every architecture, compiled at check time from
 # tests/cfi/ by the cross compilers, are loaded and compared with libdw.

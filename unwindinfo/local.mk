@@ -1,7 +1,7 @@
 # SWU: the per-method unwind metadata (encoder, decoder, validator, dumper),
 # the swdump tool, its tests and its manual pages.
 
-libstackwalk_core_la_SOURCES += \
+lib_libsw_unwindinfo_la_SOURCES += \
 	unwindinfo/swu_format.h \
 	unwindinfo/swu_format.c \
 	unwindinfo/swu_state.h \

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gelf.h>
-#include "internal.h"
+#include "util.h"
 #include "cfi_import.h"
 
 #define MAX_SIGRETURN_CODE 64           /* trampolines taken from one module */

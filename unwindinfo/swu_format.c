@@ -4,7 +4,8 @@
  * Only syntax and limits are checked here; what the ops mean is checked by
  * swu_state_apply().  Every read is bounded by the reader's end.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "swu_format.h"
 
 const char *swu_op_name(unsigned code)

@@ -72,7 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stackwalk/swu.h>
-#include "arch/arch.h"
+#include "arch.h"
 
 #define SWU_MAGIC    0xE5
 #define SWU_VERSION  1

@@ -5,7 +5,8 @@
  * would refuse, and the decoder, which replays the same function, cannot
  * be led outside the saved-register array or into a negative frame.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "swu_state.h"
 
 #define BIT(r) (1ULL << (r))

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stackwalk/swu.h>
-#include "arch/arch.h"
+#include "arch.h"
 #include "swu_format.h"
 
 struct swu_state {

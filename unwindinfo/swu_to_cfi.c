@@ -14,7 +14,8 @@
  * and that every callee-saved register holds its caller's value there.
  */
 #include <stdlib.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "swu_state.h"
 #include "swu_to_cfi.h"
 

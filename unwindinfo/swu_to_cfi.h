@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stackwalk/swu.h>
 #include "swu_format.h"
-#include "arch/arch.h"
+#include "arch.h"
 
 enum swu_cfi_kind {
 	SWU_CFI_DEBUG_FRAME = 0,

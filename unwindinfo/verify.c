@@ -7,7 +7,8 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "analyze.h"
 #include "verify_job.h"
 

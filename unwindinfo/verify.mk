@@ -1,7 +1,7 @@
 # Verification (Capstone): SWU checked against the machine code it
 # describes; the swverify tool, its tests and manual pages.
 
-libstackwalk_elf_la_SOURCES += \
+lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/verify_job.h \
 	unwindinfo/verify.c \
 	unwindinfo/verify_ops.c \

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stackwalk/swu.h>
 #include <stackwalk/verify.h>
-#include "arch/arch.h"
+#include "arch.h"
 
 struct verify_job {
 	sw_arch arch;

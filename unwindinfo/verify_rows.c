@@ -21,7 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 #include "analyze.h"
 #include "swu_format.h"
 #include "swu_state.h"

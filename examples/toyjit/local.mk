@@ -59,7 +59,8 @@ QEMU_I386 = qemu-i386
 .PHONY: tests/cross-toyjit.env
 tests/cross-toyjit.env:
 	$(AM_V_GEN)$(MKDIR_P) tests && { \
-	  echo "CROSS_CORE_SOURCES='$(filter %.c,$(libstackwalk_core_la_SOURCES))'"; \
+	  echo "CROSS_INCLUDES='$(SW_INC_all)'"; \
+	  echo "CROSS_CORE_SOURCES='$(filter %.c,$(SW_CORE_FILES))'"; \
 	  echo "CROSS_TOYJIT_SOURCES='$(filter %.c,$(TOYJIT_COMMON_FILES)) tests/cross_toyjit.c'"; \
 	  echo "CROSS_TOYJIT_X86='$(filter %.c,$(TOYJIT_X86_FILES))'"; \
 	  echo "CROSS_TOYJIT_ARM64='$(filter %.c,$(TOYJIT_ARM64_FILES))'"; \

@@ -8,7 +8,8 @@
  * address is in lr.  SP stays 16-byte aligned, so every SP move is a
  * multiple of 16; slots are 8-byte registers at 8-aligned addresses.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 
 static const char *const arm64_reg_names[SW_ARM64_NREGS] = {
 	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",

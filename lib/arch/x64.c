@@ -5,7 +5,8 @@
  * a method's first instruction the CFA is RSP + 8 and the return address is
  * at CFA - 8.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 
 static const char *const x64_reg_names[SW_X64_NREGS] = {
 	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",

@@ -7,7 +7,8 @@
  * without one (an "ESP frame") moves ESP in its body when it pushes
  * outgoing arguments, which SWU describes with body operations.
  */
-#include "internal.h"
+#include "util.h"
+#include "arch.h"
 
 static const char *const x86_reg_names[SW_X86_NREGS] = {
 	"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi", "eip"

@@ -17,9 +17,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <gelf.h>
-#include "internal.h"
-#include "target/core_notes.h"
-#include "target/regular_file.h"
+#include "util.h"
+#include "core_notes.h"
+#include "regular_file.h"
 
 /* Hard limits against hostile cores (Linux allows 65530 mappings by default). */
 #define CORE_MAX_SEGMENTS (1u << 17)

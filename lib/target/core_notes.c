@@ -7,8 +7,8 @@
  * target's notes.  All targets are little-endian.
  */
 #include "config.h"
-#include "internal.h"
-#include "target/core_notes.h"
+#include "util.h"
+#include "core_notes.h"
 
 /*
  * struct elf_prstatus: elf_siginfo (12 bytes), pr_cursig (2, padded),

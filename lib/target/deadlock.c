@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "target/core_notes.h"
-#include "target/hang_report.h"
-#include "target/lock_wait.h"
-#include "target/stack_set.h"
-#include "target/thread_state.h"
+#include "core_notes.h"
+#include "hang_report.h"
+#include "lock_wait.h"
+#include "stack_set.h"
+#include "thread_state.h"
 
 #define DEFAULT_SAMPLE_MS 250
 #define DEFAULT_BUSY_PERMILLE 500

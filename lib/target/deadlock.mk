@@ -2,7 +2,7 @@
 # core (thread states, lock owners, wait-for cycles), the watchdog, the
 # swdeadlock tool, their tests and manual pages.  Host-only (ptrace, /proc,
 # fork): built into libstackwalk_elf.la.
-libstackwalk_elf_la_SOURCES += \
+lib_libsw_target_la_SOURCES += \
 	lib/target/stack_set.h \
 	lib/target/stack_set.c \
 	lib/target/thread_state.h \
@@ -12,7 +12,7 @@ libstackwalk_elf_la_SOURCES += \
 	lib/target/hang_report.h \
 	lib/target/hang_report.c \
 	lib/target/deadlock.c \
-	lib/watchdog.c
+	lib/target/watchdog.c
 stackwalkinclude_HEADERS += include/stackwalk/deadlock.h include/stackwalk/watchdog.h
 
 bin_PROGRAMS += examples/swdeadlock

@@ -10,7 +10,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
-#include "target/hang_report.h"
+#include "hang_report.h"
 
 #define REPORT_MAGIC 0x47484e53u        /* "SNHG" */
 #define REPORT_VERSION 1

@@ -1,7 +1,12 @@
+# The host's own threads and ucontext_t, in the portable core.
+lib_libsw_target_core_la_SOURCES += \
+	lib/target/self.c \
+	lib/target/ucontext.c
+
 # Debugger targets: ELF core files (libelf) and live processes (ptrace), the
 # swregs example, their test and manual pages.  Host-only code, kept out of
 # the portable core: it is built into libstackwalk_elf.la.
-libstackwalk_elf_la_SOURCES += \
+lib_libsw_target_la_SOURCES += \
 	lib/target/core_notes.h \
 	lib/target/core_notes.c \
 	lib/target/core_file.c \

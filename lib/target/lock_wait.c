@@ -16,7 +16,7 @@
  */
 #include "config.h"
 #include <string.h>
-#include "target/lock_wait.h"
+#include "lock_wait.h"
 
 #define HINT_MAX_FRAMES 16              /* frames examined from the innermost */
 

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stackwalk.h>
-#include "target/stack_set.h"
-#include "target/thread_state.h"
+#include "stack_set.h"
+#include "thread_state.h"
 
 /* What a thread's stack says it is waiting in. */
 enum swi_wait_hint {

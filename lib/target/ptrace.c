@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
-#include "internal.h"
-#include "target/core_notes.h"
+#include "util.h"
+#include "core_notes.h"
 
 #if defined(__linux__)
 #include <dirent.h>

@@ -29,7 +29,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #endif
-#include "internal.h"
+#include "util.h"
 #include <stackwalk/target.h>
 #include <stackwalk/sampler.h>
 

@@ -1,6 +1,6 @@
 # The thread registry and the signal-driven sampler (Linux, host-only: kept
 # out of the portable core), its tests and manual pages.
-libstackwalk_elf_la_SOURCES += lib/target/sampler.c
+lib_libsw_target_la_SOURCES += lib/target/sampler.c
 stackwalkinclude_HEADERS += include/stackwalk/sampler.h
 
 check_PROGRAMS += tests/check_sampler tests/check_signal_safety

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include <pthread.h>
-#include "internal.h"
+#include "util.h"
 
 static sw_status self_stack_bounds(uint64_t *lo, uint64_t *hi)
 {

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <gelf.h>
 #include "array_grow.h"
-#include "target/stack_set.h"
-#include "target/regular_file.h"
+#include "stack_set.h"
+#include "regular_file.h"
 
 #define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "target/thread_state.h"
+#include "thread_state.h"
 
 /* Read a small /proc file into buf (NUL-terminated); its length, or -1. */
 static ssize_t read_proc(int pid, int tid, const char *name, char *buf, size_t len)

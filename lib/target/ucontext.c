@@ -6,7 +6,7 @@
 #include "config.h"
 #include <signal.h>
 #include <ucontext.h>
-#include "internal.h"
+#include "util.h"
 
 SW_API sw_status sw_context_from_ucontext(sw_context *ctx, const void *ucontext)
 {

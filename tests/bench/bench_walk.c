@@ -502,7 +502,7 @@ static int make_blobs(void)
 /*
  * Registration when blobs differ from one method to the next: methods of
  * 64 to 256 bytes in random order, each size with its own blob, so that
- * the cache of validated blobs (lib/codemap_validated.h) seldom helps and
+ * the cache of validated blobs (lib/codemap/codemap_validated.h) seldom helps and
  * nearly every blob is validated.  Not a goal: it shows what the cache
  * is worth.
  */

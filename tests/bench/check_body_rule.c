@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
+#include "util.h"
 #include "swu_format.h"
 
 static unsigned long blobs_checked, offsets_checked, with_rule, with_two;

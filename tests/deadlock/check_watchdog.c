@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <stackwalk.h>
-#include "target/hang_report.h"
+#include "hang_report.h"
 
 #define ANSWERED_ROUNDS 20
 #define MAX_REPORTS_WITHOUT_CYCLE 5

@@ -57,16 +57,15 @@ CLEANFILES += fuzz_*-crash.bin
 FUZZ_CC = clang
 FUZZ_SANITIZE = address,undefined
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-FUZZ_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/include -I$(top_srcdir)/lib \
-	-I$(top_srcdir)/unwindinfo -I$(top_srcdir)/frames \
+FUZZ_CPPFLAGS = $(SW_INC_all) \
 	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(CAPSTONE_CFLAGS)
 FUZZ_LIBS = $(LIBDW_LIBS) $(LIBELF_LIBS) $(CAPSTONE_LIBS) -lpthread
 FUZZ_SECONDS = 600
 
 # The library, instrumented for coverage, once for every target.
-fuzz/libstackwalk-fuzz.a: $(libstackwalk_core_la_SOURCES) $(libstackwalk_elf_la_SOURCES) config.h
+fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) config.h
 	$(AM_V_at)rm -rf fuzz/obj && $(MKDIR_P) fuzz/obj
-	$(AM_V_GEN)for f in $(libstackwalk_core_la_SOURCES) $(libstackwalk_elf_la_SOURCES); do \
+	$(AM_V_GEN)for f in $(SW_CORE_FILES) $(SW_ELF_FILES); do \
 	  case $$f in *.c) ;; *) continue ;; esac; \
 	  o=fuzz/obj/`echo "$$f" | sed 's|/|_|g; s|\.c$$|.o|'`; \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SANITIZE) \

@@ -1,0 +1,72 @@
+/* arch.c - the table of architecture backends and the public queries on it. */
+#include "util.h"
+#include "arch.h"
+
+const struct swi_arch *const swi_arch_table[SW_ARCH_ARM64 + 1] = {
+	[SW_ARCH_X64] = &swi_arch_x64,
+	[SW_ARCH_X86] = &swi_arch_x86,
+	[SW_ARCH_ARM64] = &swi_arch_arm64,
+};
+
+SW_API const char *sw_arch_name(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return "x64";
+	case SW_ARCH_X86:   return "x86";
+	case SW_ARCH_ARM64: return "arm64";
+	default:            return NULL;
+	}
+}
+
+SW_API unsigned sw_arch_pointer_size(sw_arch arch)
+{
+	switch (arch) {
+	case SW_ARCH_X64:   return 8;
+	case SW_ARCH_X86:   return 4;
+	case SW_ARCH_ARM64: return 8;
+	default:            return 0;
+	}
+}
+
+SW_API const char *sw_arch_reg_name(sw_arch arch, unsigned reg)
+{
+	const struct swi_arch *a = swi_arch_get(arch);
+
+	if (!a || reg >= a->nregs)
+		return NULL;
+	return a->reg_names[reg];
+}
+
+SW_API sw_arch sw_arch_host(void)
+{
+#if defined(__x86_64__)
+	return SW_ARCH_X64;
+#elif defined(__i386__)
+	return SW_ARCH_X86;
+#elif defined(__aarch64__)
+	return SW_ARCH_ARM64;
+#else
+	return SW_ARCH_NONE;
+#endif
+}
+
+sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
+                                const unsigned *regs, unsigned n, sw_context *ctx,
+                                uint64_t *loc)
+{
+	unsigned char b[8];
+	sw_status st;
+
+	if (base > UINT64_MAX - (uint64_t)n * size)
+		return SW_E_BADADDR;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t slot = base + (uint64_t)i * size;
+
+		if ((st = swi_read(t->memory, slot, b, size)) != SW_OK)
+			return st;
+		ctx->regs[regs[i]] = swi_load_le(b, size);
+		ctx->valid |= 1ULL << regs[i];
+		loc[regs[i]] = slot;
+	}
+	return SW_OK;
+}

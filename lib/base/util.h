@@ -1,0 +1,96 @@
+/*
+ * util.h - what every part of the library may use: target memory reads
+ * through sw_memory, little-endian loads and stores, branch hints.  It
+ * knows no architecture, code map or walk.
+ */
+#ifndef SW_LIB_UTIL_H
+#define SW_LIB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <stackwalk.h>
+
+#define SWI_UNUSED(x) ((void)(x))
+#define SWI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SWI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Read target memory: straight from the direct window when the whole range
+ * lies inside it, else through the accessor's callback.  This is the walk's
+ * only way to touch target memory.
+ */
+static inline sw_status swi_read(const sw_memory *m, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t end = addr + len;
+
+	if (SWI_LIKELY(end >= addr && addr >= m->direct_lo && end <= m->direct_hi)) {
+		memcpy(buf, m->direct_host + (addr - m->direct_lo), len);
+		return SW_OK;
+	}
+	if (!m->read)
+		return SW_E_BADADDR;
+	return m->read(m->ctx, addr, buf, len);
+}
+
+/* Every supported target is little-endian; pointers are 4 or 8 bytes. */
+static inline uint64_t swi_load_le(const unsigned char *p, unsigned size)
+{
+	uint64_t v = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* One load where the host agrees: compilers do not fuse the byte loop. */
+	if (size == 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (size == 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		return w;
+	}
+#endif
+	for (unsigned i = size; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline void swi_store_le(unsigned char *p, unsigned size, uint64_t v)
+{
+	for (unsigned i = 0; i < size; i++, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+/* Read one target pointer (ptr_size bytes, little-endian). */
+static inline sw_status swi_read_ptr(const sw_memory *m, unsigned ptr_size,
+                                     uint64_t addr, uint64_t *out)
+{
+	unsigned char b[8];
+	sw_status st;
+
+	/* A copy of a constant size is a load; of a variable one, a call. */
+	if (ptr_size == 8)
+		st = swi_read(m, addr, b, 8);
+	else if (ptr_size == 4)
+		st = swi_read(m, addr, b, 4);
+	else
+		st = swi_read(m, addr, b, ptr_size);
+	if (st == SW_OK)
+		*out = swi_load_le(b, ptr_size);
+	return st;
+}
+
+static inline sw_status swi_write_ptr(const sw_memory *m, unsigned ptr_size,
+                                      uint64_t addr, uint64_t value)
+{
+	unsigned char b[8];
+
+	swi_store_le(b, ptr_size, value);
+	return sw_memory_write(m, addr, b, ptr_size);
+}
+
+/* Is this the built-in accessor for this process's own memory? */
+int swi_memory_is_local(const sw_memory *m);
+
+#endif /* SW_LIB_UTIL_H */

@@ -1,0 +1,357 @@
+/*
+ * iter.h (internal) - the iterator's state, which lives in the caller's
+ * sw_iter storage, and the crawl frame it reports.
+ */
+#ifndef SW_LIB_ITER_H
+#define SW_LIB_ITER_H
+
+#include "util.h"
+#include "arch.h"
+#include "codemap_lookup.h"
+#include "codemap_table.h"
+
+struct sw_crawl_frame {
+	sw_frame_state state;
+	uint32_t frame_type;
+	/*
+	 * A Frame's method.  A frame with code has its code's (crawl_frame.c
+	 * reads it there, as it computes the offset in the code from ip):
+	 * the fast step stores neither.
+	 */
+	void *method;
+	uint64_t frame;                 /* Frame address, or 0 */
+	const sw_code_info *code;       /* managed and native frames with code only */
+	const sw_regdisplay *rd;
+	const sw_thread *thread;
+	uint32_t depth;
+	uint8_t is_first, is_interrupted, has_faulted;
+	uint8_t is_parent_of_funclet;
+	uint8_t skip_gc_report;         /* parent of a funclet that reports for it */
+	uint8_t trust;                  /* an sw_frame_trust */
+	uint8_t sp_reg;                 /* the architecture's SP register in rd (sw_crawl_frame_sp) */
+	/*
+	 * rd->cur's IP, 0 when it is not known: what sw_crawl_frame_ip returns,
+	 * set with the rest of the report, since a profiler's callback asks
+	 * for it at every frame.
+	 */
+	uint64_t ip;
+};
+
+/* Where the iterator resumes on the next sw_iter_next call. */
+enum swi_step {
+	SWI_STEP_START,
+	SWI_STEP_UNWIND,            /* rd.cur is a managed frame: unwind it */
+	SWI_STEP_SKIPPED,           /* report Frames inside it, then it */
+	SWI_STEP_AFTER_MANAGED,     /* move to its caller */
+	SWI_STEP_FRAMES,            /* process the current Frame */
+	SWI_STEP_AFTER_FRAME,       /* follow the Frame just reported */
+	SWI_STEP_AFTER_TRACKER,     /* resume the faulted frame of the tracker just reported */
+	SWI_STEP_DONE,
+	SWI_STEP_FAILED
+};
+
+#define SWI_RECENT 4
+#define SWI_RULES 16            /* a power of two */
+
+/*
+ * Where the unwind by a cached body rule reads: offsets lo to lo + width
+ * from the CFA, for the walk's kept registers (iter_unwind.h:
+ * swi_body_read_extent).
+ */
+struct swi_read_extent {
+	int32_t lo;
+	uint32_t width;
+};
+
+/*
+ * That extent folded with the memory's direct window: the fast step works
+ * it out when it caches a rule (iter.c: fast_rule_fill, by iter_unwind.h's
+ * swi_read_span_in), so that a frame whose reads all lie in the window is
+ * checked once, with one comparison, not at every read.  All the reads
+ * from a CFA lie in the window when cfa + start <= room (modulo 2^64); see
+ * swi_read_span_in.
+ */
+struct swi_read_span {
+	uint64_t start, room;
+};
+
+/* A rules[] slot of the fast step (struct swi_iter). */
+struct swi_rule {
+	uint64_t ra;                    /* 0: empty */
+	struct swi_code_copy copy;
+};
+
+/*
+ * The fast step's rules kept from one walk to the next, in a caller's
+ * sw_walk_cache (sw_walk_frames_cached), as sw_backtrace_cache keeps
+ * sw_backtrace's.  The header says what the entries were made under: they
+ * hold while the map's version (a removal), the walk flags they depend
+ * on, the architecture and the kept registers stay the same (iter.c:
+ * swi_iter_use_cache).  The memory may change: a rule keeps its extent,
+ * and each walk folds it with its own window.  It also keeps the last
+ * addresses the walk's look-ups did not find (struct swi_iter's missed[]),
+ * which hold only while no method is added as well: those the map's
+ * additions count stood at when the walk that missed them began.
+ */
+struct swi_rule_table {
+	uint32_t magic;                 /* SWI_RULES_MAGIC */
+	uint32_t arch;
+	unsigned flags;                 /* of the walk flags, those a rule depends on (iter.c: SWI_RULE_FLAGS) */
+	uint32_t held;                  /* a bit per slot of rule[] that holds a rule */
+	const struct swi_rule_table *self;      /* where it was emptied: a copied cache is refused */
+	const sw_codemap *map;
+	uint64_t version;
+	uint64_t keep;                  /* swi_body_unwind's */
+	struct swi_rule rule[SWI_RULES];
+	struct swi_read_extent extent[SWI_RULES];
+	uint64_t additions;             /* swi_codemap_additions when missed[] was made */
+	uint64_t missed[2];
+	uint8_t missed_valid;
+};
+
+#define SWI_RULES_MAGIC 0x53575243u    /* "SWRC" */
+
+struct swi_iter {
+	uint32_t magic;
+	uint32_t step;                  /* an swi_step */
+	unsigned flags;                 /* SW_WALK_* */
+	unsigned map_token;
+	int in_read_section;
+	int have_start;
+	const sw_thread *thread;
+	const struct swi_arch *arch;
+	uint64_t frame;                 /* the current Frame, 0 when none is left */
+	uint64_t kept_frame;            /* an IN_CALLER Frame already reported */
+	uint64_t tracker;               /* the next exception tracker, 0 when none is left */
+	sw_frame_view view;             /* the current Frame's header */
+	const sw_frame_ops *ops;
+	const sw_code_info *code;       /* the managed frame in rd.cur (swi_set_code) */
+	int active;                     /* rd.cur's IP is exact, not a return address */
+	uint8_t is_first, is_interrupted, has_faulted, reserved;
+	/*
+	 * Funclets: while skip_to_parent is set (SKIPFUNCLETS, FUNCTIONSONLY)
+	 * nothing is reported until that parent method's frame; funclet_parent
+	 * is the parent to flag as parent-of-funclet when it is reached.
+	 */
+	void *skip_to_parent;
+	void *funclet_parent;
+	uint8_t funclet_was_filter;     /* the funclet below funclet_parent was a filter */
+	uint8_t trust;                  /* how rd.cur was found (sw_frame_trust) */
+	uint8_t caller_trust;           /* how rd.caller was found */
+	uint8_t native_dead_end;        /* a native frame that could not be unwound */
+	uint8_t caller_active;          /* rd.caller's IP is exact (a signal frame's) */
+	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
+	/*
+	 * Nobody reads the crawl frame but its state (sw_backtrace): a report
+	 * fills in only that, and a Frame's method is not looked up unless
+	 * FUNCTIONSONLY needs it.
+	 */
+	uint8_t quiet;
+	uint8_t rules_ready;            /* rules[] is set for this walk (iter.c: fast_rules) */
+	/*
+	 * A caller's cache of rules (sw_walk_frames_cached), or NULL: the
+	 * fast step starts from its rules, and the walk hands back those
+	 * fast_rule_fill wrote (rules_filled, a bit per slot) when it ends
+	 * (swi_iter_keep_rules).
+	 */
+	uint32_t rules_filled;
+	struct swi_rule_table *cache;
+	uint8_t rules_turn;             /* a bit per pair of rules[]: the slot its next fill takes when both are full */
+	uint32_t depth;                 /* frames reported so far */
+	uint32_t steps;                 /* loop iterations, bounded */
+	uint32_t recent_next;           /* the recent[] slot the next miss fills */
+	/*
+	 * The last two addresses the code map did not have (iter.c:
+	 * cached_lookup), when missed_valid's bit is set: a walk that ends
+	 * in code the map does not know asks for its return address from
+	 * the fast step, then again from the generic step.  Like recent[],
+	 * an answer holds for the walk; a walk's cache keeps them for the
+	 * next walk while no method is added (struct swi_rule_table).
+	 */
+	uint64_t missed[2];
+	uint8_t missed_valid, missed_next;
+	uint64_t cache_additions;       /* the map's additions count when the walk took its cache */
+	sw_walk_error err;
+	sw_regdisplay rd;
+	struct sw_crawl_frame cf;
+	/*
+	 * From here on sw_iter_init does not clear: it empties recent[] by
+	 * its keys (rules[]: fast_rules), and the rest is written before it is
+	 * read.
+	 */
+	/* code points here when its code came from a code table: a copy (codemap_table.h). */
+	struct swi_code_copy code_copy;
+	/*
+	 * Stands for unknown native code stepped by its frame pointer
+	 * (FRAME_POINTER_FALLBACK): native, no method, no SWU.
+	 */
+	struct swi_code_copy fp;
+	/*
+	 * The last few methods found (iter.c: cached_lookup).  Stacks repeat
+	 * methods (recursion, loops of calls); a hit skips the code map's
+	 * hash probe and search.  code points at the copy beside it (a lookup
+	 * copies a method or a table's function out), which the next miss
+	 * into that slot overwrites (swi_set_code copies it out); what the
+	 * copy points at (the blob, the shape) stays valid for the whole
+	 * walk: it holds a read section.
+	 */
+	struct {
+		uint64_t start, size;
+		const sw_code_info *code;
+		struct swi_code_copy copy;
+	} recent[SWI_RECENT];
+	/*
+	 * What a return address resolved to in the fast step (iter.c:
+	 * fast_step): its code and body rule, by return address, in pairs of
+	 * slots (two ways).  A hit skips the lookups and the checks that depend only on
+	 * the address; like recent[], the entries stay valid for the walk (it
+	 * holds a read section).  The fast step empties them when it first
+	 * runs in a walk, or takes a cache's (cache, below): a walk
+	 * sw_backtrace's loop takes has no use for them.
+	 * The code is copy.info, its rule copy.rule (copy.body points at it:
+	 * iter.c's fast_rule_fill makes sure) and copy.saved.  On a
+	 * 64-bit host an entry is 128 bytes, which makes its address a shift.
+	 */
+	struct swi_rule rules[SWI_RULES];
+	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
+	/* swi_code_trust of rules[i]'s code, which says too whether it is native (not SW_TRUST_JIT). */
+	uint8_t rule_trust[SWI_RULES];
+};
+
+#define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
+
+/* Hard bound on the work one walk may do, whatever the stack holds. */
+#define SWI_MAX_STEPS (1u << 21)
+
+/*
+ * Would the walk find no code at return address ip (iter.c:
+ * lookup_return and unknown_code both give nothing)?  Then, with no Frame
+ * or tracker left, it ends there.  Depends on the map's content and the
+ * walk's flags only.
+ */
+int swi_return_unknown(struct swi_iter *it, uint64_t ip);
+
+/*
+ * The code a return address goes back to, as the walk finds it, when the
+ * fast paths may step into it: found (a signal trampoline is not), not a
+ * funclet or a trampoline (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip);
+
+/*
+ * swi_return_code's code, when it is not an outermost function either and
+ * the address lies inside its body rule's runs, which *br and *saved get
+ * (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
+                                    const struct swu_body_rule **br, const uint32_t **saved);
+
+/*
+ * The code the seed's exact IP lies in, as the walk's first step finds it,
+ * when the fast paths may unwind it: not a funclet, an outermost function
+ * or a signal trampoline (iter.c).  NULL otherwise.
+ */
+const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
+
+/*
+ * Whether `code` is a copy in recent[] (iter.c: cached_lookup), which the
+ * next lookup may overwrite.  Every code the walk finds is a copy in the
+ * iterator (codemap.c copies methods out, codemap_table.c functions):
+ * there, in rules[] (which only fast_rule_fill and fast_rules write, and
+ * they keep the current frame's), in code_copy, or the frame-pointer
+ * stand-in fp.
+ */
+static inline int swi_code_in_recent(const struct swi_iter *it, const sw_code_info *code)
+{
+	return (const char *)code >= (const char *)it->recent &&
+	       (const char *)code < (const char *)(it->recent + SWI_RECENT);
+}
+
+/*
+ * Make `code` the current frame's.  A copy in recent[] may be overwritten
+ * by the next lookup: it->code then gets its own copy.
+ */
+static inline void swi_set_code(struct swi_iter *it, const sw_code_info *code)
+{
+	if (code && swi_code_in_recent(it, code)) {
+		swi_code_copy_assign(&it->code_copy, (const struct swi_code_copy *)(const void *)code);
+		code = &it->code_copy.info;
+	}
+	it->code = code;
+}
+
+/*
+ * The body rule of code the walk found, and its saved[]: the one beside
+ * its copy (lo == hi when there is none).
+ */
+static inline const struct swu_body_rule *swi_body_rule_of(const sw_code_info *code,
+                                                           const uint32_t **saved)
+{
+	const struct swi_code_copy *c = (const struct swi_code_copy *)(const void *)code;
+
+	*saved = c->saved;
+	return c->body;
+}
+
+/* How a frame's callee's unwind information was made: the caller's trust. */
+static inline uint8_t swi_code_trust(const sw_code_info *code)
+{
+	if (!(code->flags & SW_CODE_NATIVE))
+		return SW_TRUST_JIT;
+	return (code->flags & SW_CODE_ANALYZED) ? SW_TRUST_ANALYSIS : SW_TRUST_CFI;
+}
+
+/*
+ * sw_iter_next for an iterator sw_iter_init set up (iter.c): sw_walk_frames
+ * calls it directly, without the public entry's checks and PLT hop per frame.
+ */
+int swi_iter_next(struct swi_iter *it);
+
+/* An empty rule table for a caller's cache (sw_walk_cache_init). */
+void swi_rule_table_init(struct swi_rule_table *rt);
+
+/*
+ * Let the walk's fast step start from the rules of the caller's table
+ * `rt` and hand back those it adds (sw_walk_frames_cached): after
+ * sw_iter_init, before the first step, inside the read section, where the
+ * map's version can vouch for what `rt` holds.  `rt` empties itself when
+ * what its rules were made under changed.  SW_E_INVAL when `rt` is no
+ * table or the walk has begun.
+ */
+sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt);
+
+/* Hand the rules the walk added to its cache, if it has one (before sw_iter_end). */
+void swi_iter_keep_rules(struct swi_iter *it);
+
+/*
+ * sw_walk_frames' inner loop (iter.c): after a frame swi_iter_next
+ * reported and `cb` accepted, report every following frame the fast step
+ * can take, to `cb`, without going back through swi_iter_next.  Returns 0
+ * to go on with swi_iter_next, 1 when `cb` asked to stop, or the walk's
+ * error when it failed.
+ */
+int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data);
+
+/*
+ * After swi_iter_next reported a Frame (SW_STATE_FRAME), the address that
+ * Frame returns to; SW_E_STATE at any other point of the walk.
+ */
+sw_status swi_iter_frame_return_address(const struct swi_iter *it, uint64_t *ra);
+
+/*
+ * After swi_iter_next reported a Frame (SW_STATE_FRAME), take the one step
+ * that resumes the walk from it (iter.c: step_after_frame) and stop
+ * before anything else: 1 when that left a managed frame in rd.cur to
+ * unwind next (SWI_STEP_UNWIND), 0 when the walk goes on some other way,
+ * or the walk's error.  swi_iter_next goes on from either.  sw_backtrace
+ * takes the frame from there in its own loop.  have_ra: ra is the Frame's
+ * return address already (swi_iter_frame_return_address); known, when not
+ * NULL, the code a lookup of that return address would find, and which
+ * stands in for the lookup unless the Frame resumes at an exact IP.
+ */
+int swi_iter_resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known);
+
+/* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
+sw_status swi_unwind_managed(struct swi_iter *it);
+
+#endif /* SW_LIB_ITER_H */
