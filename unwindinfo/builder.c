@@ -152,33 +152,59 @@ static sw_status reserve(void **arr, uint32_t *cap, uint32_t n, size_t size)
 	return SW_OK;
 }
 
-static sw_status prolog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
-                           uint32_t reg, uint32_t reg2, int64_t arg)
+/*
+ * What every call that describes code checks first, in this order: a
+ * builder, no earlier error, the phase the call belongs to, and an offset
+ * `at` inside the largest method.  A builder that has described nothing
+ * yet is in IN_PROLOG, and may still become a row builder.  SW_OK, or the
+ * status to return.
+ */
+static sw_status enter(sw_swu_builder *b, enum builder_phase phase, uint32_t at)
 {
-	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
-	struct swu_state s;
-	sw_status st;
-
 	if (!b)
 		return SW_E_INVAL;
 	if (b->error != SW_OK)
 		return b->error;
-	if (b->phase != IN_PROLOG)
+	if (b->phase != phase && !(phase == IN_ROWS && b->phase == IN_PROLOG && b->nprolog == 0))
 		return fail(b, SW_E_STATE);
-	if (end > SW_SWU_MAX_CODE_SIZE)
+	if (at > SW_SWU_MAX_CODE_SIZE)
 		return fail(b, SW_E_LIMIT);
+	return SW_OK;
+}
+
+/*
+ * Check `op` against a copy of *state, and keep both only if it holds: the
+ * new state, and the op at ops[(*n)++] (the caller has made room).  So a
+ * refused op changes nothing but the sticky error.
+ */
+static sw_status keep_op(sw_swu_builder *b, struct swu_state *state, struct swu_op *ops,
+                         uint32_t *n, const struct swu_op *op)
+{
+	struct swu_state s = *state;
+	sw_status st = swu_state_apply(&s, op);
+
+	if (st != SW_OK)
+		return fail(b, st);
+	*state = s;
+	ops[(*n)++] = *op;
+	b->last_end = op->end;
+	return SW_OK;
+}
+
+static sw_status prolog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
+                           uint32_t reg, uint32_t reg2, int64_t arg)
+{
+	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
+	sw_status st;
+
+	if ((st = enter(b, IN_PROLOG, end)) != SW_OK)
+		return st;
 	/* Each instruction ends past the previous one. */
 	if (end <= b->last_end)
 		return fail(b, SW_E_INVAL);
 	if (b->nprolog >= SW_SWU_MAX_OPS)
 		return fail(b, SW_E_LIMIT);
-	s = b->body;
-	if ((st = swu_state_apply(&s, &op)) != SW_OK)
-		return fail(b, st);
-	b->body = s;
-	b->prolog[b->nprolog++] = op;
-	b->last_end = end;
-	return SW_OK;
+	return keep_op(b, &b->body, b->prolog, &b->nprolog, &op);
 }
 
 static sw_status epilog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
@@ -186,18 +212,11 @@ static sw_status epilog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
 {
 	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
 	struct builder_epilog *e;
-	struct swu_state s;
 	sw_status st;
 
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_EPILOG)
-		return fail(b, SW_E_STATE);
+	if ((st = enter(b, IN_EPILOG, end)) != SW_OK)
+		return st;
 	e = &b->epilogs[b->nepilogs];
-	if (end > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
 	/* Past the epilog's start; an equal end describes one instruction
 	 * doing two things, such as leave (restore SP from RBP, pop RBP). */
 	if (end <= e->start || end < b->last_end)
@@ -206,13 +225,9 @@ static sw_status epilog_op(sw_swu_builder *b, uint32_t code, uint32_t end,
 		return fail(b, SW_E_LIMIT);
 	if ((st = reserve((void **)&b->eops, &b->eops_cap, b->neops, sizeof *b->eops)) != SW_OK)
 		return fail(b, st);
-	s = b->epilog;
-	if ((st = swu_state_apply(&s, &op)) != SW_OK)
-		return fail(b, st);
-	b->epilog = s;
-	b->eops[b->neops++] = op;
+	if ((st = keep_op(b, &b->epilog, b->eops, &b->neops, &op)) != SW_OK)
+		return st;
 	e->nops++;
-	b->last_end = end;
 	return SW_OK;
 }
 
@@ -260,14 +275,10 @@ SW_API sw_status sw_swu_sign_return_address(sw_swu_builder *b, uint32_t end)
 
 SW_API sw_status sw_swu_end_prolog(sw_swu_builder *b, uint32_t end)
 {
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_PROLOG)
-		return fail(b, SW_E_STATE);
-	if (end > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
+	sw_status st;
+
+	if ((st = enter(b, IN_PROLOG, end)) != SW_OK)
+		return st;
 	if (end < b->last_end)
 		return fail(b, SW_E_INVAL);
 	b->prolog_size = end;
@@ -282,14 +293,8 @@ SW_API sw_status sw_swu_epilog_begin(sw_swu_builder *b, uint32_t start)
 	struct builder_epilog *e;
 	sw_status st;
 
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_BODY)
-		return fail(b, SW_E_STATE);
-	if (start > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
+	if ((st = enter(b, IN_BODY, start)) != SW_OK)
+		return st;
 	/* After the prolog and after the previous epilog's end. */
 	if (start < b->last_end)
 		return fail(b, SW_E_INVAL);
@@ -356,16 +361,11 @@ SW_API sw_status sw_swu_auth_return_address(sw_swu_builder *b, uint32_t end)
 SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end)
 {
 	struct builder_epilog *e;
+	sw_status st;
 
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_EPILOG)
-		return fail(b, SW_E_STATE);
+	if ((st = enter(b, IN_EPILOG, end)) != SW_OK)
+		return st;
 	e = &b->epilogs[b->nepilogs];
-	if (end > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
 	/* The return (or tail jump) is one more instruction after the last op. */
 	if (end <= b->last_end || end <= e->start)
 		return fail(b, SW_E_INVAL);
@@ -383,28 +383,15 @@ SW_API sw_status sw_swu_epilog_end(sw_swu_builder *b, uint32_t end)
 static sw_status body_op(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_t size)
 {
 	struct swu_op op = { .end = end, .code = code, .arg = size };
-	struct swu_state s;
 	sw_status st;
 
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_BODY)
-		return fail(b, SW_E_STATE);
-	if (end > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
+	if ((st = enter(b, IN_BODY, end)) != SW_OK)
+		return st;
 	if (end <= b->last_end)
 		return fail(b, SW_E_INVAL);
-	s = b->args;
-	if ((st = swu_state_apply(&s, &op)) != SW_OK)
-		return fail(b, st);
 	if ((st = reserve((void **)&b->bops, &b->bops_cap, b->nbops, sizeof *b->bops)) != SW_OK)
 		return fail(b, st);
-	b->args = s;
-	b->bops[b->nbops++] = op;
-	b->last_end = end;
-	return SW_OK;
+	return keep_op(b, &b->args, b->bops, &b->nbops, &op);
 }
 
 SW_API sw_status sw_swu_push_args(sw_swu_builder *b, uint32_t end, uint32_t size)
@@ -427,29 +414,18 @@ static sw_status row_op2(sw_swu_builder *b, uint32_t code, uint32_t end, uint32_
                          uint32_t reg2, int64_t arg)
 {
 	struct swu_op op = { .end = end, .code = code, .reg = reg, .reg2 = reg2, .arg = arg };
-	struct swu_state s;
 	sw_status st;
 
-	if (!b)
-		return SW_E_INVAL;
-	if (b->error != SW_OK)
-		return b->error;
-	if (b->phase != IN_ROWS && (b->phase != IN_PROLOG || b->nprolog > 0))
-		return fail(b, SW_E_STATE);
-	if (end > SW_SWU_MAX_CODE_SIZE)
-		return fail(b, SW_E_LIMIT);
+	if ((st = enter(b, IN_ROWS, end)) != SW_OK)
+		return st;
 	if (end < b->last_end)
 		return fail(b, SW_E_INVAL);
 	if (b->nrops >= SW_SWU_MAX_ROW_OPS)
 		return fail(b, SW_E_LIMIT);
-	s = b->rows;
-	if ((st = swu_state_apply(&s, &op)) != SW_OK)
-		return fail(b, st);
 	if ((st = reserve((void **)&b->rops, &b->rops_cap, b->nrops, sizeof *b->rops)) != SW_OK)
 		return fail(b, st);
-	b->rows = s;
-	b->rops[b->nrops++] = op;
-	b->last_end = end;
+	if ((st = keep_op(b, &b->rows, b->rops, &b->nrops, &op)) != SW_OK)
+		return st;
 	b->phase = IN_ROWS;
 	return SW_OK;
 }
