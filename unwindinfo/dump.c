@@ -122,10 +122,24 @@ static void ra_text(const struct dump_ctx *d, const struct swu_state *s, char *b
 		         r.ra_signed ? " (signed)" : "");
 }
 
+/* "name op1, op2": an op that reads as its mnemonic and operands, in order. */
+static void plain_text(const struct swu_op *op, const char *r, const char *r2, char *text, size_t len)
+{
+	unsigned o = swu_op_operands(op->code);
+	char arg[24] = "";
+
+	if (o & (SWU_OPND_SIZE | SWU_OPND_OFFSET))
+		snprintf(arg, sizeof arg, "%s%" PRId64, o & SWU_OPND_REG ? ", " : " ", op->arg);
+	snprintf(text, len, "%s%s%s%s%s%s", swu_op_name(op->code), o & SWU_OPND_REG ? " " : "",
+	         o & SWU_OPND_REG ? r : "", o & SWU_OPND_REG2 ? ", " : "", o & SWU_OPND_REG2 ? r2 : "",
+	         arg);
+}
+
 /*
  * One op as a person reads it ("push rbx", "set_frame rbp = rsp + 0"):
  * what swdump prints and the verifier names.  `fp_reg` is the frame
- * register restore_sp reads.
+ * register restore_sp reads.  Ops that place a register or the CFA say
+ * where; the others read as plain_text().
  */
 void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *text, size_t len)
 {
@@ -137,37 +151,13 @@ void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *t
 	const char *r2 = reg_name(d, op->reg2, b3, sizeof b3);
 	const char *sp = a ? reg_name(d, a->sp_reg, b2, sizeof b2) : "sp";
 	int64_t arg = op->arg;
+	/* An offset that may be negative reads "- 8", not "+ -8". */
+	char sign = arg < 0 ? '-' : '+';
+	int64_t abs_arg = arg < 0 ? -arg : arg;
 
 	switch (op->code) {
-	case SWU_OP_PUSH:
-	case SWU_OP_POP:
-	case SWU_OP_RESTORE_REG:
-		snprintf(text, len, "%s %s", swu_op_name(op->code), r);
-		break;
-	case SWU_OP_ALLOC:
-	case SWU_OP_FREE:
-	case SWU_OP_PUSH_ARGS:
-	case SWU_OP_POP_ARGS:
-	case SWU_OP_CALL_POPS:
-		snprintf(text, len, "%s %" PRId64, swu_op_name(op->code), arg);
-		break;
-	case SWU_OP_SIGN_RA:
-	case SWU_OP_AUTH_RA:
-		snprintf(text, len, "%s", swu_op_name(op->code));
-		break;
-	case SWU_OP_PUSH_PAIR:
-	case SWU_OP_POP_PAIR:
-		snprintf(text, len, "%s %s, %s, %" PRId64, swu_op_name(op->code), r, r2, arg);
-		break;
-	case SWU_OP_PUSH_SIZED:
-	case SWU_OP_POP_SIZED:
-		snprintf(text, len, "%s %s, %" PRId64, swu_op_name(op->code), r, arg);
-		break;
 	case SWU_OP_SAVE_PAIR:
 		snprintf(text, len, "save_pair %s, %s at [%s + %" PRId64 "]", r, r2, sp, arg);
-		break;
-	case SWU_OP_RESTORE_PAIR:
-		snprintf(text, len, "restore_pair %s, %s", r, r2);
 		break;
 	case SWU_OP_SET_FRAME:
 		snprintf(text, len, "set_frame %s = %s + %" PRId64, r, sp, arg);
@@ -178,31 +168,24 @@ void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *t
 	case SWU_OP_DEF_CFA:
 		snprintf(text, len, "def_cfa %s + %" PRId64, r, arg);
 		break;
-	case SWU_OP_CFA_OFFSET:
-		snprintf(text, len, "def_cfa_offset %" PRId64, arg);
-		break;
 	case SWU_OP_SAVED_AT:
-		snprintf(text, len, "saved_at %s at [cfa %c %" PRId64 "]", r,
-		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
-		break;
-	case SWU_OP_SAME_VALUE:
-		snprintf(text, len, "same_value %s", r);
+		snprintf(text, len, "saved_at %s at [cfa %c %" PRId64 "]", r, sign, abs_arg);
 		break;
 	case SWU_OP_CFA_DEREF:
-		snprintf(text, len, "def_cfa_deref [%s %c %" PRId64 "]", r,
-		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
+		snprintf(text, len, "def_cfa_deref [%s %c %" PRId64 "]", r, sign, abs_arg);
 		break;
 	case SWU_OP_SAVED_AT_REG:
-		snprintf(text, len, "saved_at_reg %s at [%s %c %" PRId64 "]", r, r2,
-		         arg < 0 ? '-' : '+', arg < 0 ? -arg : arg);
+		snprintf(text, len, "saved_at_reg %s at [%s %c %" PRId64 "]", r, r2, sign, abs_arg);
 		break;
 	case SWU_OP_RESTORE_SP:
 		snprintf(text, len, "restore_sp %s = %s %c %" PRId64, sp,
-		         reg_name(d, fp_reg, b1, sizeof b1), arg < 0 ? '-' : '+',
-		         arg < 0 ? -arg : arg);
+		         reg_name(d, fp_reg, b1, sizeof b1), sign, abs_arg);
 		break;
 	default:
-		snprintf(text, len, "op 0x%02" PRIx32, op->code);
+		if (swu_op_name(op->code))
+			plain_text(op, r, r2, text, len);
+		else
+			snprintf(text, len, "op 0x%02" PRIx32, op->code);
 		break;
 	}
 }

@@ -8,46 +8,50 @@
 #include "arch.h"
 #include "swu_format.h"
 
+/*
+ * Each opcode's mnemonic and operands: the one place that says what follows
+ * an opcode, so that the reader, the writer and swdump cannot disagree.  A
+ * code without a name is reserved.
+ */
+static const struct {
+	const char *name;
+	uint8_t operands;       /* SWU_OPND_* */
+} op_syntax[] = {
+	[SWU_OP_PUSH]         = { "push",           SWU_OPND_REG },
+	[SWU_OP_ALLOC]        = { "alloc",          SWU_OPND_SIZE },
+	[SWU_OP_SET_FRAME]    = { "set_frame",      SWU_OPND_REG | SWU_OPND_SIZE },
+	[SWU_OP_SAVE_REG]     = { "save_reg",       SWU_OPND_REG | SWU_OPND_SIZE },
+	[SWU_OP_FREE]         = { "free",           SWU_OPND_SIZE },
+	[SWU_OP_RESTORE_SP]   = { "restore_sp",     SWU_OPND_OFFSET },
+	[SWU_OP_POP]          = { "pop",            SWU_OPND_REG },
+	[SWU_OP_RESTORE_REG]  = { "restore_reg",    SWU_OPND_REG },
+	[SWU_OP_DEF_CFA]      = { "def_cfa",        SWU_OPND_REG | SWU_OPND_OFFSET },
+	[SWU_OP_CFA_OFFSET]   = { "def_cfa_offset", SWU_OPND_OFFSET },
+	[SWU_OP_SAVED_AT]     = { "saved_at",       SWU_OPND_REG | SWU_OPND_OFFSET },
+	[SWU_OP_SAME_VALUE]   = { "same_value",     SWU_OPND_REG },
+	[SWU_OP_CFA_DEREF]    = { "def_cfa_deref",  SWU_OPND_REG | SWU_OPND_OFFSET },
+	[SWU_OP_SAVED_AT_REG] = { "saved_at_reg",   SWU_OPND_REG | SWU_OPND_REG2 | SWU_OPND_OFFSET },
+	[SWU_OP_PUSH_PAIR]    = { "push_pair",      SWU_OPND_REG | SWU_OPND_REG2 | SWU_OPND_SIZE },
+	[SWU_OP_PUSH_SIZED]   = { "push_sized",     SWU_OPND_REG | SWU_OPND_SIZE },
+	[SWU_OP_SAVE_PAIR]    = { "save_pair",      SWU_OPND_REG | SWU_OPND_REG2 | SWU_OPND_SIZE },
+	[SWU_OP_SIGN_RA]      = { "sign_ra",        0 },
+	[SWU_OP_POP_PAIR]     = { "pop_pair",       SWU_OPND_REG | SWU_OPND_REG2 | SWU_OPND_SIZE },
+	[SWU_OP_POP_SIZED]    = { "pop_sized",      SWU_OPND_REG | SWU_OPND_SIZE },
+	[SWU_OP_RESTORE_PAIR] = { "restore_pair",   SWU_OPND_REG | SWU_OPND_REG2 },
+	[SWU_OP_AUTH_RA]      = { "auth_ra",        0 },
+	[SWU_OP_PUSH_ARGS]    = { "push_args",      SWU_OPND_SIZE },
+	[SWU_OP_POP_ARGS]     = { "pop_args",       SWU_OPND_SIZE },
+	[SWU_OP_CALL_POPS]    = { "call_pops_args", SWU_OPND_SIZE },
+};
+
 const char *swu_op_name(unsigned code)
 {
-	switch (code) {
-	case SWU_OP_PUSH:        return "push";
-	case SWU_OP_ALLOC:       return "alloc";
-	case SWU_OP_SET_FRAME:   return "set_frame";
-	case SWU_OP_SAVE_REG:    return "save_reg";
-	case SWU_OP_FREE:        return "free";
-	case SWU_OP_RESTORE_SP:  return "restore_sp";
-	case SWU_OP_POP:         return "pop";
-	case SWU_OP_RESTORE_REG: return "restore_reg";
-	case SWU_OP_DEF_CFA:     return "def_cfa";
-	case SWU_OP_CFA_OFFSET:  return "def_cfa_offset";
-	case SWU_OP_SAVED_AT:    return "saved_at";
-	case SWU_OP_SAME_VALUE:  return "same_value";
-	case SWU_OP_CFA_DEREF:   return "def_cfa_deref";
-	case SWU_OP_SAVED_AT_REG: return "saved_at_reg";
-	case SWU_OP_PUSH_PAIR:   return "push_pair";
-	case SWU_OP_PUSH_SIZED:  return "push_sized";
-	case SWU_OP_SAVE_PAIR:   return "save_pair";
-	case SWU_OP_SIGN_RA:     return "sign_ra";
-	case SWU_OP_POP_PAIR:    return "pop_pair";
-	case SWU_OP_POP_SIZED:   return "pop_sized";
-	case SWU_OP_RESTORE_PAIR: return "restore_pair";
-	case SWU_OP_AUTH_RA:     return "auth_ra";
-	case SWU_OP_PUSH_ARGS:   return "push_args";
-	case SWU_OP_POP_ARGS:    return "pop_args";
-	case SWU_OP_CALL_POPS:   return "call_pops_args";
-	default:                 return NULL;
-	}
+	return code < sizeof op_syntax / sizeof op_syntax[0] ? op_syntax[code].name : NULL;
 }
 
-/* One unsigned operand into op->arg. */
-static sw_status read_arg(struct swu_reader *r, struct swu_op *op)
+unsigned swu_op_operands(unsigned code)
 {
-	uint32_t u = 0;
-	sw_status st = swu_read_uleb(r, &u);
-
-	op->arg = u;
-	return st;
+	return swu_op_name(code) ? op_syntax[code].operands : 0;
 }
 
 /* The end of an op `delta` after `prev_end`, within the limit. */
@@ -65,73 +69,32 @@ static sw_status read_end(struct swu_reader *r, uint32_t prev_end, uint32_t min_
 	return SW_OK;
 }
 
-/* The operands of op->code; the syntax of each opcode. */
+/* The operands of op->code, as op_syntax says. */
 static sw_status read_operands(struct swu_reader *r, struct swu_op *op)
 {
+	unsigned operands = swu_op_operands(op->code);
+	uint32_t u = 0;
 	int32_t s = 0;
-	sw_status st;
+	sw_status st = SW_OK;
 
 	op->reg = 0;
 	op->reg2 = 0;
 	op->arg = 0;
-
-	switch (op->code) {
-	case SWU_OP_SIGN_RA:
-	case SWU_OP_AUTH_RA:
-		return SW_OK;
-	case SWU_OP_PUSH:
-	case SWU_OP_POP:
-	case SWU_OP_RESTORE_REG:
-	case SWU_OP_SAME_VALUE:
-		return swu_read_uleb(r, &op->reg);
-	case SWU_OP_ALLOC:
-	case SWU_OP_FREE:
-	case SWU_OP_PUSH_ARGS:
-	case SWU_OP_POP_ARGS:
-	case SWU_OP_CALL_POPS:
-		return read_arg(r, op);
-	case SWU_OP_SET_FRAME:
-	case SWU_OP_SAVE_REG:
-	case SWU_OP_PUSH_SIZED:
-	case SWU_OP_POP_SIZED:
-		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
-			return st;
-		return read_arg(r, op);
-	case SWU_OP_RESTORE_PAIR:
-		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
-			return st;
-		return swu_read_uleb(r, &op->reg2);
-	case SWU_OP_PUSH_PAIR:
-	case SWU_OP_SAVE_PAIR:
-	case SWU_OP_POP_PAIR:
-		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK ||
-		    (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
-			return st;
-		return read_arg(r, op);
-	case SWU_OP_DEF_CFA:
-	case SWU_OP_SAVED_AT:
-	case SWU_OP_CFA_DEREF:
-		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK)
-			return st;
-		st = swu_read_sleb(r, &s);
-		op->arg = s;
-		return st;
-	case SWU_OP_SAVED_AT_REG:
-		if ((st = swu_read_uleb(r, &op->reg)) != SW_OK ||
-		    (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
-			return st;
-		st = swu_read_sleb(r, &s);
-		op->arg = s;
-		return st;
-	case SWU_OP_RESTORE_SP:
-	case SWU_OP_CFA_OFFSET:
-		st = swu_read_sleb(r, &s);
-		op->arg = s;
-		return st;
-	default:
-		/* Reserved: this decoder cannot know its length. */
+	/* Reserved: this decoder cannot know its length. */
+	if (!swu_op_name(op->code))
 		return SW_E_BADMETA;
+	if ((operands & SWU_OPND_REG) && (st = swu_read_uleb(r, &op->reg)) != SW_OK)
+		return st;
+	if ((operands & SWU_OPND_REG2) && (st = swu_read_uleb(r, &op->reg2)) != SW_OK)
+		return st;
+	if (operands & SWU_OPND_SIZE) {
+		st = swu_read_uleb(r, &u);
+		op->arg = u;
+	} else if (operands & SWU_OPND_OFFSET) {
+		st = swu_read_sleb(r, &s);
+		op->arg = s;
 	}
+	return st;
 }
 
 sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delta,
@@ -404,54 +367,16 @@ sw_status swu_read_epilog(struct swu_reader *r, const sw_swu_header *h,
 /* The operands of op->code, as read_operands() reads them. */
 static void put_operands(struct swu_writer *w, const struct swu_op *op)
 {
-	switch (op->code) {
-	case SWU_OP_PUSH:
-	case SWU_OP_POP:
-	case SWU_OP_RESTORE_REG:
-	case SWU_OP_SAME_VALUE:
+	unsigned operands = swu_op_operands(op->code);
+
+	if (operands & SWU_OPND_REG)
 		swu_put_uleb(w, op->reg);
-		break;
-	case SWU_OP_DEF_CFA:
-	case SWU_OP_SAVED_AT:
-	case SWU_OP_CFA_DEREF:
-		swu_put_uleb(w, op->reg);
-		swu_put_sleb(w, (int32_t)op->arg);
-		break;
-	case SWU_OP_SAVED_AT_REG:
-		swu_put_uleb(w, op->reg);
+	if (operands & SWU_OPND_REG2)
 		swu_put_uleb(w, op->reg2);
+	if (operands & SWU_OPND_SIZE)
+		swu_put_uleb(w, (uint32_t)op->arg);
+	else if (operands & SWU_OPND_OFFSET)
 		swu_put_sleb(w, (int32_t)op->arg);
-		break;
-	case SWU_OP_ALLOC:
-	case SWU_OP_FREE:
-	case SWU_OP_PUSH_ARGS:
-	case SWU_OP_POP_ARGS:
-	case SWU_OP_CALL_POPS:
-		swu_put_uleb(w, (uint32_t)op->arg);
-		break;
-	case SWU_OP_SET_FRAME:
-	case SWU_OP_SAVE_REG:
-	case SWU_OP_PUSH_SIZED:
-	case SWU_OP_POP_SIZED:
-		swu_put_uleb(w, op->reg);
-		swu_put_uleb(w, (uint32_t)op->arg);
-		break;
-	case SWU_OP_RESTORE_PAIR:
-		swu_put_uleb(w, op->reg);
-		swu_put_uleb(w, op->reg2);
-		break;
-	case SWU_OP_PUSH_PAIR:
-	case SWU_OP_SAVE_PAIR:
-	case SWU_OP_POP_PAIR:
-		swu_put_uleb(w, op->reg);
-		swu_put_uleb(w, op->reg2);
-		swu_put_uleb(w, (uint32_t)op->arg);
-		break;
-	case SWU_OP_RESTORE_SP:
-	case SWU_OP_CFA_OFFSET:
-		swu_put_sleb(w, (int32_t)op->arg);
-		break;
-	}
 }
 
 void swu_put_op(struct swu_writer *w, uint32_t prev_end, const struct swu_op *op)

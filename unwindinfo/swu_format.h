@@ -168,8 +168,19 @@ struct swu_op {
 	int64_t arg;            /* size or offset */
 };
 
-/* The mnemonic of an opcode ("push", ...), or NULL. */
+/* What follows an opcode: the operands it has, in this order, each a LEB128. */
+enum swu_operand {
+	SWU_OPND_REG    = 1,    /* reg (ULEB128) */
+	SWU_OPND_REG2   = 2,    /* reg2 (ULEB128) */
+	SWU_OPND_SIZE   = 4,    /* arg (ULEB128): a size or an SP offset */
+	SWU_OPND_OFFSET = 8,    /* arg (SLEB128, an int32_t) */
+};
+
+/* The mnemonic of an opcode ("push", ...), or NULL for a reserved one. */
 const char *swu_op_name(unsigned code);
+
+/* The operands of an opcode (SWU_OPND_*); 0 for none or a reserved one. */
+unsigned swu_op_operands(unsigned code);
 
 /* One op in swdump's words ("push rbx"); restore_sp reads `fp_reg` (dump.c). */
 void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *text, size_t len);
