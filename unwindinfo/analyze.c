@@ -396,6 +396,38 @@ static bool unreached_seed(const struct actx *c, unsigned mode, struct astate *s
 	return true;
 }
 
+/* ---- Decoding: effects both architectures describe ---- */
+
+/*
+ * d = base + imm: what moves SP and FP.  transfer() follows d from here
+ * on, so it no longer counts among the registers the instruction clobbers.
+ */
+static void set_effect(struct swi_effect *e, unsigned d, unsigned base, int32_t imm)
+{
+	e->op = SWI_EFF_SET;
+	e->r1 = (uint8_t)d;
+	e->base = (uint8_t)base;
+	e->imm = imm;
+	e->writes &= ~BIT(d);
+}
+
+/* d = base + sign * k, k a register that holds a known constant (a large frame). */
+static void set_known_effect(struct swi_effect *e, unsigned d, unsigned base, unsigned k, int sign)
+{
+	set_effect(e, d, base, 0);
+	e->kreg = (uint8_t)k;
+	e->ksign = (int8_t)sign;
+}
+
+/* d = v: remembered, for a later set_known_effect() that reads d. */
+static void const_effect(struct swi_effect *e, unsigned d, int64_t v)
+{
+	e->op = SWI_EFF_CONST;
+	e->r1 = (uint8_t)d;
+	e->kval = v;
+	e->writes &= ~BIT(d);
+}
+
 /* ---- Decoding: x86 and x86-64 ---- */
 
 /* Capstone x86 register -> AMD64 encoding (0-15) and width in bits, or -1. */
@@ -516,20 +548,12 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 		if (x->op_count == 2 && o[0].type == X86_OP_REG && o[1].type == X86_OP_IMM &&
 		    (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		    o[1].imm >= -(int64_t)SW_SWU_MAX_FRAME && o[1].imm <= (int64_t)SW_SWU_MAX_FRAME) {
-			e->op = SWI_EFF_SET;
-			e->r1 = e->base = (uint8_t)d;
-			e->imm = (int32_t)(in->id == X86_INS_SUB ? -o[1].imm : o[1].imm);
-			e->writes &= ~BIT(d);
+			set_effect(e, d, d, (int32_t)(in->id == X86_INS_SUB ? -o[1].imm : o[1].imm));
 		} else if (x->op_count == 2 && o[0].type == X86_OP_REG && o[1].type == X86_OP_REG &&
 		           (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		           (s = x86_lreg(c, o[1].reg, &w1)) != NOREG && w1) {
 			/* sub %rax, %rsp after mov $N, %eax: a known size. */
-			e->op = SWI_EFF_SET;
-			e->r1 = e->base = (uint8_t)d;
-			e->imm = 0;
-			e->kreg = (uint8_t)s;
-			e->ksign = in->id == X86_INS_SUB ? -1 : 1;
-			e->writes &= ~BIT(d);
+			set_known_effect(e, d, d, s, in->id == X86_INS_SUB ? -1 : 1);
 		}
 		return;
 	case X86_INS_LEA:
@@ -547,11 +571,7 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 		    (d = x86_lreg(c, o[0].reg, &w0)) != NOREG && w0 &&
 		    (s = x86_lreg(c, o[1].mem.base, &w1)) != NOREG && w1 &&
 		    o[1].mem.disp >= -(int64_t)SW_SWU_MAX_FRAME && o[1].mem.disp <= (int64_t)SW_SWU_MAX_FRAME) {
-			e->op = SWI_EFF_SET;
-			e->r1 = (uint8_t)d;
-			e->base = (uint8_t)s;
-			e->imm = (int32_t)o[1].mem.disp;
-			e->writes &= ~BIT(d);
+			set_effect(e, d, s, (int32_t)o[1].mem.disp);
 		}
 		return;
 	case X86_INS_MOV:
@@ -559,24 +579,15 @@ static void x86_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 			return;
 		if (o[0].type == X86_OP_REG && o[1].type == X86_OP_IMM) {
 			d = x86_lreg(c, o[0].reg, &w0);
-			if (d != NOREG && w0) {
-				e->op = SWI_EFF_CONST;
-				e->r1 = (uint8_t)d;
-				e->kval = o[1].imm;
-				e->writes &= ~BIT(d);
-			}
+			if (d != NOREG && w0)
+				const_effect(e, d, o[1].imm);
 			return;
 		}
 		if (o[0].type == X86_OP_REG && o[1].type == X86_OP_REG) {
 			d = x86_lreg(c, o[0].reg, &w0);
 			s = x86_lreg(c, o[1].reg, &w1);
-			if (d != NOREG && w0 && s != NOREG && w1) {
-				e->op = SWI_EFF_SET;
-				e->r1 = (uint8_t)d;
-				e->base = (uint8_t)s;
-				e->imm = 0;
-				e->writes &= ~BIT(d);
-			}
+			if (d != NOREG && w0 && s != NOREG && w1)
+				set_effect(e, d, s, 0);
 			return;
 		}
 		if ((o[0].type == X86_OP_MEM && o[1].type == X86_OP_REG) ||
@@ -750,11 +761,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 				v <<= 12;
 			else if (o[2].shift.type != ARM64_SFT_INVALID)
 				return;
-			e->op = SWI_EFF_SET;
-			e->r1 = (uint8_t)d;
-			e->base = (uint8_t)s;
-			e->imm = (int32_t)(in->id == ARM64_INS_SUB ? -v : v);
-			e->writes &= ~BIT(d);
+			set_effect(e, d, s, (int32_t)(in->id == ARM64_INS_SUB ? -v : v));
 		} else if (x->op_count == 3 && o[0].type == ARM64_OP_REG && o[1].type == ARM64_OP_REG &&
 		           o[2].type == ARM64_OP_REG && o[2].shift.type == ARM64_SFT_INVALID &&
 		           o[2].ext == ARM64_EXT_INVALID &&
@@ -765,13 +772,7 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 			/* sub sp, sp, x12 after mov x12, #N: a large frame. */
 			if (k == NOREG || !w1)
 				return;
-			e->op = SWI_EFF_SET;
-			e->r1 = (uint8_t)d;
-			e->base = (uint8_t)s;
-			e->imm = 0;
-			e->kreg = (uint8_t)k;
-			e->ksign = in->id == ARM64_INS_SUB ? -1 : 1;
-			e->writes &= ~BIT(d);
+			set_known_effect(e, d, s, k, in->id == ARM64_INS_SUB ? -1 : 1);
 		}
 		return;
 	case ARM64_INS_MOVZ:
@@ -792,21 +793,13 @@ static void a64_effect(const struct actx *c, csh h, const cs_insn *in, struct sw
 	case ARM64_INS_MOV:
 		if (x->op_count == 2 && o[0].type == ARM64_OP_REG && o[1].type == ARM64_OP_IMM &&
 		    (d = a64_reg(o[0].reg, &w0)) != NOREG && w0 && d < SW_ARM64_SP) {
-			e->op = SWI_EFF_CONST;
-			e->r1 = (uint8_t)d;
-			e->kval = o[1].imm;
-			e->writes &= ~BIT(d);
+			const_effect(e, d, o[1].imm);
 			return;
 		}
 		if (x->op_count == 2 && o[0].type == ARM64_OP_REG && o[1].type == ARM64_OP_REG &&
 		    (d = a64_reg(o[0].reg, &w0)) != NOREG && w0 &&
-		    (s = a64_reg(o[1].reg, &w1)) != NOREG && w1 && d < SW_ARM64_PC && s < SW_ARM64_PC) {
-			e->op = SWI_EFF_SET;
-			e->r1 = (uint8_t)d;
-			e->base = (uint8_t)s;
-			e->imm = 0;
-			e->writes &= ~BIT(d);
-		}
+		    (s = a64_reg(o[1].reg, &w1)) != NOREG && w1 && d < SW_ARM64_PC && s < SW_ARM64_PC)
+			set_effect(e, d, s, 0);
 		return;
 	case ARM64_INS_BL:
 	case ARM64_INS_BLR:
