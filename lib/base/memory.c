@@ -38,11 +38,8 @@ static sw_status local_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	const sw_memory *m = ctx;
 
-	if (range_contains(m->direct_lo, m->direct_hi, addr, len)) {
-		memcpy(buf, (const void *)(uintptr_t)addr, len);
-		return SW_OK;
-	}
-	if (range_contains(m->extra_lo, m->extra_hi, addr, len)) {
+	if (range_contains(m->direct_lo, m->direct_hi, addr, len) ||
+	    range_contains(m->extra_lo, m->extra_hi, addr, len)) {
 		memcpy(buf, (const void *)(uintptr_t)addr, len);
 		return SW_OK;
 	}
@@ -63,19 +60,29 @@ static sw_status local_write(void *ctx, uint64_t addr, const void *buf, size_t l
 	return SW_E_READONLY;
 }
 
+/*
+ * What both built-in accessors set up: `mem` is its own callbacks' context,
+ * and [lo, hi), at host address `host`, is the window swi_read reads inline.
+ */
+static void memory_init(sw_memory *mem, sw_memory_read_fn read, sw_memory_write_fn write,
+                        uint64_t lo, uint64_t hi, void *host)
+{
+	memset(mem, 0, sizeof *mem);
+	mem->read = read;
+	mem->write = write;
+	mem->ctx = mem;
+	mem->direct_lo = lo;
+	mem->direct_hi = hi;
+	mem->direct_host = host;
+}
+
 SW_API sw_status sw_memory_init_local(sw_memory *mem, uint64_t lo, uint64_t hi, unsigned flags)
 {
 	if (!mem || lo > hi || (flags & ~(unsigned)SW_MEMORY_PROBE))
 		return SW_E_INVAL;
 	if (hi > UINTPTR_MAX)
 		return SW_E_INVAL;
-	memset(mem, 0, sizeof *mem);
-	mem->read = local_read;
-	mem->write = local_write;
-	mem->ctx = mem;
-	mem->direct_lo = lo;
-	mem->direct_hi = hi;
-	mem->direct_host = (unsigned char *)(uintptr_t)lo;
+	memory_init(mem, local_read, local_write, lo, hi, (void *)(uintptr_t)lo);
 	mem->flags = flags;
 	return SW_OK;
 }
@@ -115,13 +122,7 @@ SW_API sw_status sw_memory_init_buffer(sw_memory *mem, void *buf, size_t size, u
 {
 	if (!mem || (!buf && size) || base + size < base)
 		return SW_E_INVAL;
-	memset(mem, 0, sizeof *mem);
-	mem->read = buffer_read;
-	mem->write = buffer_write;
-	mem->ctx = mem;
-	mem->direct_lo = base;
-	mem->direct_hi = base + size;
-	mem->direct_host = buf;
+	memory_init(mem, buffer_read, buffer_write, base, base + size, buf);
 	return SW_OK;
 }
 
