@@ -443,6 +443,37 @@ static sw_status claim(sw_registry *reg, uint64_t id, uint64_t after, reg_entry 
 	registry_unlock(reg);
 	return SW_OK;
 }
+
+/*
+ * Starting and stopping change which registry owns a signal: the owner
+ * table's lock, then the registry's, always in that order.
+ */
+static void owner_lock_take(sw_registry *reg)
+{
+	sw_registry_unsafe_enter();
+	pthread_mutex_lock(&owner_lock);
+	pthread_mutex_lock(&reg->lock);
+}
+
+static void owner_lock_drop(sw_registry *reg)
+{
+	pthread_mutex_unlock(&reg->lock);
+	pthread_mutex_unlock(&owner_lock);
+	sw_registry_unsafe_leave();
+}
+
+/* May this thread ask for samples now: is the registry sampling, and is this its sampler? */
+static sw_status may_sample(sw_registry *reg)
+{
+	sw_status st;
+
+	registry_lock(reg);
+	st = reg->sampling ? SW_OK : SW_E_STATE;
+	registry_unlock(reg);
+	if (st == SW_OK && !is_sampler(reg))
+		st = SW_E_UNSAFE;
+	return st;
+}
 #endif
 
 SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *options)
@@ -455,9 +486,7 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 	if (!reg || signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]) ||
 	    signo == SIGKILL || signo == SIGSTOP)
 		return SW_E_INVAL;
-	sw_registry_unsafe_enter();
-	pthread_mutex_lock(&owner_lock);
-	pthread_mutex_lock(&reg->lock);
+	owner_lock_take(reg);
 	if (reg->sampling)
 		st = SW_E_STATE;
 	else if (signal_owner[signo])
@@ -483,9 +512,7 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 			reg->sampling = 1;
 		}
 	}
-	pthread_mutex_unlock(&reg->lock);
-	pthread_mutex_unlock(&owner_lock);
-	sw_registry_unsafe_leave();
+	owner_lock_drop(reg);
 	return st;
 #else
 	SWI_UNUSED(reg); SWI_UNUSED(options);
@@ -500,9 +527,7 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 		return SW_E_INVAL;
 	if (!is_sampler(reg))
 		return SW_E_UNSAFE;
-	sw_registry_unsafe_enter();
-	pthread_mutex_lock(&owner_lock);
-	pthread_mutex_lock(&reg->lock);
+	owner_lock_take(reg);
 	/*
 	 * Our handler stays installed: a withdrawn request's signal may still
 	 * be pending, and the old action (SIGPROF's default kills) must not
@@ -511,9 +536,7 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 	__atomic_store_n(&signal_owner[reg->signo], NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&reg->target, NULL, __ATOMIC_RELEASE);
 	reg->sampling = 0;
-	pthread_mutex_unlock(&reg->lock);
-	pthread_mutex_unlock(&owner_lock);
-	sw_registry_unsafe_leave();
+	owner_lock_drop(reg);
 	return SW_OK;
 #else
 	SWI_UNUSED(reg);
@@ -530,13 +553,8 @@ SW_API sw_status sw_sampler_sample(sw_registry *reg, uint64_t id, sw_sampler_cal
 
 	if (!reg || !id)
 		return SW_E_INVAL;
-	registry_lock(reg);
-	st = reg->sampling ? SW_OK : SW_E_STATE;
-	registry_unlock(reg);
-	if (st != SW_OK)
+	if ((st = may_sample(reg)) != SW_OK)
 		return st;
-	if (!is_sampler(reg))
-		return SW_E_UNSAFE;
 	st = claim(reg, id, 0, &e, &id);
 	if (st != SW_OK)
 		return st;
@@ -561,13 +579,8 @@ SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb,
 		*sampled = 0;
 	if (!reg)
 		return SW_E_INVAL;
-	registry_lock(reg);
-	st = reg->sampling ? SW_OK : SW_E_STATE;
-	registry_unlock(reg);
-	if (st != SW_OK)
+	if ((st = may_sample(reg)) != SW_OK)
 		return st;
-	if (!is_sampler(reg))
-		return SW_E_UNSAFE;
 	for (;;) {
 		reg_entry *e = NULL;
 
