@@ -62,29 +62,18 @@ struct sw_watchdog {
 
 /* ---- the helper process --------------------------------------------------- */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
+enum sock_way { SOCK_RECEIVE, SOCK_SEND };
 
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
+/*
+ * Send (or receive) all `len` bytes on the helper's socket, through
+ * interrupted and short transfers: 0, or -1 when the other end has gone.
+ */
+static int sock_all(int fd, void *buf, size_t len, enum sock_way way)
 {
 	unsigned char *p = buf;
 
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		ssize_t n = way == SOCK_SEND ? send(fd, p, len, MSG_NOSIGNAL) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -133,7 +122,7 @@ static void helper_main(int sock, pid_t target, const sw_hang_options *opt)
 	/* The target may have died between fork and prctl. */
 	if (getppid() != target)
 		_exit(0);
-	while (read_all(sock, &req, 1) == 0) {
+	while (sock_all(sock, &req, 1, SOCK_RECEIVE) == 0) {
 		sw_hang_report *r = NULL;
 		unsigned char *buf = NULL;
 		int64_t head[2] = { 0, 0 };
@@ -144,7 +133,8 @@ static void helper_main(int sock, pid_t target, const sw_hang_options *opt)
 			st = swi_hang_report_serialize(r, &buf, &len);
 		head[0] = st;
 		head[1] = st == SW_OK ? (int64_t)len : 0;
-		if (write_all(sock, head, sizeof head) != 0 || (len && write_all(sock, buf, len) != 0))
+		if (sock_all(sock, head, sizeof head, SOCK_SEND) != 0 ||
+		    (len && sock_all(sock, buf, len, SOCK_SEND) != 0))
 			_exit(1);
 		free(buf);
 		sw_hang_report_free(r);
@@ -199,7 +189,8 @@ static sw_status request_report(sw_watchdog *wd, sw_hang_report **out)
 	*out = NULL;
 	if (wd->sock < 0)
 		return SW_E_STATE;
-	if (write_all(wd->sock, &req, 1) != 0 || read_all(wd->sock, head, sizeof head) != 0)
+	if (sock_all(wd->sock, &req, 1, SOCK_SEND) != 0 ||
+	    sock_all(wd->sock, head, sizeof head, SOCK_RECEIVE) != 0)
 		return SW_E_STATE;
 	if (head[0] != SW_OK)
 		return (sw_status)head[0];
@@ -207,7 +198,7 @@ static sw_status request_report(sw_watchdog *wd, sw_hang_report **out)
 		return SW_E_BADMETA;
 	if (!(buf = malloc((size_t)head[1])))
 		return SW_E_NOMEM;
-	if (read_all(wd->sock, buf, (size_t)head[1]) != 0) {
+	if (sock_all(wd->sock, buf, (size_t)head[1], SOCK_RECEIVE) != 0) {
 		free(buf);
 		return SW_E_STATE;
 	}
