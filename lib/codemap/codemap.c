@@ -147,6 +147,18 @@ static void count_add(sw_codemap *map, size_t delta)
 	                      memory_order_relaxed);
 }
 
+/*
+ * Publish the next value of a counter readers check (version, additions):
+ * a release store, so that a reader that sees it sees what came before.
+ * Writers hold the lock, so a store does, not a locked add (that would
+ * drain the stores before it).
+ */
+static void bump_release(atomic_uint_fast64_t *counter)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
 static size_t page_hash(const struct codemap_table *t, uint64_t page)
 {
 	/* Fibonacci hashing: neighbouring pages spread over the table. */
@@ -1083,10 +1095,7 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 	if (fresh != small)
 		free(fresh);
 	count_add(map, 1);
-	/* Writers hold the lock: a store, not a locked add (that would drain the stores of the add). */
-	atomic_store_explicit(&map->additions,
-	                      atomic_load_explicit(&map->additions, memory_order_relaxed) + 1,
-	                      memory_order_release);
+	bump_release(&map->additions);
 	return SW_OK;
 }
 
@@ -1191,12 +1200,9 @@ static sw_status remove_locked(sw_codemap *map, uint64_t start)
 	/*
 	 * Before the entry goes to the epoch (see swi_codemap_version): the
 	 * fence of the reclamation poll that may free it comes after this
-	 * store, which is what pairs with the reader's fence.  Writers hold
-	 * the lock, so a store does, not a locked add.
+	 * store, which is what pairs with the reader's fence.
 	 */
-	atomic_store_explicit(&map->version,
-	                      atomic_load_explicit(&map->version, memory_order_relaxed) + 1,
-	                      memory_order_release);
+	bump_release(&map->version);
 	swi_retire_push(&map->retire, (uintptr_t)e);
 	count_add(map, (size_t)-1);
 
@@ -1320,9 +1326,7 @@ static sw_status add_table_locked(sw_codemap *map, const struct swi_code_table *
 	fresh->n = n + 1;
 	tables_publish(map, fresh);
 	count_add(map, t->nfn);
-	atomic_store_explicit(&map->additions,
-	                      atomic_load_explicit(&map->additions, memory_order_relaxed) + 1,
-	                      memory_order_release);
+	bump_release(&map->additions);
 	return SW_OK;
 }
 
@@ -1363,9 +1367,7 @@ static sw_status remove_table_locked(sw_codemap *map, const struct swi_code_tabl
 	}
 	atomic_store_explicit(&map->tables, fresh, memory_order_release);
 	/* Before the old list goes to the epoch, as for a removed entry (swi_codemap_version). */
-	atomic_store_explicit(&map->version,
-	                      atomic_load_explicit(&map->version, memory_order_relaxed) + 1,
-	                      memory_order_release);
+	bump_release(&map->version);
 	swi_epoch_retire(&map->epoch, &((struct codemap_tables *)old)->retire, free_tables);
 	count_add(map, (size_t)0 - t->nfn);
 	return SW_OK;
