@@ -20,6 +20,7 @@
 #include "util.h"
 #include "core_notes.h"
 #include "regular_file.h"
+#include "stopped_target.h"
 
 /* Hard limits against hostile cores (Linux allows 65530 mappings by default). */
 #define CORE_MAX_SEGMENTS (1u << 17)
@@ -31,11 +32,6 @@ struct core_segment {
 	uint64_t dumped_end;            /* p_vaddr + p_filesz: later bytes were omitted */
 	const unsigned char *data;      /* the dumped bytes, inside the image */
 	unsigned prot;                  /* SW_PROT_* from p_flags */
-};
-
-struct core_thread {
-	sw_context ctx;
-	int tid;
 };
 
 struct core_mapping {
@@ -59,7 +55,7 @@ struct sw_core {
 	void *map;                      /* our mapping of the file (sw_core_open), or NULL */
 	struct core_segment *segs;      /* sorted by start, disjoint */
 	size_t nsegs;
-	struct core_thread *threads;
+	struct swi_thread_regs *threads;
 	size_t nthreads, threads_cap;
 	struct core_mapping *maps;      /* sorted by start, disjoint */
 	size_t nmaps;
@@ -107,19 +103,7 @@ static const struct core_segment *find_segment(const sw_core *c, uint64_t addr)
 
 static const struct core_mapping *find_mapping(const sw_core *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < c->maps[mid].m.start)
-			hi = mid;
-		else if (addr >= c->maps[mid].m.end)
-			lo = mid + 1;
-		else
-			return &c->maps[mid];
-	}
-	return NULL;
+	return swi_mapping_find(c->maps, c->nmaps, sizeof *c->maps, addr);
 }
 
 /* Bytes the core omitted, from the file mapped there. */
@@ -243,21 +227,14 @@ static sw_status check_phdrs(Elf *elf, const GElf_Ehdr *eh, size_t size, size_t 
 
 static sw_status add_thread(sw_core *c, const unsigned char *desc, size_t len)
 {
-	struct core_thread *t;
-	sw_status st;
+	struct swi_thread_regs *t;
+	sw_status st = swi_thread_regs_reserve(&c->threads, c->nthreads, &c->threads_cap,
+	                                       CORE_MAX_THREADS);
 
-	if (c->nthreads == c->threads_cap) {
-		size_t cap = c->threads_cap ? 2 * c->threads_cap : 8;
-
-		if (c->nthreads >= CORE_MAX_THREADS)
-			return SW_E_LIMIT;
-		t = realloc(c->threads, cap * sizeof *t);
-		if (!t)
-			return SW_E_NOMEM;
-		c->threads = t;
-		c->threads_cap = cap;
-	}
+	if (st != SW_OK)
+		return st;
 	t = &c->threads[c->nthreads];
+	t->pending_signal = 0;
 	st = swi_prstatus_decode(c->arch, desc, len, &t->ctx, &t->tid);
 	if (st == SW_OK)
 		c->nthreads++;
@@ -627,12 +604,7 @@ SW_API unsigned sw_core_thread_count(const sw_core *c)
 
 SW_API sw_status sw_core_thread(const sw_core *c, unsigned index, sw_context *ctx, int *tid)
 {
-	if (!c || !ctx || index >= c->nthreads)
-		return SW_E_INVAL;
-	*ctx = c->threads[index].ctx;
-	if (tid)
-		*tid = c->threads[index].tid;
-	return SW_OK;
+	return c ? swi_thread_regs_get(c->threads, c->nthreads, index, ctx, tid) : SW_E_INVAL;
 }
 
 SW_API const sw_memory *sw_core_memory(const sw_core *c)

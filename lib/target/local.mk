@@ -12,7 +12,9 @@ lib_libsw_target_la_SOURCES += \
 	lib/target/core_file.c \
 	lib/target/ptrace.c \
 	lib/target/regular_file.h \
-	lib/target/regular_file.c
+	lib/target/regular_file.c \
+	lib/target/stopped_target.h \
+	lib/target/stopped_target.c
 
 noinst_PROGRAMS += examples/swregs
 examples_swregs_SOURCES = examples/swregs.c

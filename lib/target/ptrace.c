@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "util.h"
 #include "core_notes.h"
+#include "stopped_target.h"
 
 #if defined(__linux__)
 #include <dirent.h>
@@ -37,12 +38,6 @@
 #define PROC_ATTACH_ROUNDS 64
 #define PROC_MAPS_MAX      (64u << 20)
 
-struct proc_thread {
-	int tid;
-	int pending_signal;     /* arrived while attached: handed back at detach */
-	sw_context ctx;
-};
-
 struct proc_map {
 	sw_mapped_file m;       /* m.path is NULL for anonymous mappings */
 };
@@ -55,7 +50,7 @@ struct sw_process {
 	int seize_errno;        /* why the first thread that refused did */
 	int *refused;           /* threads that refused to be seized (exiting) */
 	size_t nrefused;
-	struct proc_thread *threads;
+	struct swi_thread_regs *threads;
 	size_t nthreads, threads_cap;
 	struct proc_map *maps;  /* every mapping, by address */
 	size_t nmaps;
@@ -104,7 +99,7 @@ static int known_tid(const sw_process *p, int tid)
  * be handed back at detach; the interrupt then stays pending and is
  * dropped at detach.
  */
-static int wait_stopped(struct proc_thread *t)
+static int wait_stopped(struct swi_thread_regs *t)
 {
 	for (;;) {
 		int status;
@@ -127,19 +122,12 @@ static int wait_stopped(struct proc_thread *t)
 
 static sw_status seize_thread(sw_process *p, int tid)
 {
-	struct proc_thread *t;
+	struct swi_thread_regs *t;
+	sw_status st = swi_thread_regs_reserve(&p->threads, p->nthreads, &p->threads_cap,
+	                                       PROC_MAX_THREADS);
 
-	if (p->nthreads == p->threads_cap) {
-		size_t cap = p->threads_cap ? 2 * p->threads_cap : 16;
-
-		if (p->nthreads >= PROC_MAX_THREADS)
-			return SW_E_LIMIT;
-		t = realloc(p->threads, cap * sizeof *t);
-		if (!t)
-			return SW_E_NOMEM;
-		p->threads = t;
-		p->threads_cap = cap;
-	}
+	if (st != SW_OK)
+		return st;
 	/*
 	 * A thread that refuses is exiting (EPERM) or gone (ESRCH): nothing to
 	 * stop.  If all refuse, we may not trace the process: the first
@@ -227,7 +215,7 @@ static sw_arch arch_of_regs(size_t len)
 	return SW_ARCH_NONE;
 }
 
-static sw_status read_registers(sw_process *p, struct proc_thread *t)
+static sw_status read_registers(sw_process *p, struct swi_thread_regs *t)
 {
 	unsigned char regs[1024], fp[1024];
 	struct iovec iov = { regs, sizeof regs };
@@ -365,7 +353,7 @@ static sw_status attach(sw_process *p)
 	/* The group leader first, when it is alive. */
 	for (size_t i = 1; i < p->nthreads; i++)
 		if (p->threads[i].tid == p->pid) {
-			struct proc_thread tmp = p->threads[0];
+			struct swi_thread_regs tmp = p->threads[0];
 
 			p->threads[0] = p->threads[i];
 			p->threads[i] = tmp;
@@ -414,7 +402,7 @@ SW_API sw_status sw_process_detach(sw_process *p)
 	if (!p)
 		return SW_OK;
 	for (size_t i = 0; i < p->nthreads; i++) {
-		struct proc_thread *t = &p->threads[i];
+		struct swi_thread_regs *t = &p->threads[i];
 
 		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(uintptr_t)t->pending_signal) != 0 &&
 		    errno != ESRCH)
@@ -461,12 +449,7 @@ SW_API unsigned sw_process_thread_count(const sw_process *p)
 
 SW_API sw_status sw_process_thread(const sw_process *p, unsigned index, sw_context *ctx, int *tid)
 {
-	if (!p || !ctx || index >= p->nthreads)
-		return SW_E_INVAL;
-	*ctx = p->threads[index].ctx;
-	if (tid)
-		*tid = p->threads[index].tid;
-	return SW_OK;
+	return p ? swi_thread_regs_get(p->threads, p->nthreads, index, ctx, tid) : SW_E_INVAL;
 }
 
 SW_API const sw_memory *sw_process_memory(const sw_process *p)
@@ -490,25 +473,15 @@ SW_API sw_status sw_process_module(const sw_process *p, unsigned index, sw_mappe
 SW_API sw_status sw_process_stack_bounds(const sw_process *p, uint64_t sp, uint64_t *lo,
                                          uint64_t *hi)
 {
-	size_t a = 0, b;
+	const sw_mapped_file *m;
 
 	if (!p || !lo || !hi)
 		return SW_E_INVAL;
 	/* /proc/PID/maps lists mappings by address. */
-	b = p->nmaps;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		const sw_mapped_file *m = &p->maps[mid].m;
-
-		if (sp < m->start)
-			b = mid;
-		else if (sp >= m->end)
-			a = mid + 1;
-		else {
-			*lo = m->start;
-			*hi = m->end;
-			return SW_OK;
-		}
-	}
-	return SW_E_BADADDR;
+	m = swi_mapping_find(p->maps, p->nmaps, sizeof *p->maps, sp);
+	if (!m)
+		return SW_E_BADADDR;
+	*lo = m->start;
+	*hi = m->end;
+	return SW_OK;
 }
