@@ -370,16 +370,18 @@ static bool row_offset_ok(int64_t off)
  * CFA = reg + off: SP, a frame pointer, or a scratch register during stack
  * realignment.  Even a negative offset on SP is taken as the CFI says it
  * (hand-written assembly has such rows); the walker refuses a CFA below SP
- * where it meets one.  The IP never computes a CFA.
+ * where it meets one.  The IP never computes a CFA.  With `deref`, CFA =
+ * [reg + off]: the caller's SP as the prolog stored it (i386 main
+ * realigning its stack keeps it at [ebp - 4]); SP's depth is then unknown.
  */
-static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off)
+static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off, bool deref)
 {
 	if (!row_reg(s, reg) && reg != s->arch->sp_reg)
 		return SW_E_INVAL;
 	if (reg == s->arch->ip_reg || !row_offset_ok(off))
 		return SW_E_INVAL;
-	s->cfa_deref = false;
-	if (reg == s->arch->sp_reg) {
+	s->cfa_deref = deref;
+	if (reg == s->arch->sp_reg && !deref) {
 		s->cfa_on_fp = false;
 		s->fp_live = false;
 		s->sp_depth = (int32_t)off;
@@ -392,32 +394,14 @@ static sw_status def_cfa(struct swu_state *s, uint32_t reg, int64_t off)
 	return SW_OK;
 }
 
-/*
- * CFA = [reg + off]: the caller's SP as the prolog stored it (i386 main
- * realigning its stack keeps it at [ebp - 4]).  SP's depth is unknown.
- */
-static sw_status def_cfa_deref(struct swu_state *s, uint32_t reg, int64_t off)
-{
-	if (!row_reg(s, reg) && reg != s->arch->sp_reg)
-		return SW_E_INVAL;
-	if (reg == s->arch->ip_reg || !row_offset_ok(off))
-		return SW_E_INVAL;
-	s->cfa_on_fp = true;
-	s->fp_live = true;
-	s->fp_reg = reg;
-	s->fp_depth = (int32_t)off;
-	s->cfa_deref = true;
-	return SW_OK;
-}
-
 /* A new offset for a CFA read from memory is not a CFA offset: refused. */
 static sw_status def_cfa_offset(struct swu_state *s, int64_t off)
 {
 	if (s->cfa_deref)
 		return SW_E_INVAL;
 	if (s->cfa_on_fp)
-		return def_cfa(s, s->fp_reg, off);
-	return def_cfa(s, s->arch->sp_reg, off);
+		return def_cfa(s, s->fp_reg, off, false);
+	return def_cfa(s, s->arch->sp_reg, off, false);
 }
 
 /* The return address column is the IP where it arrives on the stack,
@@ -510,11 +494,11 @@ sw_status swu_state_apply(struct swu_state *s, const struct swu_op *op)
 	case SWU_OP_PUSH_ARGS:   return push_args(s, op->arg);
 	case SWU_OP_POP_ARGS:
 	case SWU_OP_CALL_POPS:   return pop_args(s, op->arg);
-	case SWU_OP_DEF_CFA:     return def_cfa(s, op->reg, op->arg);
+	case SWU_OP_DEF_CFA:     return def_cfa(s, op->reg, op->arg, false);
 	case SWU_OP_CFA_OFFSET:  return def_cfa_offset(s, op->arg);
 	case SWU_OP_SAVED_AT:    return saved_at(s, op->reg, op->arg);
 	case SWU_OP_SAME_VALUE:  return same_value(s, op->reg);
-	case SWU_OP_CFA_DEREF:   return def_cfa_deref(s, op->reg, op->arg);
+	case SWU_OP_CFA_DEREF:   return def_cfa(s, op->reg, op->arg, true);
 	case SWU_OP_SAVED_AT_REG: return saved_at_reg(s, op->reg, op->reg2, op->arg);
 	default:                 return SW_E_INVAL;
 	}
