@@ -6,13 +6,16 @@
  *
  *   managed DEPTH FRAMES NS_UNWIND_BACKTRACE NS_GLIBC_BACKTRACE
  *   native  DEPTH FRAMES NS_UNWIND_BACKTRACE NS_GLIBC_BACKTRACE
- *   lookup  FUNCTIONS NS_PER_LOOKUP
+ *   lookup  FUNCTIONS NS_PER_LOOKUP FOUND
+ *   register FUNCTIONS NS_REGISTER NS_FIRST_LOOKUP NS_DEREGISTER
  *
- * (ns per frame for the walks).  The managed stack is the toy JIT's, as
- * bench-walk walks it; so that libgcc can walk it too, every method and
- * the stub are registered with __register_frame, with CFI written from
- * the very SWU rules the library walks by (one row per offset where the
- * rule changes).  glibc's backtrace() walks through libgcc as well.
+ * (ns per frame for the walks; the register line's are total times for
+ * all the functions: see bench_lookup).  The managed stack is the toy
+ * JIT's, as bench-walk walks it; so that libgcc can walk it too, every
+ * method and the stub are registered with __register_frame, with CFI
+ * written from the very SWU rules the library walks by (one row per
+ * offset where the rule changes).  glibc's backtrace() walks through
+ * libgcc as well.
  */
 #include "config.h"
 #include <execinfo.h>
@@ -26,6 +29,7 @@
 #define MAX_IPS 12000
 
 void __register_frame(void *begin);
+void __deregister_frame(void *begin);
 struct dwarf_eh_bases {
 	void *tbase, *dbase, *func;
 };
@@ -284,20 +288,64 @@ static int fake_rules(const void *ctx, uint32_t offset, sw_swu_rule *out)
 	return 1;
 }
 
+/*
+ * libgcc's registration, lookup and removal with `n` functions, one
+ * .eh_frame (a CIE and an FDE) each, as a JIT that registers every method
+ * with __register_frame has them.  bench-walk sets its code map's rates of
+ * registration and removal with as many methods against these.
+ *
+ * The .eh_frame data is built before the clock starts: what a JIT writes
+ * for its methods is not what the registry costs (bench-walk's blobs are
+ * built beforehand too).  Both sides register in ascending address order,
+ * as a JIT allocates its code, and remove in the same shuffled order.
+ *
+ * Registration.  libgcc up to GCC 12 (lists, under one mutex):
+ * __register_frame only pushes the object on a list of unseen objects; the
+ * work of making its functions findable (reading the FDEs for the address
+ * range, sorting them, and placing the object in the address-ordered list
+ * that lookups search) waits for the first _Unwind_Find_FDE, which
+ * classifies unseen objects until it meets the IP's.  A method added to
+ * the code map is findable when sw_codemap_add returns, so libgcc's
+ * registration is timed until its functions are findable too:
+ * __register_frame for every function, plus a first lookup of the
+ * function registered first (the last of the unseen list, so that every
+ * object is classified).  Both parts are printed; the calls alone, a
+ * malloc and a list push each, make a row that is not a goal.  Registered
+ * in ascending order, each object lands at the far end of the ordered
+ * list: O(n^2) in all, which is libgcc's real cost for a JIT that
+ * registers its methods one by one.  GCC 13's libgcc instead finds each
+ * object's range and puts it in a b-tree inside __register_frame (and
+ * takes it out in __deregister_frame), so there the first lookup costs
+ * little and these ratios come out far smaller.
+ *
+ * Removal.  __deregister_frame after the lookups, so from the list that
+ * lookups search, as a JIT frees code that has run.
+ */
 static void bench_lookup(unsigned n)
 {
 	const uint64_t base = 0x7e0000000000ull, size = 128;
 	struct dwarf_eh_bases bases;
 	unsigned lookups = 256, found = 0;
-	uint64_t x = 88172645463325252ull;
+	uint64_t x = 88172645463325252ull, t0, t_reg, t_first, t_dereg;
 	double best = 1e300;
+	void **frames = malloc(sizeof(void *) * n);
 
+	if (!frames) {
+		perror("bench-libgcc");
+		exit(2);
+	}
 	for (unsigned i = 0; i < n; i++)
-		__register_frame(make_eh_frame(base + i * size, size, fake_rules, NULL));
+		frames[i] = make_eh_frame(base + i * size, size, fake_rules, NULL);
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		__register_frame(frames[i]);
+	t_reg = bench_now_ns() - t0;
 	/* The first lookup classifies every registered object. */
-	_Unwind_Find_FDE((void *)(uintptr_t)(base + 1), &bases);
+	t0 = bench_now_ns();
+	found += _Unwind_Find_FDE((void *)(uintptr_t)(base + 1), &bases) != NULL;
+	t_first = bench_now_ns() - t0;
 	for (int run = 0; run < 3; run++) {
-		uint64_t t0 = bench_now_ns();
+		t0 = bench_now_ns();
 
 		for (unsigned i = 0; i < lookups; i++) {
 			uint64_t ip;
@@ -311,6 +359,30 @@ static void bench_lookup(unsigned n)
 			best = per;
 	}
 	printf("lookup %u %.1f %u\n", n, best, found);
+
+	/* Remove in a shuffled order, as bench-walk removes from its code map. */
+	for (unsigned i = n - 1; i > 0; i--) {
+		unsigned j;
+		void *tmp;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = (unsigned)(x % (i + 1));
+		tmp = frames[i], frames[i] = frames[j], frames[j] = tmp;
+	}
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		__deregister_frame(frames[i]);
+	t_dereg = bench_now_ns() - t0;
+	/* Every function is gone: a lookup finds none. */
+	if (_Unwind_Find_FDE((void *)(uintptr_t)(base + 1), &bases) != NULL) {
+		fprintf(stderr, "bench-libgcc: a function is still registered after __deregister_frame\n");
+		exit(1);
+	}
+	printf("register %u %llu %llu %llu\n", n, (unsigned long long)t_reg, (unsigned long long)t_first,
+	       (unsigned long long)t_dereg);
+	for (unsigned i = 0; i < n; i++)
+		free(frames[i]);
+	free(frames);
 }
 
 int main(int argc, char **argv)

@@ -25,11 +25,14 @@
  *                  take the rounds' median ratio.
  *   code map       lookups of random IPs with 1k to 1M methods, one at a
  *                  time and in batches, the rate of registration and
- *                  removal, bytes per method; and libgcc's lookup with
- *                  100k registered functions.  Beside them, the cost of
- *                  one dependent load from memory the size of the
- *                  million-method map, which a lone lookup there must
- *                  make.
+ *                  removal, bytes per method; and libgcc's lookup,
+ *                  registration and removal with 100k functions (the
+ *                  goals for registration and removal set the code
+ *                  map's rates against libgcc's with as many functions:
+ *                  see bench_lookup in bench_libgcc.c).  Beside them,
+ *                  the cost of one dependent load from memory the size
+ *                  of the million-method map, which a lone lookup there
+ *                  must make.
  *   SWU size       blobs against .eh_frame on libc.so.6 and on the
  *                  largest x86-64 ELF file found under /usr and /opt.
  *
@@ -405,6 +408,25 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 /* ---- the peers in bench-libgcc ---- */
 
 static double libgcc_lookup_ns;
+/*
+ * libgcc's registration and removal (bench_lookup in bench_libgcc.c):
+ * `libgcc_reg_n` functions, total ns of the __register_frame calls, of the
+ * first _Unwind_Find_FDE after them (which makes them findable, so it is
+ * part of registering), and of the __deregister_frame calls.
+ */
+static unsigned libgcc_reg_n;
+static double libgcc_reg_ns, libgcc_first_ns, libgcc_dereg_ns;
+
+/* libgcc's registrations per second: the calls and the first lookup. */
+static double libgcc_reg_per_s(void)
+{
+	return libgcc_reg_ns + libgcc_first_ns > 0 ? libgcc_reg_n / ((libgcc_reg_ns + libgcc_first_ns) / 1e9) : 0;
+}
+
+static double libgcc_dereg_per_s(void)
+{
+	return libgcc_dereg_ns > 0 ? libgcc_reg_n / (libgcc_dereg_ns / 1e9) : 0;
+}
 
 static void run_libgcc(const char *prog)
 {
@@ -433,6 +455,15 @@ static void run_libgcc(const char *prog)
 
 		if (sscanf(line, "lookup %u %lf", &depth, &u) == 2) {
 			libgcc_lookup_ns = u;
+		} else if (!strncmp(line, "register ", 9)) {
+			double reg, first, dereg;
+
+			if (sscanf(line, "register %u %lf %lf %lf", &depth, &reg, &first, &dereg) == 4) {
+				libgcc_reg_n = depth;
+				libgcc_reg_ns = reg;
+				libgcc_first_ns = first;
+				libgcc_dereg_ns = dereg;
+			}
 		} else if (sscanf(line, "%15s %u %zu %lf %lf", what, &depth, &frames, &u, &gl) == 5) {
 			struct row *rows = !strcmp(what, "managed") ? managed : native;
 			unsigned n = rows == managed ? NMANAGED : BENCH_NDEPTHS;
@@ -1230,6 +1261,10 @@ static void print_maps(void)
 	if (libgcc_lookup_ns > 0)
 		printf("libgcc _Unwind_Find_FDE with 100000 functions registered: %.1f ns per lookup\n",
 		       libgcc_lookup_ns);
+	if (libgcc_reg_n)
+		printf("libgcc with %u functions: __register_frame %.3g s, then the first lookup %.3g s;\n"
+		       "  __deregister_frame (random order) %.3g s\n", libgcc_reg_n, libgcc_reg_ns / 1e9,
+		       libgcc_first_ns / 1e9, libgcc_dereg_ns / 1e9);
 	if (memory_load_ns > 0)
 		printf("one dependent load from %u MiB at random (huge pages): %.1f ns\n", CHASE_BYTES >> 20,
 		       memory_load_ns);
@@ -1375,9 +1410,31 @@ report:
 	info("one random load from 64 MiB / code map lookup (1k)", ratio(memory_load_ns, m1k->lookup_ns));
 	goal("libgcc lookup (100k functions) / code map lookup (100k)",
 	     ratio(libgcc_lookup_ns, m100k->lookup_ns), ">=", 100, "");
-	goal("registration, methods per second (1M methods)", m1m->add_per_s, ">=", 5e6, "/s");
+	/*
+	 * Registration and removal against libgcc's with as many functions
+	 * (100k), in the same run: machines differ by 2x and more.  libgcc's
+	 * registration includes the first lookup, which makes its functions
+	 * findable (see bench_lookup in bench_libgcc.c).  The peer is libgcc
+	 * up to GCC 12, whose lists make both O(n) a function: in seven runs
+	 * on a loaded 2-CPU machine the ratios came out 884 to 1800
+	 * (registration) and 1970 to 3870 (removal), moving with load and
+	 * cache as that list walk does; the goals lie about 3x below the
+	 * lowest, to be met on any such run and missed if either of our rates
+	 * falls several times over.
+	 * GCC 13's libgcc keeps a b-tree, which makes both far cheaper: there
+	 * these goals would be missed without a regression of ours.
+	 */
+	goal("registration / libgcc's (100k, __register_frame + 1st lookup)",
+	     ratio(libgcc_reg_n == m100k->n ? m100k->add_per_s : 0, libgcc_reg_per_s()), ">=", 300, "");
+	goal("removal / libgcc's (100k functions, __deregister_frame)",
+	     ratio(libgcc_reg_n == m100k->n ? m100k->remove_per_s : 0, libgcc_dereg_per_s()), ">=", 600, "");
+	info("registration, methods per second (1M methods)", m1m->add_per_s);
 	info("registration, blobs of 193 code sizes in random order (1M)", distinct_add_per_s);
-	goal("removal, methods per second (1M methods)", m1m->remove_per_s, ">=", 5e6, "/s");
+	info("removal, methods per second (1M methods)", m1m->remove_per_s);
+	info("libgcc registration + 1st lookup, functions per second (100k)", libgcc_reg_per_s());
+	info("libgcc __register_frame alone, functions per second (100k)",
+	     libgcc_reg_ns > 0 ? libgcc_reg_n / (libgcc_reg_ns / 1e9) : 0);
+	info("libgcc __deregister_frame, functions per second (100k)", libgcc_dereg_per_s());
 	for (unsigned i = 0; i < 2; i++) {
 		char what[128];
 		const char *base = strrchr(sizes[i].path, '/');
