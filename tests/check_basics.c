@@ -1,12 +1,13 @@
 /*
- * check_basics.c - status names, architectures, contexts, memory accessors,
- * Frame push and pop.
+ * check_basics.c - status names, architectures and their tables, contexts,
+ * memory accessors, Frame push and pop.
  */
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "arch.h"
 
 START_TEST(status_names)
 {
@@ -46,6 +47,115 @@ START_TEST(architectures)
 #if defined(__x86_64__)
 	ck_assert_int_eq(sw_arch_host(), SW_ARCH_X64);
 #endif
+}
+END_TEST
+
+/* A register of `a`'s: below nregs. */
+static void ck_valid_reg(const struct swi_arch *a, unsigned r)
+{
+	ck_assert_msg(r < a->nregs, "%s: register %u out of range", a->name, r);
+}
+
+/* DWARF numbers translate both ways, every register CFI can save has one. */
+static void ck_dwarf_numbers(const struct swi_arch *a)
+{
+	uint64_t needs_dwarf = a->callee_saved | (1ULL << a->sp_reg);
+
+	for (unsigned r = 0; r < a->nregs; r++) {
+		int dw = swi_reg_to_dwarf(a, r);
+
+		if (dw >= 0)
+			ck_assert_int_eq(swi_dwarf_to_reg(a, (unsigned)dw), (int)r);
+		else
+			ck_assert_msg(!(needs_dwarf & (1ULL << r)), "%s: %s has no DWARF number",
+			              a->name, a->reg_names[r]);
+	}
+	for (unsigned dw = 0; dw < 256; dw++) {
+		int r = swi_dwarf_to_reg(a, dw);
+
+		if (r >= 0) {
+			ck_valid_reg(a, (unsigned)r);
+			ck_assert_int_eq(swi_reg_to_dwarf(a, (unsigned)r), (int)dw);
+		}
+	}
+	ck_assert_int_eq(swi_dwarf_to_reg(a, UINT64_MAX), -1);
+	ck_assert_int_eq(swi_reg_to_dwarf(a, a->nregs), -1);
+	/* The return address column is the register it arrives in at entry. */
+	ck_assert_int_eq(swi_dwarf_to_reg(a, a->dwarf_ra_column),
+	                 a->entry_ra_in_lr ? a->lr_reg : (int)a->ip_reg);
+}
+
+/* Registers: names unique, the special ones in range. */
+static void ck_registers(const struct swi_arch *a)
+{
+	ck_assert_uint_le(a->nregs, SW_MAX_REGS);
+	for (unsigned r = 0; r < a->nregs; r++) {
+		ck_assert_ptr_nonnull(a->reg_names[r]);
+		ck_assert_str_eq(sw_arch_reg_name(a->arch, r), a->reg_names[r]);
+		for (unsigned q = 0; q < r; q++)
+			ck_assert_str_ne(a->reg_names[q], a->reg_names[r]);
+	}
+	ck_valid_reg(a, a->ip_reg);
+	ck_valid_reg(a, a->sp_reg);
+	ck_valid_reg(a, a->fp_reg);
+	if (a->lr_reg >= 0)
+		ck_valid_reg(a, (unsigned)a->lr_reg);
+	ck_assert_uint_eq(a->callee_saved >> a->nregs, 0);
+	ck_assert_uint_eq(a->ptrauth_mask != 0, a->has_ptrauth != 0);
+}
+
+/* System calls: a futex number, six distinct argument registers. */
+static void ck_syscalls(const struct swi_arch *a)
+{
+	const unsigned nargs = sizeof a->syscall_arg_regs / sizeof a->syscall_arg_regs[0];
+
+	ck_assert_uint_ge(a->nfutex_syscalls, 1);
+	ck_assert_uint_le(a->nfutex_syscalls, sizeof a->futex_syscalls / sizeof a->futex_syscalls[0]);
+	for (unsigned i = 0; i < a->nfutex_syscalls; i++)
+		ck_assert_int_gt(a->futex_syscalls[i], 0);
+	for (unsigned i = 0; i < nargs; i++) {
+		unsigned r = a->syscall_arg_regs[i];
+
+		ck_valid_reg(a, r);
+		ck_assert_uint_ne(r, a->sp_reg);
+		ck_assert_uint_ne(r, a->ip_reg);
+		for (unsigned j = 0; j < i; j++)
+			ck_assert_uint_ne(a->syscall_arg_regs[j], r);
+	}
+}
+
+START_TEST(arch_tables)
+{
+	unsigned machines[SW_ARCH_ARM64 + 1] = { 0 };
+
+	ck_assert_ptr_null(swi_arch_get(SW_ARCH_NONE));
+	ck_assert_ptr_null(swi_arch_get((sw_arch)(SW_ARCH_ARM64 + 1)));
+	for (int arch = SW_ARCH_X64; arch <= SW_ARCH_ARM64; arch++) {
+		const struct swi_arch *a = swi_arch_get((sw_arch)arch);
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_int_eq(a->arch, arch);
+		ck_assert_str_eq(sw_arch_name(a->arch), a->name);
+		ck_assert_uint_eq(sw_arch_pointer_size(a->arch), a->ptr_size);
+		ck_registers(a);
+		ck_dwarf_numbers(a);
+		ck_syscalls(a);
+		/* glibc's __cur_writer follows __readers, __wrphase_futex, __writers_futex. */
+		ck_assert_uint_ge(a->rwlock_cur_writer_offset, 16);
+		ck_assert_uint_eq(a->rwlock_cur_writer_offset % 4, 0);
+		machines[arch] = a->elf_machine;
+		ck_assert_uint_ne(machines[arch], 0);
+		for (int other = SW_ARCH_X64; other < arch; other++)
+			ck_assert_uint_ne(machines[other], machines[arch]);
+	}
+	/* A few numbers from the psABIs, to catch a run off by one. */
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_arm64, 72), SW_ARM64_D8);
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_arm64, 79), SW_ARM64_D15);
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_arm64, 80), -1);
+	ck_assert_int_eq(swi_reg_to_dwarf(&swi_arch_arm64, SW_ARM64_PC), -1);
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_x64, 16), SW_X64_RIP);
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_x64, 17), -1);
+	ck_assert_int_eq(swi_dwarf_to_reg(&swi_arch_x86, 8), SW_X86_EIP);
 }
 END_TEST
 
@@ -203,6 +313,7 @@ static Suite *basics_suite(void)
 	tcase_add_test(tc, status_names);
 	tcase_add_test(tc, state_names);
 	tcase_add_test(tc, architectures);
+	tcase_add_test(tc, arch_tables);
 	tcase_add_test(tc, contexts);
 	tcase_add_test(tc, buffer_memory);
 	tcase_add_test(tc, local_memory);

@@ -31,39 +31,6 @@
  * architectures maps (arm64's v8-v15 are 72-79) and some room beyond. */
 #define CFI_SCAN_REGS 128
 
-/* ---- Registers ---- */
-
-/* The library's number of DWARF register `dw`, or -1 when it has none. */
-static int map_reg(sw_arch arch, Dwarf_Word dw)
-{
-	switch (arch) {
-	case SW_ARCH_X64:
-		return dw <= SW_X64_RIP ? (int)dw : -1;
-	case SW_ARCH_X86:
-		return dw <= SW_X86_EIP ? (int)dw : -1;
-	case SW_ARCH_ARM64:
-		if (dw <= SW_ARM64_SP)
-			return (int)dw;
-		/* v8-v15: their low 64 bits, d8-d15, are what AAPCS64 preserves. */
-		if (dw >= 72 && dw <= 79)
-			return SW_ARM64_D8 + (int)(dw - 72);
-		return -1;
-	default:
-		return -1;
-	}
-}
-
-/* The DWARF column of the return address: rip, eip, or arm64's lr. */
-static unsigned ra_column(sw_arch arch)
-{
-	switch (arch) {
-	case SW_ARCH_X64:   return SW_X64_RIP;
-	case SW_ARCH_X86:   return SW_X86_EIP;
-	case SW_ARCH_ARM64: return SW_ARM64_LR;
-	default:            return ~0u;
-	}
-}
-
 /* What a register's rule is, from the location description libdw gives. */
 enum rule_kind {
 	RULE_SAME,              /* same value */
@@ -149,9 +116,7 @@ struct cfi_row {
 };
 
 struct import_ctx {
-	sw_arch arch;
 	const struct swi_arch *a;
-	unsigned ra_col;
 	sw_swu_builder *b;
 	struct swi_cfi_import *out;
 };
@@ -193,8 +158,8 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 	if (dwarf_frame_register(f, (int)dw, mem, &ops, &nops) != 0)
 		return SW_SKIP_BAD_CFI;
 	k = classify(ops, nops, &off, &base_dw);
-	r = map_reg(c->arch, dw);
-	if (dw == c->ra_col && k == RULE_UNDEFINED)
+	r = swi_dwarf_to_reg(a, dw);
+	if (dw == a->dwarf_ra_column && k == RULE_UNDEFINED)
 		return SW_SKIP_OUTERMOST;       /* no caller: _start, a thread's entry */
 	if (k == RULE_SAME || k == RULE_UNDEFINED) {
 		/*
@@ -204,7 +169,7 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 		 * refuse; where the return address arrives on the stack it must
 		 * have a slot, though.
 		 */
-		if (dw == c->ra_col && !a->entry_ra_in_lr)
+		if (dw == a->dwarf_ra_column && !a->entry_ra_in_lr)
 			return SW_SKIP_BAD_CFI;
 		return -1;
 	}
@@ -214,9 +179,9 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 	}
 	if (k == RULE_AT_REG) {
 		/* Not the return address: its slot is CFA-relative in SWU. */
-		if (dw == c->ra_col || (a->entry_ra_in_lr && r == a->lr_reg))
+		if (dw == a->dwarf_ra_column || (a->entry_ra_in_lr && r == a->lr_reg))
 			return SW_SKIP_EXPRESSION;
-		base = map_reg(c->arch, base_dw);
+		base = swi_dwarf_to_reg(a, base_dw);
 		if (r < 0 || r == (int)a->ip_reg || base < 0 || base == (int)a->ip_reg)
 			return SW_SKIP_UNKNOWN_REGISTER;
 		if (!offset_ok(off))
@@ -229,11 +194,11 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 	}
 	if (k != RULE_OFFSET)
 		return r < 0 && k != RULE_EXPRESSION ? SW_SKIP_UNKNOWN_REGISTER : rule_reason(k);
-	if (r < 0 || (r == (int)a->ip_reg && dw != c->ra_col))
+	if (r < 0 || (r == (int)a->ip_reg && dw != a->dwarf_ra_column))
 		return SW_SKIP_UNKNOWN_REGISTER;
 	if (!offset_ok(off))
 		return SW_SKIP_LIMIT;
-	if (dw == c->ra_col && !a->entry_ra_in_lr) {
+	if (dw == a->dwarf_ra_column && !a->entry_ra_in_lr) {
 		row->ra_offset = (int32_t)off;
 		return -1;
 	}
@@ -267,7 +232,7 @@ static int read_row(const struct import_ctx *c, Dwarf_Frame *f, struct cfi_row *
 	} else {
 		return SW_SKIP_EXPRESSION;
 	}
-	r = map_reg(c->arch, cfa_dw);
+	r = swi_dwarf_to_reg(c->a, cfa_dw);
 	if (r < 0 || (unsigned)r == c->a->ip_reg)
 		return SW_SKIP_UNKNOWN_REGISTER;
 	if (!offset_ok(off))
@@ -472,7 +437,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 			reason = SW_SKIP_BAD_CFI;
 		else if (start < lo || end > hi)
 			reason = SW_SKIP_OVERLAP;       /* the rows of another FDE */
-		else if ((unsigned)ra != c->ra_col)
+		else if ((unsigned)ra != c->a->dwarf_ra_column)
 			reason = SW_SKIP_UNKNOWN_REGISTER;
 		else if (signal)
 			reason = SW_SKIP_COUNT;         /* below: a signal trampoline */
@@ -890,7 +855,7 @@ static void count_row_ops(struct swi_cfi_import *out)
 
 sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out)
 {
-	struct import_ctx c = { arch, swi_arch_get(arch), ra_column(arch), NULL, out };
+	struct import_ctx c = { swi_arch_get(arch), NULL, out };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	sw_status st;

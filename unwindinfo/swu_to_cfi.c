@@ -46,33 +46,11 @@ enum {
 enum { OP_deref = 0x06, OP_consts = 0x11, OP_plus = 0x22, OP_breg0 = 0x70, OP_bregx = 0x92 };
 enum { PE_udata4 = 0x03, PE_sdata4 = 0x0b, PE_pcrel = 0x10, PE_datarel = 0x30 };
 
-/* ELF machines (elf.h's EM_*), spelled here so the core needs no elf.h. */
-enum { ELF_EM_386 = 3, ELF_EM_X86_64 = 62, ELF_EM_AARCH64 = 183 };
-
 unsigned swu_cfi_elf_machine(sw_arch arch)
 {
-	switch (arch) {
-	case SW_ARCH_X64:   return ELF_EM_X86_64;
-	case SW_ARCH_X86:   return ELF_EM_386;
-	case SW_ARCH_ARM64: return ELF_EM_AARCH64;
-	default:            return 0;
-	}
-}
+	const struct swi_arch *a = swi_arch_get(arch);
 
-/*
- * The library's registers are the DWARF numbers but for arm64's d8-d15,
- * which DWARF numbers among v0-v31 (64-95).  -1: none (arm64's pc).
- */
-static int dwarf_reg(sw_arch arch, unsigned reg)
-{
-	if (arch == SW_ARCH_ARM64) {
-		if (reg <= SW_ARM64_SP)
-			return (int)reg;
-		if (reg >= SW_ARM64_D8 && reg <= SW_ARM64_D15)
-			return 72 + (int)(reg - SW_ARM64_D8);
-		return -1;
-	}
-	return (int)reg;
+	return a ? a->elf_machine : 0;
 }
 
 uint64_t swu_cfi_savable(const struct swi_arch *a)
@@ -86,13 +64,9 @@ uint64_t swu_cfi_savable(const struct swi_arch *a)
 
 int swu_cfi_dwarf_reg(sw_arch arch, unsigned reg)
 {
-	return dwarf_reg(arch, reg);
-}
+	const struct swi_arch *a = swi_arch_get(arch);
 
-/* The return address column: where it arrives on the stack, the IP's. */
-static unsigned ra_column(const struct swi_arch *a)
-{
-	return a->entry_ra_in_lr ? (unsigned)a->lr_reg : a->ip_reg;
+	return a ? swi_reg_to_dwarf(a, reg) : -1;
 }
 
 /* ---- The FDE's instructions ---- */
@@ -167,7 +141,7 @@ static bool cfa_same(const sw_swu_rule *p, const sw_swu_rule *c)
 
 static sw_status put_cfa(struct cfi_gen *g, const sw_swu_rule *p, const sw_swu_rule *c)
 {
-	int dw = dwarf_reg(g->a->arch, c->cfa_reg);
+	int dw = swi_reg_to_dwarf(g->a, c->cfa_reg);
 
 	if (cfa_same(p, c))
 		return SW_OK;
@@ -246,7 +220,7 @@ static bool saved_same(const sw_swu_rule *p, const sw_swu_rule *c, unsigned r)
 
 static sw_status put_saved(struct cfi_gen *g, const sw_swu_rule *p, const sw_swu_rule *c, unsigned r)
 {
-	int dw = dwarf_reg(g->a->arch, r), base;
+	int dw = swi_reg_to_dwarf(g->a, r), base;
 
 	if (saved_same(p, c, r))
 		return SW_OK;
@@ -262,7 +236,7 @@ static sw_status put_saved(struct cfi_gen *g, const sw_swu_rule *p, const sw_swu
 		return SW_OK;
 	}
 	/* At [base + off], base's value in this frame: "breg base off". */
-	base = dwarf_reg(g->a->arch, c->saved_base[r]);
+	base = swi_reg_to_dwarf(g->a, c->saved_base[r]);
 	if (base < 0)
 		return SW_E_UNSUPPORTED;
 	put_insn(g, CFA_expression);
@@ -282,9 +256,9 @@ static sw_status put_diff(struct cfi_gen *g, const sw_swu_rule *p, const sw_swu_
 		return st;
 	/* Where the return address arrives on the stack, its slot is the IP column's. */
 	if (!a->entry_ra_in_lr && p->ra_offset != c->ra_offset)
-		put_cfa_slot(g, ra_column(a), c->ra_offset);
+		put_cfa_slot(g, a->dwarf_ra_column, c->ra_offset);
 	if (p->ra_signed != c->ra_signed) {
-		if (a->arch != SW_ARCH_ARM64)
+		if (!a->has_ptrauth)
 			return SW_E_UNSUPPORTED;
 		put_insn(g, CFA_AARCH64_negate_ra_state);
 	}
@@ -456,7 +430,7 @@ static void put_cie(struct swu_writer *w, const struct swi_arch *a, enum swu_cfi
 	swu_put_byte(w, 0);
 	swu_put_uleb(w, 1);                             /* code alignment: any byte */
 	swu_put_sleb(w, g.data_align);
-	swu_put_byte(w, ra_column(a));
+	swu_put_byte(w, a->dwarf_ra_column);
 	if (kind == SWU_CFI_EH_FRAME) {
 		swu_put_uleb(w, 1);                     /* augmentation data: */
 		swu_put_byte(w, PE_pcrel | PE_sdata4);  /* the FDEs' address encoding */
@@ -473,7 +447,7 @@ static void put_cie(struct swu_writer *w, const struct swi_arch *a, enum swu_cfi
 	 * here rather than left to each debugger's defaults, which differ.
 	 */
 	for (unsigned r = 0; r < 64 && r < SW_MAX_REGS; r++) {
-		int dw = dwarf_reg(a->arch, r);
+		int dw = swi_reg_to_dwarf(a, r);
 
 		if (dw >= 0 && (swu_cfi_savable(a) & BIT(r))) {
 			put_insn(&g, CFA_same_value);

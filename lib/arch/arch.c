@@ -10,22 +10,14 @@ const struct swi_arch *const swi_arch_table[SW_ARCH_ARM64 + 1] = {
 
 SW_API const char *sw_arch_name(sw_arch arch)
 {
-	switch (arch) {
-	case SW_ARCH_X64:   return "x64";
-	case SW_ARCH_X86:   return "x86";
-	case SW_ARCH_ARM64: return "arm64";
-	default:            return NULL;
-	}
+	const struct swi_arch *a = swi_arch_get(arch);
+
+	return a ? a->name : NULL;
 }
 
 SW_API unsigned sw_arch_pointer_size(sw_arch arch)
 {
-	switch (arch) {
-	case SW_ARCH_X64:   return 8;
-	case SW_ARCH_X86:   return 4;
-	case SW_ARCH_ARM64: return 8;
-	default:            return 0;
-	}
+	return swi_pointer_size(arch);
 }
 
 SW_API const char *sw_arch_reg_name(sw_arch arch, unsigned reg)
@@ -35,6 +27,33 @@ SW_API const char *sw_arch_reg_name(sw_arch arch, unsigned reg)
 	if (!a || reg >= a->nregs)
 		return NULL;
 	return a->reg_names[reg];
+}
+
+/*
+ * Register number `n` of one numbering (DWARF's if from_dwarf, else ours)
+ * in the other, through the run that holds it; -1 if none does.
+ */
+static int through_dwarf_runs(const struct swi_arch *a, uint64_t n, int from_dwarf)
+{
+	for (unsigned i = 0; i < a->ndwarf_runs; i++) {
+		const struct swi_dwarf_run *run = &a->dwarf_runs[i];
+		unsigned from = from_dwarf ? run->dwarf : run->reg;
+		unsigned to = from_dwarf ? run->reg : run->dwarf;
+
+		if (n >= from && n - from < run->count)
+			return (int)(to + (n - from));
+	}
+	return -1;
+}
+
+int swi_dwarf_to_reg(const struct swi_arch *a, uint64_t dw)
+{
+	return through_dwarf_runs(a, dw, 1);
+}
+
+int swi_reg_to_dwarf(const struct swi_arch *a, unsigned reg)
+{
+	return through_dwarf_runs(a, reg, 0);
 }
 
 SW_API sw_arch sw_arch_host(void)

@@ -13,6 +13,14 @@
 
 struct sw_thread;
 
+/*
+ * A run of registers whose DWARF numbers are consecutive: DWARF numbers
+ * dwarf .. dwarf+count-1 are the library's registers reg .. reg+count-1.
+ */
+struct swi_dwarf_run {
+	uint8_t dwarf, reg, count;
+};
+
 struct swi_arch {
 	sw_arch arch;
 	const char *name;
@@ -39,6 +47,9 @@ struct swi_arch {
 	unsigned slot_align;
 	int has_reg_pairs;              /* stp/ldp: pairs, pre-indexed pushes, post-indexed pops */
 	int has_ptrauth;                /* the return address in lr may be signed (paciasp) */
+	/* Where a signed return address keeps its code, by Linux's user-space
+	 * default (sw_thread's ptrauth_mask); 0 where has_ptrauth is not set. */
+	uint64_t ptrauth_mask;
 	/*
 	 * The kernel's signal frame: the interrupted context, when the signal
 	 * return trampoline is about to run with stack pointer `sp`.  Fills
@@ -46,6 +57,29 @@ struct swi_arch {
 	 */
 	sw_status (*signal_frame_restore)(const struct sw_thread *t, uint64_t sp, uint64_t ip,
 	                                  sw_context *ctx, uint64_t *loc);
+	/*
+	 * DWARF register numbers, as the psABI assigns them.  The library's
+	 * numbers are DWARF's wherever the architecture has one, but not all
+	 * (arm64's d8-d15 are DWARF's v8-v15, and its pc has none), so CFI
+	 * import and export translate through these runs (swi_dwarf_to_reg,
+	 * swi_reg_to_dwarf).  dwarf_ra_column is the column that holds the
+	 * return address (a CIE's return_address_register).
+	 */
+	const struct swi_dwarf_run *dwarf_runs;
+	unsigned ndwarf_runs;
+	unsigned dwarf_ra_column;
+	uint16_t elf_machine;           /* ELF e_machine (EM_*) of its objects and cores */
+	/*
+	 * Linux system calls as a stopped thread shows them: futex's numbers
+	 * (i386 has a second, futex_time64) and the registers that carry the
+	 * arguments, in order (the kernel's convention, not the C ABI's).
+	 */
+	long futex_syscalls[2];
+	unsigned nfutex_syscalls;
+	unsigned syscall_arg_regs[6];
+	/* glibc's pthread_rwlock_t: the offset of __cur_writer, the writer's
+	 * thread id (i386 puts the flags before it). */
+	unsigned rwlock_cur_writer_offset;
 };
 
 /*
@@ -56,6 +90,12 @@ struct swi_arch {
 sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc);
+
+/* The library's register of DWARF number `dw`, or -1 if it has none. */
+int swi_dwarf_to_reg(const struct swi_arch *a, uint64_t dw);
+
+/* The DWARF number of library register `reg`, or -1 if it has none. */
+int swi_reg_to_dwarf(const struct swi_arch *a, unsigned reg);
 
 extern const struct swi_arch swi_arch_x64;
 extern const struct swi_arch swi_arch_x86;

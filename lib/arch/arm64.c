@@ -88,6 +88,16 @@ static sw_status arm64_signal_frame_restore(const sw_thread *t, uint64_t sp, uin
 	                             SW_ARM64_PC + 1, ctx, loc);
 }
 
+/*
+ * DWARF numbers x0-x30 and sp as we do, and v8-v15 at 72-79 (d8-d15 are
+ * their low halves); pc has no DWARF number, lr is the return address
+ * column.
+ */
+static const struct swi_dwarf_run arm64_dwarf_runs[] = {
+	{ 0, SW_ARM64_X0, SW_ARM64_SP + 1 },
+	{ 72, SW_ARM64_D8, SW_ARM64_D15 - SW_ARM64_D8 + 1 },
+};
+
 const struct swi_arch swi_arch_arm64 = {
 	.arch = SW_ARCH_ARM64,
 	.name = "arm64",
@@ -112,4 +122,13 @@ const struct swi_arch swi_arch_arm64 = {
 	.slot_align = 8,
 	.has_reg_pairs = 1,
 	.has_ptrauth = 1,
+	.ptrauth_mask = SW_ARM64_PTRAUTH_MASK,
+	.dwarf_runs = arm64_dwarf_runs,
+	.ndwarf_runs = sizeof arm64_dwarf_runs / sizeof arm64_dwarf_runs[0],
+	.dwarf_ra_column = SW_ARM64_LR,
+	.elf_machine = 183,             /* EM_AARCH64 */
+	.futex_syscalls = { 98 },
+	.nfutex_syscalls = 1,
+	.syscall_arg_regs = { 0, 1, 2, 3, 4, 5 },       /* x0-x5 */
+	.rwlock_cur_writer_offset = 24,
 };

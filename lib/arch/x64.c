@@ -78,6 +78,11 @@ static sw_status x64_signal_frame_restore(const sw_thread *t, uint64_t sp, uint6
 	                             ctx, loc);
 }
 
+/* DWARF numbers every register, rip as the return address column (16). */
+static const struct swi_dwarf_run x64_dwarf_runs[] = {
+	{ 0, SW_X64_RAX, SW_X64_NREGS },
+};
+
 const struct swi_arch swi_arch_x64 = {
 	.arch = SW_ARCH_X64,
 	.name = "x64",
@@ -97,4 +102,12 @@ const struct swi_arch swi_arch_x64 = {
 	.transition_block_slots = X64_BLOCK_NREGS + 1,
 	.transition_block_restore = x64_transition_block_restore,
 	.signal_frame_restore = x64_signal_frame_restore,
+	.dwarf_runs = x64_dwarf_runs,
+	.ndwarf_runs = sizeof x64_dwarf_runs / sizeof x64_dwarf_runs[0],
+	.dwarf_ra_column = SW_X64_RIP,
+	.elf_machine = 62,              /* EM_X86_64 */
+	.futex_syscalls = { 202 },
+	.nfutex_syscalls = 1,
+	.syscall_arg_regs = { SW_X64_RDI, SW_X64_RSI, SW_X64_RDX, SW_X64_R10, SW_X64_R8, SW_X64_R9 },
+	.rwlock_cur_writer_offset = 24,
 };

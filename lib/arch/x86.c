@@ -92,6 +92,11 @@ static sw_status x86_signal_frame_restore(const sw_thread *t, uint64_t sp, uint6
 	return swi_restore_reg_block(t, sc + X86_SIGCONTEXT_EIP, 4, eip, 1, ctx, loc);
 }
 
+/* DWARF numbers every register, eip as the return address column (8). */
+static const struct swi_dwarf_run x86_dwarf_runs[] = {
+	{ 0, SW_X86_EAX, SW_X86_NREGS },
+};
+
 const struct swi_arch swi_arch_x86 = {
 	.arch = SW_ARCH_X86,
 	.name = "x86",
@@ -115,4 +120,12 @@ const struct swi_arch swi_arch_x86 = {
 	.slot_align = 0,
 	.has_reg_pairs = 0,
 	.has_ptrauth = 0,
+	.dwarf_runs = x86_dwarf_runs,
+	.ndwarf_runs = sizeof x86_dwarf_runs / sizeof x86_dwarf_runs[0],
+	.dwarf_ra_column = SW_X86_EIP,
+	.elf_machine = 3,               /* EM_386 */
+	.futex_syscalls = { 240, 422 }, /* futex, futex_time64 */
+	.nfutex_syscalls = 2,
+	.syscall_arg_regs = { SW_X86_EBX, SW_X86_ECX, SW_X86_EDX, SW_X86_ESI, SW_X86_EDI, SW_X86_EBP },
+	.rwlock_cur_writer_offset = 28,
 };

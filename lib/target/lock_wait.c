@@ -10,12 +10,13 @@
  *    __wrphase_futex (offset 8), a writer on __writers_futex (offset 12)
  *    while another writer holds the lock, or on __wrphase_futex while
  *    readers do.  __readers (offset 0) has PTHREAD_RWLOCK_WRLOCKED (2) set
- *    while a writer holds it, and that writer's id is __cur_writer: offset
- *    24 on x86-64 and AArch64, 28 on i386 (where the flags come first).
+ *    while a writer holds it, and that writer's id is __cur_writer (whose
+ *    offset differs: the arch tables say it).
  * The futex word's address is the futex system call's first argument.
  */
 #include "config.h"
 #include <string.h>
+#include "arch.h"
 #include "lock_wait.h"
 
 #define HINT_MAX_FRAMES 16              /* frames examined from the innermost */
@@ -95,43 +96,26 @@ enum swi_wait_hint swi_wait_hint(const struct swi_frame *frames, size_t count)
 	return SWI_WAIT_NONE;
 }
 
-/* The futex system call's numbers (i386 has a 64-bit-time one too). */
-static int is_futex_call(sw_arch arch, long nr)
+/* Is system call `nr` futex, by one of the architecture's numbers for it? */
+static int is_futex_call(const struct swi_arch *a, long nr)
 {
-	switch (arch) {
-	case SW_ARCH_X64:
-		return nr == 202;
-	case SW_ARCH_X86:
-		return nr == 240 || nr == 422;
-	case SW_ARCH_ARM64:
-		return nr == 98;
-	default:
-		return 0;
-	}
+	for (unsigned i = 0; i < a->nfutex_syscalls; i++)
+		if (nr == a->futex_syscalls[i])
+			return 1;
+	return 0;
 }
 
 uint64_t swi_futex_address(sw_arch arch, const sw_context *ctx,
                            const struct swi_thread_state *live)
 {
-	unsigned reg;
+	const struct swi_arch *a = swi_arch_get(arch);
 	uint64_t v = 0;
 
-	if (live)
-		return is_futex_call(arch, live->syscall) ? live->arg0 : 0;
-	switch (arch) {
-	case SW_ARCH_X64:
-		reg = SW_X64_RDI;
-		break;
-	case SW_ARCH_X86:
-		reg = SW_X86_EBX;
-		break;
-	case SW_ARCH_ARM64:
-		reg = SW_ARM64_X0;
-		break;
-	default:
+	if (!a)
 		return 0;
-	}
-	if (sw_context_get(ctx, reg, &v) != SW_OK)
+	if (live)
+		return is_futex_call(a, live->syscall) ? live->arg0 : 0;
+	if (sw_context_get(ctx, a->syscall_arg_regs[0], &v) != SW_OK)
 		return 0;
 	return v;
 }
@@ -157,10 +141,11 @@ static int known_tid(const int *tids, size_t n, uint32_t tid)
 /* The writer of the rwlock at `base`, 0 if none holds it; -1 if unreadable. */
 static int rwlock_writer(const sw_memory *mem, sw_arch arch, uint64_t base, uint32_t *writer)
 {
+	const struct swi_arch *a = swi_arch_get(arch);
 	uint32_t readers;
-	uint64_t cur_writer = base + (arch == SW_ARCH_X86 ? 28 : 24);
 
-	if (read_u32(mem, base, &readers) != 0 || read_u32(mem, cur_writer, writer) != 0)
+	if (!a || read_u32(mem, base, &readers) != 0 ||
+	    read_u32(mem, base + a->rwlock_cur_writer_offset, writer) != 0)
 		return -1;
 	if (!(readers & RWLOCK_WRLOCKED))
 		*writer = 0;

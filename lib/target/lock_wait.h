@@ -30,7 +30,7 @@ enum swi_wait_hint swi_wait_hint(const struct swi_frame *frames, size_t count);
  * The futex a thread blocked in a lock waits on: live, the first argument
  * of its futex system call as /proc reported it (0 if it is in no futex
  * call); in a core (`live` NULL), the register that carries the first
- * system-call argument (x86-64 rdi, i386 ebx, AArch64 x0).
+ * system-call argument (the arch table's syscall_arg_regs[0]).
  */
 uint64_t swi_futex_address(sw_arch arch, const sw_context *ctx,
                            const struct swi_thread_state *live);
