@@ -14,7 +14,6 @@ dist_man_MANS += \
 	man/sw_walk_frames.3 \
 	man/sw_walk_frames_cached.3 \
 	man/sw_backtrace.3 \
-	man/sw_backtrace_cache_init.3 \
 	man/sw_crawl_frame.3 \
 	man/sw_crawl_frame_enum_gc_roots.3 \
 	man/sw_crawl_frame_should_report_gc.3 \

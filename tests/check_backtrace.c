@@ -65,7 +65,7 @@ static int reference(const sw_thread *t, const sw_context *start, uint64_t start
  * differs (in msg).
  */
 static const char *compare(const sw_thread *t, const sw_context *start, uint64_t start_frame,
-                           unsigned flags, sw_backtrace_cache *cache, size_t max, char *msg,
+                           unsigned flags, sw_walk_cache *cache, size_t max, char *msg,
                            size_t msg_size)
 {
 	struct trace want, got;
@@ -129,12 +129,12 @@ static const unsigned flag_sets[] = {
 START_TEST(synthetic_stacks_agree)
 {
 	sw_arch arch = arches[_i];
-	static sw_backtrace_cache shared;      /* kept across stacks (and maps) */
-	sw_backtrace_cache own;
+	static sw_walk_cache shared;      /* kept across stacks (and maps) */
+	sw_walk_cache own;
 	unsigned failures = 0, compared = 0;
 	char msg[512];
 
-	sw_backtrace_cache_init(&shared);
+	sw_walk_cache_init(&shared);
 	for (uint64_t seed = 0; seed < 300; seed++) {
 		sw_synth_params p;
 		sw_synth *s;
@@ -143,13 +143,13 @@ START_TEST(synthetic_stacks_agree)
 		p.features = SW_SYNTH_ALL;
 		p.max_frames = 4 + (unsigned)(seed % 40);
 		ck_assert_int_eq(sw_synth_create(&s, arch, 0xb7000000ULL + seed, &p), SW_OK);
-		sw_backtrace_cache_init(&own);
+		sw_walk_cache_init(&own);
 		for (unsigned k = 0; k < NFLAG_SETS; k++) {
 			unsigned flags = flag_sets[k];
 			const sw_thread *t = sw_synth_thread(s);
 			const sw_context *c = sw_synth_context(s);
 			/* From the seed and from the Frames; no table, a shared one, this stack's own (twice: warm). */
-			struct { const sw_context *start; sw_backtrace_cache *cache; size_t max; } runs[] = {
+			struct { const sw_context *start; sw_walk_cache *cache; size_t max; } runs[] = {
 				{ c, NULL, MAX_IPS }, { NULL, NULL, MAX_IPS }, { c, &shared, MAX_IPS },
 				{ c, &own, MAX_IPS }, { c, &own, MAX_IPS }, { NULL, &own, MAX_IPS },
 				{ c, &own, 1 }, { c, &own, 1 + seed % 7 }, { NULL, &shared, 2 },
@@ -195,7 +195,7 @@ static void lay_out(sb_world *w, sb_method *a, sb_method *b)
 	sw_context_set(&w->seed, SW_X64_RBP, S0 - 8);
 }
 
-static size_t bt(sb_world *w, sw_backtrace_cache *c, uint64_t *ips)
+static size_t bt(sb_world *w, sw_walk_cache *c, uint64_t *ips)
 {
 	int n = sw_backtrace(&w->thread, &w->seed, 0, 0, ips, NULL, 16, c, NULL);
 
@@ -207,14 +207,14 @@ START_TEST(table_follows_the_code_map)
 {
 	sb_world w;
 	sb_method a, b;
-	sw_backtrace_cache c;
+	sw_walk_cache c;
 	uint64_t ips[16];
 	char msg[512];
 	const char *why;
 
 	sb_init(&w);
 	lay_out(&w, &a, &b);
-	sw_backtrace_cache_init(&c);
+	sw_walk_cache_init(&c);
 	ck_assert_uint_eq(bt(&w, &c, ips), 2);
 	ck_assert_uint_eq(bt(&w, &c, ips), 2);  /* warm */
 	ck_assert_uint_eq(ips[0], B_START + b.body);
@@ -250,7 +250,7 @@ START_TEST(table_forgets_no_code_once_code_is_added)
 {
 	sb_world w;
 	sb_method a, b, c;
-	sw_backtrace_cache cache;
+	sw_walk_cache cache;
 	uint64_t ips[16];
 	char msg[512];
 	const char *why;
@@ -258,7 +258,7 @@ START_TEST(table_forgets_no_code_once_code_is_added)
 
 	sb_init(&w);
 	lay_out(&w, &a, &b);
-	sw_backtrace_cache_init(&cache);
+	sw_walk_cache_init(&cache);
 	ck_assert_uint_eq(bt(&w, &cache, ips), 2);
 	ck_assert_uint_eq(bt(&w, &cache, ips), 2);      /* warm: A's rule leads to "no code" */
 
@@ -276,7 +276,7 @@ START_TEST(table_is_checked_and_may_move)
 {
 	sb_world w;
 	sb_method a, b;
-	sw_backtrace_cache *c = malloc(sizeof *c), *moved = malloc(sizeof *moved);
+	sw_walk_cache *c = malloc(sizeof *c), *moved = malloc(sizeof *moved);
 	uint64_t ips[16], sps[16];
 	sw_walk_error err;
 
@@ -292,7 +292,7 @@ START_TEST(table_is_checked_and_may_move)
 	ck_assert_int_eq(sw_backtrace(NULL, &w.seed, 0, 0, ips, NULL, 16, NULL, &err), SW_E_INVAL);
 	ck_assert_int_eq(sw_backtrace(&w.thread, &w.seed, 0, ~0u, ips, NULL, 16, NULL, &err), SW_E_INVAL);
 
-	sw_backtrace_cache_init(c);
+	sw_walk_cache_init(c);
 	ck_assert_int_eq(sw_backtrace(&w.thread, &w.seed, 0, 0, ips, sps, 16, c, &err), 2);
 	ck_assert_int_eq(err.status, SW_OK);
 	ck_assert_uint_eq(sps[0], S0 - 128);

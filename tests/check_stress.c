@@ -151,7 +151,7 @@ struct walker {
 	 * methods under them: the walker's, and its signal handler's (which
 	 * may interrupt a walk using the first).
 	 */
-	sw_backtrace_cache bt_cache[2];
+	sw_walk_cache bt_cache[2];
 	atomic_ulong bt_complete;
 };
 
@@ -463,8 +463,8 @@ START_TEST(test_stress)
 
 		walkers[i].index = i;
 		walkers[i].rng = 0x57ac4 + i;
-		sw_backtrace_cache_init(&walkers[i].bt_cache[0]);
-		sw_backtrace_cache_init(&walkers[i].bt_cache[1]);
+		sw_walk_cache_init(&walkers[i].bt_cache[0]);
+		sw_walk_cache_init(&walkers[i].bt_cache[1]);
 		build_stack(&walkers[i], map);
 		/* Quiet first: the walk is exact. */
 		ck_assert_int_eq(sw_walk_frames(&walkers[i].thread, &walkers[i].seed, 0, check_frame,

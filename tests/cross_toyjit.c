@@ -71,7 +71,7 @@ static const unsigned all_flags[] = {
 static struct {
 	sw_status status[NFLAGS];
 	char msg[NFLAGS][512];
-	sw_backtrace_cache bt_cache;    /* kept from run to run, as a profiler's */
+	sw_walk_cache bt_cache;    /* kept from run to run, as a profiler's */
 	int calls;
 	toyjit_gc_stats gc;
 	sw_status gc_status;
@@ -234,7 +234,7 @@ int main(void)
 	unsigned offsets = 0;
 	sw_status st;
 
-	sw_backtrace_cache_init(&h.bt_cache);
+	sw_walk_cache_init(&h.bt_cache);
 
 	if (!host) {
 		printf("cross-toyjit: the toy JIT has no back end for this host\n");

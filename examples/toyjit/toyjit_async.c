@@ -36,7 +36,7 @@ static struct {
 	sw_status gc_status;
 	toyjit_async_stats *stats;
 	/* sw_backtrace at each stop, against each walk; its table is kept from stop to stop. */
-	sw_backtrace_cache bt_cache;
+	sw_walk_cache bt_cache;
 	sw_status bt_status[MAX_FLAGS];
 	char bt_msg[MAX_FLAGS][256];
 } g;
@@ -325,7 +325,7 @@ static sw_status sweep_all(toyjit *jit, const sw_thread *t, const unsigned *flag
 		return SW_E_INVAL;
 	memset(&g, 0, sizeof(g));
 	g.jit = jit;
-	sw_backtrace_cache_init(&g.bt_cache);
+	sw_walk_cache_init(&g.bt_cache);
 	g.thread = t;
 	g.nflags = nflags;
 	g.gc = gc;

@@ -124,7 +124,7 @@ static sw_status backtrace_methods_check(const sw_thread *t, const toyjit_walk *
 }
 
 sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,
-                                 sw_backtrace_cache *cache, char *msg, size_t cap)
+                                 sw_walk_cache *cache, char *msg, size_t cap)
 {
 	uint64_t ip[TOYJIT_WALK_MAX], sp[TOYJIT_WALK_MAX];
 	sw_walk_error err;

@@ -94,7 +94,7 @@ sw_status toyjit_walk_check_at(const toyjit *jit, const toyjit_point *pt, const 
  * with a description in msg.  Async-signal-safe but for the description.
  */
 sw_status toyjit_backtrace_check(const sw_thread *t, const sw_context *start, const toyjit_walk *w,
-                                 sw_backtrace_cache *cache, char *msg, size_t cap);
+                                 sw_walk_cache *cache, char *msg, size_t cap);
 
 /* toyjit_state_name - "FRAMELESS", "FRAME", "NATIVE_MARKER", ... */
 const char *toyjit_state_name(uint32_t state);

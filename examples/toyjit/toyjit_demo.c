@@ -268,13 +268,13 @@ static sw_walk_action print_snapshot_frame(const sw_snapshot_frame *f, void *dat
  */
 static sw_status backtrace_demo(struct demo *d, char *msg, size_t msg_size)
 {
-	static sw_backtrace_cache cache;
+	static sw_walk_cache cache;
 	uint64_t ips[TOYJIT_WALK_MAX];
 	sw_walk_error err;
 	sw_status st;
 	int n;
 
-	sw_backtrace_cache_init(&cache);
+	sw_walk_cache_init(&cache);
 	if ((st = toyjit_backtrace_check(&d->thread, NULL, d->walk, &cache, msg, msg_size)) != SW_OK)
 		return st;
 	n = sw_backtrace(&d->thread, NULL, 0, d->flags, ips, NULL, TOYJIT_WALK_MAX, &cache, &err);

@@ -165,7 +165,7 @@ SW_API const char *sw_frame_trust_name(sw_frame_trust trust);
 SW_API uint32_t sw_crawl_frame_depth(const sw_crawl_frame *cf);
 
 /* The iterator (the CLR's StackFrameIterator), in the caller's storage. */
-#define SW_ITER_WORDS 640
+#define SW_ITER_WORDS 704
 typedef struct sw_iter {
 	uint64_t opaque[SW_ITER_WORDS];
 } sw_iter;
@@ -208,12 +208,15 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
                                      void *data, unsigned flags, sw_walk_error *err);
 
 /*
- * sw_walk_frames_cached's table of unwind rules by return address, kept
- * from one walk to the next: a runtime walks the same threads at every GC,
- * a profiler the same code at every sample.  Any threads of one code map
+ * A table of unwind rules by return address, kept from one walk to the
+ * next by sw_walk_frames_cached and sw_backtrace (like libunwind's
+ * per-thread cache): a runtime walks the same threads at every GC, a
+ * profiler the same code at every sample.  Any threads of one code map
  * may share it, but not at the same time; one per walking thread suits.
  * It empties itself when methods are removed from the map, or when a walk
- * differs from the last in map, flags, architecture or memory.
+ * differs from the last in map, architecture, or the flags and registers
+ * its rules depend on (a QUICKUNWIND walk keeps fewer registers than a
+ * full one: alternating them empties it each time).
  */
 #define SW_WALK_CACHE_WORDS 384
 typedef struct sw_walk_cache {
@@ -234,34 +237,20 @@ SW_API sw_walk_action sw_walk_frames_cached(const sw_thread *t, const sw_context
                                             unsigned flags, sw_walk_cache *cache, sw_walk_error *err);
 
 /*
- * sw_backtrace's table of unwind rules by return address, kept from one
- * walk to the next (like libunwind's per-thread cache): a profiler walks
- * the same code again and again.  Any threads of one code map may share
- * it, but not at the same time.  It empties itself when methods are
- * removed from the map, or when used with another map.
- */
-#define SW_BACKTRACE_CACHE_WORDS 800
-typedef struct sw_backtrace_cache {
-	uint64_t opaque[SW_BACKTRACE_CACHE_WORDS];
-} sw_backtrace_cache;
-
-/* sw_backtrace_cache_init - make `c` an empty table. */
-SW_API void sw_backtrace_cache_init(sw_backtrace_cache *c);
-
-/*
  * sw_backtrace - the IP (and, when `sps` is not NULL, the SP) of each frame
  * with code that a QUICKUNWIND walk of `t` from `start` (or `start_frame`,
  * as sw_iter_init) reports: methods, and native frames under
  * SW_WALK_NATIVE_FRAMES; leaf first, at most `max`.  The profiler's walk:
- * no callback, no crawl frame.  `cache` (may be NULL) keeps rules between
- * calls.  Returns how many were stored, or a negative SW_E_* when the walk
+ * no callback, no crawl frame, on the same step as sw_walk_frames.
+ * `cache` (may be NULL) keeps rules between calls, as sw_walk_frames_cached's
+ * does; a `cache` sw_walk_cache_init never made gives SW_E_INVAL.  Returns how many were stored, or a negative SW_E_* when the walk
  * could not start.  A walk that fails later keeps what it stored; `err`
  * (may be NULL) then says why (status SW_OK: it reached the end of the
  * stack, or `max`).
  */
 SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t start_frame,
                         unsigned flags, uint64_t *ips, uint64_t *sps, size_t max,
-                        sw_backtrace_cache *cache, sw_walk_error *err);
+                        sw_walk_cache *cache, sw_walk_error *err);
 
 #ifdef __cplusplus
 }

@@ -652,15 +652,12 @@ static int step_after_managed(struct swi_iter *it)
 	return -1;
 }
 
-int swi_return_unknown(struct swi_iter *it, uint64_t ip)
-{
-	unsigned both = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
-
-	/* unknown_code, without its frame-pointer stand-in. */
-	return ip != 0 && (it->flags & both) != both && !lookup_return(it, ip);
-}
-
-const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip)
+/*
+ * The code a return address goes back to, as the walk finds it, when the
+ * fast step may step into it: found (a signal trampoline is not), not a
+ * funclet or a trampoline.  NULL otherwise.
+ */
+static const sw_code_info *return_code(struct swi_iter *it, uint64_t ip)
 {
 	const sw_code_info *code;
 
@@ -678,10 +675,15 @@ const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip)
 	return code;
 }
 
-const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
-                                    const struct swu_body_rule **br, const uint32_t **saved)
+/*
+ * return_code's code, when it is not an outermost function either and the
+ * address lies inside its body rule's runs, which *br and *saved get.
+ * NULL otherwise.
+ */
+static const sw_code_info *body_return(struct swi_iter *it, uint64_t ip, const struct swu_body_rule **br,
+                                       const uint32_t **saved)
 {
-	const sw_code_info *code = swi_return_code(it, ip);
+	const sw_code_info *code = return_code(it, ip);
 	uint32_t offset;
 
 	if (!code || (code->flags & SW_CODE_OUTERMOST))
@@ -689,15 +691,6 @@ const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
 	*br = swi_body_rule_of(code, saved);
 	offset = (uint32_t)(ip - code->start);
 	if (!((offset >= (*br)->lo && offset < (*br)->hi) || (offset >= (*br)->lo2 && offset < (*br)->hi2)))
-		return NULL;
-	return code;
-}
-
-const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip)
-{
-	const sw_code_info *code = lookup(it, ip, 1);
-
-	if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)))
 		return NULL;
 	return code;
 }
@@ -711,6 +704,10 @@ const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip)
  * frame then costs the stores its report needs, and no load waits for the
  * store the frame before made.
  */
+/* fast_run's slot before the run made a frame current, and when it->code holds that frame's code. */
+#define SWI_SLOT_NONE SWI_RULES
+#define SWI_SLOT_CODE (SWI_RULES + 1)
+
 struct fast_run {
 	/* A caller SP above this lowest Frame or tracker still ahead ends the run (~0: none). */
 	uint64_t frames_above;
@@ -724,8 +721,19 @@ struct fast_run {
 	 */
 	uint32_t step_base, depth, depth_end;
 	uint8_t trust, caller_trust;
-	uint8_t from_native;            /* it->code is native */
 	uint8_t entered;                /* fast_enter ran */
+	/*
+	 * A run into arrays (sw_backtrace, QUICKUNWIND: IP, SP and FP are all
+	 * it keeps) holds the next frame in u alone, not in rd.caller, and
+	 * the current one's code as its rules[] slot, not in it->code:
+	 * fast_leave writes them back once, when the run ends
+	 * (fast_materialize).  slot is SWI_SLOT_NONE before the run made a
+	 * frame current, SWI_SLOT_CODE when it->code holds the current
+	 * frame's code already (a fill moved it out of its slot).
+	 */
+	uint8_t quick;
+	uint8_t slot;
+	uint64_t quick_hi;              /* the highest CFA a quick step takes: the stack's top, or a Frame or tracker */
 };
 
 static inline __attribute__((always_inline)) void fast_run_init(const struct swi_iter *it, struct fast_run *run)
@@ -747,8 +755,9 @@ static inline __attribute__((always_inline)) void fast_run_init(const struct swi
 		run->depth_end += (SWI_MAX_STEPS - 3 - it->steps) / 3 + 1;
 	run->trust = it->trust;
 	run->caller_trust = it->caller_trust;
-	run->from_native = (uint8_t)is_native(it->code);
 	run->entered = 0;
+	run->quick = 0;
+	run->slot = SWI_SLOT_NONE;
 	/* Which registers rd.caller got from the generic unwind is not known: take them all. */
 	run->u.written = ~0ull;
 }
@@ -794,9 +803,46 @@ static void fast_enter(struct swi_iter *it)
  * The run ends: the iterator gets what the run kept to itself.  taken:
  * the steps of a frame the run did not finish (fast_run).
  */
+/*
+ * What a quick run kept in locals, written back as the generic steps would
+ * have left it after the frame made current last: its code in it->code,
+ * its caller (next) in rd.caller.  Only IP, SP and FP are known, as the
+ * QUICKUNWIND walk keeps no other register.  rd.cur is not written: the
+ * next step replaces it with rd.caller before anything reads it (a quick
+ * run never stops inside a frame: quick_step).
+ */
+static __attribute__((noinline)) void fast_materialize(struct swi_iter *it, unsigned slot, const uint64_t next[4],
+                                                       unsigned ip_reg, unsigned sp_reg, unsigned fp_reg)
+{
+	sw_regdisplay *rd = &it->rd;
+
+	if (slot < SWI_RULES)
+		it->code = &it->rules[slot].copy.info;
+	rd->caller.valid = next[3] & (BIT(ip_reg) | BIT(sp_reg) | BIT(fp_reg));
+	rd->caller.regs[ip_reg] = next[0];
+	rd->caller.regs[sp_reg] = next[1];
+	rd->caller.regs[fp_reg] = next[2];
+	rd->caller_loc[ip_reg] = rd->caller_loc[sp_reg] = rd->caller_loc[fp_reg] = 0;
+	rd->caller_valid = 1;
+}
+
 static inline __attribute__((always_inline)) void fast_leave(struct swi_iter *it, const struct fast_run *run,
                                                              unsigned taken)
 {
+	if (run->quick && run->slot != SWI_SLOT_NONE) {
+		/* By value: the run's address, passed out of line, would keep it in memory. */
+		const uint64_t next[4] = { run->u.ip, run->u.sp, run->u.fp, run->u.valid };
+
+		fast_materialize(it, run->slot, next, run->u.ip_reg, run->u.sp_reg, run->u.fp_reg);
+		/*
+		 * A quick run keeps no trust but its rules': the frame's own
+		 * (how the frame was found is not read in a walk into arrays).
+		 */
+		it->trust = it->caller_trust = it->rule_quick[run->slot].trust;
+		it->depth = run->depth;
+		it->steps = run->step_base + 3 * run->depth + taken;
+		return;
+	}
 	it->steps = run->step_base + 3 * run->depth + taken;
 	it->depth = run->depth;
 	it->trust = run->trust;
@@ -848,10 +894,10 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	const sw_code_info *code;
 	unsigned pair = slot >> 1;
 
-	/* A return address is looked up one byte back (swi_return_code): known to be in no code, it has no rule. */
+	/* A return address is looked up one byte back (return_code): known to be in no code, it has no rule. */
 	if (known_miss(it, ip - 1))
 		return -1;
-	code = swi_body_return(it, ip, &br, &saved);
+	code = body_return(it, ip, &br, &saved);
 	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
 	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
 		return -1;
@@ -880,6 +926,7 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 	}
 	it->rules[slot].ra = ip;
 	it->rule_trust[slot] = swi_code_trust(&it->rules[slot].copy.info);
+	it->rule_quick[slot] = swi_quick_rule_of(it->rules[slot].copy.body, saved, it->rule_trust[slot], it->arch);
 	it->rule_span[slot] = swi_read_span_in(swi_body_read_extent(it->rules[slot].copy.body, saved, keep), win_lo,
 	                                       win_last);
 	it->rules_filled |= 1u << slot;
@@ -901,12 +948,46 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
  * within SWI_MAX_STEPS; it calls fast_leave when the run ends, but for -1
  * and errors, where this does.
  */
+/*
+ * fast_step's frame in a quick run (into arrays, QUICKUNWIND): the same
+ * frame, the same checks, with IP, SP and FP in the run's locals.  It
+ * changes nothing before it knows the frame steps: anything else (a native
+ * frame the flags stop at, a rule the locals cannot take, a CFA off the
+ * stack or above a Frame or tracker, a read that fails) returns -2, and
+ * the generic path takes the frame again from the start, and reports what
+ * it finds there the way it always does.
+ */
+static inline __attribute__((always_inline)) int quick_step(struct swi_iter *it, struct fast_run *run,
+                                                            unsigned slot)
+{
+	const struct swi_quick_rule *q = &it->rule_quick[slot];
+	uint64_t cfa, ra, fp;
+
+	if (q->bits & SWI_QUICK_NO)
+		return -2;
+	if ((q->bits & SWI_QUICK_NATIVE) &&
+	    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
+	     (it->rule_quick[run->slot].trust == SW_TRUST_JIT && (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
+		return -2;
+	if (swi_unwind_quick(it, &run->u, q, it->rule_span[slot], run->quick_hi, &cfa, &ra, &fp) != SW_OK)
+		return -2;
+	run->slot = (uint8_t)slot;
+	/* see_managed_frame: the funclet rules leave a quick run's frames alone (fast_step_allowed). */
+	if (SWI_UNLIKELY(it->report_funclet) && !(q->bits & SWI_QUICK_NATIVE))
+		it->report_funclet = 0;
+	run->u.ip = ra;
+	run->u.sp = cfa;
+	run->u.fp = fp;
+	/* run->depth: the run counts the frames it stores (fast_run_loop). */
+	return 1;
+}
+
 static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, struct fast_run *run)
 {
 	sw_regdisplay *rd = &it->rd;
 	const sw_code_info *code;
 	struct sw_crawl_frame *cf = &it->cf;
-	unsigned fl = it->flags, slot;
+	unsigned slot;
 	int native;
 	uint8_t trust;
 	uint64_t ip = run->u.ip;
@@ -914,23 +995,39 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 
 	if (ip == 0)
 		return -2;
-	/* Two ways: the slot the address hashes to, and its pair's other one. */
-	slot = fast_rule_slot(ip);
-	if (it->rules[slot].ra != ip) {
-		int filled;
+	/*
+	 * A quick run tries the slot that followed the last frame's the last
+	 * time first (rule_next), and learns it when that was wrong; then two
+	 * ways: the slot the address hashes to, and its pair's other one.
+	 */
+	slot = run->quick ? it->rule_next[run->slot] : 0;
+	if (!run->quick || it->rules[slot].ra != ip) {
+		slot = fast_rule_slot(ip);
+		if (it->rules[slot].ra != ip && it->rules[slot ^= 1].ra != ip) {
+			int filled;
 
-		slot ^= 1;
-		if (it->rules[slot].ra != ip) {
+			/* The fill moves the current frame's code out of a slot it refills (it->code). */
+			if (run->quick && run->slot < SWI_RULES) {
+				it->code = &it->rules[run->slot].copy.info;
+				it->rule_quick[SWI_SLOT_CODE] = it->rule_quick[run->slot];
+				run->slot = SWI_SLOT_CODE;
+			}
 			if ((filled = fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last)) < 0)
 				return -2;
 			slot = (unsigned)filled;
 		}
+		if (run->quick)
+			it->rule_next[run->slot] = (uint8_t)slot;
 	}
+	if (run->quick)
+		return quick_step(it, run, slot);
 	code = &it->rules[slot].copy.info;
 	trust = it->rule_trust[slot];
 	native = trust != SW_TRUST_JIT;
 	if (native &&
-	    ((fl & SW_WALK_FUNCTIONSONLY) || (!run->from_native && (fl & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
+	    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
+	     /* The frame before is native when its code's trust is not the JIT's. */
+	     (run->caller_trust == SW_TRUST_JIT && (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
 		return -2;
 
 	/* step_after_managed: the caller becomes the current frame. */
@@ -942,7 +1039,6 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	run->trust = run->caller_trust;
 	/* Not copied out: fast_rule_fill moves it before it refills the slot. */
 	it->code = code;
-	run->from_native = (uint8_t)native;
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	run->caller_trust = trust;
@@ -965,9 +1061,9 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		return -1;
 	}
 	/* see_managed_frame and report, for a frame the funclet rules leave alone. */
-	cf->state = native ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
 	if (!native && it->report_funclet)
 		it->report_funclet = 0;
+	cf->state = native ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
 	/* The method and the offset come from code and ip (crawl_frame.c). */
 	cf->depth = run->depth++;
 	cf->code = code;
@@ -977,8 +1073,8 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 }
 
 /*
- * The walk flags a rule depends on: what swi_body_return finds (lookup,
- * swi_return_code).  The others change only the kept registers, which
+ * The walk flags a rule depends on: what body_return finds (lookup,
+ * return_code).  The others change only the kept registers, which
  * the table's header holds apart.
  */
 #define SWI_RULE_FLAGS SW_WALK_NATIVE_FRAMES
@@ -1030,7 +1126,8 @@ sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt)
 	return SW_OK;
 }
 
-void swi_iter_keep_rules(struct swi_iter *it)
+/* Hand the rules the walk added to its cache, if it has one (before sw_iter_end). */
+static void keep_rules(struct swi_iter *it)
 {
 	struct swi_rule_table *rt = it->cache;
 
@@ -1070,6 +1167,8 @@ static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it,
 		it->rules[i].ra = rt->rule[i].ra;
 		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
 		it->rule_trust[i] = swi_code_trust(&it->rules[i].copy.info);
+		it->rule_quick[i] = swi_quick_rule_of(it->rules[i].copy.body, it->rules[i].copy.saved,
+		                                      it->rule_trust[i], it->arch);
 		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
 	}
 }
@@ -1084,6 +1183,7 @@ static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it
 			for (unsigned i = 0; i < SWI_RULES; i++)
 				it->rules[i].ra = 0;
 		}
+		memset(it->rule_next, 0, sizeof it->rule_next);
 		it->rules_ready = 1;
 	}
 }
@@ -1136,17 +1236,38 @@ static int step_fast(struct swi_iter *it)
 }
 
 /*
- * swi_walk_fast's loop.  The register numbers, pointer size and register
- * count come as constants for each architecture (swi_walk_fast), so that
- * the inlined steps index the register display at fixed offsets and keep
- * fewer values live from one frame to the next.
+ * Hand the frame just reported to the sink: 1 when the walk stops there
+ * (the callback said so, or the arrays are full).  Inlined into the run's
+ * loops for each kind of sink, so that the test of the kind folds away.
  */
-static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter *it, sw_walk_callback cb,
-                                                                void *data, unsigned ip_reg,
-                                                                unsigned sp_reg, unsigned fp_reg,
-                                                                unsigned ptr_size, unsigned nregs)
+static inline __attribute__((always_inline)) int sink_put(struct swi_iter *it, struct swi_sink *sink,
+                                                          int to_arrays, uint64_t ip, uint64_t sp)
+{
+	if (!to_arrays)
+		return sink->cb(&it->cf, sink->data) != SW_CONTINUE;
+	sink->ips[sink->n] = ip;
+	if (sink->sps)
+		sink->sps[sink->n] = sp;
+	return ++sink->n >= sink->max;
+}
+
+/*
+ * The run of fast steps after a frame the generic path reported.  The
+ * register numbers, pointer size and register count come as constants for
+ * each architecture (fast_run_for_arch), so that the inlined steps index
+ * the register display at fixed offsets and keep fewer values live from one
+ * frame to the next.  Returns 0 to go on with swi_iter_next, 1 when the
+ * sink stopped the walk, or the walk's error when it failed.
+ */
+static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *it, struct swi_sink *sink,
+                                                               int to_arrays, unsigned ip_reg,
+                                                               unsigned sp_reg, unsigned fp_reg,
+                                                               unsigned ptr_size, unsigned nregs,
+                                                               int ptrauth)
 {
 	struct fast_run run;
+	uint32_t depth0, stop;
+	uint64_t ip, sp, *ips, *sps, *end;
 	int r;
 
 	fast_run_init(it, &run);
@@ -1158,6 +1279,50 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 	run.u.nregs = nregs;
 	if (!fast_run_usable(&run))
 		return 0;
+	depth0 = run.depth;
+	if (to_arrays) {
+		/*
+		 * Into arrays the walk is QUICKUNWIND (sw_backtrace): IP, SP
+		 * and FP are all it keeps, and a quick run holds them in
+		 * locals (struct fast_run), FP known from the start.  It counts
+		 * its frames by where the next IP goes, bounded by both the
+		 * arrays and the steps.
+		 */
+		if ((run.u.keep & ~BIT(fp_reg)) || !(run.u.valid & BIT(fp_reg)))
+			return 0;
+		run.quick = 1;
+		/* No signed return address where the architecture has none (swi_quick_rule_of): no mask to apply. */
+		if (!ptrauth)
+			run.u.ptrauth_mask = 0;
+		run.quick_hi = run.u.stack_hi < run.frames_above ? run.u.stack_hi : run.frames_above;
+		it->rule_quick[SWI_SLOT_NONE].trust = run.caller_trust;
+		fast_enter(it);
+		run.entered = 1;
+		ips = sink->ips + sink->n;
+		sps = to_arrays == 2 ? sink->sps + sink->n : NULL;
+		stop = run.depth_end - depth0;
+		end = ips + (sink->max - sink->n < stop ? sink->max - sink->n : stop);
+		for (;;) {
+			if (ips == end) {
+				/* The arrays are full, or the generic path takes the frame that passes the bound. */
+				r = sink->max - sink->n == (size_t)(end - (sink->ips + sink->n));
+				break;
+			}
+			ip = run.u.ip;
+			sp = run.u.sp;
+			r = fast_step(it, &run);
+			if (r != 1)
+				break;
+			*ips++ = ip;
+			if (to_arrays == 2)
+				*sps++ = sp;
+		}
+		run.depth = depth0 + (uint32_t)(ips - (sink->ips + sink->n));
+		sink->n = (size_t)(ips - sink->ips);
+		/* A quick step stops before it changes anything (quick_step): -2, or a full count. */
+		fast_leave(it, &run, 0);
+		return r == 1;
+	}
 	for (;;) {
 		/*
 		 * swi_iter_next's count of its loop, and the two steps more
@@ -1165,8 +1330,8 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 		 * the generic path takes the frame and fails.
 		 */
 		if (run.depth >= run.depth_end) {
-			fast_leave(it, &run, 0);
-			return 0;
+			r = 0;
+			break;
 		}
 		r = fast_step(it, &run);
 		if (r != 1) {
@@ -1174,14 +1339,17 @@ static inline __attribute__((always_inline)) int walk_fast_loop(struct swi_iter 
 				fast_leave(it, &run, 0);
 			return it->step == SWI_STEP_FAILED ? it->err.status : 0;
 		}
-		if (cb(&it->cf, data) != SW_CONTINUE) {
-			fast_leave(it, &run, 0);
-			return 1;
+		if (sink->cb(&it->cf, sink->data) != SW_CONTINUE) {
+			r = 1;
+			break;
 		}
 	}
+	fast_leave(it, &run, 0);
+	return r;
 }
 
-int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
+static inline __attribute__((always_inline)) int fast_run_for_arch(struct swi_iter *it, struct swi_sink *sink,
+                                                                   int to_arrays)
 {
 	const struct swi_arch *a = it->arch;
 
@@ -1189,14 +1357,71 @@ int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data)
 		return 0;
 	switch (it->thread->arch) {
 	case SW_ARCH_X64:
-		return walk_fast_loop(it, cb, data, SW_X64_RIP, SW_X64_RSP, SW_X64_RBP, 8, SW_X64_NREGS);
+		return fast_run_loop(it, sink, to_arrays, SW_X64_RIP, SW_X64_RSP, SW_X64_RBP, 8, SW_X64_NREGS, 0);
 	case SW_ARCH_ARM64:
-		return walk_fast_loop(it, cb, data, SW_ARM64_PC, SW_ARM64_SP, SW_ARM64_FP, 8, SW_ARM64_NREGS);
+		return fast_run_loop(it, sink, to_arrays, SW_ARM64_PC, SW_ARM64_SP, SW_ARM64_FP, 8, SW_ARM64_NREGS, 1);
 	case SW_ARCH_X86:
-		return walk_fast_loop(it, cb, data, SW_X86_EIP, SW_X86_ESP, SW_X86_EBP, 4, SW_X86_NREGS);
+		return fast_run_loop(it, sink, to_arrays, SW_X86_EIP, SW_X86_ESP, SW_X86_EBP, 4, SW_X86_NREGS, 0);
 	default:
-		return walk_fast_loop(it, cb, data, a->ip_reg, a->sp_reg, a->fp_reg, a->ptr_size, a->nregs);
+		return fast_run_loop(it, sink, to_arrays, a->ip_reg, a->sp_reg, a->fp_reg, a->ptr_size, a->nregs,
+		                     a->has_ptrauth);
 	}
+}
+
+/*
+ * Each kind of run in a function of its own: inlined into the walk's loop,
+ * the runs of every architecture share one function's registers, and the
+ * fast step's values spill to the stack at every frame.
+ */
+static __attribute__((noinline)) int fast_run_into_arrays(struct swi_iter *it, struct swi_sink *sink)
+{
+	/* With SPs or not: one value less to keep at every frame. */
+	return sink->sps ? fast_run_for_arch(it, sink, 2) : fast_run_for_arch(it, sink, 1);
+}
+
+static __attribute__((noinline)) int fast_run_into_callback(struct swi_iter *it, struct swi_sink *sink)
+{
+	return fast_run_for_arch(it, sink, 0);
+}
+
+/*
+ * The whole walk into one kind of sink: each frame swi_iter_next reports,
+ * then the fast steps that follow it.  Into arrays only frames with code
+ * count (what sw_backtrace returns), and nobody reads the crawl frame.
+ */
+static inline __attribute__((always_inline)) int run_into(struct swi_iter *it, struct swi_sink *sink,
+                                                          int to_arrays)
+{
+	int r;
+
+	if (to_arrays && sink->n >= sink->max)
+		return 1;
+	while ((r = swi_iter_next(it)) > 0) {
+		if (to_arrays && it->cf.state != SW_STATE_FRAMELESS && it->cf.state != SW_STATE_NATIVE_FRAME)
+			continue;
+		if (sink_put(it, sink, to_arrays, it->rd.cur.regs[it->arch->ip_reg],
+		             it->rd.cur.regs[it->arch->sp_reg]) ||
+		    (r = to_arrays ? fast_run_into_arrays(it, sink) : fast_run_into_callback(it, sink)) > 0)
+			return 1;
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+int swi_iter_run(struct swi_iter *it, struct swi_sink *sink)
+{
+	int r;
+
+	if (sink->ips) {
+		/* Nobody reads the crawl frame but its state: a report fills in only that. */
+		it->quiet = 1;
+		r = run_into(it, sink, 1);
+	} else {
+		r = run_into(it, sink, 0);
+	}
+	keep_rules(it);
+	return r;
 }
 
 /* Is this address below the current SP, on a part of the stack already left? */
@@ -1242,15 +1467,11 @@ static int step_frames(struct swi_iter *it)
 	return -1;
 }
 
-/*
- * Resume where the Frame says, if that is managed code; else the next
- * Frame.  have_ra: the Frame's return address is ra already;
- * known: its code, when it is a return address (swi_iter_resume_from_frame).
- */
-static int resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known)
+/* Resume where the Frame says, if that is managed code; else the next Frame. */
+static int step_after_frame(struct swi_iter *it)
 {
 	uint32_t attrs = it->view.attributes;
-	uint64_t old_sp = 0;
+	uint64_t ra, old_sp = 0;
 	int old_sp_known;
 	sw_status st;
 
@@ -1258,14 +1479,12 @@ static int resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, cons
 	it->is_interrupted = (attrs & SW_FRAME_ATTR_EXCEPTION) != 0;
 	it->has_faulted = it->is_interrupted && (attrs & SW_FRAME_ATTR_FAULTED) != 0;
 
-	if (!have_ra && (st = it->ops->return_address(&it->view, &ra)) != SW_OK)
+	if ((st = it->ops->return_address(&it->view, &ra)) != SW_OK)
 		return fail(it, st);
 	if (ra != 0) {
 		int exact = it->is_first || it->is_interrupted;
-		const sw_code_info *code = known && !exact ? known : NULL;
+		const sw_code_info *code = exact ? NULL : frame_return_rule(it, ra);
 
-		if (!code && !exact)
-			code = frame_return_rule(it, ra);
 		if (!code)
 			code = lookup(it, ra, exact);
 
@@ -1300,11 +1519,6 @@ static int resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, cons
 	return -1;
 }
 
-static int step_after_frame(struct swi_iter *it)
-{
-	return resume_from_frame(it, 0, 0, NULL);
-}
-
 /* Resume the faulted frame the tracker holds: interrupted, faulted, exact. */
 static int step_after_tracker(struct swi_iter *it)
 {
@@ -1333,26 +1547,6 @@ static int step_after_tracker(struct swi_iter *it)
 	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;
 	return -1;
-}
-
-sw_status swi_iter_frame_return_address(const struct swi_iter *it, uint64_t *ra)
-{
-	if (it->step != SWI_STEP_AFTER_FRAME)
-		return SW_E_STATE;
-	return it->ops->return_address(&it->view, ra);
-}
-
-int swi_iter_resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known)
-{
-	if (it->step != SWI_STEP_AFTER_FRAME)
-		return 0;
-	/* swi_iter_next's count of its loop. */
-	if (++it->steps > SWI_MAX_STEPS)
-		return fail(it, SW_E_DEPTH);
-	/* It reports nothing: it goes on (-1) or fails. */
-	if (resume_from_frame(it, have_ra, ra, known) != -1 || it->step == SWI_STEP_FAILED)
-		return it->step == SWI_STEP_FAILED ? it->err.status : SW_E_STATE;
-	return it->step == SWI_STEP_UNWIND;
 }
 
 int swi_iter_next(struct swi_iter *it)

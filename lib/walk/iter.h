@@ -9,6 +9,7 @@
 #include "arch.h"
 #include "codemap_lookup.h"
 #include "codemap_table.h"
+#include "swu_format.h"
 
 struct sw_crawl_frame {
 	sw_frame_state state;
@@ -75,6 +76,31 @@ struct swi_read_span {
 	uint64_t start, room;
 };
 
+/*
+ * A rules[] slot's body rule as a walk that keeps IP, SP and FP alone
+ * reads it (into arrays, QUICKUNWIND: sw_backtrace): cut to what that
+ * unwind needs and worked out once, when the rule is cached (iter.c:
+ * fast_rule_fill, by iter_unwind.h's swi_quick_rule_of), so that no frame
+ * searches saved[] or decides again where its CFA comes from.  16 bytes:
+ * a run's rules stay in a few cache lines.
+ */
+struct swi_quick_rule {
+	int32_t cfa_offset;             /* CFA = SP (or FP) + cfa_offset */
+	int32_t ra_offset;              /* return address at [CFA + ra_offset] */
+	int32_t fp_offset;              /* FP at [CFA + fp_offset] when SWI_QUICK_FP_SAVED */
+	uint8_t bits;                   /* SWI_QUICK_* */
+	uint8_t trust;                  /* swi_code_trust of the rule's code */
+	uint16_t reserved;
+};
+
+enum {
+	SWI_QUICK_CFA_FP = 1,           /* the CFA is FP + cfa_offset */
+	SWI_QUICK_FP_SAVED = 2,         /* else FP keeps its value */
+	SWI_QUICK_RA_SIGNED = 4,        /* strip the pointer-authentication bits */
+	SWI_QUICK_NATIVE = 8,           /* native code (trust is not SW_TRUST_JIT) */
+	SWI_QUICK_NO = 16               /* needs more than IP, SP and FP: the full unwind takes it */
+};
+
 /* A rules[] slot of the fast step (struct swi_iter). */
 struct swi_rule {
 	uint64_t ra;                    /* 0: empty */
@@ -83,8 +109,8 @@ struct swi_rule {
 
 /*
  * The fast step's rules kept from one walk to the next, in a caller's
- * sw_walk_cache (sw_walk_frames_cached), as sw_backtrace_cache keeps
- * sw_backtrace's.  The header says what the entries were made under: they
+ * sw_walk_cache (sw_walk_frames_cached and sw_backtrace: every walk runs
+ * the same step, so one table serves them).  The header says what the entries were made under: they
  * hold while the map's version (a removal), the walk flags they depend
  * on, the architecture and the kept registers stay the same (iter.c:
  * swi_iter_use_cache).  The memory may change: a rule keeps its extent,
@@ -206,8 +232,7 @@ struct swi_iter {
 	 * slots (two ways).  A hit skips the lookups and the checks that depend only on
 	 * the address; like recent[], the entries stay valid for the walk (it
 	 * holds a read section).  The fast step empties them when it first
-	 * runs in a walk, or takes a cache's (cache, below): a walk
-	 * sw_backtrace's loop takes has no use for them.
+	 * runs in a walk, or takes a cache's (cache, below).
 	 * The code is copy.info, its rule copy.rule (copy.body points at it:
 	 * iter.c's fast_rule_fill makes sure) and copy.saved.  On a
 	 * 64-bit host an entry is 128 bytes, which makes its address a shift.
@@ -216,42 +241,29 @@ struct swi_iter {
 	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
 	/* swi_code_trust of rules[i]'s code, which says too whether it is native (not SW_TRUST_JIT). */
 	uint8_t rule_trust[SWI_RULES];
+	/*
+	 * The slot of the rule that came after rules[i] when it was last
+	 * stepped: stacks repeat (recursion, the same call paths), and a walk
+	 * into arrays tries it before hashing the return address, so that
+	 * finding the next frame's rule does not wait for the load of its
+	 * return address (iter.c: fast_step).  A wrong guess costs a compare.
+	 * Two more entries stand for the frames a run starts from, whose rule
+	 * is not in a slot (SWI_SLOT_NONE, SWI_SLOT_CODE).
+	 */
+	uint8_t rule_next[SWI_RULES + 2];
+	/*
+	 * rules[i]'s rule as a walk that keeps IP, SP and FP alone reads it
+	 * (iter_unwind.h); the two entries past them hold only the trust of
+	 * the frame a quick run starts from (SWI_SLOT_NONE) and of the frame
+	 * whose code a fill moved out of its slot (SWI_SLOT_CODE).
+	 */
+	struct swi_quick_rule rule_quick[SWI_RULES + 2];
 };
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
 
 /* Hard bound on the work one walk may do, whatever the stack holds. */
 #define SWI_MAX_STEPS (1u << 21)
-
-/*
- * Would the walk find no code at return address ip (iter.c:
- * lookup_return and unknown_code both give nothing)?  Then, with no Frame
- * or tracker left, it ends there.  Depends on the map's content and the
- * walk's flags only.
- */
-int swi_return_unknown(struct swi_iter *it, uint64_t ip);
-
-/*
- * The code a return address goes back to, as the walk finds it, when the
- * fast paths may step into it: found (a signal trampoline is not), not a
- * funclet or a trampoline (iter.c).  NULL otherwise.
- */
-const sw_code_info *swi_return_code(struct swi_iter *it, uint64_t ip);
-
-/*
- * swi_return_code's code, when it is not an outermost function either and
- * the address lies inside its body rule's runs, which *br and *saved get
- * (iter.c).  NULL otherwise.
- */
-const sw_code_info *swi_body_return(struct swi_iter *it, uint64_t ip,
-                                    const struct swu_body_rule **br, const uint32_t **saved);
-
-/*
- * The code the seed's exact IP lies in, as the walk's first step finds it,
- * when the fast paths may unwind it: not a funclet, an outermost function
- * or a signal trampoline (iter.c).  NULL otherwise.
- */
-const sw_code_info *swi_seed_code(struct swi_iter *it, uint64_t ip);
 
 /*
  * Whether `code` is a copy in recent[] (iter.c: cached_lookup), which the
@@ -320,36 +332,25 @@ void swi_rule_table_init(struct swi_rule_table *rt);
  */
 sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt);
 
-/* Hand the rules the walk added to its cache, if it has one (before sw_iter_end). */
-void swi_iter_keep_rules(struct swi_iter *it);
+/*
+ * Where a walk puts what it reports: a callback (sw_walk_frames), or the
+ * IPs (and SPs, when sps is not NULL) of the frames with code, n of max
+ * filled (sw_backtrace).
+ */
+struct swi_sink {
+	sw_walk_callback cb;
+	void *data;
+	uint64_t *ips, *sps;
+	size_t n, max;
+};
 
 /*
- * sw_walk_frames' inner loop (iter.c): after a frame swi_iter_next
- * reported and `cb` accepted, report every following frame the fast step
- * can take, to `cb`, without going back through swi_iter_next.  Returns 0
- * to go on with swi_iter_next, 1 when `cb` asked to stop, or the walk's
- * error when it failed.
+ * Run the walk sw_iter_init set up (and swi_iter_use_cache, if it has a
+ * cache) into `sink`, to its end, and hand the rules it made to its cache:
+ * 0 when the walk ended, 1 when the sink stopped it, or the walk's error.
+ * Every walk but the iterator's runs here, on the iterator's own step.
  */
-int swi_walk_fast(struct swi_iter *it, sw_walk_callback cb, void *data);
-
-/*
- * After swi_iter_next reported a Frame (SW_STATE_FRAME), the address that
- * Frame returns to; SW_E_STATE at any other point of the walk.
- */
-sw_status swi_iter_frame_return_address(const struct swi_iter *it, uint64_t *ra);
-
-/*
- * After swi_iter_next reported a Frame (SW_STATE_FRAME), take the one step
- * that resumes the walk from it (iter.c: step_after_frame) and stop
- * before anything else: 1 when that left a managed frame in rd.cur to
- * unwind next (SWI_STEP_UNWIND), 0 when the walk goes on some other way,
- * or the walk's error.  swi_iter_next goes on from either.  sw_backtrace
- * takes the frame from there in its own loop.  have_ra: ra is the Frame's
- * return address already (swi_iter_frame_return_address); known, when not
- * NULL, the code a lookup of that return address would find, and which
- * stands in for the lookup unless the Frame resumes at an exact IP.
- */
-int swi_iter_resume_from_frame(struct swi_iter *it, int have_ra, uint64_t ra, const sw_code_info *known);
+int swi_iter_run(struct swi_iter *it, struct swi_sink *sink);
 
 /* Unwind the managed frame in it->rd.cur into it->rd.caller (iter_unwind.c). */
 sw_status swi_unwind_managed(struct swi_iter *it);

@@ -305,4 +305,84 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 1);
 }
 
+/* The quick form of a body rule (iter.h: struct swi_quick_rule). */
+static inline struct swi_quick_rule swi_quick_rule_of(const struct swu_body_rule *br, const uint32_t *saved,
+                                                      uint8_t trust, const struct swi_arch *a)
+{
+	unsigned sp_reg = a->sp_reg, fp_reg = a->fp_reg;
+	/* fp_offset is ra_offset until FP is found saved: swi_unwind_quick reads it either way. */
+	struct swi_quick_rule q = { br->cfa_offset, br->ra_offset, br->ra_offset, 0, trust, 0 };
+
+	/* A signed return address on an architecture without pointer authentication is garbage: the full unwind's. */
+	if (br->ra_in_reg || (br->cfa_reg != sp_reg && br->cfa_reg != fp_reg) || (br->ra_signed && !a->has_ptrauth))
+		q.bits |= SWI_QUICK_NO;
+	if (br->cfa_reg == fp_reg)
+		q.bits |= SWI_QUICK_CFA_FP;
+	if (br->ra_signed)
+		q.bits |= SWI_QUICK_RA_SIGNED;
+	if (trust != SW_TRUST_JIT)
+		q.bits |= SWI_QUICK_NATIVE;
+	for (unsigned i = 0; i < br->nsaved; i++)
+		if (swu_body_saved_reg(saved[i]) == fp_reg) {
+			q.fp_offset = swu_body_saved_offset(saved[i]);
+			q.bits |= SWI_QUICK_FP_SAVED;
+		}
+	return q;
+}
+
+/*
+ * The body unwind of a quick rule, when the walk keeps FP alone and FP is
+ * known (the run checks both once: every unwind keeps them so): the
+ * caller's CFA (its SP), return address and FP, or SW_E_BADSP when the
+ * CFA is not above SP and at most hi (the stack's top, or a Frame or
+ * tracker the frame must not reach), or the read's error.  Nothing is
+ * written: the caller decides what the frame becomes.  It agrees with
+ * swi_unwind_body on such a rule, which reports the errors.
+ */
+static SWI_ALWAYS_INLINE sw_status swi_unwind_quick(struct swi_iter *it, const struct swi_body_unwind *u,
+                                                    const struct swi_quick_rule *q, struct swi_read_span span,
+                                                    uint64_t hi, uint64_t *cfa_out, uint64_t *ra_out,
+                                                    uint64_t *fp_out)
+{
+	uint64_t cfa = ((q->bits & SWI_QUICK_CFA_FP) ? u->fp : u->sp) + (uint64_t)(int64_t)q->cfa_offset;
+	uint64_t ra, fp = u->fp;
+	sw_status st;
+
+	if (cfa > hi || cfa <= u->sp)
+		return SW_E_BADSP;
+	if (SWI_LIKELY(swi_span_in_window(span, cfa))) {
+		/* Every read in the window (swi_read_span_in): loads, no checks. */
+		uint64_t saved_fp;
+
+		ra = swi_load_le((const unsigned char *)(u->bias + (uintptr_t)(cfa + (uint64_t)(int64_t)q->ra_offset)),
+		                 u->ptr_size);
+		/*
+		 * Where FP was not saved, fp_offset is ra_offset (a read known
+		 * to be good): the load and the select need no branch, and FP
+		 * stays in a register from one frame to the next.
+		 */
+		saved_fp = swi_load_le((const unsigned char *)(u->bias + (uintptr_t)(cfa + (uint64_t)(int64_t)q->fp_offset)),
+		                       u->ptr_size);
+		fp = (q->bits & SWI_QUICK_FP_SAVED) ? saved_fp : fp;
+	} else {
+		/* Out of the window: checked reads, into a temporary, so that ra and fp stay in registers. */
+		uint64_t v;
+
+		if ((st = swi_body_read(it, u, cfa + (uint64_t)(int64_t)q->ra_offset, &v)) != SW_OK)
+			return st;
+		ra = v;
+		if (q->bits & SWI_QUICK_FP_SAVED) {
+			if ((st = swi_body_read(it, u, cfa + (uint64_t)(int64_t)q->fp_offset, &v)) != SW_OK)
+				return st;
+			fp = v;
+		}
+	}
+	if (SWI_UNLIKELY(q->bits & SWI_QUICK_RA_SIGNED))
+		ra &= ~u->ptrauth_mask;
+	*cfa_out = cfa;
+	*ra_out = ra;
+	*fp_out = fp;
+	return SW_OK;
+}
+
 #endif /* SW_LIB_ITER_UNWIND_H */

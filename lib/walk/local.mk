@@ -3,7 +3,6 @@
 lib_libsw_walk_la_SOURCES += \
 	lib/walk/iter.h \
 	lib/walk/iter.c \
-	lib/walk/backtrace.c \
 	lib/walk/iter_unwind.h \
 	lib/walk/iter_unwind.c \
 	lib/walk/crawl_frame.c \

@@ -200,7 +200,7 @@ static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, size_t want)
  * sw_backtrace into an array, as unw_backtrace does; the IPs must be those
  * the QUICKUNWIND callback walk reports for the frames with code.
  */
-static sw_backtrace_cache bt_cache;
+static sw_walk_cache bt_cache;
 
 static size_t sw_bt(const sw_context *seed, unsigned flags)
 {
@@ -1294,7 +1294,7 @@ int main(int argc, char **argv)
 	sw_status st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sw_backtrace_cache_init(&bt_cache);
+	sw_walk_cache_init(&bt_cache);
 	sw_walk_cache_init(&walk_cache);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))

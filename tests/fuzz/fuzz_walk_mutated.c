@@ -346,7 +346,7 @@ static sw_walk_action record_code_frame(const sw_crawl_frame *cf, void *data)
  */
 static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
 {
-	static sw_backtrace_cache cache;
+	static sw_walk_cache cache;
 	static int cache_ready;
 	const sw_context *start = (mode & 2) ? NULL : &w->ctx;
 	struct code_frames want, got;
@@ -355,7 +355,7 @@ static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
 	int n;
 
 	if (!cache_ready) {
-		sw_backtrace_cache_init(&cache);
+		sw_walk_cache_init(&cache);
 		cache_ready = 1;
 	}
 	flags &= ~(unsigned)SW_WALK_POPFRAMES;          /* a walk that unlinks changes the next */
