@@ -409,7 +409,7 @@ static sw_status unwind_frame(struct swi_iter *it)
 		return st;
 	/* The interrupted code's SP lies above the signal frame (no alternate stack). */
 	if (!(it->rd.caller.valid & (1ULL << a->sp_reg)) || !(it->rd.caller.valid & (1ULL << a->ip_reg)) ||
-	    it->rd.caller.regs[a->sp_reg] <= sp || it->rd.caller.regs[a->sp_reg] > it->thread->stack_hi)
+	    !swi_cfa_moves_up(it->rd.caller.regs[a->sp_reg], sp, it->thread->stack_hi, 0))
 		return SW_E_BADSP;
 	it->rd.caller_valid = 1;
 	it->caller_trust = SW_TRUST_SIGNAL;

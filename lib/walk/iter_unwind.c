@@ -37,19 +37,6 @@ static inline sw_status read_word(const struct swi_iter *it, uint64_t addr, uint
 }
 
 /*
- * The caller's SP lies above ours, on the stack, or bad metadata could
- * loop.  Only an active leaf that has not touched the stack (its return
- * address still in the link register) may leave SP unchanged: its caller,
- * reached by return address, made a call and so has a frame.
- */
-static SWI_ALWAYS_INLINE sw_status check_cfa(const struct swi_iter *it, uint64_t cfa, uint64_t sp, int ra_in_reg)
-{
-	if (cfa > it->thread->stack_hi || cfa < sp || (cfa == sp && !(ra_in_reg && it->active)))
-		return SW_E_BADSP;
-	return SW_OK;
-}
-
-/*
  * Callee-saved registers the method did not touch keep their values: copy
  * them to the caller.  Returns the registers kept.
  */
@@ -154,8 +141,9 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	/* i386 stack realignment: the caller's SP was stored at [reg + offset]. */
 	if (rule.cfa_deref && (st = swi_read_ptr(t->memory, a->ptr_size, cfa, &cfa)) != SW_OK)
 		return st;
-	if ((st = check_cfa(it, cfa, sp, (int)rule.ra_in_reg)) != SW_OK)
-		return st;
+	/* Only an active leaf that has not touched the stack (its return address still in a register) may stay. */
+	if (!swi_cfa_moves_up(cfa, sp, it->thread->stack_hi, rule.ra_in_reg && it->active))
+		return SW_E_BADSP;
 
 	keep = keep_registers(it);
 	for (uint64_t m = rule.saved_mask & keep; m; m &= m - 1) {

@@ -20,6 +20,19 @@
 /* Off the fast path: out of line (iter_unwind.c), so that it does not crowd the unwind's registers. */
 sw_status swi_read_word_slow(const sw_memory *m, unsigned p, uint64_t addr, uint64_t *out);
 
+/*
+ * The rule that makes every walk end: a frame's caller lies higher on the
+ * stack than the frame (its CFA, the caller's SP, above the frame's SP),
+ * and still on it (at most hi), or bad metadata could loop.  may_stay: the
+ * active frame is a leaf that has not touched the stack (its return
+ * address still in a register), whose CFA may be its SP; a frame reached
+ * by return address made a call, and so has a frame of its own.
+ */
+static inline int swi_cfa_moves_up(uint64_t cfa, uint64_t sp, uint64_t hi, int may_stay)
+{
+	return cfa <= hi && (cfa > sp || (may_stay && cfa == sp));
+}
+
 /* The registers the walk keeps at all. */
 static SWI_ALWAYS_INLINE uint64_t swi_kept_registers(const struct swi_iter *it)
 {
@@ -298,7 +311,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	       : br->cfa_reg == u->fp_reg ? u->fp : it->rd.cur.regs[br->cfa_reg];
 	cfa = base + (uint64_t)(int64_t)br->cfa_offset;
 	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
-	if (cfa > u->stack_hi || cfa <= u->sp)
+	if (!swi_cfa_moves_up(cfa, u->sp, u->stack_hi, 0))
 		return SW_E_BADSP;
 	if (span && SWI_LIKELY(swi_span_in_window(*span, cfa)))
 		return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 0);
@@ -348,7 +361,7 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_quick(struct swi_iter *it, const s
 	uint64_t ra, fp = u->fp;
 	sw_status st;
 
-	if (cfa > hi || cfa <= u->sp)
+	if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
 		return SW_E_BADSP;
 	if (SWI_LIKELY(swi_span_in_window(span, cfa))) {
 		/* Every read in the window (swi_read_span_in): loads, no checks. */
