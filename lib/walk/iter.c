@@ -1092,6 +1092,7 @@ static void rule_table_reset(struct swi_rule_table *rt, const sw_codemap *map, u
 	rt->keep = keep;
 	rt->held = 0;
 	rt->missed_valid = 0;
+	memset(rt->next, 0, sizeof rt->next);
 }
 
 void swi_rule_table_init(struct swi_rule_table *rt)
@@ -1140,7 +1141,10 @@ static void keep_rules(struct swi_iter *it)
 		swi_code_copy_assign(&rt->rule[i].copy, &it->rules[i].copy);
 		/* Inside the read section still: the rule's saved[] is there to read. */
 		rt->extent[i] = swi_body_read_extent(rt->rule[i].copy.body, rt->rule[i].copy.saved, rt->keep);
+		rt->quick[i] = it->rule_quick[i];
 	}
+	if (it->rules_ready)
+		memcpy(rt->next, it->rule_next, sizeof rt->next);
 	rt->held |= it->rules_filled;
 	it->rules_filled = 0;
 	/* Stamped with the count at the walk's start: a method added since then empties them. */
@@ -1166,11 +1170,11 @@ static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it,
 		}
 		it->rules[i].ra = rt->rule[i].ra;
 		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
-		it->rule_trust[i] = swi_code_trust(&it->rules[i].copy.info);
-		it->rule_quick[i] = swi_quick_rule_of(it->rules[i].copy.body, it->rules[i].copy.saved,
-		                                      it->rule_trust[i], it->arch);
+		it->rule_quick[i] = rt->quick[i];
+		it->rule_trust[i] = rt->quick[i].trust;
 		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
 	}
+	memcpy(it->rule_next, rt->next, sizeof it->rule_next);
 }
 
 static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it, uint64_t win_lo,
@@ -1182,8 +1186,8 @@ static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it
 		} else {
 			for (unsigned i = 0; i < SWI_RULES; i++)
 				it->rules[i].ra = 0;
+			memset(it->rule_next, 0, sizeof it->rule_next);
 		}
-		memset(it->rule_next, 0, sizeof it->rule_next);
 		it->rules_ready = 1;
 	}
 }

@@ -130,6 +130,8 @@ struct swi_rule_table {
 	uint64_t keep;                  /* swi_body_unwind's */
 	struct swi_rule rule[SWI_RULES];
 	struct swi_read_extent extent[SWI_RULES];
+	struct swi_quick_rule quick[SWI_RULES];         /* swi_quick_rule_of each rule, its trust in it */
+	uint8_t next[SWI_RULES + 2];                    /* the walks' rule_next */
 	uint64_t additions;             /* swi_codemap_additions when missed[] was made */
 	uint64_t missed[2];
 	uint8_t missed_valid;
