@@ -1337,16 +1337,6 @@ static void expect_copied_out(sw_codemap *map, const sw_code_info *ci)
 		ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
 		ck_assert_int_eq(memcmp(scratch.saved, want_saved, sizeof(want_saved[0]) * want.nsaved), 0);
 	}
-	/* A copy made again from the entry alone (sw_backtrace's hand-over) is the same. */
-	{
-		struct swi_code_copy again;
-
-		swi_codemap_entry_copy(map, scratch.entry, ci->start, &again);
-		ck_assert_int_eq(memcmp(&again.info, &scratch.info, sizeof again.info), 0);
-		ck_assert_int_eq(memcmp(&again.rule, &scratch.rule, sizeof again.rule), 0);
-		ck_assert_ptr_eq(again.saved, scratch.saved);
-		ck_assert_ptr_eq(again.body, &again.rule);
-	}
 	/* A batch copies out the same (every flag, parent, size and run layout). */
 	{
 		const uint64_t ips[] = { ci->start, ci->start + ci->size - 1, ci->start + ci->size };

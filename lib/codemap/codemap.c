@@ -325,24 +325,6 @@ static void entry_copy(const sw_codemap *map, const struct codemap_entry *e, uin
 	}
 }
 
-/* The size of the method of `e`: its blob's code size, unless it says otherwise. */
-static uint32_t entry_method_size(const struct codemap_entry *e)
-{
-	const uint8_t *blob = entry_blob(e);
-	uint32_t size;
-
-	if (!(e->bits & CODEMAP_ENTRY_SIZE))
-		return swi_blob_code_size(blob, blob + e->unwind_size);
-	memcpy(&size, entry_size_field(e), sizeof size);
-	return size;
-}
-
-void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
-                            struct swi_code_copy *out)
-{
-	entry_copy(map, entry, start, entry_method_size(entry), out);
-}
-
 /*
  * The method that node `p` (the node of ip's page) lists at `ip`: its
  * entry, with its start and size, or NULL.

@@ -160,15 +160,6 @@ long swi_code_table_find(const struct swi_code_table *t, uint64_t ip);
 /* swi_code_table_size - function i's size: its blob's code size (0: bad blob). */
 uint32_t swi_code_table_size(const struct swi_code_table *t, uint32_t i);
 
-/*
- * swi_codemap_entry_copy - the method of code-map entry `entry` (a copy's
- * entry field), which starts at `start`, into *out, as a lookup gives it.
- * For a copy made again while the entry is known to be registered
- * (backtrace.c).  Async-signal-safe.
- */
-void swi_codemap_entry_copy(const sw_codemap *map, const void *entry, uint64_t start,
-                            struct swi_code_copy *out);
-
 /* swi_code_table_info - function i's sw_code_info and body rule, into *out. */
 void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *out);
 
