@@ -1272,6 +1272,8 @@ static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *
 	struct fast_run run;
 	uint32_t depth0, stop;
 	uint64_t ip, sp, *ips, *sps, *end;
+	sw_walk_callback cb;
+	void *data;
 	int r;
 
 	fast_run_init(it, &run);
@@ -1327,6 +1329,9 @@ static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *
 		fast_leave(it, &run, 0);
 		return r == 1;
 	}
+	/* In locals: the callback might change *sink for all the compiler knows, and it would load them at every frame. */
+	cb = sink->cb;
+	data = sink->data;
 	for (;;) {
 		/*
 		 * swi_iter_next's count of its loop, and the two steps more
@@ -1343,7 +1348,7 @@ static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *
 				fast_leave(it, &run, 0);
 			return it->step == SWI_STEP_FAILED ? it->err.status : 0;
 		}
-		if (sink->cb(&it->cf, sink->data) != SW_CONTINUE) {
+		if (cb(&it->cf, data) != SW_CONTINUE) {
 			r = 1;
 			break;
 		}
