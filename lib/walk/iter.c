@@ -684,13 +684,37 @@ static const sw_code_info *body_return(struct swi_iter *it, uint64_t ip, const s
                                        const uint32_t **saved)
 {
 	const sw_code_info *code = return_code(it, ip);
+	const struct swu_body_rule *rule;
 	uint32_t offset;
+
+	*br = NULL;
+	if (!code || (code->flags & SW_CODE_OUTERMOST))
+		return NULL;
+	rule = swi_body_rule_of(code, saved);
+	offset = (uint32_t)(ip - code->start);
+	if (!((offset >= rule->lo && offset < rule->hi) || (offset >= rule->lo2 && offset < rule->hi2)))
+		return NULL;
+	*br = rule;
+	return code;
+}
+
+/*
+ * return_code's code when its body rule does not cover the return
+ * address, with the decoder's rule there in its quick form, when a quick
+ * step can take that rule (swi_quick_rule_of_decoded).  NULL otherwise.
+ */
+static const sw_code_info *decoded_return(struct swi_iter *it, uint64_t ip, struct swi_quick_rule *q)
+{
+	const sw_code_info *code = return_code(it, ip);
+	uint64_t offset;
+	sw_swu_rule r;
 
 	if (!code || (code->flags & SW_CODE_OUTERMOST))
 		return NULL;
-	*br = swi_body_rule_of(code, saved);
-	offset = (uint32_t)(ip - code->start);
-	if (!((offset >= (*br)->lo && offset < (*br)->hi) || (offset >= (*br)->lo2 && offset < (*br)->hi2)))
+	offset = ip - code->start;
+	if (offset > code->size ||
+	    sw_swu_decode_return_address(code->unwind, code->unwind_size, (uint32_t)offset, &r) != SW_OK ||
+	    !swi_quick_rule_of_decoded(&r, swi_code_trust(code), it->arch, q))
 		return NULL;
 	return code;
 }
@@ -881,26 +905,39 @@ static inline __attribute__((always_inline)) unsigned fast_rule_slot(uint64_t ra
 
 /*
  * A return address rules[] does not hold: resolve it into one of the two
- * slots of its pair, an empty one or the one the pair did not fill last.
- * The slot, or -1 when the fast step cannot take it.  u's fields come by
- * value: its address, passed to a function not inlined, would keep the
- * loop's copy in memory and lose its constant registers.
+ * slots of its pair, an empty one or the one the pair did not fill last,
+ * and return that slot.  Where a fast step cannot take the address, the
+ * slot says so (SWI_TRUST_GENERIC), so that the address is not resolved
+ * again.  u's fields come by value: its address, passed to a function not
+ * inlined, would keep the loop's copy in memory and lose its constant
+ * registers.
  */
-static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot,
+static __attribute__((noinline)) unsigned fast_rule_fill(struct swi_iter *it, uint64_t ip, unsigned slot,
                                                     uint64_t keep, uint64_t win_lo, uint64_t win_last)
 {
-	const struct swu_body_rule *br;
-	const uint32_t *saved;
+	const struct swu_body_rule *br = NULL;
+	const uint32_t *saved = NULL;
 	const sw_code_info *code;
+	struct swi_quick_rule decoded;
 	unsigned pair = slot >> 1;
 
 	/* A return address is looked up one byte back (return_code): known to be in no code, it has no rule. */
-	if (known_miss(it, ip - 1))
-		return -1;
-	code = body_return(it, ip, &br, &saved);
-	/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
-	if (!code || br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs)
-		return -1;
+	code = known_miss(it, ip - 1) ? NULL : body_return(it, ip, &br, &saved);
+	if (!code && !br) {
+		/*
+		 * Outside the body rule's runs (compiled code whose CFI moves
+		 * the CFA around its calls): a walk that keeps IP, SP and FP
+		 * alone takes the rule the decoder gives there, once, in its
+		 * quick form; the full fast step leaves such a slot to the
+		 * generic path (SWI_TRUST_QUICK_ONLY).
+		 */
+		if (!(keep & ~BIT(it->arch->fp_reg)) && !known_miss(it, ip - 1))
+			code = decoded_return(it, ip, &decoded);
+	} else if (br->arch != it->thread->arch || br->cfa_reg >= it->arch->nregs) {
+		/* A rule swi_unwind_body would refuse goes the generic way, which reports why. */
+		code = NULL;
+		br = NULL;
+	}
 	slot = pair * 2;
 	if (it->rules[slot].ra != 0)
 		slot += it->rules[slot + 1].ra == 0 ? 1 : (it->rules_turn >> pair) & 1;
@@ -914,23 +951,40 @@ static __attribute__((noinline)) int fast_rule_fill(struct swi_iter *it, uint64_
 		swi_code_copy_assign(&it->code_copy, &it->rules[slot].copy);
 		it->code = &it->code_copy.info;
 	}
-	swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
-	/*
-	 * The slot's rule is its own, at a fixed place beside its address:
-	 * fast_step then reads it without first loading a pointer, one load
-	 * less on the chain from one frame's return address to the next.
-	 */
-	if (it->rules[slot].copy.body != &it->rules[slot].copy.rule) {
-		it->rules[slot].copy.rule = *it->rules[slot].copy.body;
-		it->rules[slot].copy.body = &it->rules[slot].copy.rule;
-	}
 	it->rules[slot].ra = ip;
-	it->rule_trust[slot] = swi_code_trust(&it->rules[slot].copy.info);
-	it->rule_quick[slot] = swi_quick_rule_of(it->rules[slot].copy.body, saved, it->rule_trust[slot], it->arch);
-	it->rule_span[slot] = swi_read_span_in(swi_body_read_extent(it->rules[slot].copy.body, saved, keep), win_lo,
-	                                       win_last);
+	if (!code) {
+		/*
+		 * No rule a fast step takes (no code, outermost code, a
+		 * funclet, a rule it cannot use): the slot says so, and a
+		 * later walk goes the generic way without looking again while
+		 * no method is added (swi_iter_use_cache).
+		 */
+		it->rule_quick[slot] = (struct swi_quick_rule){ .bits = SWI_QUICK_NO | SWI_QUICK_GENERIC };
+		it->rule_trust[slot] = SWI_TRUST_GENERIC;
+	} else if (!br) {
+		swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
+		it->rule_quick[slot] = decoded;
+		it->rule_trust[slot] = SWI_TRUST_QUICK_ONLY;
+	} else {
+		swi_code_copy_assign(&it->rules[slot].copy, (const struct swi_code_copy *)(const void *)code);
+		/*
+		 * The slot's rule is its own, at a fixed place beside its
+		 * address: fast_step then reads it without first loading a
+		 * pointer, one load less on the chain from one frame's return
+		 * address to the next.
+		 */
+		if (it->rules[slot].copy.body != &it->rules[slot].copy.rule) {
+			it->rules[slot].copy.rule = *it->rules[slot].copy.body;
+			it->rules[slot].copy.body = &it->rules[slot].copy.rule;
+		}
+		it->rule_trust[slot] = swi_code_trust(&it->rules[slot].copy.info);
+		it->rule_quick[slot] = swi_quick_rule_of(it->rules[slot].copy.body, saved, it->rule_trust[slot],
+		                                         it->arch);
+	}
+	it->rule_span[slot] = swi_read_span_in(swi_rule_read_extent(&it->rules[slot].copy, &it->rule_quick[slot], keep),
+	                                       win_lo, win_last);
 	it->rules_filled |= 1u << slot;
-	return (int)slot;
+	return slot;
 }
 
 /*
@@ -1004,17 +1058,13 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	if (!run->quick || it->rules[slot].ra != ip) {
 		slot = fast_rule_slot(ip);
 		if (it->rules[slot].ra != ip && it->rules[slot ^= 1].ra != ip) {
-			int filled;
-
 			/* The fill moves the current frame's code out of a slot it refills (it->code). */
 			if (run->quick && run->slot < SWI_RULES) {
 				it->code = &it->rules[run->slot].copy.info;
 				it->rule_quick[SWI_SLOT_CODE] = it->rule_quick[run->slot];
 				run->slot = SWI_SLOT_CODE;
 			}
-			if ((filled = fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last)) < 0)
-				return -2;
-			slot = (unsigned)filled;
+			slot = fast_rule_fill(it, ip, slot, run->u.keep, run->u.lo, run->u.last);
 		}
 		if (run->quick)
 			it->rule_next[run->slot] = (uint8_t)slot;
@@ -1023,6 +1073,9 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		return quick_step(it, run, slot);
 	code = &it->rules[slot].copy.info;
 	trust = it->rule_trust[slot];
+	/* No rule, or one kept for quick steps alone (fast_rule_fill): the generic path's. */
+	if (trust >= SWI_TRUST_GENERIC)
+		return -2;
 	native = trust != SW_TRUST_JIT;
 	if (native &&
 	    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
@@ -1118,10 +1171,17 @@ sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt)
 	 * as a walk that looked just before it was added would miss it.
 	 */
 	it->cache_additions = swi_codemap_additions(map);
-	if (rt->missed_valid && rt->additions == it->cache_additions) {
-		it->missed[0] = rt->missed[0];
-		it->missed[1] = rt->missed[1];
-		it->missed_valid = rt->missed_valid;
+	if (rt->additions == it->cache_additions) {
+		if (rt->missed_valid) {
+			it->missed[0] = rt->missed[0];
+			it->missed[1] = rt->missed[1];
+			it->missed_valid = rt->missed_valid;
+		}
+	} else {
+		/* A method added may be where a slot found none (fast_rule_fill): those slots go. */
+		for (unsigned i = 0; i < SWI_RULES; i++)
+			if ((rt->held >> i) & 1 && (rt->quick[i].bits & SWI_QUICK_GENERIC))
+				rt->held &= ~(1u << i);
 	}
 	it->cache = rt;
 	return SW_OK;
@@ -1140,8 +1200,8 @@ static void keep_rules(struct swi_iter *it)
 		rt->rule[i].ra = it->rules[i].ra;
 		swi_code_copy_assign(&rt->rule[i].copy, &it->rules[i].copy);
 		/* Inside the read section still: the rule's saved[] is there to read. */
-		rt->extent[i] = swi_body_read_extent(rt->rule[i].copy.body, rt->rule[i].copy.saved, rt->keep);
 		rt->quick[i] = it->rule_quick[i];
+		rt->extent[i] = swi_rule_read_extent(&rt->rule[i].copy, &rt->quick[i], rt->keep);
 	}
 	if (it->rules_ready)
 		memcpy(rt->next, it->rule_next, sizeof rt->next);
@@ -1171,7 +1231,8 @@ static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it,
 		it->rules[i].ra = rt->rule[i].ra;
 		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
 		it->rule_quick[i] = rt->quick[i];
-		it->rule_trust[i] = rt->quick[i].trust;
+		it->rule_trust[i] = (rt->quick[i].bits & SWI_QUICK_GENERIC) ? SWI_TRUST_GENERIC
+		                    : (rt->quick[i].bits & SWI_QUICK_ONLY) ? SWI_TRUST_QUICK_ONLY : rt->quick[i].trust;
 		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
 	}
 	memcpy(it->rule_next, rt->next, sizeof it->rule_next);
@@ -1205,17 +1266,15 @@ static const sw_code_info *frame_return_rule(struct swi_iter *it, uint64_t ra)
 {
 	uint64_t lo, last;
 	unsigned slot;
-	int filled;
 
 	if (!it->cache || ra == 0)
 		return NULL;
 	swi_body_window(it, &lo, &last);
 	fast_rules(it, lo, last);
 	slot = fast_rule_slot(ra);
-	if (it->rules[slot].ra == ra || it->rules[slot ^= 1].ra == ra)
-		return &it->rules[slot].copy.info;
-	filled = fast_rule_fill(it, ra, slot, swi_kept_registers(it), lo, last);
-	return filled < 0 ? NULL : &it->rules[filled].copy.info;
+	if (it->rules[slot].ra != ra && it->rules[slot ^= 1].ra != ra)
+		slot = fast_rule_fill(it, ra, slot, swi_kept_registers(it), lo, last);
+	return it->rule_trust[slot] == SWI_TRUST_GENERIC ? NULL : &it->rules[slot].copy.info;
 }
 
 /* fast_step from the state machine, one frame at a time. */

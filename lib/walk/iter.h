@@ -98,8 +98,19 @@ enum {
 	SWI_QUICK_FP_SAVED = 2,         /* else FP keeps its value */
 	SWI_QUICK_RA_SIGNED = 4,        /* strip the pointer-authentication bits */
 	SWI_QUICK_NATIVE = 8,           /* native code (trust is not SW_TRUST_JIT) */
-	SWI_QUICK_NO = 16               /* needs more than IP, SP and FP: the full unwind takes it */
+	SWI_QUICK_NO = 16,              /* needs more than IP, SP and FP: the full unwind takes it */
+	SWI_QUICK_ONLY = 32,            /* the decoder's rule, not the body rule: quick steps alone take it */
+	SWI_QUICK_GENERIC = 64          /* no rule a fast step takes: the generic path's, kept as such */
 };
+
+/*
+ * rule_trust[] of a slot whose return address goes the generic way
+ * (SWI_QUICK_GENERIC, with SWI_QUICK_NO), and of one whose rule is for
+ * quick steps alone (SWI_QUICK_ONLY): the full fast step leaves both to
+ * the generic path with one compare.
+ */
+#define SWI_TRUST_GENERIC 0xfeu
+#define SWI_TRUST_QUICK_ONLY 0xffu
 
 /* A rules[] slot of the fast step (struct swi_iter). */
 struct swi_rule {
@@ -241,7 +252,11 @@ struct swi_iter {
 	 */
 	struct swi_rule rules[SWI_RULES];
 	struct swi_read_span rule_span[SWI_RULES];      /* of rules[i]'s rule, the kept registers, the window */
-	/* swi_code_trust of rules[i]'s code, which says too whether it is native (not SW_TRUST_JIT). */
+	/*
+	 * swi_code_trust of rules[i]'s code, which says too whether it is
+	 * native (not SW_TRUST_JIT); SWI_TRUST_QUICK_ONLY when the slot holds
+	 * a rule for quick steps alone.
+	 */
 	uint8_t rule_trust[SWI_RULES];
 	/*
 	 * The slot of the rule that came after rules[i] when it was last

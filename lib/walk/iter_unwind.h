@@ -344,6 +344,58 @@ static inline struct swi_quick_rule swi_quick_rule_of(const struct swu_body_rule
 }
 
 /*
+ * The quick form of a rule the decoder gave (a return address outside its
+ * method's body rule): 0 when a quick step cannot take it (its CFA through
+ * memory or from another register, its return address in a register, FP
+ * saved relative to a register, a signed return address where the
+ * architecture has none).
+ */
+static inline int swi_quick_rule_of_decoded(const sw_swu_rule *r, uint8_t trust, const struct swi_arch *a,
+                                            struct swi_quick_rule *q)
+{
+	unsigned fp = a->fp_reg;
+	int fp_saved = (r->saved_mask >> fp) & 1;
+
+	if (r->arch != (uint32_t)a->arch || r->ra_in_reg || r->cfa_deref ||
+	    (r->cfa_reg != a->sp_reg && r->cfa_reg != fp) || (fp_saved && r->saved_base[fp] != SW_SWU_BASE_CFA) ||
+	    (r->ra_signed && !a->has_ptrauth))
+		return 0;
+	q->cfa_offset = r->cfa_offset;
+	q->ra_offset = r->ra_offset;
+	q->fp_offset = fp_saved ? r->saved_offset[fp] : r->ra_offset;
+	q->bits = (uint8_t)(SWI_QUICK_ONLY | (r->cfa_reg == fp ? SWI_QUICK_CFA_FP : 0) |
+	                    (fp_saved ? SWI_QUICK_FP_SAVED : 0) | (r->ra_signed ? SWI_QUICK_RA_SIGNED : 0) |
+	                    (trust != SW_TRUST_JIT ? SWI_QUICK_NATIVE : 0));
+	q->trust = trust;
+	q->reserved = 0;
+	return 1;
+}
+
+/*
+ * Where the unwind by a rules[] slot's rule reads (swi_read_extent): its
+ * body rule's saved registers and return address, or for a rule kept for
+ * quick steps alone, its return address and FP; nothing for a slot that
+ * holds no rule.
+ */
+static inline struct swi_read_extent swi_rule_read_extent(const struct swi_code_copy *copy,
+                                                          const struct swi_quick_rule *q, uint64_t keep)
+{
+	struct swi_read_extent e = { 0, 0 };
+	int32_t lo = q->ra_offset, hi = q->fp_offset;
+
+	if (q->bits & SWI_QUICK_GENERIC)
+		return e;
+	if (!(q->bits & SWI_QUICK_ONLY))
+		return swi_body_read_extent(copy->body, copy->saved, keep);
+	/* fp_offset is ra_offset where FP was not saved (swi_quick_rule_of_decoded). */
+	if (hi < lo)
+		lo = q->fp_offset, hi = q->ra_offset;
+	e.lo = lo;
+	e.width = (uint32_t)((int64_t)hi - (int64_t)lo);
+	return e;
+}
+
+/*
  * The body unwind of a quick rule, when the walk keeps FP alone and FP is
  * known (the run checks both once: every unwind keeps them so): the
  * caller's CFA (its SP), return address and FP, or SW_E_BADSP when the
