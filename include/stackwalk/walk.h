@@ -218,7 +218,7 @@ SW_API sw_walk_action sw_walk_frames(const sw_thread *t, const sw_context *start
  * its rules depend on (a QUICKUNWIND walk keeps fewer registers than a
  * full one: alternating them empties it each time).
  */
-#define SW_WALK_CACHE_WORDS 384
+#define SW_WALK_CACHE_WORDS 640
 typedef struct sw_walk_cache {
 	uint64_t opaque[SW_WALK_CACHE_WORDS];
 } sw_walk_cache;

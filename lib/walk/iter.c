@@ -1145,6 +1145,7 @@ static void rule_table_reset(struct swi_rule_table *rt, const sw_codemap *map, u
 	rt->keep = keep;
 	rt->held = 0;
 	rt->missed_valid = 0;
+	rt->seed_valid = 0;
 	memset(rt->next, 0, sizeof rt->next);
 }
 
@@ -1453,6 +1454,83 @@ static __attribute__((noinline)) int fast_run_into_callback(struct swi_iter *it,
 }
 
 /*
+ * The seed of a walk into arrays, taken as the generic first steps would
+ * take it (step_start, the UNWIND step, step_skipped, report), when it
+ * lies in code whose rule at that exact IP a quick step can use, kept in
+ * the walk's cache by IP: -1 when it is not (the generic path takes it,
+ * nothing has changed), 0 when it was reported and the walk goes on from
+ * its caller (AFTER_MANAGED), 1 when that filled the arrays.
+ */
+static int quick_seed(struct swi_iter *it, struct swi_sink *sink)
+{
+	const struct swi_arch *a = it->arch;
+	struct swi_rule_table *rt = it->cache;
+	const sw_context *cur = &it->rd.cur;
+	uint64_t ip = cur->regs[a->ip_reg], sp = cur->regs[a->sp_reg], fp = cur->regs[a->fp_reg];
+	uint64_t fp_bit = BIT(a->fp_reg), hi = it->thread->stack_hi, cfa, ra;
+	unsigned i = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 59) & (SWI_SEEDS - 1);
+	const struct swi_quick_rule *q;
+	sw_status st;
+
+	if (!rt || it->step != SWI_STEP_START || !it->have_start || ip == 0 || !(cur->valid & fp_bit) ||
+	    (swi_kept_registers(it) & ~fp_bit))
+		return -1;
+	if (!((rt->seed_valid >> i) & 1) || rt->seed[i].ip != ip) {
+		const sw_code_info *code = lookup(it, ip, 1);
+		sw_swu_rule r;
+
+		/* step_start and unwind_frame: these take other ways; a native seed may be reported apart. */
+		if (!code || (code->flags & (SW_CODE_FUNCLET | SW_CODE_OUTERMOST | SW_CODE_SIGNAL_TRAMPOLINE)) ||
+		    ((code->flags & SW_CODE_NATIVE) &&
+		     (it->flags & (SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT))) ||
+		    ip - code->start > code->size ||
+		    sw_swu_decode(code->unwind, code->unwind_size, (uint32_t)(ip - code->start), &r) != SW_OK ||
+		    !swi_quick_rule_of_decoded(&r, swi_code_trust(code), a, &rt->seed[i].q))
+			return -1;
+		rt->seed[i].ip = ip;
+		swi_code_copy_assign(&rt->seed[i].code, (const struct swi_code_copy *)(const void *)code);
+		rt->seed_valid |= 1u << i;
+	}
+	q = &rt->seed[i].q;
+	/* step_skipped: a Frame or tracker inside the seed's frame is the generic path's. */
+	if (it->frame && it->frame < hi)
+		hi = it->frame;
+	if (it->tracker && it->tracker < hi)
+		hi = it->tracker;
+	cfa = ((q->bits & SWI_QUICK_CFA_FP) ? fp : sp) + (uint64_t)(int64_t)q->cfa_offset;
+	if (!swi_cfa_moves_up(cfa, sp, hi, 0) ||
+	    (st = swi_read_ptr(it->thread->memory, a->ptr_size, cfa + (uint64_t)(int64_t)q->ra_offset, &ra)) != SW_OK ||
+	    ((q->bits & SWI_QUICK_FP_SAVED) &&
+	     swi_read_ptr(it->thread->memory, a->ptr_size, cfa + (uint64_t)(int64_t)q->fp_offset, &fp) != SW_OK))
+		return -1;
+	if (q->bits & SWI_QUICK_RA_SIGNED)
+		ra &= ~it->thread->ptrauth_mask;
+	/* The seed reported (FRAMELESS or NATIVE_FRAME), its caller unwound into rd.caller. */
+	swi_code_copy_assign(&it->code_copy, &rt->seed[i].code);
+	it->code = &it->code_copy.info;
+	it->is_first = 1;
+	it->active = 1;
+	it->trust = SW_TRUST_CONTEXT;
+	it->caller_trust = q->trust;
+	it->caller_active = 0;
+	it->report_funclet = 0;
+	it->rd.caller.arch = cur->arch;
+	it->rd.caller.reserved = 0;
+	it->rd.caller.valid = BIT(a->ip_reg) | BIT(a->sp_reg) | fp_bit;
+	it->rd.caller.regs[a->ip_reg] = ra;
+	it->rd.caller.regs[a->sp_reg] = cfa;
+	it->rd.caller.regs[a->fp_reg] = fp;
+	it->rd.caller_loc[a->ip_reg] = it->rd.caller_loc[a->sp_reg] = it->rd.caller_loc[a->fp_reg] = 0;
+	it->rd.caller_valid = 1;
+	it->cf.state = (q->bits & SWI_QUICK_NATIVE) ? SW_STATE_NATIVE_FRAME : SW_STATE_FRAMELESS;
+	it->depth = 1;
+	/* swi_iter_next's count for the START, UNWIND and SKIPPED steps. */
+	it->steps = 3;
+	it->step = SWI_STEP_AFTER_MANAGED;
+	return sink_put(it, sink, 1, ip, sp);
+}
+
+/*
  * The whole walk into one kind of sink: each frame swi_iter_next reports,
  * then the fast steps that follow it.  Into arrays only frames with code
  * count (what sw_backtrace returns), and nobody reads the crawl frame.
@@ -1464,6 +1542,12 @@ static inline __attribute__((always_inline)) int run_into(struct swi_iter *it, s
 
 	if (to_arrays && sink->n >= sink->max)
 		return 1;
+	if (to_arrays && (r = quick_seed(it, sink)) >= 0) {
+		if (r > 0 || (r = fast_run_into_arrays(it, sink)) > 0)
+			return 1;
+		if (r < 0)
+			return r;
+	}
 	while ((r = swi_iter_next(it)) > 0) {
 		if (to_arrays && it->cf.state != SW_STATE_FRAMELESS && it->cf.state != SW_STATE_NATIVE_FRAME)
 			continue;

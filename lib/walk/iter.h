@@ -53,6 +53,7 @@ enum swi_step {
 
 #define SWI_RECENT 4
 #define SWI_RULES 16            /* a power of two */
+#define SWI_SEEDS 8             /* a power of two, at most 32 */
 
 /*
  * Where the unwind by a cached body rule reads: offsets lo to lo + width
@@ -146,6 +147,18 @@ struct swi_rule_table {
 	uint64_t additions;             /* swi_codemap_additions when missed[] was made */
 	uint64_t missed[2];
 	uint8_t missed_valid;
+	/*
+	 * The seed's rule, by its exact IP, for walks into arrays (iter.c:
+	 * quick_seed): a profiler's samples start from contexts, and the
+	 * generic first step looks the IP up and decodes its blob at that
+	 * offset at every walk.  seed_valid has a bit per entry.
+	 */
+	uint32_t seed_valid;
+	struct {
+		uint64_t ip;
+		struct swi_quick_rule q;
+		struct swi_code_copy code;
+	} seed[SWI_SEEDS];
 };
 
 #define SWI_RULES_MAGIC 0x53575243u    /* "SWRC" */
