@@ -1,6 +1,7 @@
 # The code map (IP -> method) and the epoch-based reclamation it reads under.
 lib_libsw_codemap_la_SOURCES += \
 	lib/codemap/codemap.c \
+	lib/codemap/codemap_lookup.h \
 	lib/codemap/codemap_window.h \
 	lib/codemap/codemap_window.c \
 	lib/codemap/codemap_shapes.h \
