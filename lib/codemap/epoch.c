@@ -146,13 +146,3 @@ void swi_epoch_synchronize(struct swi_epoch *ep)
 		}
 	}
 }
-
-int swi_epoch_pending(struct swi_epoch *ep)
-{
-	int pending;
-
-	pthread_mutex_lock(&ep->lock);
-	pending = ep->head != NULL;
-	pthread_mutex_unlock(&ep->lock);
-	return pending;
-}

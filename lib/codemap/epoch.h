@@ -121,7 +121,4 @@ void swi_epoch_poll(struct swi_epoch *ep);
  */
 void swi_epoch_synchronize(struct swi_epoch *ep);
 
-/* swi_epoch_pending - whether anything retired is still waiting (tests). */
-int swi_epoch_pending(struct swi_epoch *ep);
-
 #endif /* SW_LIB_EPOCH_H */
