@@ -78,6 +78,19 @@ static sw_status compare_regs(const struct check *c, size_t i, const sw_synth_fr
 	return SW_OK;
 }
 
+/* The yes-or-no answers of a managed frame, each beside its expectation. */
+static const struct crawl_flag {
+	const char *name;
+	size_t expected;                                /* a uint32_t in sw_synth_frame */
+	int (*get)(const sw_crawl_frame *cf);
+} crawl_flags[] = {
+#define CRAWL_FLAG(f) { #f, offsetof(sw_synth_frame, f), sw_crawl_frame_##f }
+	CRAWL_FLAG(is_first), CRAWL_FLAG(is_interrupted), CRAWL_FLAG(has_faulted),
+	CRAWL_FLAG(is_funclet), CRAWL_FLAG(is_filter_funclet), CRAWL_FLAG(is_parent_of_funclet),
+	CRAWL_FLAG(should_report_gc),
+#undef CRAWL_FLAG
+};
+
 static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *e,
                          const sw_crawl_frame *cf)
 {
@@ -95,44 +108,6 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 		return report(c, SW_E_MISMATCH, "frame %zu: state: expected %s, got %s (%u)", i,
 		              swi_synth_state_name(e->state), swi_synth_state_name(state), state);
 	switch (e->state) {
-	case SW_STATE_FRAMELESS:
-		if ((uintptr_t)sw_crawl_frame_method(cf) != (uintptr_t)e->method)
-			return differ(c, i, e, "method", (uintptr_t)e->method,
-			              (uintptr_t)sw_crawl_frame_method(cf));
-		if (!rd)
-			return report(c, SW_E_MISMATCH, "frame %zu (FRAMELESS): no register display", i);
-		if (ip != e->ip)
-			return differ(c, i, e, "ip", e->ip, ip);
-		if (sp != e->sp)
-			return differ(c, i, e, "sp", e->sp, sp);
-		if ((uint32_t)!!sw_crawl_frame_is_first(cf) != e->is_first)
-			return differ(c, i, e, "is_first", e->is_first, !!sw_crawl_frame_is_first(cf));
-		if ((uint32_t)!!sw_crawl_frame_is_interrupted(cf) != e->is_interrupted)
-			return differ(c, i, e, "is_interrupted", e->is_interrupted,
-			              !!sw_crawl_frame_is_interrupted(cf));
-		if ((uint32_t)!!sw_crawl_frame_has_faulted(cf) != e->has_faulted)
-			return differ(c, i, e, "has_faulted", e->has_faulted,
-			              !!sw_crawl_frame_has_faulted(cf));
-		if ((uint32_t)!!sw_crawl_frame_is_funclet(cf) != e->is_funclet)
-			return differ(c, i, e, "is_funclet", e->is_funclet, !!sw_crawl_frame_is_funclet(cf));
-		if ((uint32_t)!!sw_crawl_frame_is_filter_funclet(cf) != e->is_filter_funclet)
-			return differ(c, i, e, "is_filter_funclet", e->is_filter_funclet,
-			              !!sw_crawl_frame_is_filter_funclet(cf));
-		if ((uint32_t)!!sw_crawl_frame_is_parent_of_funclet(cf) != e->is_parent_of_funclet)
-			return differ(c, i, e, "is_parent_of_funclet", e->is_parent_of_funclet,
-			              !!sw_crawl_frame_is_parent_of_funclet(cf));
-		if ((uint32_t)!!sw_crawl_frame_should_report_gc(cf) != e->should_report_gc)
-			return differ(c, i, e, "should_report_gc", e->should_report_gc,
-			              !!sw_crawl_frame_should_report_gc(cf));
-		return compare_regs(c, i, e, rd);
-	case SW_STATE_NO_FRAME_TRANSITION:
-		if (sw_crawl_frame_frame(cf) != e->frame)
-			return differ(c, i, e, "tracker address", e->frame, sw_crawl_frame_frame(cf));
-		if (ip != e->ip)
-			return differ(c, i, e, "ip", e->ip, ip);
-		if (sp != e->sp)
-			return differ(c, i, e, "sp", e->sp, sp);
-		return SW_OK;
 	case SW_STATE_FRAME:
 	case SW_STATE_SKIPPED_FRAME:
 		if (sw_crawl_frame_frame(cf) != e->frame)
@@ -143,13 +118,36 @@ static sw_status compare(const struct check *c, size_t i, const sw_synth_frame *
 			return differ(c, i, e, "method", (uintptr_t)e->method,
 			              (uintptr_t)sw_crawl_frame_method(cf));
 		return SW_OK;
+	case SW_STATE_FRAMELESS:
+		if ((uintptr_t)sw_crawl_frame_method(cf) != (uintptr_t)e->method)
+			return differ(c, i, e, "method", (uintptr_t)e->method,
+			              (uintptr_t)sw_crawl_frame_method(cf));
+		if (!rd)
+			return report(c, SW_E_MISMATCH, "frame %zu (FRAMELESS): no register display", i);
+		break;
+	case SW_STATE_NO_FRAME_TRANSITION:
+		if (sw_crawl_frame_frame(cf) != e->frame)
+			return differ(c, i, e, "tracker address", e->frame, sw_crawl_frame_frame(cf));
+		break;
 	default:
-		if (ip != e->ip)
-			return differ(c, i, e, "ip", e->ip, ip);
-		if (sp != e->sp)
-			return differ(c, i, e, "sp", e->sp, sp);
-		return SW_OK;
+		break;
 	}
+	/* Every state but the Frames': IP and SP, then a managed frame's flags and registers. */
+	if (ip != e->ip)
+		return differ(c, i, e, "ip", e->ip, ip);
+	if (sp != e->sp)
+		return differ(c, i, e, "sp", e->sp, sp);
+	if (e->state != SW_STATE_FRAMELESS)
+		return SW_OK;
+	for (size_t k = 0; k < sizeof crawl_flags / sizeof crawl_flags[0]; k++) {
+		const struct crawl_flag *f = &crawl_flags[k];
+		uint32_t want = *(const uint32_t *)((const char *)e + f->expected);
+		uint32_t got = !!f->get(cf);
+
+		if (got != want)
+			return differ(c, i, e, f->name, want, got);
+	}
+	return compare_regs(c, i, e, rd);
 }
 
 /* Describe an expected frame briefly, for "missing frame" messages. */
