@@ -12,16 +12,12 @@
 
 const struct swi_synth_arch *swi_synth_arch_get(sw_arch arch)
 {
-	switch (arch) {
-	case SW_ARCH_X64:
-		return &swi_synth_x64;
-	case SW_ARCH_X86:
-		return &swi_synth_x86;
-	case SW_ARCH_ARM64:
-		return &swi_synth_arm64;
-	default:
-		return NULL;
-	}
+	static const struct swi_synth_arch *const table[SW_ARCH_ARM64 + 1] = {
+		[SW_ARCH_X64] = &swi_synth_x64, [SW_ARCH_X86] = &swi_synth_x86,
+		[SW_ARCH_ARM64] = &swi_synth_arm64,
+	};
+
+	return (unsigned)arch <= SW_ARCH_ARM64 ? table[arch] : NULL;
 }
 
 SW_API void sw_synth_params_default(sw_synth_params *p)

@@ -109,7 +109,7 @@ static void x64_invent(struct swi_synth_gen *g, struct swi_synth_method *m, int 
 {
 	struct x64_shape sh;
 	uint32_t save_off[6];
-	unsigned fp_pos = 0, nregions, npush;
+	unsigned fp_pos = 0, fp_idx = 0, nregions, npush;
 	int empty = !want_region && rnd(g, 16) == 0;
 	int64_t sp_rel = 0;
 	uint32_t pc = 0;
@@ -125,17 +125,16 @@ static void x64_invent(struct swi_synth_gen *g, struct swi_synth_method *m, int 
 	m->has_frame = !empty && rnd(g, 2);
 	if (m->has_frame) {
 		/* The frame register is callee-saved: push it before overwriting it. */
-		unsigned idx = 0;
-
-		while (sh.regs[idx] != SW_X64_RBP)
-			idx++;
+		while (sh.regs[fp_idx] != SW_X64_RBP)
+			fp_idx++;
 		if (npush == 0)
 			npush = 1;
-		if (idx >= npush) {
+		if (fp_idx >= npush) {
 			unsigned j = rnd(g, npush);
 
-			sh.regs[idx] = sh.regs[j];
+			sh.regs[fp_idx] = sh.regs[j];
 			sh.regs[j] = SW_X64_RBP;
+			fp_idx = j;
 		}
 	}
 	if (!empty)
@@ -150,14 +149,9 @@ static void x64_invent(struct swi_synth_gen *g, struct swi_synth_method *m, int 
 		sh.nsave--;
 	layout_area(g, m, sh.nsave, save_off, nregions);
 
-	if (m->has_frame) {
-		unsigned idx = 0;
-
-		while (sh.regs[idx] != SW_X64_RBP)
-			idx++;
-		/* After push number idx+1 .. npush, or (npush + 1) after the allocation. */
-		fp_pos = idx + 1 + rnd(g, npush - idx + (m->alloc ? 1 : 0));
-	}
+	/* After push number fp_idx+1 .. npush, or (npush + 1) after the allocation. */
+	if (m->has_frame)
+		fp_pos = fp_idx + 1 + rnd(g, npush - fp_idx + (m->alloc ? 1 : 0));
 
 	/* Prolog. */
 	for (unsigned i = 0; i < npush; i++) {
