@@ -1026,9 +1026,8 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 		const struct codemap_page *p = table_find(t, first + k);
 
 		if (p && swi_codemap_page_overlaps(p, start, end)) {
-			if (fresh != small)
-				free(fresh);
-			return SW_E_EXISTS;
+			st = SW_E_EXISTS;
+			goto out;
 		}
 		fresh[k] = p;
 	}
@@ -1037,11 +1036,8 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 	st = swi_retire_reserve(&map->retire, (size_t)pages);
 	if (st == SW_OK && table_wants_rebuild(t, (size_t)pages))
 		st = table_rebuild(map, (size_t)pages);
-	if (st != SW_OK) {
-		if (fresh != small)
-			free(fresh);
-		return st;
-	}
+	if (st != SW_OK)
+		goto out;
 	t = atomic_load_explicit(&map->table, memory_order_relaxed);
 	window_cover(map, first, first + pages - 1, t->live + pages);
 	/* Build every new node before publishing any, so that running out of
@@ -1058,9 +1054,8 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 			for (uint64_t j = 0; j < k; j++)
 				if (fresh[j] != table_find(t, first + j))
 					swi_codemap_page_free(&map->slab, fresh[j]);
-			if (fresh != small)
-				free(fresh);
-			return SW_E_NOMEM;
+			st = SW_E_NOMEM;
+			goto out;
 		}
 		fresh[k] = copy;
 	}
@@ -1074,11 +1069,12 @@ static sw_status add_locked(sw_codemap *map, const struct codemap_span *m)
 			table_install(map, fresh[k], first + k);
 		}
 	}
-	if (fresh != small)
-		free(fresh);
 	count_add(map, 1);
 	bump_release(&map->additions);
-	return SW_OK;
+out:
+	if (fresh != small)
+		free(fresh);
+	return st;
 }
 
 SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
@@ -1387,11 +1383,7 @@ SW_API sw_status sw_codemap_create(sw_codemap **out)
 	if (!map)
 		return SW_E_NOMEM;
 	t = table_new(CODEMAP_MIN_SLOTS);
-	if (!t) {
-		free(map);
-		return SW_E_NOMEM;
-	}
-	if (swi_epoch_init(&map->epoch) != 0) {
+	if (!t || swi_epoch_init(&map->epoch) != 0) {
 		free(t);
 		free(map);
 		return SW_E_NOMEM;
