@@ -31,7 +31,6 @@ static const unsigned char x64_slot[SW_X64_NREGS] = {
 	[SW_X64_RSP] = 19,
 	/* 20: ss, then fs_base, gs_base, ds, es, fs, gs */
 };
-#define X64_USER_REGS_SLOTS 27
 
 /* i386 user_regs_struct: 17 longs of 4 bytes. */
 static const unsigned char x86_slot[SW_X86_NREGS] = {
@@ -43,10 +42,18 @@ static const unsigned char x86_slot[SW_X86_NREGS] = {
 	[SW_X86_ESP] = 15,
 	/* 16: ss */
 };
-#define X86_USER_REGS_SLOTS 17
 
-/* AArch64 user_pt_regs: x0-x30, sp, pc, pstate - our numbering, in order. */
-#define ARM64_USER_REGS_SLOTS 34
+/* Each arch's user_regs_struct: its longs, and the slot of each of our registers. */
+static const struct user_regs_layout {
+	unsigned slots;
+	unsigned nregs;
+	const unsigned char *slot;      /* NULL: register r is slot r */
+} user_regs[SW_ARCH_ARM64 + 1] = {
+	[SW_ARCH_X64] = { 27, SW_X64_NREGS, x64_slot },
+	[SW_ARCH_X86] = { 17, SW_X86_NREGS, x86_slot },
+	/* AArch64 user_pt_regs: x0-x30, sp, pc, pstate; x0-x30, sp, pc share our numbers. */
+	[SW_ARCH_ARM64] = { 34, SW_ARM64_PC + 1, NULL },
+};
 
 static unsigned arch_word(sw_arch arch)
 {
@@ -55,12 +62,7 @@ static unsigned arch_word(sw_arch arch)
 
 size_t swi_user_regs_size(sw_arch arch)
 {
-	switch (arch) {
-	case SW_ARCH_X64: return X64_USER_REGS_SLOTS * 8;
-	case SW_ARCH_X86: return X86_USER_REGS_SLOTS * 4;
-	case SW_ARCH_ARM64: return ARM64_USER_REGS_SLOTS * 8;
-	default: return 0;
-	}
+	return (unsigned)arch <= SW_ARCH_ARM64 ? user_regs[arch].slots * arch_word(arch) : 0;
 }
 
 sw_status swi_user_regs_decode(sw_arch arch, const unsigned char *regs, size_t len,
@@ -74,19 +76,10 @@ sw_status swi_user_regs_decode(sw_arch arch, const unsigned char *regs, size_t l
 	if (len < need)
 		return SW_E_TRUNCATED;
 	sw_context_init(ctx, arch);
-	switch (arch) {
-	case SW_ARCH_X64:
-		for (unsigned r = 0; r < SW_X64_NREGS; r++)
-			sw_context_set(ctx, r, swi_load_le(regs + x64_slot[r] * w, w));
-		break;
-	case SW_ARCH_X86:
-		for (unsigned r = 0; r < SW_X86_NREGS; r++)
-			sw_context_set(ctx, r, swi_load_le(regs + x86_slot[r] * w, w));
-		break;
-	default:        /* SW_ARCH_ARM64: x0-x30, sp, pc share our numbers */
-		for (unsigned r = 0; r <= SW_ARM64_PC; r++)
-			sw_context_set(ctx, r, swi_load_le(regs + r * w, w));
-		break;
+	for (unsigned r = 0; r < user_regs[arch].nregs; r++) {
+		const unsigned char *slot = user_regs[arch].slot;
+
+		sw_context_set(ctx, r, swi_load_le(regs + (slot ? slot[r] : r) * w, w));
 	}
 	return SW_OK;
 }
