@@ -24,6 +24,7 @@
 #include <string.h>
 #include <capstone/capstone.h>
 #include "util.h"
+#include "array_grow.h"
 #include "arch.h"
 #include "analyze.h"
 
@@ -891,16 +892,9 @@ static sw_status decode(struct actx *c, const uint8_t *code)
 			c->fail = SWI_AFAIL_LIMIT;
 			break;
 		}
-		if (c->n == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct swi_effect *nfx = realloc(c->fx, ncap * sizeof *nfx);
-
-			if (!nfx) {
-				st = SW_E_NOMEM;
-				break;
-			}
-			c->fx = nfx;
-			cap = ncap;
+		if (swi_array_grow((void **)&c->fx, &cap, c->n + 1, sizeof *c->fx) != SW_OK) {
+			st = SW_E_NOMEM;
+			break;
 		}
 		e = &c->fx[c->n++];
 		memset(e, 0, sizeof *e);

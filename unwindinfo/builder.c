@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "array_grow.h"
 #include "arch.h"
 #include "swu_format.h"
 #include "swu_state.h"
@@ -43,7 +44,7 @@ struct gc_range {
 struct gc_entry {
 	sw_swu_gc_slot slot;
 	struct gc_range *ranges;
-	uint32_t nranges, cap;
+	size_t nranges, cap;
 };
 
 struct sw_swu_builder {
@@ -54,22 +55,22 @@ struct sw_swu_builder {
 	uint32_t prolog_size;
 	struct swu_state body;          /* the state after the prolog ops so far */
 	struct swu_state epilog;        /* inside the open epilog */
-	uint32_t nprolog;
+	size_t nprolog;
 	struct swu_op prolog[SW_SWU_MAX_OPS];
 	struct builder_epilog *epilogs;
-	uint32_t nepilogs, epilogs_cap;
+	size_t nepilogs, epilogs_cap;
 	struct swu_op *eops;            /* every epilog's ops, in order */
-	uint32_t neops, eops_cap;
+	size_t neops, eops_cap;
 	struct swu_state args;          /* the body state with the body ops so far */
 	struct swu_op *bops;            /* body ops (argument pushes and pops) */
-	uint32_t nbops, bops_cap;
+	size_t nbops, bops_cap;
 	struct swu_state rows;          /* the state after the row ops so far */
 	struct swu_op *rops;            /* row ops */
-	uint32_t nrops, rops_cap;
+	size_t nrops, rops_cap;
 	/* GC locations in swu_gc_cmp order; entries from ngc to gc_cap are
 	 * spares that keep their range arrays for reuse. */
 	struct gc_entry *gc;
-	uint32_t ngc, gc_cap;
+	size_t ngc, gc_cap;
 };
 
 SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
@@ -136,20 +137,9 @@ static sw_status fail(sw_swu_builder *b, sw_status st)
 }
 
 /* Grow *arr (of `size`-byte elements) to hold one more than `n`. */
-static sw_status reserve(void **arr, uint32_t *cap, uint32_t n, size_t size)
+static sw_status reserve(void **arr, size_t *cap, size_t n, size_t size)
 {
-	uint32_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return SW_OK;
-	ncap = *cap ? *cap * 2 : 8;
-	p = realloc(*arr, (size_t)ncap * size);
-	if (!p)
-		return SW_E_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return SW_OK;
+	return swi_array_grow(arr, cap, n + 1, size);
 }
 
 /*
@@ -178,7 +168,7 @@ static sw_status enter(sw_swu_builder *b, enum builder_phase phase, uint32_t at)
  * refused op changes nothing but the sticky error.
  */
 static sw_status keep_op(sw_swu_builder *b, struct swu_state *state, struct swu_op *ops,
-                         uint32_t *n, const struct swu_op *op)
+                         size_t *n, const struct swu_op *op)
 {
 	struct swu_state s = *state;
 	sw_status st = swu_state_apply(&s, op);
@@ -535,7 +525,7 @@ static void range_insert(struct gc_entry *e, uint32_t start, uint32_t end)
 /* Room for one more entry; new spares start empty. */
 static sw_status gc_reserve(sw_swu_builder *b)
 {
-	uint32_t old = b->gc_cap;
+	size_t old = b->gc_cap;
 	sw_status st;
 
 	if (b->ngc < b->gc_cap)

@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include "util.h"
+#include "array_grow.h"
 #include "arch.h"
 #include "swu_state.h"
 #include "swu_to_cfi.h"
@@ -288,16 +289,9 @@ struct change_points {
 
 static void add_point(struct change_points *c, uint32_t off)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		uint32_t *at = realloc(c->at, cap * sizeof(*at));
-
-		if (!at) {
-			c->failed = true;
-			return;
-		}
-		c->at = at;
-		c->cap = cap;
+	if (swi_array_grow((void **)&c->at, &c->cap, c->n + 1, sizeof *c->at) != SW_OK) {
+		c->failed = true;
+		return;
 	}
 	c->at[c->n++] = off;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "array_grow.h"
 #include "arch.h"
 #include "analyze.h"
 #include "swu_format.h"
@@ -84,16 +85,9 @@ static void collect_op(void *ctx, const struct swu_epilog *e, const struct swu_o
 	struct vblob *b = ctx;
 
 	SWI_UNUSED(s);
-	if (b->nops == b->cap) {
-		size_t ncap = b->cap ? 2 * b->cap : 64;
-		struct vop *n = realloc(b->ops, ncap * sizeof *n);
-
-		if (!n) {
-			b->nomem = true;
-			return;
-		}
-		b->ops = n;
-		b->cap = ncap;
+	if (swi_array_grow((void **)&b->ops, &b->cap, b->nops + 1, sizeof *b->ops) != SW_OK) {
+		b->nomem = true;
+		return;
 	}
 	b->ops[b->nops].op = *op;
 	b->ops[b->nops].region = e ? SW_SWU_EPILOG : swu_op_is_body(op->code) ? SW_SWU_BODY : SW_SWU_PROLOG;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "util.h"
+#include "array_grow.h"
 #include "perf_files.h"
 #include "swu_to_cfi.h"
 
@@ -44,22 +45,10 @@ struct record {
 
 static void rec_put(struct record *r, const void *p, size_t n)
 {
+	if (!r->failed && swi_array_grow((void **)&r->buf, &r->cap, r->len + n, 1) != SW_OK)
+		r->failed = 1;
 	if (r->failed)
 		return;
-	if (r->len + n > r->cap) {
-		size_t cap = r->cap ? r->cap : 256;
-		uint8_t *b;
-
-		while (cap < r->len + n)
-			cap *= 2;
-		b = realloc(r->buf, cap);
-		if (!b) {
-			r->failed = 1;
-			return;
-		}
-		r->buf = b;
-		r->cap = cap;
-	}
 	memcpy(r->buf + r->len, p, n);
 	r->len += n;
 }

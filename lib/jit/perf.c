@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "util.h"
+#include "array_grow.h"
 #include "perf_files.h"
 
 /* Code written so far, by start: what a new method's mapping must not cover. */
@@ -67,15 +68,9 @@ static sw_status remember_range(sw_perf *p, const sw_code_info *info)
 {
 	size_t i = first_at_or_after(p, info->start);
 
-	if (p->nwritten == p->capwritten) {
-		size_t cap = p->capwritten ? 2 * p->capwritten : 64;
-		struct code_range *w = realloc(p->written, cap * sizeof(*w));
-
-		if (!w)
-			return SW_E_NOMEM;
-		p->written = w;
-		p->capwritten = cap;
-	}
+	if (swi_array_grow((void **)&p->written, &p->capwritten, p->nwritten + 1,
+	                   sizeof *p->written) != SW_OK)
+		return SW_E_NOMEM;
 	memmove(&p->written[i + 1], &p->written[i], (p->nwritten - i) * sizeof(*p->written));
 	p->written[i] = (struct code_range){ info->start, info->start + info->size };
 	p->nwritten++;

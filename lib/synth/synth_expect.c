@@ -8,6 +8,7 @@
  * register and the callee-saved set; the rules are the same on every arch.
  */
 #include <stdlib.h>
+#include "array_grow.h"
 #include "synth_internal.h"
 
 /* A register context with the target address each value came from. */
@@ -38,24 +39,6 @@ void swi_synth_roots_free(struct swi_synth_roots *r)
 	memset(r, 0, sizeof *r);
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t size, int *nomem)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return p;
-	while (n < need)
-		n *= 2;
-	q = realloc(p, n * size);
-	if (!q) {
-		*nomem = 1;
-		return p;
-	}
-	*cap = n;
-	return q;
-}
-
 /* Frame number e->n - 1 was just reported: it has no roots yet. */
 static void roots_frame(struct expect *e)
 {
@@ -63,9 +46,11 @@ static void roots_frame(struct expect *e)
 
 	if (!r || r->nomem)
 		return;
-	r->frames = grow(r->frames, &r->frames_cap, r->nframes + 1, sizeof *r->frames, &r->nomem);
-	if (r->nomem)
+	if (swi_array_grow((void **)&r->frames, &r->frames_cap, r->nframes + 1,
+	                   sizeof *r->frames) != SW_OK) {
+		r->nomem = 1;
 		return;
+	}
 	r->frames[r->nframes].first = r->nroots;
 	r->frames[r->nframes].count = 0;
 	r->frames[r->nframes].status = SW_OK;
@@ -78,9 +63,11 @@ static void add_root(struct expect *e, uint64_t addr, uint64_t value, uint32_t r
 
 	if (!r || r->nomem || !r->nframes)
 		return;
-	r->roots = grow(r->roots, &r->roots_cap, r->nroots + 1, sizeof *r->roots, &r->nomem);
-	if (r->nomem)
+	if (swi_array_grow((void **)&r->roots, &r->roots_cap, r->nroots + 1,
+	                   sizeof *r->roots) != SW_OK) {
+		r->nomem = 1;
 		return;
+	}
 	r->roots[r->nroots].addr = addr;
 	r->roots[r->nroots].value = value;
 	r->roots[r->nroots].reg = reg;

@@ -110,17 +110,8 @@ static struct swi_synth_fr *new_frame(struct swi_synth_gen *g, uint64_t addr, ui
 	sw_synth *s = g->s;
 	struct swi_synth_fr *f;
 
-	if (s->nframes == g->frames_cap) {
-		unsigned cap = g->frames_cap ? 2 * g->frames_cap : 16;
-		void *p = realloc(s->frames, cap * sizeof *s->frames);
-
-		if (!p) {
-			fail(g, SW_E_NOMEM);
-			return NULL;
-		}
-		s->frames = p;
-		g->frames_cap = cap;
-	}
+	if (!grow(g, (void **)&s->frames, &g->frames_cap, s->nframes, sizeof *s->frames))
+		return NULL;
 	f = &s->frames[s->nframes++];
 	memset(f, 0, sizeof *f);
 	f->addr = addr;
@@ -390,17 +381,8 @@ static struct swi_synth_fr *new_tracker(struct swi_synth_gen *g, uint64_t addr, 
 	sw_synth *s = g->s;
 	struct swi_synth_fr *t;
 
-	if (s->ntrackers == g->trackers_cap) {
-		unsigned cap = g->trackers_cap ? 2 * g->trackers_cap : 8;
-		void *p = realloc(s->trackers, cap * sizeof *s->trackers);
-
-		if (!p) {
-			fail(g, SW_E_NOMEM);
-			return NULL;
-		}
-		s->trackers = p;
-		g->trackers_cap = cap;
-	}
+	if (!grow(g, (void **)&s->trackers, &g->trackers_cap, s->ntrackers, sizeof *s->trackers))
+		return NULL;
 	t = &s->trackers[s->ntrackers++];
 	memset(t, 0, sizeof *t);
 	t->addr = addr;
@@ -552,17 +534,8 @@ static struct swi_synth_inst *new_inst(struct swi_synth_gen *g)
 {
 	sw_synth *s = g->s;
 
-	if (s->ninsts == g->insts_cap) {
-		unsigned cap = g->insts_cap ? 2 * g->insts_cap : 16;
-		void *p = realloc(s->insts, cap * sizeof *s->insts);
-
-		if (!p) {
-			fail(g, SW_E_NOMEM);
-			return NULL;
-		}
-		s->insts = p;
-		g->insts_cap = cap;
-	}
+	if (!grow(g, (void **)&s->insts, &g->insts_cap, s->ninsts, sizeof *s->insts))
+		return NULL;
 	return &s->insts[s->ninsts++];
 }
 

@@ -8,6 +8,7 @@
 #ifndef SW_LIB_SYNTH_GEN_H
 #define SW_LIB_SYNTH_GEN_H
 
+#include "array_grow.h"
 #include "synth_internal.h"
 
 /* Where things live in the target, below the arch's window_hi. */
@@ -32,7 +33,7 @@ struct swi_synth_gen {
 	uint64_t window_hi, stack_hi;
 	uint64_t low;                   /* lowest stack address in use */
 	uint64_t code_cursor;           /* next free code address */
-	unsigned methods_cap, insts_cap, frames_cap, trackers_cap;
+	size_t methods_cap, insts_cap, frames_cap, trackers_cap;
 	struct swi_synth_machine mc;
 	unsigned pending_entry;         /* 1 + the UnmanagedToManagedFrame awaiting its method, or 0 */
 	sw_status err;                  /* first failure; later steps become no-ops */
@@ -52,6 +53,15 @@ static inline void fail(struct swi_synth_gen *g, sw_status st)
 {
 	if (g->err == SW_OK)
 		g->err = st;
+}
+
+/* Room in *arr (capacity *cap) for item number n; 0 after a failure, which g->err then names. */
+static inline int grow(struct swi_synth_gen *g, void **arr, size_t *cap, size_t n, size_t size)
+{
+	if (swi_array_grow(arr, cap, n + 1, size) == SW_OK)
+		return 1;
+	fail(g, SW_E_NOMEM);
+	return 0;
 }
 
 /* ---- the model machine and the stack image (synth_machine.c) ---------- */

@@ -484,17 +484,8 @@ static unsigned new_method(struct swi_synth_gen *g, int want_region, int leaf_ok
 	struct swi_synth_method *m;
 	sw_status st;
 
-	if (s->nmethods == g->methods_cap) {
-		unsigned cap = g->methods_cap ? 2 * g->methods_cap : 16;
-		void *p = realloc(s->methods, cap * sizeof *s->methods);
-
-		if (!p) {
-			fail(g, SW_E_NOMEM);
-			return 0;
-		}
-		s->methods = p;
-		g->methods_cap = cap;
-	}
+	if (!grow(g, (void **)&s->methods, &g->methods_cap, s->nmethods, sizeof *s->methods))
+		return 0;
 	m = &s->methods[s->nmethods];
 	memset(m, 0, sizeof *m);
 	g->a->invent(g, m, want_region, leaf_ok);

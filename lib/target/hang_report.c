@@ -10,6 +10,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "array_grow.h"
 #include "hang_report.h"
 
 #define REPORT_MAGIC 0x47484e53u        /* "SNHG" */
@@ -52,20 +53,10 @@ uint32_t swi_hang_report_string(sw_hang_report *r, const char *s, int *failed)
 	if (!s)
 		return 0;
 	n = strlen(s) + 1;
-	if (r->pool_len + n > UINT32_MAX / 2) {
+	if (r->pool_len + n > UINT32_MAX / 2 ||
+	    swi_array_grow((void **)&r->pool, &r->pool_cap, r->pool_len + n, 1) != SW_OK) {
 		*failed = 1;
 		return 0;
-	}
-	if (r->pool_len + n > r->pool_cap) {
-		size_t cap = r->pool_cap * 2 + n;
-		char *p = realloc(r->pool, cap);
-
-		if (!p) {
-			*failed = 1;
-			return 0;
-		}
-		r->pool = p;
-		r->pool_cap = cap;
 	}
 	off = r->pool_len;
 	memcpy(r->pool + off, s, n);
@@ -75,15 +66,9 @@ uint32_t swi_hang_report_string(sw_hang_report *r, const char *s, int *failed)
 
 sw_status swi_hang_report_add_frame(sw_hang_report *r, const struct swi_hang_frame *f)
 {
-	if (r->nframes == r->frames_cap) {
-		size_t cap = r->frames_cap ? r->frames_cap * 2 : 256;
-		struct swi_hang_frame *p = realloc(r->frames, cap * sizeof *p);
-
-		if (!p)
-			return SW_E_NOMEM;
-		r->frames = p;
-		r->frames_cap = cap;
-	}
+	if (swi_array_grow((void **)&r->frames, &r->frames_cap, r->nframes + 1,
+	                   sizeof *r->frames) != SW_OK)
+		return SW_E_NOMEM;
 	r->frames[r->nframes++] = *f;
 	return SW_OK;
 }

@@ -1,24 +1,16 @@
 /* stopped_target.c - the thread list and mapping table of a stopped target (stopped_target.h). */
 #include <stdlib.h>
+#include "array_grow.h"
 #include "stopped_target.h"
 
 sw_status swi_thread_regs_reserve(struct swi_thread_regs **threads, size_t n, size_t *cap,
                                   size_t limit)
 {
-	struct swi_thread_regs *t;
-	size_t ncap;
-
 	if (n < *cap)
 		return SW_OK;
 	if (n >= limit)
 		return SW_E_LIMIT;
-	ncap = *cap ? 2 * *cap : 8;
-	t = realloc(*threads, ncap * sizeof *t);
-	if (!t)
-		return SW_E_NOMEM;
-	*threads = t;
-	*cap = ncap;
-	return SW_OK;
+	return swi_array_grow((void **)threads, cap, n + 1, sizeof **threads);
 }
 
 sw_status swi_thread_regs_get(const struct swi_thread_regs *threads, size_t n, unsigned index,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "array_grow.h"
 #include "thread_state.h"
 
 /* Read a small /proc file into buf (NUL-terminated); its length, or -1. */
@@ -117,16 +118,10 @@ static sw_status list_tasks(int pid, struct swi_thread_state **out, size_t *coun
 			free(v);
 			return SW_E_LIMIT;
 		}
-		if (n == cap) {
-			struct swi_thread_state *p;
-
-			cap = cap ? cap * 2 : 16;
-			if (!(p = realloc(v, cap * sizeof *p))) {
-				closedir(dir);
-				free(v);
-				return SW_E_NOMEM;
-			}
-			v = p;
+		if (swi_array_grow((void **)&v, &cap, n + 1, sizeof *v) != SW_OK) {
+			closedir(dir);
+			free(v);
+			return SW_E_NOMEM;
 		}
 		memset(&v[n], 0, sizeof v[n]);
 		v[n++].tid = (int)tid;
