@@ -195,6 +195,18 @@ static int oracle(Dwarf_CFI *cfi, sw_arch arch, uint64_t addr, struct expect *e,
 		r = oracle_reg(arch, ops[0].atom - DW_OP_breg0);
 		e->cfa_offset = (int64_t)ops[0].number;
 		e->cfa_deref = 1;
+	} else if (n == 9 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 &&
+	           ops[1].atom >= DW_OP_breg0 && ops[1].atom <= DW_OP_breg31 &&
+	           oracle_reg(arch, ops[1].atom - DW_OP_breg0) == (int)ip && ops[1].number == 0 &&
+	           ops[2].atom == DW_OP_lit15 && ops[3].atom == DW_OP_and &&
+	           ops[4].atom >= DW_OP_lit0 && ops[4].atom <= DW_OP_lit31 && ops[5].atom == DW_OP_ge &&
+	           ops[6].atom >= DW_OP_lit0 && ops[6].atom <= DW_OP_lit31 && ops[7].atom == DW_OP_shl &&
+	           ops[8].atom == DW_OP_plus) {
+		/* GNU ld's x86 PLT: sp + k + (((ip & 15) >= N) << S), taken literally here. */
+		r = oracle_reg(arch, ops[0].atom - DW_OP_breg0);
+		e->cfa_offset = (int64_t)ops[0].number +
+		                ((int64_t)((addr & 15) >= (uint64_t)(ops[4].atom - DW_OP_lit0))
+		                 << (ops[6].atom - DW_OP_lit0));
 	} else {
 		goto fail;
 	}

@@ -45,3 +45,9 @@ EXTRA_DIST += tests/i386-host.sh
 # Which part of the library may include which (doc/architecture.md).
 TESTS += tests/include-rules.test
 EXTRA_DIST += tests/include-rules.test
+
+# swstack against gdb at every instruction of a lazy PLT stub and PLT0 (x86-64, i686, aarch64).
+TESTS += tests/swstack-plt.test
+EXTRA_DIST += tests/swstack-plt.test tests/swstack/plt.c tests/swstack/plt-lib.c
+tests/swstack-plt.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-plt.d

@@ -23,6 +23,7 @@
 #include "util.h"
 #include "arch.h"
 #include "array_grow.h"
+#include "cfi_expr.h"
 #include "cfi_import.h"
 
 #define BIT(r) (1ULL << (r))
@@ -42,65 +43,6 @@ enum rule_kind {
 	RULE_EXPRESSION
 };
 
-/*
- * A DW_OP_breg<n> or DW_OP_bregx op: its DWARF register and offset.  The
- * only expression ops SWU takes, in "breg" (a register's save address)
- * and "breg; deref" (the CFA).
- */
-static bool breg_op(const Dwarf_Op *op, Dwarf_Word *dw, int64_t *off)
-{
-	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
-		*dw = op->atom - DW_OP_breg0;
-		*off = (int64_t)op->number;
-		return true;
-	}
-	if (op->atom == DW_OP_bregx) {
-		*dw = op->number;
-		*off = (int64_t)op->number2;
-		return true;
-	}
-	return false;
-}
-
-static bool is_register_op(unsigned atom)
-{
-	return atom == DW_OP_regx || atom == DW_OP_bregx ||
-	       (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) ||
-	       (atom >= DW_OP_breg0 && atom <= DW_OP_breg31);
-}
-
-/*
- * libdw's forms (dwarf_frame_register): no op and no array for same value,
- * no op for undefined, [call_frame_cfa, plus_uconst n] for offset(n), the
- * same with stack_value for val_offset(n), a register op for register(r).
- */
-static enum rule_kind classify(const Dwarf_Op *ops, size_t nops, int64_t *off, Dwarf_Word *base)
-{
-	bool value;
-	size_t n;
-
-	*off = 0;
-	*base = 0;
-	if (nops == 0)
-		return ops ? RULE_UNDEFINED : RULE_SAME;
-	value = ops[nops - 1].atom == DW_OP_stack_value;
-	n = value ? nops - 1 : nops;
-	if (n >= 1 && ops[0].atom == DW_OP_call_frame_cfa) {
-		if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
-			*off = (int64_t)ops[1].number;  /* a negative offset wraps around */
-		else if (n == 2 && !value && breg_op(&ops[1], base, off))
-			/* DW_CFA_expression "breg n": libdw pushes the CFA first,
-			 * the address is the breg's (the CFA is left under it). */
-			return RULE_AT_REG;
-		else if (n != 1)
-			return RULE_EXPRESSION;
-		return value ? RULE_VAL_OFFSET : RULE_OFFSET;
-	}
-	if (n == 1 && is_register_op(ops[0].atom))
-		return RULE_REGISTER;
-	return RULE_EXPRESSION;
-}
-
 /* ---- Rows ---- */
 
 /* One CFI row in the library's registers. */
@@ -109,6 +51,7 @@ struct cfi_row {
 	int32_t cfa_offset;
 	int32_t ra_offset;              /* where the return address is (x86, x64) */
 	bool cfa_deref;                 /* CFA = [cfa_reg + cfa_offset] */
+	bool reads_ip;                  /* a rule reads the IP: the row differs by address */
 	uint64_t saved_mask;
 	uint64_t based_mask;            /* saved at [base[r] + saved[r]] */
 	int32_t saved[SW_MAX_REGS];
@@ -119,7 +62,67 @@ struct import_ctx {
 	const struct swi_arch *a;
 	sw_swu_builder *b;
 	struct swi_cfi_import *out;
+	uint64_t ip_dwarf;              /* the IP's DWARF register, UINT64_MAX if none */
 };
+
+/*
+ * A rule's expression at address `ip` (ELF address), into *v; false when
+ * SWU cannot say it.  One that reads the IP is evaluated a page further
+ * too: a module loads at a page-aligned bias, so the rule must not change
+ * with it (the PLT's reads only the IP's place in its 16-byte stub).
+ */
+static bool eval_rule(const struct import_ctx *c, const Dwarf_Op *ops, size_t nops, uint64_t ip,
+                      struct cfi_row *row, struct swi_cfi_expr_value *v)
+{
+	struct swi_cfi_expr_env env = { c->a->ptr_size, c->ip_dwarf, ip };
+	struct swi_cfi_expr_value moved;
+
+	if (!swi_cfi_expr_eval(ops, nops, &env, v))
+		return false;
+	if (c->ip_dwarf == UINT64_MAX || !swi_cfi_expr_reads(ops, nops, c->ip_dwarf))
+		return true;
+	row->reads_ip = true;
+	env.ip = ip + 4096;
+	return swi_cfi_expr_eval(ops, nops, &env, &moved) && moved.base == v->base &&
+	       moved.reg == v->reg && moved.offset == v->offset;
+}
+
+/*
+ * A register's rule.  libdw gives no op and no array for same value, no
+ * op for undefined, one DW_OP_regx for register(r), and expressions for
+ * the rest: [call_frame_cfa, plus_uconst n] for offset(n), with
+ * stack_value for val_offset(n); DW_CFA_expression's and
+ * DW_CFA_val_expression's own ops after a call_frame_cfa (DWARF pushes
+ * the CFA first), the latter with stack_value.
+ */
+static enum rule_kind classify(const struct import_ctx *c, const Dwarf_Op *ops, size_t nops,
+                               uint64_t ip, struct cfi_row *row, int64_t *off, Dwarf_Word *base)
+{
+	struct swi_cfi_expr_value v;
+
+	*off = 0;
+	*base = 0;
+	if (nops == 0)
+		return ops ? RULE_UNDEFINED : RULE_SAME;
+	if (nops == 1 && (ops[0].atom == DW_OP_regx ||
+	                  (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)))
+		return RULE_REGISTER;
+	if (!eval_rule(c, ops, nops, ip, row, &v))
+		return RULE_EXPRESSION;
+	/* The value loaded from A is the value saved at A. */
+	if (v.stack_value && v.deref)
+		v.stack_value = v.deref = false;
+	if (v.deref)
+		return RULE_EXPRESSION;         /* saved at an address read from memory */
+	*off = v.offset;
+	if (v.base == SWI_CFI_EXPR_CFA)
+		return v.stack_value ? RULE_VAL_OFFSET : RULE_OFFSET;
+	if (v.base == SWI_CFI_EXPR_REG && !v.stack_value) {
+		*base = v.reg;
+		return RULE_AT_REG;
+	}
+	return RULE_EXPRESSION;                 /* a constant, or another register's value plus n */
+}
 
 /* The state at a function's first instruction, as SWU starts from it. */
 static void entry_row(const struct import_ctx *c, struct cfi_row *row)
@@ -128,6 +131,7 @@ static void entry_row(const struct import_ctx *c, struct cfi_row *row)
 	row->cfa_offset = c->a->entry_sp_offset;
 	row->ra_offset = c->a->entry_ra_offset;
 	row->cfa_deref = false;
+	row->reads_ip = false;
 	row->saved_mask = 0;
 	row->based_mask = 0;
 }
@@ -144,7 +148,7 @@ static int rule_reason(enum rule_kind k)
 }
 
 /* One register's rule into `row`; -1, or a skip reason. */
-static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw,
+static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw, uint64_t ip,
                          struct cfi_row *row)
 {
 	const struct swi_arch *a = c->a;
@@ -157,7 +161,7 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 
 	if (dwarf_frame_register(f, (int)dw, mem, &ops, &nops) != 0)
 		return SW_SKIP_BAD_CFI;
-	k = classify(ops, nops, &off, &base_dw);
+	k = classify(c, ops, nops, ip, row, &off, &base_dw);
 	r = swi_dwarf_to_reg(a, dw);
 	if (dw == a->dwarf_ra_column && k == RULE_UNDEFINED)
 		return SW_SKIP_OUTERMOST;       /* no caller: _start, a thread's entry */
@@ -208,39 +212,34 @@ static int read_register(const struct import_ctx *c, Dwarf_Frame *f, unsigned dw
 }
 
 /* The whole row libdw computed; -1, or the reason it cannot be imported. */
-static int read_row(const struct import_ctx *c, Dwarf_Frame *f, struct cfi_row *row)
+static int read_row(const struct import_ctx *c, Dwarf_Frame *f, uint64_t ip, struct cfi_row *row)
 {
+	struct swi_cfi_expr_value cfa;
 	Dwarf_Op *ops = NULL;
 	size_t nops = 0;
-	Dwarf_Word cfa_dw;
-	int64_t off;
 	int r;
 
 	entry_row(c, row);
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
 		return SW_SKIP_BAD_CFI;
 	/*
-	 * DW_CFA_def_cfa comes as one DW_OP_bregx; of DW_CFA_def_cfa_expression
-	 * only "breg n; deref" (the CFA stored in memory, as i386 stack
-	 * realignment has it) can be said.
+	 * DW_CFA_def_cfa comes as one DW_OP_bregx; DW_CFA_def_cfa_expression
+	 * must come to a register plus an offset, or the word stored there
+	 * (i386 stack realignment, the vDSO's signal frames).
 	 */
-	if (nops == 1 && ops[0].atom == DW_OP_bregx) {
-		cfa_dw = ops[0].number;
-		off = (int64_t)ops[0].number2;
-	} else if (nops == 2 && breg_op(&ops[0], &cfa_dw, &off) && ops[1].atom == DW_OP_deref) {
-		row->cfa_deref = true;
-	} else {
+	if (!eval_rule(c, ops, nops, ip, row, &cfa) || cfa.base != SWI_CFI_EXPR_REG ||
+	    cfa.stack_value)
 		return SW_SKIP_EXPRESSION;
-	}
-	r = swi_dwarf_to_reg(c->a, cfa_dw);
+	row->cfa_deref = cfa.deref;
+	r = swi_dwarf_to_reg(c->a, cfa.reg);
 	if (r < 0 || (unsigned)r == c->a->ip_reg)
 		return SW_SKIP_UNKNOWN_REGISTER;
-	if (!offset_ok(off))
+	if (!offset_ok(cfa.offset))
 		return SW_SKIP_LIMIT;
 	row->cfa_reg = (uint32_t)r;
-	row->cfa_offset = (int32_t)off;
+	row->cfa_offset = (int32_t)cfa.offset;
 	for (unsigned dw = 0; dw < CFI_SCAN_REGS; dw++) {
-		int why = read_register(c, f, dw, row);
+		int why = read_register(c, f, dw, ip, row);
 
 		if (why >= 0)
 			return why;
@@ -394,6 +393,43 @@ static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t 
 }
 
 /*
+ * libdw's row for [addr, end) as row ops into the builder: once, or, where
+ * a rule reads the IP (the PLT's CFA), at every address, the ops written
+ * only where the rule changes.  -1, or the reason the function cannot be
+ * imported with *at its address; *st an error only for memory.
+ */
+static int import_row(const struct import_ctx *c, Dwarf_Frame *f, uint64_t lo, uint64_t addr,
+                      uint64_t end, struct cfi_row *prev, uint64_t *work, uint64_t *at,
+                      sw_status *st)
+{
+	struct cfi_row cur;
+
+	*st = SW_OK;
+	for (uint64_t ip = addr; ip < end; ip++) {
+		int why;
+
+		*at = ip;
+		/* A row per address reads every register again: bound it like libdw's replays. */
+		if (ip > addr && (*work += CFI_SCAN_REGS) > SWI_CFI_MAX_WORK)
+			return SW_SKIP_LIMIT;
+		why = read_row(c, f, ip, &cur);
+		if (why >= 0)
+			return why;
+		*st = emit_diff(c, (uint32_t)(ip - lo), prev, &cur);
+		if (*st != SW_OK) {
+			why = *st == SW_E_LIMIT ? SW_SKIP_LIMIT : SW_SKIP_BAD_CFI;
+			if (*st != SW_E_NOMEM)
+				*st = SW_OK;
+			return why;
+		}
+		*prev = cur;
+		if (!cur.reads_ip)
+			break;
+	}
+	return -1;
+}
+
+/*
  * Walk the rows of the FDE covering [lo, hi) and build its blob.  *why
  * receives -1 when the function was added, else the reason it was not;
  * the status is an error only for memory.
@@ -402,7 +438,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
                             uint64_t hi, size_t fde_bytes, uint32_t source, int *why,
                             uint64_t *where)
 {
-	struct cfi_row prev, cur;
+	struct cfi_row prev;
 	uint64_t addr = lo, work = 0;
 	unsigned rows = 0;
 	sw_status st;
@@ -433,6 +469,8 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 			return SW_OK;
 		}
 		ra = dwarf_frame_info(f, &start, &end, &signal);
+		*where = addr;
+		st = SW_OK;
 		if (ra < 0 || start > addr || end <= addr)
 			reason = SW_SKIP_BAD_CFI;
 		else if (start < lo || end > hi)
@@ -442,7 +480,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 		else if (signal)
 			reason = SW_SKIP_COUNT;         /* below: a signal trampoline */
 		else
-			reason = read_row(c, f, &cur);
+			reason = import_row(c, f, lo, addr, end, &prev, &work, where, &st);
 		free(f);
 		if (reason == SW_SKIP_COUNT) {
 			/* The walker unwinds it from the kernel's signal frame: no frame here. */
@@ -453,15 +491,8 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 		}
 		if (reason >= 0) {
 			*why = reason;
-			*where = addr;
-			return SW_OK;
+			return st;
 		}
-		st = emit_diff(c, (uint32_t)(addr - lo), &prev, &cur);
-		if (st != SW_OK) {
-			*why = st == SW_E_LIMIT ? SW_SKIP_LIMIT : SW_SKIP_BAD_CFI;
-			return st == SW_E_NOMEM ? st : SW_OK;
-		}
-		prev = cur;
 		addr = end;
 	}
 	st = add_function(c, lo, hi, source, 0);
@@ -855,14 +886,17 @@ static void count_row_ops(struct swi_cfi_import *out)
 
 sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out)
 {
-	struct import_ctx c = { swi_arch_get(arch), NULL, out };
+	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	sw_status st;
+	int ip_dwarf;
 
 	memset(out, 0, sizeof *out);
 	if (!elf || !c.a)
 		return SW_E_INVAL;
+	if ((ip_dwarf = swi_reg_to_dwarf(c.a, c.a->ip_reg)) >= 0)
+		c.ip_dwarf = (uint64_t)ip_dwarf;
 	if ((st = sw_swu_builder_create(&c.b, arch)) != SW_OK)
 		return st;
 

@@ -5,6 +5,8 @@
 lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/cfi_import.h \
 	unwindinfo/cfi_import.c \
+	unwindinfo/cfi_expr.h \
+	unwindinfo/cfi_expr.c \
 	unwindinfo/sigreturn_code.c
 lib_libsw_native_la_SOURCES += lib/native/module.c
 
