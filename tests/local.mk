@@ -45,3 +45,8 @@ EXTRA_DIST += tests/i386-host.sh
 # Which part of the library may include which (doc/architecture.md).
 TESTS += tests/include-rules.test
 EXTRA_DIST += tests/include-rules.test
+
+# swstack across alternate signal stacks (sigaltstack) and nested signals, against gdb.
+TESTS += tests/swstack-altstack.test
+EXTRA_DIST += tests/swstack-altstack.test tests/swstack/altstack.c
+tests/swstack-altstack.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
