@@ -185,9 +185,10 @@ START_TEST(hostile_interrupted_sp)
 	sb_world w;
 	struct seen s;
 	uint64_t u = ALT_LO + 0x4000;
-	sw_status st;
 
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sw_status st;
+
 		setup(&w);
 		if (cases[i].no_bounds)
 			w.thread.stack_bounds = NULL;

@@ -55,7 +55,7 @@ struct thread_arg {
 static __thread int is_last;
 
 /* Block for good in read(): the pipe's write end stays open. */
-static NOIPA int inner_b(volatile int *keep)
+static NOIPA int inner_b(const volatile int *keep)
 {
 	char c;
 
@@ -65,7 +65,7 @@ static NOIPA int inner_b(volatile int *keep)
 	return (int)read(never[0], &c, 1) + *keep;
 }
 
-static NOIPA int inner_a(volatile int *p)
+static NOIPA int inner_a(const volatile int *p)
 {
 	volatile int v = *p + 1;
 
@@ -80,7 +80,7 @@ static void nested_handler(int sig)
 	inner_a(&v);
 }
 
-static NOIPA int outer_b(volatile int *p)
+static NOIPA int outer_b(const volatile int *p)
 {
 	volatile int v = *p + 2;
 
@@ -90,7 +90,7 @@ static NOIPA int outer_b(volatile int *p)
 	return v;
 }
 
-static NOIPA int outer_a(volatile int *p)
+static NOIPA int outer_a(const volatile int *p)
 {
 	volatile int v = *p + 1;
 
@@ -111,7 +111,7 @@ static void first_action(int sig, siginfo_t *info, void *uc)
 	first_handler(sig);
 }
 
-static NOIPA int spin_b(volatile int *p)
+static NOIPA int spin_b(const volatile int *p)
 {
 	volatile int v = *p;
 
@@ -121,7 +121,7 @@ static NOIPA int spin_b(volatile int *p)
 	return v;
 }
 
-static NOIPA int spin_a(volatile int *p)
+static NOIPA int spin_a(const volatile int *p)
 {
 	volatile int v = *p + 1;
 
