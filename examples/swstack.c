@@ -945,6 +945,9 @@ static int walk_all(struct tool *tl)
 			tl->exit_code = EXIT_WALK_FAILED;
 			continue;
 		}
+		/* A handler on an alternate signal stack returns to a stack in another segment. */
+		th.stack_bounds = tl->t.bounds;
+		th.stack_bounds_ctx = tl->t.handle;
 		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
 		    walk_thread(tl, &th, &ctx, flags, &w) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);

@@ -51,3 +51,13 @@ TESTS += tests/swstack-plt.test
 EXTRA_DIST += tests/swstack-plt.test tests/swstack/plt.c tests/swstack/plt-lib.c
 tests/swstack-plt.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
 CLEANFILES += -r tests/swstack-plt.d
+
+# swstack across alternate signal stacks (sigaltstack) and nested signals, against gdb.
+TESTS += tests/swstack-altstack.test
+EXTRA_DIST += tests/swstack-altstack.test tests/swstack/altstack.c
+check_PROGRAMS += tests/check_altstack
+TESTS += tests/check_altstack
+tests_check_altstack_SOURCES = tests/check_altstack.c tests/stack_builder.c tests/stack_builder.h
+tests_check_altstack_CFLAGS = $(TEST_CFLAGS)
+tests_check_altstack_LDADD = $(TEST_LIBS)
+tests/swstack-altstack.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)

@@ -16,6 +16,12 @@
 extern "C" {
 #endif
 
+/*
+ * The bounds [*lo, *hi) of the stack that holds address `sp` in the
+ * target, SW_OK; or an error where no stack holds it.
+ */
+typedef sw_status (*sw_stack_bounds_fn)(const void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi);
+
 typedef struct sw_thread {
 	uint32_t arch;              /* an sw_arch */
 	uint32_t reserved;
@@ -26,6 +32,11 @@ typedef struct sw_thread {
 	 * runtime's per-thread list head); 0 if the thread has no Frame list.
 	 */
 	uint64_t frame_head;
+	/*
+	 * The stack the walk starts on: the thread's own, or, when the walk
+	 * starts in a signal handler running on an alternate signal stack
+	 * (sigaltstack(2)), that stack or the memory segment that holds it.
+	 */
 	uint64_t stack_lo;          /* lowest address of the stack */
 	uint64_t stack_hi;          /* one past its highest address (its base) */
 	/*
@@ -42,6 +53,18 @@ typedef struct sw_thread {
 	 * next (P bytes), then the address of a context record (P bytes).
 	 */
 	uint64_t exception_head;
+	/*
+	 * Where a walk goes on after a handler that ran on an alternate
+	 * signal stack: the signal frame holds the interrupted SP, on
+	 * another stack, and stack_bounds(stack_bounds_ctx, sp, ...) gives
+	 * that stack's bounds.  NULL (sw_thread_init's default): the walk
+	 * follows such a handler only back onto [stack_lo, stack_hi), where
+	 * the alternate stack lies inside the thread's own.  It is called
+	 * during the walk: where the walk must be async-signal-safe, so
+	 * must it.
+	 */
+	sw_stack_bounds_fn stack_bounds;
+	const void *stack_bounds_ctx;
 } sw_thread;
 
 /* Bits 48-63 hold the authentication code of a 48-bit user-space address. */

@@ -69,6 +69,25 @@ SW_API sw_arch sw_arch_host(void)
 #endif
 }
 
+sw_status swi_read_signal_stack(const struct sw_thread *t, uint64_t addr, unsigned ptr_size,
+                                struct swi_signal_stack *alt)
+{
+	uint64_t ss_sp, ss_size, ss_flags;
+	sw_status st;
+
+	if ((st = swi_read_ptr(t->memory, ptr_size, addr, &ss_sp)) != SW_OK ||
+	    (st = swi_read_ptr(t->memory, 4, addr + ptr_size, &ss_flags)) != SW_OK ||
+	    (st = swi_read_ptr(t->memory, ptr_size, addr + 2 * (uint64_t)ptr_size, &ss_size)) != SW_OK)
+		return st;
+	if (ss_sp + ss_size < ss_sp)
+		return SW_E_BADSP;
+	alt->lo = ss_sp;
+	alt->hi = ss_sp + ss_size;
+	alt->flags = (uint32_t)ss_flags;
+	alt->known = 1;
+	return SW_OK;
+}
+
 sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc)

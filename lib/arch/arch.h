@@ -12,6 +12,7 @@
 #include <stackwalk/context.h>
 
 struct sw_thread;
+struct swi_signal_stack;
 
 /*
  * A run of registers whose DWARF numbers are consecutive: DWARF numbers
@@ -53,10 +54,12 @@ struct swi_arch {
 	/*
 	 * The kernel's signal frame: the interrupted context, when the signal
 	 * return trampoline is about to run with stack pointer `sp`.  Fills
-	 * `ctx` (the arch's registers) and `loc` (where each was read).
+	 * `ctx` (the arch's registers), `loc` (where each was read) and `alt`
+	 * (the alternate signal stack the frame records).
 	 */
 	sw_status (*signal_frame_restore)(const struct sw_thread *t, uint64_t sp, uint64_t ip,
-	                                  sw_context *ctx, uint64_t *loc);
+	                                  sw_context *ctx, uint64_t *loc,
+	                                  struct swi_signal_stack *alt);
 	/*
 	 * DWARF register numbers, as the psABI assigns them.  The library's
 	 * numbers are DWARF's wherever the architecture has one, but not all
@@ -81,6 +84,29 @@ struct swi_arch {
 	 * thread id (i386 puts the flags before it). */
 	unsigned rwlock_cur_writer_offset;
 };
+
+/*
+ * The alternate signal stack (sigaltstack(2)) as the kernel records it in a
+ * signal frame's ucontext (uc_stack): its settings when the signal came,
+ * and in flags whether the interrupted code was running on it
+ * (SWI_SS_ONSTACK) or there was none (SWI_SS_DISABLE).  A walk needs it to
+ * follow a handler on that stack back to the stack it interrupted.
+ * known is 0 where the frame records none (i386's non-RT sigframe).
+ */
+struct swi_signal_stack {
+	uint64_t lo, hi;                /* ss_sp, ss_sp + ss_size */
+	uint32_t flags;                 /* ss_flags */
+	int known;
+};
+#define SWI_SS_ONSTACK 1u
+#define SWI_SS_DISABLE 2u
+
+/*
+ * Read a uc_stack (stack_t: ss_sp, the int ss_flags, ss_size, each in a
+ * pointer-sized slot) at `addr`.  A size that wraps is an error.
+ */
+sw_status swi_read_signal_stack(const struct sw_thread *t, uint64_t addr, unsigned ptr_size,
+                                struct swi_signal_stack *alt);
 
 /*
  * Restore registers listed in `regs` from consecutive slots of `size`

@@ -74,14 +74,18 @@ static sw_status arm64_transition_block_restore(const sw_thread *t, uint64_t blo
  * lies 176 bytes in (uc_flags, uc_link, uc_stack, uc_sigmask and padding);
  * the sigcontext holds fault_address, x0-x30, sp and pc.
  */
+#define ARM64_SIGFRAME_STACK (128 + 16)         /* after uc_flags, uc_link */
 #define ARM64_SIGFRAME_SIGCONTEXT (128 + 176)
 
 static sw_status arm64_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
-                                            sw_context *ctx, uint64_t *loc)
+                                            sw_context *ctx, uint64_t *loc, struct swi_signal_stack *alt)
 {
 	unsigned regs[SW_ARM64_PC + 1];
+	sw_status st;
 
 	SWI_UNUSED(ip);
+	if ((st = swi_read_signal_stack(t, sp + ARM64_SIGFRAME_STACK, 8, alt)) != SW_OK)
+		return st;
 	for (unsigned r = 0; r <= SW_ARM64_PC; r++)
 		regs[r] = r;        /* x0-x30, then sp and pc, in our numbering */
 	return swi_restore_reg_block(t, sp + ARM64_SIGFRAME_SIGCONTEXT + 8, 8, regs,

@@ -67,12 +67,17 @@ static const unsigned x64_sigcontext_regs[] = {
 	SW_X64_R14, SW_X64_R15, SW_X64_RDI, SW_X64_RSI, SW_X64_RBP, SW_X64_RBX,
 	SW_X64_RDX, SW_X64_RAX, SW_X64_RCX, SW_X64_RSP, SW_X64_RIP
 };
+#define X64_UCONTEXT_STACK 16         /* after uc_flags, uc_link */
 #define X64_UCONTEXT_MCONTEXT 40
 
 static sw_status x64_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
-                                          sw_context *ctx, uint64_t *loc)
+                                          sw_context *ctx, uint64_t *loc, struct swi_signal_stack *alt)
 {
+	sw_status st;
+
 	SWI_UNUSED(ip);
+	if ((st = swi_read_signal_stack(t, sp + X64_UCONTEXT_STACK, 8, alt)) != SW_OK)
+		return st;
 	return swi_restore_reg_block(t, sp + X64_UCONTEXT_MCONTEXT, 8, x64_sigcontext_regs,
 	                             sizeof x64_sigcontext_regs / sizeof x64_sigcontext_regs[0],
 	                             ctx, loc);

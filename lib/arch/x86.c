@@ -60,7 +60,8 @@ static sw_status x86_transition_block_restore(const sw_thread *t, uint64_t block
  * returns, SP points at the signal number: for sigframe (the trampoline
  * starts with "pop eax", 0x58) the sigcontext follows it; for rt_sigframe
  * the next words are the siginfo and ucontext pointers, and the ucontext's
- * sigcontext is 20 bytes in (uc_flags, uc_link, a 12-byte uc_stack).
+ * sigcontext is 20 bytes in (uc_flags, uc_link, a 12-byte uc_stack).  A
+ * sigframe records no uc_stack: alt stays unknown.
  */
 static const unsigned x86_sigcontext_regs[] = {
 	SW_X86_EDI, SW_X86_ESI, SW_X86_EBP, SW_X86_ESP, SW_X86_EBX, SW_X86_EDX,
@@ -68,10 +69,11 @@ static const unsigned x86_sigcontext_regs[] = {
 };
 #define X86_SIGCONTEXT_EDI 16       /* after gs, fs, es, ds */
 #define X86_SIGCONTEXT_EIP 56       /* after trapno, err */
+#define X86_UCONTEXT_STACK 8          /* after uc_flags, uc_link */
 #define X86_UCONTEXT_MCONTEXT 20
 
 static sw_status x86_signal_frame_restore(const sw_thread *t, uint64_t sp, uint64_t ip,
-                                          sw_context *ctx, uint64_t *loc)
+                                          sw_context *ctx, uint64_t *loc, struct swi_signal_stack *alt)
 {
 	static const unsigned eip[] = { SW_X86_EIP };
 	unsigned char first = 0;
@@ -81,7 +83,8 @@ static sw_status x86_signal_frame_restore(const sw_thread *t, uint64_t sp, uint6
 	if (swi_read(t->memory, ip, &first, 1) == SW_OK && first == 0x58) {
 		sc = sp + 4;
 	} else {
-		if ((st = swi_read_ptr(t->memory, 4, sp + 8, &sc)) != SW_OK)
+		if ((st = swi_read_ptr(t->memory, 4, sp + 8, &sc)) != SW_OK ||
+		    (st = swi_read_signal_stack(t, sc + X86_UCONTEXT_STACK, 4, alt)) != SW_OK)
 			return st;
 		sc += X86_UCONTEXT_MCONTEXT;
 	}

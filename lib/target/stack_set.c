@@ -287,8 +287,12 @@ sw_status swi_stack_set_walk(swi_stack_set *s, unsigned index, sw_context *ctx, 
 		lo = sw_context_sp(ctx);
 		hi = lo + 1;
 	}
-	if ((st = sw_thread_init(&th, s->t.arch, s->map, s->t.mem, 0, lo, hi)) != SW_OK ||
-	    (st = sw_iter_init(&it, &th, ctx, 0, flags)) != SW_OK) {
+	if ((st = sw_thread_init(&th, s->t.arch, s->map, s->t.mem, 0, lo, hi)) == SW_OK) {
+		/* A handler on an alternate signal stack returns to a stack in another segment. */
+		th.stack_bounds = s->t.bounds;
+		th.stack_bounds_ctx = s->t.handle;
+	}
+	if (st != SW_OK || (st = sw_iter_init(&it, &th, ctx, 0, flags)) != SW_OK) {
 		*walk_status = st;
 		return SW_OK;
 	}

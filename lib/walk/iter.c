@@ -373,6 +373,43 @@ static uint8_t trust_of(const sw_code_info *code)
 }
 
 /*
+ * A handler on an alternate signal stack (sigaltstack(2)) returns to the
+ * stack the signal interrupted, which may lie anywhere, below the signal
+ * frame at sp too.  The frame must say so (its uc_stack: the handler's
+ * stack holds sp, and the interrupted SP isp lay off it); a frame that
+ * records no uc_stack (i386's sigframe) must at least leave the current
+ * stack.  The stack holding isp bounds the walk from there on: the current
+ * one, where the alternate stack lies inside it, else the thread's
+ * stack_bounds.  A hostile stack may name any address: a walk switches at
+ * most SWI_MAX_STACK_SWITCHES times and SP rises on each stack, so its
+ * work stays bounded by the stacks' sizes.
+ */
+static sw_status leave_alternate_stack(struct swi_iter *it, uint64_t sp, uint64_t isp,
+                                       const struct swi_signal_stack *alt)
+{
+	const sw_thread *t = it->thread;
+	int on_current = isp >= t->stack_lo && isp < t->stack_hi;
+	uint64_t lo = t->stack_lo, hi = t->stack_hi;
+
+	if (alt->known ? (alt->flags & (SWI_SS_ONSTACK | SWI_SS_DISABLE)) || sp < alt->lo || sp >= alt->hi ||
+	                         (isp >= alt->lo && isp < alt->hi)
+	               : on_current)
+		return SW_E_BADSP;
+	if (it->stack_switches >= SWI_MAX_STACK_SWITCHES)
+		return SW_E_BADSP;
+	if (!on_current && (!t->stack_bounds || t->stack_bounds(t->stack_bounds_ctx, isp, &lo, &hi) != SW_OK ||
+	                    isp < lo || isp >= hi))
+		return SW_E_BADSP;
+	if (t != &it->switched)
+		it->switched = *t;
+	it->switched.stack_lo = lo;
+	it->switched.stack_hi = hi;
+	it->thread = &it->switched;
+	it->stack_switches++;
+	return SW_OK;
+}
+
+/*
  * Unwind the frame in rd.cur into rd.caller: with its SWU, or, for the
  * signal trampoline, from the interrupted context the kernel saved.
  */
@@ -380,6 +417,7 @@ static sw_status unwind_frame(struct swi_iter *it)
 {
 	const struct swi_arch *a = it->arch;
 	uint64_t sp = it->rd.cur.regs[a->sp_reg];
+	struct swi_signal_stack alt = { 0, 0, 0, 0 };
 	sw_status st;
 
 	if (it->code == &it->fp.info)
@@ -404,13 +442,15 @@ static sw_status unwind_frame(struct swi_iter *it)
 		return SW_E_UNSUPPORTED;
 	sw_context_init(&it->rd.caller, (sw_arch)it->thread->arch);
 	st = a->signal_frame_restore(it->thread, sp, it->rd.cur.regs[a->ip_reg], &it->rd.caller,
-	                             it->rd.caller_loc);
+	                             it->rd.caller_loc, &alt);
 	if (st != SW_OK)
 		return st;
-	/* The interrupted code's SP lies above the signal frame (no alternate stack). */
-	if (!(it->rd.caller.valid & (1ULL << a->sp_reg)) || !(it->rd.caller.valid & (1ULL << a->ip_reg)) ||
-	    !swi_cfa_moves_up(it->rd.caller.regs[a->sp_reg], sp, it->thread->stack_hi, 0))
+	if (!(it->rd.caller.valid & (1ULL << a->sp_reg)) || !(it->rd.caller.valid & (1ULL << a->ip_reg)))
 		return SW_E_BADSP;
+	/* The interrupted code's SP lies above the signal frame, or on another stack. */
+	if (!swi_cfa_moves_up(it->rd.caller.regs[a->sp_reg], sp, it->thread->stack_hi, 0) &&
+	    (st = leave_alternate_stack(it, sp, it->rd.caller.regs[a->sp_reg], &alt)) != SW_OK)
+		return st;
 	it->rd.caller_valid = 1;
 	it->caller_trust = SW_TRUST_SIGNAL;
 	it->caller_active = 1;

@@ -222,6 +222,7 @@ struct swi_iter {
 	 */
 	uint64_t missed[2];
 	uint8_t missed_valid, missed_next;
+	uint8_t stack_switches;         /* off alternate signal stacks (iter.c: leave_alternate_stack) */
 	uint64_t cache_additions;       /* the map's additions count when the walk took its cache */
 	sw_walk_error err;
 	sw_regdisplay rd;
@@ -231,6 +232,12 @@ struct swi_iter {
 	 * its keys (rules[]: fast_rules), and the rest is written before it is
 	 * read.
 	 */
+	/*
+	 * After a signal frame took the walk off an alternate signal stack,
+	 * thread points here: the walked thread, with the bounds of the stack
+	 * the walk is now on (iter.c: leave_alternate_stack).
+	 */
+	sw_thread switched;
 	/* code points here when its code came from a code table: a copy (codemap_table.h). */
 	struct swi_code_copy code_copy;
 	/*
@@ -294,6 +301,13 @@ struct swi_iter {
 
 /* Hard bound on the work one walk may do, whatever the stack holds. */
 #define SWI_MAX_STEPS (1u << 21)
+
+/*
+ * Hard bound on the stacks one walk may switch to, each across a signal
+ * frame: a handler on an alternate stack, interrupted on another whose
+ * handler ran on a third (SS_AUTODISARM lets a handler set one), and so on.
+ */
+#define SWI_MAX_STACK_SWITCHES 4
 
 /*
  * Whether `code` is a copy in recent[] (iter.c: cached_lookup), which the

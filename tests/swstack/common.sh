@@ -9,7 +9,7 @@
 # gdb's output is expected in two parts, each after a marker line:
 #   @@ bt   thread apply all bt                       (where gdb gave up)
 #   @@ pc   thread apply all frame apply all p/x $pc  (every frame's PC)
-# shellcheck disable=SC2154 # $work, $GDB, $QEMU_AARCH64, $QEMU_I386, $swimport: the test's
+# shellcheck disable=SC2154 # $work, $GDB, $gdb_flags, $QEMU_AARCH64, $QEMU_I386, $swimport: the test's
 # shellcheck disable=SC2034 # i686_qemu, i686_why: for the test
 
 # How i686 programs run here (tests/i386-host.sh): natively, i686_qemu
@@ -69,6 +69,17 @@ dump_core() {
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	[ -s "$work/$1.core" ] && echo "$work/$1.core"
+}
+
+# gdb's view of program $1's core $2, in the two parts gdb_frames reads,
+# into $3 (gdb run with the test's $gdb_flags).
+gdb_core_dump() {
+	{
+		echo "@@ bt"
+		eval "$GDB" "$gdb_flags" -ex "'thread apply all bt'" "'$1'" "'$2'" 2>&1
+		echo "@@ pc"
+		eval "$GDB" "$gdb_flags" -ex "'thread apply all frame apply all p/x \$pc'" "'$1'" "'$2'" 2>&1
+	} >"$3"
 }
 
 # gdb's frames: "LWP LEVEL PC" lines, and "LWP stopped" where gdb gave up.
