@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "target_errors.h"
 
 enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2 };
 
@@ -333,17 +334,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 static sw_status analyze_core(const struct options *o, sw_hang_report **r)
 {
 	sw_core *core = NULL;
-	sw_status st = sw_core_open(o->core, &core);
+	sw_status st;
 
-	if (st != SW_OK) {
-		fprintf(stderr, "%s: %s: %s\n", progname, o->core,
-		        st == SW_E_INVAL && errno ? strerror(errno) : sw_strerror(st));
+	errno = 0;      /* target_file_failure reads the cause from it */
+	if ((st = sw_core_open(o->core, &core)) != SW_OK) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o->core, target_file_failure(st, 1));
 		return st;
 	}
 	/* SW_E_EXISTS: the core names the executable already. */
+	errno = 0;
 	if (o->exe && (st = sw_core_add_executable(core, o->exe)) != SW_OK && st != SW_E_EXISTS) {
-		fprintf(stderr, "%s: %s: %s\n", progname, o->exe,
-		        st == SW_E_MISMATCH ? "not the core's architecture" : sw_strerror(st));
+		fprintf(stderr, "%s: %s: %s\n", progname, o->exe, target_file_failure(st, 0));
 		sw_core_close(core);
 		return st;
 	}
@@ -372,8 +373,7 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(name, sizeof name, "%d", o.pid);
 		if ((st = sw_hang_analyze_process(o.pid, &o.hang, &r)) != SW_OK)
-			fprintf(stderr, "%s: pid %d: %s%s%s\n", progname, o.pid, sw_strerror(st),
-			        st == SW_E_BADADDR ? ": " : "", st == SW_E_BADADDR ? strerror(errno) : "");
+			fprintf(stderr, "%s: pid %d: %s\n", progname, o.pid, target_attach_failure(st));
 	}
 	if (st != SW_OK)
 		return EXIT_ERROR;
