@@ -11,8 +11,9 @@
  *
  * (the cycle's threads in wait-for order, from the lowest id), then what
  * each of its threads waits on and its stack, then every other thread's
- * class.  Exit status 0: no deadlock, 1: a deadlock, 2: an error.
- * See swdeadlock(1).
+ * class.  Exit status 0: no deadlock, 1: a deadlock, 2: an error, 3: no
+ * deadlock found, but a thread's walk stopped early (its wait may have
+ * been missed).  See swdeadlock(1).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +23,7 @@
 #include <stackwalk.h>
 #include "target_errors.h"
 
-enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2 };
+enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2, EXIT_WALK_STOPPED = 3 };
 
 static const char *progname = "swdeadlock";
 
@@ -137,6 +138,8 @@ static void print_text(const sw_hang_report *r, const char *kind, const char *na
 		if (t.behind >= 0)
 			printf(" (behind the deadlock of %d)", cycle_first_tid(r, t.behind));
 		print_state(&t);
+		if (t.walk_status != SW_OK)
+			printf(" walk stopped: %s", sw_strerror(t.walk_status));
 		printf("\n");
 		if (all || (t.cls != SW_HANG_DEADLOCKED && t.cls != SW_HANG_IDLE &&
 		            t.cls != SW_HANG_RUNNING))
@@ -245,6 +248,21 @@ static void print_json(const sw_hang_report *r, const char *kind, const char *na
 
 /* ---- main -------------------------------------------------------------------- */
 
+/*
+ * Whether a thread's stack is short: where no deadlock was found, one of
+ * its waits may lie in the frames its walk did not reach.
+ */
+static int any_walk_stopped(const sw_hang_report *r)
+{
+	for (size_t i = 0; i < sw_hang_report_thread_count(r); i++) {
+		sw_hang_thread t;
+
+		if (sw_hang_report_thread(r, i, &t) == SW_OK && t.walk_status != SW_OK)
+			return 1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [OPTIONS] -p PID\n"
@@ -259,7 +277,8 @@ static void usage(FILE *f)
 	        "      --busy PERMILLE  the share of a CPU that makes a thread busy (default 500)\n"
 	        "      --frames N       frames kept per thread (default 64)\n"
 	        "  -h, --help           print this help\n"
-	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error.\n", progname, progname);
+	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error, 3 no deadlock found but a\n"
+	        "thread's walk stopped early.\n", progname, progname);
 }
 
 static int parse_uint(const char *s, unsigned max, unsigned *out)
@@ -381,7 +400,8 @@ int main(int argc, char **argv)
 		print_json(r, o.core ? "core" : "process", o.core ? o.core : name);
 	else
 		print_text(r, o.core ? "core" : "process", o.core ? o.core : name, o.all);
-	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK : EXIT_NO_DEADLOCK;
+	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK :
+	     any_walk_stopped(r) ? EXIT_WALK_STOPPED : EXIT_NO_DEADLOCK;
 	sw_hang_report_free(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return EXIT_ERROR;
