@@ -45,3 +45,12 @@ EXTRA_DIST += tests/i386-host.sh
 # Which part of the library may include which (doc/architecture.md).
 TESTS += tests/include-rules.test
 EXTRA_DIST += tests/include-rules.test
+
+# Walks that stop early, reported by swstack, swdeadlock and swprof (issue 25).
+check_PROGRAMS += tests/swprof_stopped
+tests_swprof_stopped_SOURCES = tests/swprof_stopped.c
+tests_swprof_stopped_LDADD = libstackwalk.la -ldl
+tests_swprof_stopped_LDFLAGS = -no-install
+TESTS += tests/swstack-stopped.test tests/swprof-stopped.test
+EXTRA_DIST += tests/swstack-stopped.test tests/swstack/stopped.c tests/swprof-stopped.test
+tests/swstack-stopped.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
