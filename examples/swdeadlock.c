@@ -11,8 +11,9 @@
  *
  * (the cycle's threads in wait-for order, from the lowest id), then what
  * each of its threads waits on and its stack, then every other thread's
- * class.  Exit status 0: no deadlock, 1: a deadlock, 2: an error.
- * See swdeadlock(1).
+ * class.  Exit status 0: no deadlock, 1: a deadlock, 2: an error, 3: no
+ * deadlock found, but a thread's walk stopped early (its wait may have
+ * been missed).  See swdeadlock(1).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,8 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "target_errors.h"
 
-enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2 };
+enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2, EXIT_WALK_STOPPED = 3 };
 
 static const char *progname = "swdeadlock";
 
@@ -136,6 +138,8 @@ static void print_text(const sw_hang_report *r, const char *kind, const char *na
 		if (t.behind >= 0)
 			printf(" (behind the deadlock of %d)", cycle_first_tid(r, t.behind));
 		print_state(&t);
+		if (t.walk_status != SW_OK)
+			printf(" walk stopped: %s", sw_strerror(t.walk_status));
 		printf("\n");
 		if (all || (t.cls != SW_HANG_DEADLOCKED && t.cls != SW_HANG_IDLE &&
 		            t.cls != SW_HANG_RUNNING))
@@ -244,6 +248,21 @@ static void print_json(const sw_hang_report *r, const char *kind, const char *na
 
 /* ---- main -------------------------------------------------------------------- */
 
+/*
+ * Whether a thread's stack is short: where no deadlock was found, one of
+ * its waits may lie in the frames its walk did not reach.
+ */
+static int any_walk_stopped(const sw_hang_report *r)
+{
+	for (size_t i = 0; i < sw_hang_report_thread_count(r); i++) {
+		sw_hang_thread t;
+
+		if (sw_hang_report_thread(r, i, &t) == SW_OK && t.walk_status != SW_OK)
+			return 1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [OPTIONS] -p PID\n"
@@ -258,7 +277,8 @@ static void usage(FILE *f)
 	        "      --busy PERMILLE  the share of a CPU that makes a thread busy (default 500)\n"
 	        "      --frames N       frames kept per thread (default 64)\n"
 	        "  -h, --help           print this help\n"
-	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error.\n", progname, progname);
+	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error, 3 no deadlock found but a\n"
+	        "thread's walk stopped early.\n", progname, progname);
 }
 
 static int parse_uint(const char *s, unsigned max, unsigned *out)
@@ -333,17 +353,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 static sw_status analyze_core(const struct options *o, sw_hang_report **r)
 {
 	sw_core *core = NULL;
-	sw_status st = sw_core_open(o->core, &core);
+	sw_status st;
 
-	if (st != SW_OK) {
-		fprintf(stderr, "%s: %s: %s\n", progname, o->core,
-		        st == SW_E_INVAL && errno ? strerror(errno) : sw_strerror(st));
+	errno = 0;      /* target_file_failure reads the cause from it */
+	if ((st = sw_core_open(o->core, &core)) != SW_OK) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o->core, target_file_failure(st, 1));
 		return st;
 	}
 	/* SW_E_EXISTS: the core names the executable already. */
+	errno = 0;
 	if (o->exe && (st = sw_core_add_executable(core, o->exe)) != SW_OK && st != SW_E_EXISTS) {
-		fprintf(stderr, "%s: %s: %s\n", progname, o->exe,
-		        st == SW_E_MISMATCH ? "not the core's architecture" : sw_strerror(st));
+		fprintf(stderr, "%s: %s: %s\n", progname, o->exe, target_file_failure(st, 0));
 		sw_core_close(core);
 		return st;
 	}
@@ -372,8 +392,7 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(name, sizeof name, "%d", o.pid);
 		if ((st = sw_hang_analyze_process(o.pid, &o.hang, &r)) != SW_OK)
-			fprintf(stderr, "%s: pid %d: %s%s%s\n", progname, o.pid, sw_strerror(st),
-			        st == SW_E_BADADDR ? ": " : "", st == SW_E_BADADDR ? strerror(errno) : "");
+			fprintf(stderr, "%s: pid %d: %s\n", progname, o.pid, target_attach_failure(st));
 	}
 	if (st != SW_OK)
 		return EXIT_ERROR;
@@ -381,7 +400,8 @@ int main(int argc, char **argv)
 		print_json(r, o.core ? "core" : "process", o.core ? o.core : name);
 	else
 		print_text(r, o.core ? "core" : "process", o.core ? o.core : name, o.all);
-	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK : EXIT_NO_DEADLOCK;
+	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK :
+	     any_walk_stopped(r) ? EXIT_WALK_STOPPED : EXIT_NO_DEADLOCK;
 	sw_hang_report_free(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return EXIT_ERROR;

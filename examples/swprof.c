@@ -4,7 +4,9 @@
  * its own thread at SWPROF_HZ (default 1000) with sw_sampler_sample_all,
  * walks each stopped thread (native code through the CFI of the modules
  * it registers at start), and at exit writes folded stacks and an SVG
- * flame graph and prints a one-line summary.  See swprof(1).
+ * flame graph and prints a one-line summary.  A sample whose walk stopped
+ * before the thread's outermost frame keeps a "[stopped: reason]" frame in
+ * place of the frames it could not reach.  See swprof(1).
  *
  * While a target is stopped the callback only copies IPs into a buffer
  * allocated ahead of time; everything else happens after it resumes.
@@ -24,7 +26,11 @@
 #define SWPROF_API __attribute__((visibility("default")))
 #define MAX_DEPTH 128
 #define MAX_MODULES 256
-#define BUFFER_WORDS (4u << 20)     /* raw samples: depth, then that many IPs */
+#define BUFFER_WORDS (4u << 20)     /* raw samples: a header word, then IPs */
+/* The header word: the depth, and why the walk stopped early (-SW_E_*) or 0. */
+#define HEADER(depth, status) ((uint64_t)(depth) | (uint64_t)(uint32_t)-(status) << 32)
+#define HEADER_DEPTH(h) ((size_t)(uint32_t)(h))
+#define HEADER_STATUS(h) (-(sw_status)((h) >> 32))
 
 typedef struct profile {
 	sw_registry *reg;
@@ -35,7 +41,7 @@ typedef struct profile {
 	unsigned nmodules;
 	uint64_t *buf;
 	size_t used;
-	unsigned long samples, dropped, failed, threads_seen;
+	unsigned long samples, dropped, failed, stopped, threads_seen;
 	unsigned hz;
 	int signo;
 	int stop;
@@ -86,6 +92,7 @@ typedef struct walk_buf {
 	int seed_only;          /* ip[0] is the initial native context */
 	int native_until_unknown;   /* stop at the first native frame no module knows */
 	int managed_only;       /* record managed frames only */
+	sw_status stopped;      /* why the walk stopped before the outermost frame, or SW_OK */
 } walk_buf;
 
 static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
@@ -140,6 +147,31 @@ static int is_managed(const sw_codemap *map, uint64_t ip)
  */
 static sw_walk_cache managed_rules, native_rules;
 
+/*
+ * Walk with `flags` into `w`.  A walk that could not go on says why in
+ * w->stopped, and the frame it could not unwind (the error's IP) ends the
+ * stack: a managed walk reports a frame only once it has unwound it.
+ */
+static void walk_into(const sw_thread *t, const sw_sample *s, walk_buf *w, unsigned flags,
+                      sw_walk_cache *rules)
+{
+	sw_walk_error err;
+	sw_code_info ci;
+	uint64_t last;
+
+	if (sw_walk_frames_cached(t, s->seed, 0, add_frame, w, flags, rules, &err) != SW_FAILED)
+		return;
+	w->stopped = err.status;
+	if (err.ip == 0 || w->n == MAX_DEPTH)
+		return;
+	last = err.ip & ~(uint64_t)1;
+	if (sw_codemap_find(t->codemap, err.ip, &ci) == SW_OK && !(ci.flags & SW_CODE_NATIVE) &&
+	    ci.method)
+		last = (uint64_t)(uintptr_t)ci.method | 1;
+	if (w->n == 0 || w->ip[w->n - 1] != last)
+		w->ip[w->n++] = last;
+}
+
 static void walk_sample(const sw_sample *s, walk_buf *w)
 {
 	const unsigned native = s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
@@ -149,21 +181,24 @@ static void walk_sample(const sw_sample *s, walk_buf *w)
 
 	if (rt && is_managed(rt, sw_context_ip(s->seed))) {
 		t.codemap = rt;
-		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, s->walk_flags, &managed_rules, NULL);
+		walk_into(&t, s, w, s->walk_flags, &managed_rules);
 		return;
 	}
 	w->native_until_unknown = rt && t.frame_head;
-	sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, native, &native_rules, NULL);
+	walk_into(&t, s, w, native, &native_rules);
 	if (rt && t.frame_head) {
+		/* Both walks make the stack: either one stopping leaves a hole in it. */
 		t.codemap = rt;
 		w->managed_only = 1;
-		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w, s->walk_flags, &managed_rules, NULL);
+		walk_into(&t, s, w, s->walk_flags, &managed_rules);
 	} else if (rt && w->n <= 1) {
+		/* The native walk found nothing: the managed walk replaces it. */
 		t.codemap = rt;
 		w->n = 0;
 		w->seed_only = 0;
-		sw_walk_frames_cached(&t, s->seed, 0, add_frame, w,
-		                      s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, &managed_rules, NULL);
+		w->stopped = SW_OK;
+		walk_into(&t, s, w, s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT,
+		          &managed_rules);
 	}
 }
 
@@ -182,10 +217,12 @@ static sw_walk_action on_sample(const sw_sample *s, void *data)
 		prof.dropped++;
 		return SW_CONTINUE;
 	}
-	prof.buf[prof.used] = w.n;
+	prof.buf[prof.used] = HEADER(w.n, w.stopped);
 	memcpy(&prof.buf[prof.used + 1], w.ip, w.n * sizeof w.ip[0]);
 	prof.used += 1 + w.n;
 	prof.samples++;
+	if (w.stopped != SW_OK)
+		prof.stopped++;
 	return SW_CONTINUE;
 }
 
@@ -324,6 +361,14 @@ __attribute__((constructor)) static void swprof_init(void)
 
 /* --- at exit: names, folded stacks, the flame graph ---------------------------------- */
 
+/* ';' separates frames in the folded format, ' ' ends the stack. */
+static void folded_safe(char *name)
+{
+	for (char *c = name; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = '_';
+}
+
 static void frame_name(uint64_t ip, char *out, size_t size)
 {
 	const char *name = NULL;
@@ -350,10 +395,7 @@ static void frame_name(uint64_t ip, char *out, size_t size)
 		snprintf(out, size, "%s", name);
 	else
 		snprintf(out, size, "0x%llx", (unsigned long long)ip);
-	/* ';' separates frames in the folded format, ' ' ends the stack. */
-	for (char *c = out; *c; c++)
-		if (*c == ';' || *c == ' ')
-			*c = '_';
+	folded_safe(out);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -531,12 +573,21 @@ __attribute__((destructor)) static void swprof_fini(void)
 	lines = calloc(prof.samples + 1, sizeof *lines);
 	counts = calloc(prof.samples + 1, sizeof *counts);
 	for (size_t at = 0; lines && counts && at < prof.used;) {
-		size_t n = (size_t)prof.buf[at], len = 0, cap = 64 * n + 1;
+		size_t n = HEADER_DEPTH(prof.buf[at]), len = 0, cap = 64 * (n + 2) + 1;
+		sw_status stopped = HEADER_STATUS(prof.buf[at]);
 		char *line = malloc(cap);
 
 		if (!line)
 			break;
 		line[0] = 0;
+		/* Where the frames the walk did not reach would be: apart from every complete stack. */
+		if (stopped != SW_OK) {
+			char name[128];
+
+			snprintf(name, sizeof name, "[stopped: %s]", sw_strerror(stopped));
+			folded_safe(name);
+			len = (size_t)snprintf(line, cap, "%s", name);
+		}
 		for (size_t i = n; i-- > 0;) {
 			char name[256];
 
@@ -565,13 +616,14 @@ __attribute__((destructor)) static void swprof_fini(void)
 				fprintf(f, "%s %lu\n", lines[i], counts[i]);
 			fclose(f);
 		}
-		snprintf(heading, sizeof heading, "swprof: %lu samples of %lu threads at %u Hz, "
-		         "%zu distinct stacks", prof.samples, prof.threads_seen, prof.hz, nuniq);
+		snprintf(heading, sizeof heading, "swprof: %lu samples of %lu threads at %u Hz "
+		         "(%lu stopped early), %zu distinct stacks", prof.samples, prof.threads_seen,
+		         prof.hz, prof.stopped, nuniq);
 		write_svg(svg, lines, nuniq, counts, prof.samples, heading);
 	}
-	fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu dropped), "
-	        "%zu distinct stacks -> %s, %s\n", prof.samples, prof.threads_seen, prof.hz,
-	        prof.failed, prof.dropped, nuniq, out, svg);
+	fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu stopped "
+	        "early, %lu dropped), %zu distinct stacks -> %s, %s\n", prof.samples,
+	        prof.threads_seen, prof.hz, prof.failed, prof.stopped, prof.dropped, nuniq, out, svg);
 	for (size_t i = 0; lines && i < nuniq; i++)
 		free(lines[i]);
 	free(lines);

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <stackwalk.h>
 #include "swstack_elf.h"
+#include "target_errors.h"
 
 #define AT_SYSINFO_EHDR_TYPE 33         /* the vDSO's address, in the auxiliary vector */
 #define MAX_TRAMPOLINES 16              /* signal trampolines found by their code */
@@ -61,6 +62,8 @@ struct target {
 struct module {
 	char *path;
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
+	uint64_t offset;                /* the file offset mapped at `lo` */
+	int code;                       /* a mapping of it is executable, or the target does not say */
 	uint64_t bias;
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
@@ -163,24 +166,18 @@ static unsigned char *read_small_file(const char *path, size_t *len)
 
 static int open_core(struct tool *tl, sw_core **core)
 {
-	sw_status st = sw_core_open(tl->opt.core, core);
+	sw_status st;
 
-	if (st != SW_OK) {
-		/* SW_E_INVAL: the file could not be opened or is not a regular file (errno). */
-		if (st == SW_E_INVAL && errno)
-			fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core, strerror(errno));
-		else if (st == SW_E_TRUNCATED || st == SW_E_BADMETA)
-			fprintf(stderr, "%s: %s: not a valid core file: %s\n", progname, tl->opt.core,
-			        st == SW_E_TRUNCATED ? "truncated" : "corrupt");
-		else
-			fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core, sw_strerror(st));
+	errno = 0;
+	if ((st = sw_core_open(tl->opt.core, core)) != SW_OK) {
+		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.core, target_file_failure(st, 1));
 		return -1;
 	}
 	/* SW_E_EXISTS: the core names the executable already (gcore's and the kernel's do). */
+	errno = 0;
 	if (tl->opt.exe && (st = sw_core_add_executable(*core, tl->opt.exe)) != SW_OK &&
 	    st != SW_E_EXISTS) {
-		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.exe,
-		        st == SW_E_MISMATCH ? "not the core's architecture" : sw_strerror(st));
+		fprintf(stderr, "%s: %s: %s\n", progname, tl->opt.exe, target_file_failure(st, 0));
 		sw_core_close(*core);
 		*core = NULL;
 		return -1;
@@ -199,8 +196,7 @@ static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t
 
 	snprintf(name, name_len, "%d", tl->opt.pid);
 	if (st != SW_OK) {
-		fprintf(stderr, "%s: pid %d: %s%s%s\n", progname, tl->opt.pid, sw_strerror(st),
-		        st == SW_E_BADADDR ? ": " : "", st == SW_E_BADADDR ? strerror(errno) : "");
+		fprintf(stderr, "%s: pid %d: %s\n", progname, tl->opt.pid, target_attach_failure(st));
 		return -1;
 	}
 	tl->t = (struct target){ "process", name, sw_process_arch(*proc),
@@ -247,38 +243,54 @@ static const char *host_path(const struct tool *tl, const char *path, char *buf,
 	return path;
 }
 
-/* The load bias of `file` mapped at `start` from file offset `off`. */
-static int file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
+/*
+ * The load bias of `file` mapped at `start` from file offset `off`: NULL,
+ * or why there is none (the file cannot be opened, is not an ELF file).
+ */
+static const char *file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
 {
 	unsigned char head[64], *hdrs;
+	const char *why = "cannot read its ELF program headers";
 	uint64_t delta;
 	size_t size;
-	ssize_t got;
 	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = -1;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat sb;
 
 	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
-	    (size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
-	    (hdrs = malloc(size)) != NULL) {
-		got = pread(fd, hdrs, size, 0);
-		if (got == (ssize_t)size && swstack_elf_delta(hdrs, size, off, &delta) == 0) {
+		return strerror(errno);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		why = "not a regular file";
+	else if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	         memcmp(head, "\177ELF", 4) != 0)
+		why = "not an ELF file";
+	else if ((size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
+	         (hdrs = malloc(size)) != NULL) {
+		if (pread(fd, hdrs, size, 0) == (ssize_t)size &&
+		    swstack_elf_delta(hdrs, size, off, &delta) == 0) {
 			*bias = start - off - delta;
-			rc = 0;
+			why = NULL;
 		}
 		free(hdrs);
 	}
 	close(fd);
-	return rc;
+	return why;
 }
 
-static void warn_module(const struct tool *tl, const char *path, const char *why)
+/*
+ * A module that is not loaded: a warning when code may lie in it; a file
+ * none of whose mappings is executable (locale archives, gconv's cache,
+ * fonts) holds none a walk could need, and is listed only with -v.
+ */
+static void warn_module(const struct tool *tl, const struct module *m, const char *path,
+                        const char *why)
 {
-	if (tl->opt.verbose || !tl->opt.json)
+	if (m && !m->code) {
+		if (tl->opt.verbose)
+			fprintf(stderr, "%s: %s: not loaded, no code mapped: %s\n", progname, path, why);
+	} else if (tl->opt.verbose || !tl->opt.json) {
 		fprintf(stderr, "%s: warning: %s: %s\n", progname, path, why);
+	}
 }
 
 /* Load and register one module (m->m NULL when it cannot be loaded). */
@@ -288,21 +300,22 @@ static void load_module(struct tool *tl, struct module *m, const char *file, con
 	sw_arch arch = SW_ARCH_NONE;
 	sw_status st;
 
+	errno = 0;
 	st = image ? sw_module_load_image(image, size, m->bias, &arch, &m->m)
 	           : sw_module_load(file, m->bias, &arch, &m->m);
 	if (st != SW_OK) {
 		m->m = NULL;
-		warn_module(tl, m->path, sw_strerror(st));
+		warn_module(tl, m, m->path, target_file_failure(st, 0));
 		return;
 	}
 	if (arch != tl->t.arch) {
-		warn_module(tl, m->path, "not the target's architecture");
+		warn_module(tl, m, m->path, "not the target's architecture");
 		sw_module_free(m->m);
 		m->m = NULL;
 		return;
 	}
 	if ((st = sw_module_register(m->m, tl->map)) != SW_OK) {
-		warn_module(tl, m->path, sw_strerror(st));
+		warn_module(tl, m, m->path, sw_strerror(st));
 		return;
 	}
 	m->registered = 1;
@@ -370,7 +383,7 @@ static void load_image(struct tool *tl, struct module *m)
 	}
 	o->used = 1;
 	if (!(buf = read_whole_file(o->file, &len)) || len == 0) {
-		warn_module(tl, o->file, buf ? "empty" : strerror(errno));
+		warn_module(tl, NULL, o->file, buf ? "empty" : strerror(errno));
 		free(buf);
 		return;
 	}
@@ -378,11 +391,11 @@ static void load_image(struct tool *tl, struct module *m)
 	free(buf);
 	if (st != SW_OK) {
 		m->img = NULL;
-		warn_module(tl, o->file, sw_strerror(st));
+		warn_module(tl, NULL, o->file, sw_strerror(st));
 		return;
 	}
 	if (sw_image_arch(m->img) != tl->t.arch) {
-		warn_module(tl, o->file, "not the target's architecture");
+		warn_module(tl, NULL, o->file, "not the target's architecture");
 		sw_codemap_remove_image(tl->map, m->img);
 		sw_codemap_synchronize(tl->map);
 		sw_image_free(m->img);
@@ -408,44 +421,42 @@ static int load_files(struct tool *tl)
 	for (unsigned i = 0; i < tl->t.files; i++) {
 		sw_mapped_file f;
 		struct module *m;
-		char buf[4096];
-		const char *file;
+		int code;
 
 		/* Pseudo-files such as "[vdso]" or "[heap]" have no file to read. */
 		if (tl->t.file(tl->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
 		    f.path[0] == '[')
 			continue;
+		code = f.prot == 0 || (f.prot & SW_PROT_EXEC);
 		if (tl->nmods > 0 && strcmp(tl->mods[tl->nmods - 1].path, f.path) == 0 &&
 		    f.offset != 0) {
 			m = &tl->mods[tl->nmods - 1];
 			if (f.end > m->hi)
 				m->hi = f.end;
+			m->code |= code;
 			continue;
 		}
 		if (!(m = add_module(tl, f.path, f.start, f.end)))
 			return -1;
-		file = host_path(tl, f.path, buf, sizeof buf);
-		if (file_bias(file, f.start, f.offset, &m->bias) != 0) {
-			warn_module(tl, f.path, "cannot read its ELF program headers");
-			continue;
-		}
-		m->registered = -1;     /* loaded below, once its extent is known */
+		m->offset = f.offset;
+		m->code = code;
 	}
 	for (size_t i = 0; i < tl->nmods; i++) {
 		struct module *m = &tl->mods[i];
+		const char *file, *why;
 		char buf[4096];
 
-		if (m->registered == -1) {
-			m->registered = 0;
-			if (tl->opt.nimages)
-				load_image(tl, m);
-			else
-				load_module(tl, m, host_path(tl, m->path, buf, sizeof buf), NULL, 0);
-		}
+		file = host_path(tl, m->path, buf, sizeof buf);
+		if ((why = file_bias(file, m->lo, m->offset, &m->bias)) != NULL)
+			warn_module(tl, m, m->path, why);
+		else if (tl->opt.nimages)
+			load_image(tl, m);
+		else
+			load_module(tl, m, file, NULL, 0);
 	}
 	for (size_t i = 0; i < tl->opt.nimages; i++)
 		if (!tl->opt.images[i].used)
-			warn_module(tl, tl->opt.images[i].module, "the target maps no such module");
+			warn_module(tl, NULL, tl->opt.images[i].module, "the target maps no such module");
 	return 0;
 }
 
@@ -467,7 +478,7 @@ static void load_vdso_image(struct tool *tl, struct module *m, const unsigned ch
 
 	st = sw_module_load_image_flags(elf, size, 0, SW_MODULE_ANALYZE, &arch, &mod);
 	if (st == SW_OK && arch != tl->t.arch) {
-		warn_module(tl, m->path, "not the target's architecture");
+		warn_module(tl, m, m->path, "not the target's architecture");
 		sw_module_free(mod);
 		return;
 	}
@@ -479,7 +490,7 @@ static void load_vdso_image(struct tool *tl, struct module *m, const unsigned ch
 	if (st != SW_OK) {
 		sw_module_free(mod);
 		m->img = NULL;
-		warn_module(tl, m->path, sw_strerror(st));
+		warn_module(tl, m, m->path, sw_strerror(st));
 		return;
 	}
 	/*
@@ -531,6 +542,7 @@ static int load_vdso(struct tool *tl)
 		if (whole >= size && swstack_elf_delta(image, whole, 0, &delta) == 0 &&
 		    (m = add_module(tl, "[vdso]", base, base + whole)) != NULL) {
 			m->bias = base - delta;
+			m->code = 1;
 			if (tl->opt.nimages)
 				load_vdso_image(tl, m, image, whole);
 			else
@@ -708,6 +720,27 @@ static int push_frame(struct walk *w, const struct frame *f)
 }
 
 /*
+ * A walk that failed stopped in the frame at the error's IP, which it
+ * could not unwind.  A managed walk (--image) reports a frame only once
+ * it has unwound it, so that frame is added here: gdb prints it too,
+ * before its "Backtrace stopped".  Its registers are the seed's, or came
+ * from unwinding the frame below with its image's rules.
+ */
+static int add_stopped_frame(struct tool *tl, struct walk *w)
+{
+	struct frame f;
+
+	if (w->err.ip == 0 || (w->count > 0 && w->frames[w->count - 1].pc == w->err.ip))
+		return 0;
+	memset(&f, 0, sizeof f);
+	f.pc = w->err.ip;
+	f.trust = w->count == 0 ? SW_TRUST_CONTEXT : tl->opt.nimages ? SW_TRUST_JIT : SW_TRUST_NONE;
+	f.trampoline = is_trampoline(tl, f.pc);
+	symbolize(tl, &f, w->count == 0 || f.trampoline);
+	return push_frame(w, &f);
+}
+
+/*
  * Walk one thread from `ctx`.  The seed is reported as INITIAL_NATIVE when
  * nothing describes its code (without the frame-pointer fallback nothing
  * else would show it); when it is walked as a native frame after all, that
@@ -729,7 +762,7 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		w->err.status = st;
 		w->err.ip = sw_context_ip(ctx);
 		w->err.sp = sw_context_sp(ctx);
-		return 0;
+		return add_stopped_frame(tl, w);
 	}
 	while ((rc = sw_iter_next(&it)) == 1) {
 		const sw_crawl_frame *cf = sw_iter_frame(&it);
@@ -764,7 +797,7 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		sw_iter_error(&it, &w->err);
 	}
 	sw_iter_end(&it);
-	return 0;
+	return w->failed ? add_stopped_frame(tl, w) : 0;
 }
 
 /*

@@ -61,3 +61,12 @@ tests_check_altstack_SOURCES = tests/check_altstack.c tests/stack_builder.c test
 tests_check_altstack_CFLAGS = $(TEST_CFLAGS)
 tests_check_altstack_LDADD = $(TEST_LIBS)
 tests/swstack-altstack.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+
+# Walks that stop early, reported by swstack, swdeadlock and swprof (issue 25).
+check_PROGRAMS += tests/swprof_stopped
+tests_swprof_stopped_SOURCES = tests/swprof_stopped.c
+tests_swprof_stopped_LDADD = libstackwalk.la -ldl
+tests_swprof_stopped_LDFLAGS = -no-install
+TESTS += tests/swstack-stopped.test tests/swprof-stopped.test
+EXTRA_DIST += tests/swstack-stopped.test tests/swstack/stopped.c tests/swprof-stopped.test
+tests/swstack-stopped.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)

@@ -1,0 +1,55 @@
+/*
+ * target_errors.c - the cause of a failure to open a target, for the tools
+ * (see target_errors.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "target_errors.h"
+
+const char *target_file_failure(sw_status st, int core)
+{
+	switch (st) {
+	case SW_E_INVAL:
+		/* The library's open() failed (errno), or the file is not a regular one (EINVAL). */
+		if (errno == 0)
+			break;
+		return errno == EINVAL ? "not a regular file" : strerror(errno);
+	case SW_E_TRUNCATED:
+		return core ? "truncated core file" : "truncated ELF file";
+	case SW_E_BADMETA:
+		return core ? "corrupt core file" : "corrupt ELF file";
+	case SW_E_NOTFOUND:
+		/* sw_module_load's word for a file it cannot open. */
+		return errno ? strerror(errno) : "cannot be opened";
+	case SW_E_UNSUPPORTED:
+		return core ? "not a core file of x86-64, i386 or AArch64"
+		            : "not an ELF program of x86-64, i386 or AArch64";
+	case SW_E_MISMATCH:
+		return "not the core's architecture";
+	default:
+		break;
+	}
+	return sw_strerror(st);
+}
+
+const char *target_attach_failure(sw_status st)
+{
+	static char buf[128];
+
+	switch (st) {
+	case SW_E_BADADDR:
+		/* ENOENT: its /proc directory is gone (or never was). */
+		if (errno == ENOENT || errno == ESRCH)
+			return "no such process";
+		snprintf(buf, sizeof buf, "cannot trace it: %s", strerror(errno));
+		return buf;
+	case SW_E_INVAL:
+		return "cannot trace itself";
+	case SW_E_UNSUPPORTED:
+		return "a process of an architecture this host cannot trace";
+	default:
+		break;
+	}
+	return sw_strerror(st);
+}

@@ -1,0 +1,29 @@
+/*
+ * target_errors.h - what swstack and swdeadlock say when the target
+ * cannot be had: a core or an executable the library refused, a process
+ * it could not attach to.  The library answers with an SW_E_* status and,
+ * for a failed open() or ptrace(), leaves the cause in errno; a user wants
+ * that cause ("No such file or directory"), not the status's generic text
+ * ("invalid argument").
+ */
+#ifndef TARGET_ERRORS_H
+#define TARGET_ERRORS_H
+
+#include <stackwalk.h>
+
+/*
+ * target_file_failure - why sw_core_open (`core` nonzero),
+ * sw_core_add_executable or sw_module_load (`core` zero) failed with `st`.  The caller sets
+ * errno to 0 before the call, so that a stale errno is not taken for the
+ * cause.
+ */
+const char *target_file_failure(sw_status st, int core);
+
+/*
+ * target_attach_failure - why sw_process_attach or sw_hang_analyze_process
+ * failed with `st`, from errno as the call left it.  The text may live in
+ * a static buffer, valid until the next call.
+ */
+const char *target_attach_failure(sw_status st);
+
+#endif /* TARGET_ERRORS_H */
