@@ -7,9 +7,10 @@
  * covers (hand-written assembly without CFI), and the PLT, cut into its
  * entries: each is a stub that jumps through the GOT with CFA = SP + one
  * pointer throughout, the lazy path pushing one more word, and PLT0
- * pushing one.  An FDE whose return address is undefined from its first
- * instruction (and a symbol named _start) is the outermost frame: it gets
- * an SWU blob of no frame and SW_CODE_OUTERMOST, for the walker to stop.
+ * pushing one.  A symbol named _start that no FDE covers is the outermost
+ * frame: it gets an SWU blob of no frame and SW_CODE_OUTERMOST, for the
+ * walker to stop (the importer does the same for an FDE whose return
+ * address is undefined from its first instruction).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -160,14 +161,6 @@ static sw_status gather(struct amod *am, const struct swi_symbol_range *syms, si
 		const struct swi_cfi_skip *k = &imp->skips[i];
 
 		switch (k->reason) {
-		case SW_SKIP_OUTERMOST:
-			/*
-			 * Undefined from the first instruction; on arm64 from the
-			 * second, after the landing pad (bti c) _start begins with.
-			 */
-			if (k->where - k->start <= (am->arch == SW_ARCH_ARM64 ? 4u : 0u))
-				st = add_candidate(am, k->start, k->size, 0, true);
-			break;
 		case SW_SKIP_EXPRESSION:
 		case SW_SKIP_REGISTER_RULE:
 		case SW_SKIP_UNKNOWN_REGISTER:
@@ -214,25 +207,6 @@ static sw_status add_piece(void *ctx, uint32_t offset, uint32_t size, const uint
 	return st;
 }
 
-/* An outermost function: no frame to describe; the flag says it all. */
-static sw_status add_outermost(struct amod *am, const struct candidate *k)
-{
-	sw_swu_builder *b;
-	uint8_t blob[16];
-	size_t len = 0;
-	sw_status st;
-
-	if ((st = sw_swu_builder_create(&b, am->arch)) != SW_OK)
-		return st;
-	st = sw_swu_finish(b, (uint32_t)k->size, blob, sizeof blob, &len);
-	sw_swu_builder_destroy(b);
-	if (st == SW_OK)
-		st = swi_cfi_add_fn(am->imp, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST, blob, len);
-	if (st == SW_OK)
-		am->imp->stats.outermost++;
-	return st;
-}
-
 static sw_status analyze_one(struct amod *am, const struct candidate *k)
 {
 	const struct code_section *s = section_of(am, k->start, k->size);
@@ -243,7 +217,7 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 	if (k->size > SW_SWU_MAX_CODE_SIZE)
 		return SW_OK;
 	if (k->outermost)
-		return add_outermost(am, k);
+		return swi_cfi_add_frameless(am->imp, am->arch, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST);
 	st = swi_analyze(am->arch, s->data + (k->start - s->addr), (size_t)k->size, k->start, k->mode, &an);
 	if (st == SW_E_NOMEM)
 		return st;

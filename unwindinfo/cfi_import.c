@@ -363,6 +363,25 @@ sw_status swi_cfi_add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t si
 	return SW_OK;
 }
 
+sw_status swi_cfi_add_frameless(struct swi_cfi_import *imp, sw_arch arch, uint64_t start, uint64_t size,
+                                uint32_t source, uint32_t flags)
+{
+	sw_swu_builder *b;
+	uint8_t blob[16];
+	size_t len = 0;
+	sw_status st;
+
+	if ((st = sw_swu_builder_create(&b, arch)) != SW_OK)
+		return st;
+	st = sw_swu_finish(b, (uint32_t)size, blob, sizeof blob, &len);
+	sw_swu_builder_destroy(b);
+	if (st == SW_OK)
+		st = swi_cfi_add_fn(imp, start, size, source, flags, blob, len);
+	if (st == SW_OK && (flags & SW_CODE_OUTERMOST))
+		imp->stats.outermost++;
+	return st;
+}
+
 /* Encode what the builder holds and add the function. */
 static sw_status add_function(const struct import_ctx *c, uint64_t lo, uint64_t hi,
                               uint32_t source, uint32_t flags)
@@ -790,6 +809,17 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 		                &where);
 		if (st != SW_OK)
 			return st;
+		/*
+		 * The return address undefined from the first instruction (on
+		 * arm64 from the second, after _start's landing pad, bti c):
+		 * nothing called it, and the walk ends there, complete.
+		 */
+		if (why == SW_SKIP_OUTERMOST && where - lo <= (c->a->arch == SW_ARCH_ARM64 ? 4u : 0u)) {
+			if ((st = swi_cfi_add_frameless(out, (sw_arch)c->a->arch, lo, hi - lo, s->source,
+			                                SW_CODE_OUTERMOST)) != SW_OK)
+				return st;
+			continue;
+		}
 		if (why >= 0) {
 			skip(out, why);
 			if ((st = note_skip(out, lo, hi, where, why)) != SW_OK)

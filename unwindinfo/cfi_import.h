@@ -99,6 +99,15 @@ int swi_cfi_fn_cmp(const void *pa, const void *pb);
 bool swi_cfi_overlaps(const struct swi_cfi_import *imp, size_t n, uint64_t lo, uint64_t hi);
 
 /*
+ * Add a function of no frame (an empty SWU blob): an outermost function
+ * (SW_CODE_OUTERMOST, counted in stats.outermost) or a signal trampoline,
+ * whose caller the walker finds without unwind rules.  An error only for
+ * memory or the import's size limit.
+ */
+sw_status swi_cfi_add_frameless(struct swi_cfi_import *imp, sw_arch arch, uint64_t start, uint64_t size,
+                                uint32_t source, uint32_t flags);
+
+/*
  * Signal trampolines no CFI describes, known by their instructions
  * (sigreturn_code.c): glibc's i386 __restore and __restore_rt, musl's.
  * Each becomes a function of source SW_CFI_SIGRETURN_CODE with
@@ -117,8 +126,8 @@ struct swi_symbol_range {
 /*
  * Instruction analysis of what the CFI import left (analyze_module.c):
  * FDEs skipped for a rule SWU cannot say, function symbols no FDE covers,
- * PLT entries; outermost functions get an empty blob and
- * SW_CODE_OUTERMOST.  Adds to imp->fns (sorted again) and imp's analysis
+ * PLT entries; a symbol _start no FDE covers is an outermost function
+ * (swi_cfi_add_frameless).  Adds to imp->fns (sorted again) and imp's analysis
  * statistics; an error only for memory.
  */
 sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,

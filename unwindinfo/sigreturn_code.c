@@ -48,7 +48,7 @@ static const struct sigreturn_seq {
 struct scan {
 	struct swi_cfi_import *imp;
 	size_t imported;                /* imp->fns[0 .. imported): sorted, from CFI */
-	sw_swu_builder *b;              /* empty: a blob of no frame */
+	sw_arch arch;
 };
 
 /* Does [lo, hi) overlap a function or a skipped FDE? */
@@ -72,18 +72,13 @@ static bool taken(const struct scan *s, uint64_t lo, uint64_t hi)
 static sw_status add(struct scan *s, uint64_t at, unsigned len, uint64_t lo)
 {
 	uint64_t start = at;
-	uint8_t blob[16];
-	size_t blob_len = 0;
 	sw_status st;
 
 	if (at > lo && !taken(s, at - 1, at))
 		start = at - 1;
 	/* No frame: the walker reads the signal frame. */
-	st = sw_swu_finish(s->b, (uint32_t)(at + len - start), blob, sizeof blob, &blob_len);
-	if (st != SW_OK)
-		return st;
-	st = swi_cfi_add_fn(s->imp, start, at + len - start, SW_CFI_SIGRETURN_CODE,
-	                    SW_CODE_SIGNAL_TRAMPOLINE, blob, blob_len);
+	st = swi_cfi_add_frameless(s->imp, s->arch, start, at + len - start, SW_CFI_SIGRETURN_CODE,
+	                           SW_CODE_SIGNAL_TRAMPOLINE);
 	if (st == SW_OK)
 		s->imp->stats.sigreturn_code++;
 	return st;
@@ -114,13 +109,11 @@ static sw_status scan_section(struct scan *s, const struct sigreturn_seq *q, uin
 
 sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import *imp)
 {
-	struct scan s = { imp, imp ? imp->nfns : 0, NULL };
-	sw_status st;
+	struct scan s = { imp, imp ? imp->nfns : 0, arch };
+	sw_status st = SW_OK;
 
 	if (!elf || !imp)
 		return SW_E_INVAL;
-	if ((st = sw_swu_builder_create(&s.b, arch)) != SW_OK)
-		return st == SW_E_NOMEM ? st : SW_OK;
 	for (Elf_Scn *scn = NULL; st == SW_OK && (scn = elf_nextscn(elf, scn)) != NULL;) {
 		GElf_Shdr sh;
 		Elf_Data *d = swi_code_section_data(scn, &sh);
@@ -131,7 +124,6 @@ sw_status swi_find_sigreturn_code(Elf *elf, sw_arch arch, struct swi_cfi_import 
 			if (seqs[i].arch == arch)
 				st = scan_section(&s, &seqs[i], sh.sh_addr, d->d_buf, d->d_size);
 	}
-	sw_swu_builder_destroy(s.b);
 	/* Sorted again, as the importer leaves them. */
 	if (imp->nfns > s.imported)
 		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
