@@ -58,6 +58,18 @@ static int done(struct swi_iter *it)
 	return 0;
 }
 
+/*
+ * The walk cannot go on from this native frame: the Frames take over
+ * (native unwinding is best effort), and unless one of them resumes the
+ * walk in code, it ends with `st` (step_frames).
+ */
+static void native_dead_end(struct swi_iter *it, sw_status st)
+{
+	it->native_dead_end = 1;
+	it->stopped_by = st;
+	it->rd.caller_valid = 0;
+}
+
 static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
 {
 	return it->rd.cur.regs[r];
@@ -580,6 +592,8 @@ static int step_start(struct swi_iter *it)
 	swi_set_code(it, lookup(it, cur_reg(it, it->arch->ip_reg), 1));
 	if (!it->code && !(it->flags & SW_WALK_THREAD_EXECUTING_MANAGED_CODE))
 		it->code = unknown_code(it, cur_reg(it, it->arch->ip_reg));
+	if (!it->code && (it->flags & SW_WALK_NATIVE_FRAMES))
+		it->stopped_by = SW_E_NOTFOUND;
 	if (it->code) {
 		it->is_first = 1;
 		it->active = 1;
@@ -684,6 +698,8 @@ static int step_after_managed(struct swi_iter *it)
 	swi_set_code(it, it->active ? lookup(it, ip, 1) : lookup_return(it, ip));
 	if (!it->code)
 		it->code = unknown_code(it, ip);
+	if (!it->code && (it->flags & SW_WALK_NATIVE_FRAMES))
+		it->stopped_by = SW_E_NOTFOUND;
 	it->step = it->code ? SWI_STEP_UNWIND : SWI_STEP_FRAMES;
 	/* Leaving managed code for native code: the marker, whether it is walked or not. */
 	if (!from_native && (!it->code || is_native(it->code)) &&
@@ -1143,7 +1159,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		it->rd.caller_valid = 0;
 		if (!native)
 			return fail(it, st);
-		it->native_dead_end = 1;
+		native_dead_end(it, st);
 		return -1;
 	}
 
@@ -1636,8 +1652,9 @@ static int step_frames(struct swi_iter *it)
 			return report(it, SW_STATE_NO_FRAME_TRANSITION, NULL);
 		return -1;
 	}
+	/* Out of Frames: the end of the thread, unless native code stopped the walk short of it. */
 	if (it->frame == 0)
-		return done(it);
+		return it->stopped_by != SW_OK ? fail(it, it->stopped_by) : done(it);
 	if ((st = load_frame(it)) != SW_OK)
 		return fail(it, st);
 	/*
@@ -1692,6 +1709,7 @@ static int step_after_frame(struct swi_iter *it)
 			if (it->rd.cur.regs[it->arch->ip_reg] != ra)
 				return fail(it, SW_E_BADFRAME);
 			swi_set_code(it, code);
+			it->stopped_by = SW_OK;
 			it->active = exact;
 			it->trust = SW_TRUST_FRAME;
 			it->step = SWI_STEP_UNWIND;
@@ -1735,6 +1753,7 @@ static int step_after_tracker(struct swi_iter *it)
 		return -1;
 	}
 	swi_set_code(it, code);
+	it->stopped_by = SW_OK;
 	it->active = 1;
 	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;
@@ -1757,8 +1776,7 @@ int swi_iter_next(struct swi_iter *it)
 			if ((st = unwind_frame(it)) != SW_OK) {
 				if (!is_native(it->code))
 					return fail(it, st);
-				it->native_dead_end = 1;
-				it->rd.caller_valid = 0;
+				native_dead_end(it, st);
 			}
 			it->step = SWI_STEP_SKIPPED;
 			r = -1;

@@ -191,6 +191,14 @@ struct swi_iter {
 	uint8_t trust;                  /* how rd.cur was found (sw_frame_trust) */
 	uint8_t caller_trust;           /* how rd.caller was found */
 	uint8_t native_dead_end;        /* a native frame that could not be unwound */
+	/*
+	 * Why the walk cannot reach the thread's outermost frame from here
+	 * (SW_OK while it can): a native frame that could not be unwound, or
+	 * native code nothing describes.  A Frame that resumes the walk in
+	 * code clears it; a walk that runs out of Frames with it set fails
+	 * with it (iter.c: step_frames), rather than end as if complete.
+	 */
+	sw_status stopped_by;
 	uint8_t caller_active;          /* rd.caller's IP is exact (a signal frame's) */
 	uint8_t report_funclet;         /* this funclet frame is reported (GC rules) */
 	/*
