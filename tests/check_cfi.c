@@ -367,8 +367,8 @@ START_TEST(every_address)
 	ck_assert_int_eq(arch, chains[c].arch);
 	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
 	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
-	ck_assert_uint_eq(s.functions, n);
-	ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+	ck_assert_uint_eq(s.functions + s.outermost, n);
+	ck_assert_uint_eq(s.fdes, s.functions + s.outermost + s.skipped + s.ignored);
 	/* The compilers' CFI here is all expressible but for these reasons. */
 	ck_assert_uint_eq(s.skipped_by[SW_SKIP_BAD_CFI], 0);
 	ck_assert_uint_eq(s.skipped_by[SW_SKIP_LIMIT], 0);
@@ -828,7 +828,7 @@ START_TEST(sigreturn_without_cfi)
 		ck_assert_uint_eq(count_source(fns, n, SW_CFI_SIGRETURN_CODE), want);
 		ck_assert_uint_eq(s.sigreturn_code, want);
 		ck_assert_uint_eq(s.signal_trampolines, 0);
-		ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+		ck_assert_uint_eq(s.fdes, s.functions + s.outermost + s.skipped + s.ignored);
 		ck_assert_uint_eq(n, s.functions + s.sigreturn_code + s.analyzed_entries + s.outermost);
 		f = function_at(fns, n, elf_symbol(path, "_start") + bias);
 		ck_assert_ptr_nonnull(f);
@@ -861,7 +861,7 @@ START_TEST(sigreturn_static_glibc)
 	ck_assert_int_eq(sw_module_load(path, 0, NULL, &m), SW_OK);
 	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
 	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
-	ck_assert_uint_eq(n, s.functions + s.sigreturn_code);
+	ck_assert_uint_eq(n, s.functions + s.outermost + s.sigreturn_code);
 	ck_assert_uint_eq(count_source(fns, n, SW_CFI_SIGRETURN_CODE), s.sigreturn_code);
 	switch (chains[c].arch) {
 	case SW_ARCH_X86:
@@ -1168,7 +1168,7 @@ static void load_hostile(const unsigned char *img, size_t len, unsigned *ok)
 	(*ok)++;
 	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
 	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
-	ck_assert_uint_eq(s.fdes, s.functions + s.skipped + s.ignored);
+	ck_assert_uint_eq(s.fdes, s.functions + s.outermost + s.skipped + s.ignored);
 	for (size_t i = 0; i < n; i++) {
 		sw_swu_rule r;
 		uint64_t step = fns[i].size / 64 + 1;

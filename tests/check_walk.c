@@ -90,6 +90,22 @@ static void walk(sb_world *w, const sw_context *seed, unsigned flags, recording 
 	              sw_strerror(err.status), err.depth);
 }
 
+/*
+ * A walk that stops short of the thread's outermost frame: it fails with
+ * `status`, at the frame whose IP is `ip`, after the frames it recorded.
+ */
+static void walk_stopped(sb_world *w, const sw_context *seed, unsigned flags, sw_walk_callback cb,
+                         recording *r, sw_status status, uint64_t ip)
+{
+	sw_walk_error err;
+
+	memset(r, 0, sizeof *r);
+	ck_assert_int_eq(sw_walk_frames(&w->thread, seed, 0, cb, r, flags, &err), SW_FAILED);
+	ck_assert_msg(err.status == status, "stopped by %s, want %s", sw_strerror(err.status),
+	              sw_strerror(status));
+	ck_assert_uint_eq(err.ip, ip);
+}
+
 static void check_reg(const rec *x, unsigned reg, uint64_t value, uint64_t loc)
 {
 	ck_assert_msg(x->rd.cur.valid & BIT(reg), "%s not valid", sw_arch_reg_name(SW_ARCH_X64, reg));
@@ -541,10 +557,9 @@ START_TEST(native_frames)
 	ck_assert_int_eq(r.f[0].faulted, SW_TRUST_CONTEXT);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
 
-	memset(&r, 0, sizeof r);
-	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
-	                                SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NATIVE_FRAMES,
-	                                NULL), SW_CONTINUE);
+	/* A returns to native code nothing describes: the walk cannot reach the thread's start. */
+	walk_stopped(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NATIVE_FRAMES, trust_cb, &r,
+	             SW_E_NOTFOUND, SB_NATIVE_IP);
 	ck_assert_int_eq(r.n, 3);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
 	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_FRAME);
@@ -552,9 +567,8 @@ START_TEST(native_frames)
 	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_JIT);   /* found by unwinding managed B */
 	check_reg(&r.f[2], SW_X64_RBX, A_RBX, S0 - 112);
 	/* FUNCTIONSONLY keeps managed frames only. */
-	memset(&r, 0, sizeof r);
-	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
-	                                SW_WALK_FUNCTIONSONLY | SW_WALK_NATIVE_FRAMES, NULL), SW_CONTINUE);
+	walk_stopped(&w, &w.seed, SW_WALK_FUNCTIONSONLY | SW_WALK_NATIVE_FRAMES, trust_cb, &r, SW_E_NOTFOUND,
+	             SB_NATIVE_IP);
 	ck_assert_int_eq(r.n, 1);
 	ck_assert_str_eq(sw_frame_trust_name(SW_TRUST_CFI), "cfi");
 	/*
@@ -568,9 +582,12 @@ START_TEST(native_frames)
 
 		sw_walk_cache_init(&cache);
 		for (int k = 0; k < 4; k++) {
+			sw_walk_error err;
+
 			memset(&r, 0, sizeof r);
 			ck_assert_int_eq(sw_walk_frames_cached(&w.thread, &w.seed, 0, trust_cb, &r,
-			                                       SW_WALK_NATIVE_FRAMES, &cache, NULL), SW_CONTINUE);
+			                                       SW_WALK_NATIVE_FRAMES, &cache, &err), SW_FAILED);
+			ck_assert_int_eq(err.status, SW_E_NOTFOUND);    /* A's caller, as above */
 			ck_assert_int_eq(r.n, 2);
 			ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_FRAME);
 			ck_assert_int_eq(r.f[1].faulted, SW_TRUST_JIT);
@@ -631,10 +648,8 @@ START_TEST(signal_frames)
 	sw_context_set(&w.seed, SW_X64_RIP, H_START + h.body);
 	sw_context_set(&w.seed, SW_X64_RSP, u - 40);
 
-	memset(&r, 0, sizeof r);
-	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
-	                                SW_WALK_NATIVE_FRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
-	                                NULL), SW_CONTINUE);
+	walk_stopped(&w, &w.seed, SW_WALK_NATIVE_FRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, trust_cb, &r,
+	             SW_E_NOTFOUND, SB_NATIVE_IP);
 	ck_assert_int_eq(r.n, 4);
 	ck_assert_int_eq(r.f[0].state, SW_STATE_NATIVE_FRAME);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_FRAME);
@@ -694,8 +709,7 @@ START_TEST(frame_pointer_fallback)
 	sw_context_set(&w.seed, SW_X64_RSP, S0 - 160);
 	sw_context_set(&w.seed, SW_X64_RBP, S0 - 144);
 
-	memset(&r, 0, sizeof r);
-	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r, both, NULL), SW_CONTINUE);
+	walk_stopped(&w, &w.seed, both, trust_cb, &r, SW_E_BADSP, SB_NATIVE_IP);
 	ck_assert_int_eq(r.n, 4);
 	ck_assert_int_eq(r.f[0].state, SW_STATE_NATIVE_FRAME);
 	ck_assert_int_eq(r.f[0].faulted, SW_TRUST_CONTEXT);
@@ -708,13 +722,13 @@ START_TEST(frame_pointer_fallback)
 	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_FRAME_POINTER);
 	check_reg(&r.f[2], SW_X64_RBP, S0 - 8, S0 - 104);
 	check_reg(&r.f[2], SW_X64_RSP, S0 - 88, 0);
-	/* A's caller cannot be stepped (its frame pointer is garbage): reported, then the Frames (none). */
+	/* A's caller cannot be stepped (its frame pointer is garbage): reported, then the walk stops there. */
 	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_FRAME);
 	ck_assert_uint_eq(sw_context_ip(&r.f[3].rd.cur), SB_NATIVE_IP);
 	ck_assert_str_eq(sw_frame_trust_name(SW_TRUST_FRAME_POINTER), "fp");
 
-	/* Without the fallback the unknown seed is unmanaged: no frames, no Frames. */
-	walk(&w, &w.seed, SW_WALK_NATIVE_FRAMES, &r);
+	/* Without the fallback nothing describes the seed: no frames, and the walk says it stopped. */
+	walk_stopped(&w, &w.seed, SW_WALK_NATIVE_FRAMES, record_cb, &r, SW_E_NOTFOUND, SB_NATIVE_IP + 0x900);
 	ck_assert_int_eq(r.n, 0);
 	sb_fini(&w);
 }

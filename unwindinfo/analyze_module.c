@@ -216,8 +216,12 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 
 	if (k->size > SW_SWU_MAX_CODE_SIZE)
 		return SW_OK;
-	if (k->outermost)
-		return swi_cfi_add_frameless(am->imp, am->arch, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST);
+	if (k->outermost) {
+		st = swi_cfi_add_frameless(am->imp, am->arch, k->start, k->size, SW_CFI_EH_FRAME, SW_CODE_OUTERMOST);
+		if (st == SW_OK)
+			am->imp->stats.outermost++;
+		return st;
+	}
 	st = swi_analyze(am->arch, s->data + (k->start - s->addr), (size_t)k->size, k->start, k->mode, &an);
 	if (st == SW_E_NOMEM)
 		return st;

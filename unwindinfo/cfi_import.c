@@ -377,8 +377,6 @@ sw_status swi_cfi_add_frameless(struct swi_cfi_import *imp, sw_arch arch, uint64
 	sw_swu_builder_destroy(b);
 	if (st == SW_OK)
 		st = swi_cfi_add_fn(imp, start, size, source, flags, blob, len);
-	if (st == SW_OK && (flags & SW_CODE_OUTERMOST))
-		imp->stats.outermost++;
 	return st;
 }
 
@@ -888,11 +886,18 @@ static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *sh)
 
 static void finish_stats(struct swi_cfi_import *out)
 {
-	out->stats.functions = (uint32_t)out->nfns;
+	out->stats.functions = 0;
 	out->stats.from_eh_frame = 0;
 	out->stats.from_debug_frame = 0;
 	out->stats.signal_trampolines = 0;
+	out->stats.outermost = 0;
 	for (size_t i = 0; i < out->nfns; i++) {
+		/* Outermost functions have no rules: stats.outermost counts them. */
+		if (out->fns[i].flags & SW_CODE_OUTERMOST) {
+			out->stats.outermost++;
+			continue;
+		}
+		out->stats.functions++;
 		if (out->fns[i].source == SW_CFI_EH_FRAME)
 			out->stats.from_eh_frame++;
 		else

@@ -100,7 +100,7 @@ bool swi_cfi_overlaps(const struct swi_cfi_import *imp, size_t n, uint64_t lo, u
 
 /*
  * Add a function of no frame (an empty SWU blob): an outermost function
- * (SW_CODE_OUTERMOST, counted in stats.outermost) or a signal trampoline,
+ * (SW_CODE_OUTERMOST) or a signal trampoline,
  * whose caller the walker finds without unwind rules.  An error only for
  * memory or the import's size limit.
  */

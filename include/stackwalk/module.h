@@ -85,7 +85,9 @@ typedef struct sw_module_import_stats {
 	uint32_t analyzed_entries;      /* the functions they gave (a function described in part gives
 	                                 * one per run of describable instructions) */
 	uint32_t analysis_failed;       /* candidates analysis could not describe */
-	uint32_t outermost;             /* outermost functions (_start), flagged SW_CODE_OUTERMOST */
+	/* Outermost functions (_start, clone's child), flagged SW_CODE_OUTERMOST, not in `functions`:
+	 * FDEs whose return address is undefined from the start, and with the option a _start symbol. */
+	uint32_t outermost;
 	uint64_t index_bytes;           /* the table a code map searches (sw_module_register): 8 bytes
 	                                 * a function, 4 a distinct blob, a block index of at most
 	                                 * a byte a function */
@@ -99,9 +101,8 @@ enum {
 	/*
 	 * Also describe code that has no usable CFI by instruction analysis
 	 * (Capstone): FDEs skipped for expressions or register rules, function
-	 * symbols no FDE covers, PLT entries; and register outermost functions
-	 * (the return address undefined from their first instruction, or the
-	 * symbol _start) with SW_CODE_OUTERMOST.  See sw_module(3).
+	 * symbols no FDE covers, PLT entries; and register a symbol _start no
+	 * FDE covers as outermost (SW_CODE_OUTERMOST).  See sw_module(3).
 	 */
 	SW_MODULE_ANALYZE = 1
 };
