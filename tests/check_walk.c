@@ -757,6 +757,50 @@ START_TEST(quick_and_light_unwind)
 }
 END_TEST
 
+static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
+{
+	(void)cf;
+	++*(int *)data;
+	return SW_CONTINUE;
+}
+
+/*
+ * The ICF of active_inlined_call_frame resumes the walk in native code
+ * that cannot be unwound from there (its CFA would lie past the stack):
+ * the walk stops with that reason at once, rather than come back to the
+ * same ICF until its step bound.
+ */
+START_TEST(icf_into_native_dead_end)
+{
+	sb_world w;
+	sb_method a, b;
+	uint64_t icf = S0 - 80;
+	uint64_t fields[4] = { 0x1cf, 0, A_START + 25, S0 - 8 };
+	sw_walk_error err;
+	int n = 0;
+
+	sb_init(&w);
+	lay_out_a(&w, &a);
+	reflag(&w, A_START, SW_CODE_NATIVE);
+	b = sb_add_method_b(&w, B_START, &method_b);
+	fields[1] = w.thread.stack_hi - 8;
+	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, icf);
+	sb_put(&w, S0 - 408, SB_NATIVE_IP + 0x40);
+	sw_context_set(&w.seed, SW_X64_RIP, B_START + b.body);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 440);
+
+	/* The frame that could not be unwound is reported without a caller: count, don't check. */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &n, SW_WALK_NATIVE_FRAMES, &err),
+	                 SW_FAILED);
+	ck_assert_int_eq(n, 3);         /* B, the ICF, A */
+	ck_assert_msg(err.status == SW_E_BADSP, "stopped by %s", sw_strerror(err.status));
+	ck_assert_uint_eq(err.ip, A_START + 25);
+	(void)a;
+	sb_fini(&w);
+}
+END_TEST
+
 /* An inactive InlinedCallFrame inside A's frame, at S0-80. */
 static uint64_t put_inactive_icf(sb_world *w, uint64_t datum)
 {
@@ -1034,13 +1078,6 @@ START_TEST(callback_abort_and_iterator)
 }
 END_TEST
 
-static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
-{
-	(void)cf;
-	++*(int *)data;
-	return SW_CONTINUE;
-}
-
 START_TEST(failures_say_where_and_why)
 {
 	sb_world w;
@@ -1130,6 +1167,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, transition_frame_from_native_seed);
 	tcase_add_test(tc, frame_attributes);
 	tcase_add_test(tc, active_inlined_call_frame);
+	tcase_add_test(tc, icf_into_native_dead_end);
 	tcase_add_test(tc, runtime_defined_frame_type);
 	tcase_add_test(tc, callback_abort_and_iterator);
 	tcase_add_test(tc, failures_say_where_and_why);

@@ -428,7 +428,7 @@ static sw_status leave_alternate_stack(struct swi_iter *it, uint64_t sp, uint64_
 static sw_status unwind_frame(struct swi_iter *it)
 {
 	const struct swi_arch *a = it->arch;
-	uint64_t sp = it->rd.cur.regs[a->sp_reg];
+	uint64_t sp = it->rd.cur.regs[a->sp_reg], top;
 	struct swi_signal_stack alt = { 0, 0, 0, 0 };
 	sw_status st;
 
@@ -459,8 +459,17 @@ static sw_status unwind_frame(struct swi_iter *it)
 		return st;
 	if (!(it->rd.caller.valid & (1ULL << a->sp_reg)) || !(it->rd.caller.valid & (1ULL << a->ip_reg)))
 		return SW_E_BADSP;
-	/* The interrupted code's SP lies above the signal frame, or on another stack. */
-	if (!swi_cfa_moves_up(it->rd.caller.regs[a->sp_reg], sp, it->thread->stack_hi, 0) &&
+	/*
+	 * The interrupted code's SP lies above the signal frame, or on another
+	 * stack: the kernel builds the frame below that SP, so on the same
+	 * stack it lies above every register the frame saved (and each signal
+	 * frame a hostile stack repeats costs the walk a frame's size).
+	 */
+	top = sp;
+	for (uint64_t m = it->rd.caller.valid; m; m &= m - 1)
+		if (it->rd.caller_loc[__builtin_ctzll(m)] > top)
+			top = it->rd.caller_loc[__builtin_ctzll(m)];
+	if (!swi_cfa_moves_up(it->rd.caller.regs[a->sp_reg], top, it->thread->stack_hi, 0) &&
 	    (st = leave_alternate_stack(it, sp, it->rd.caller.regs[a->sp_reg], &alt)) != SW_OK)
 		return st;
 	it->rd.caller_valid = 1;
@@ -680,9 +689,18 @@ static int step_after_managed(struct swi_iter *it)
 	 * unwound hands the walk to the Frames, as if it had not been walked.
 	 */
 	if (it->native_dead_end) {
+		sw_status st;
+
 		it->native_dead_end = 0;
 		it->is_first = it->is_interrupted = it->has_faulted = 0;
 		it->step = SWI_STEP_FRAMES;
+		/*
+		 * A Frame inside this frame resumed the walk here (IN_CALLER):
+		 * it has been followed, and would bring the walk back to the
+		 * same dead end for ever.  The walk goes on from the next one.
+		 */
+		if (it->frame != 0 && it->frame == it->kept_frame && (st = advance_frame(it)) != SW_OK)
+			return fail(it, st);
 		return -1;
 	}
 
