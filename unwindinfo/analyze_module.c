@@ -28,6 +28,9 @@
 #include "analyze.h"
 
 #define MAX_CODE_SECTIONS 256
+/* PLT entries analyzed in one module: a hostile .plt of the file's whole
+ * size would otherwise cost every load seconds (real ones hold thousands). */
+#define MAX_PLT_ENTRIES   (1u << 18)
 
 struct code_section {
 	uint64_t addr, size;
@@ -161,7 +164,8 @@ static sw_status gather_plt(struct amod *am)
 			st = add_candidate(am, s->addr, s->plt0, SWI_ANALYZE_STUB, false);
 			off = s->plt0;
 		}
-		for (; st == SW_OK && off + s->entry <= s->size; off += s->entry)
+		for (; st == SW_OK && off + s->entry <= s->size && am->ncands < MAX_PLT_ENTRIES;
+		     off += s->entry)
 			st = add_candidate(am, s->addr + off, s->entry, SWI_ANALYZE_STUB, false);
 	}
 	return st;
