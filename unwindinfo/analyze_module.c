@@ -6,11 +6,17 @@
  * (a DWARF expression, a register rule), the function symbols no FDE
  * covers (hand-written assembly without CFI), and the PLT, cut into its
  * entries: each is a stub that jumps through the GOT with CFA = SP + one
- * pointer throughout, the lazy path pushing one more word, and PLT0
- * pushing one.  A symbol named _start that no FDE covers is the outermost
+ * pointer throughout (on AArch64 SP and LR untouched), the lazy path
+ * pushing one more word, and PLT0 pushing one (on AArch64 x16 and x30).
+ * A symbol named _start that no FDE covers is the outermost
  * frame: it gets an SWU blob of no frame and SW_CODE_OUTERMOST, for the
  * walker to stop (the importer does the same for an FDE whose return
  * address is undefined from its first instruction).
+ *
+ * The PLT alone is described at every load (swi_analyze_plt): a thread
+ * stopped in a stub is common (every call through it, every lazy
+ * binding), AArch64's PLT has no CFI at all, and the work is a few
+ * instructions an entry, reading no section but the PLT's.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -22,6 +28,9 @@
 #include "analyze.h"
 
 #define MAX_CODE_SECTIONS 256
+/* PLT entries analyzed in one module: a hostile .plt of the file's whole
+ * size would otherwise cost every load seconds (real ones hold thousands). */
+#define MAX_PLT_ENTRIES   (1u << 18)
 
 struct code_section {
 	uint64_t addr, size;
@@ -61,7 +70,8 @@ static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
 		s->entry = 8;
 }
 
-static void read_sections(Elf *elf, struct amod *am)
+/* The code sections, or only the PLT's (whose bytes alone are then read). */
+static void read_sections(Elf *elf, struct amod *am, bool plt_only)
 {
 	size_t shstrndx;
 
@@ -71,16 +81,18 @@ static void read_sections(Elf *elf, struct amod *am)
 		struct code_section *s = &am->secs[am->nsecs];
 		const char *name;
 		GElf_Shdr sh;
-		Elf_Data *d = swi_code_section_data(scn, &sh);
+		Elf_Data *d;
 
-		if (!d)
+		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		memset(s, 0, sizeof *s);
-		s->addr = sh.sh_addr;
 		s->size = sh.sh_size;
-		s->data = d->d_buf;
 		plt_layout(am->arch, name ? name : "", s);
+		if ((plt_only && !s->plt) || !(d = swi_code_section_data(scn, &sh)))
+			continue;
+		s->addr = sh.sh_addr;
+		s->data = d->d_buf;
 		am->nsecs++;
 	}
 }
@@ -137,12 +149,11 @@ static bool covered(const struct amod *am, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static sw_status gather(struct amod *am, const struct swi_symbol_range *syms, size_t nsyms)
+/* The PLT, entry by entry. */
+static sw_status gather_plt(struct amod *am)
 {
-	const struct swi_cfi_import *imp = am->imp;
 	sw_status st = SW_OK;
 
-	/* The PLT, entry by entry. */
 	for (size_t i = 0; i < am->nsecs && st == SW_OK; i++) {
 		const struct code_section *s = &am->secs[i];
 		uint64_t off = 0;
@@ -153,9 +164,19 @@ static sw_status gather(struct amod *am, const struct swi_symbol_range *syms, si
 			st = add_candidate(am, s->addr, s->plt0, SWI_ANALYZE_STUB, false);
 			off = s->plt0;
 		}
-		for (; st == SW_OK && off + s->entry <= s->size; off += s->entry)
+		for (; st == SW_OK && off + s->entry <= s->size && am->ncands < MAX_PLT_ENTRIES;
+		     off += s->entry)
 			st = add_candidate(am, s->addr + off, s->entry, SWI_ANALYZE_STUB, false);
 	}
+	return st;
+}
+
+/* The rest: what the CFI import skipped, and functions no FDE covers. */
+static sw_status gather_rest(struct amod *am, const struct swi_symbol_range *syms, size_t nsyms)
+{
+	const struct swi_cfi_import *imp = am->imp;
+	sw_status st = SW_OK;
+
 	/* FDEs with rules SWU cannot say; outermost frames. */
 	for (size_t i = 0; i < imp->nskips && st == SW_OK; i++) {
 		const struct swi_cfi_skip *k = &imp->skips[i];
@@ -245,8 +266,9 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 	return SW_OK;
 }
 
-sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                             size_t nsyms, struct swi_cfi_import *imp)
+/* Analyze the PLT and, unless plt_only, the rest. */
+static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                                    size_t nsyms, bool plt_only, struct swi_cfi_import *imp)
 {
 	struct amod *am;
 	uint64_t end = 0;
@@ -260,8 +282,10 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 	am->arch = arch;
 	am->imp = imp;
 	am->imported = imp->nfns;
-	read_sections(elf, am);
-	st = gather(am, syms, nsyms);
+	read_sections(elf, am, plt_only);
+	st = gather_plt(am);
+	if (st == SW_OK && !plt_only)
+		st = gather_rest(am, syms, nsyms);
 	if (st == SW_OK && am->ncands > 1)
 		qsort(am->cands, am->ncands, sizeof *am->cands, cand_cmp);
 	for (size_t i = 0; i < am->ncands && st == SW_OK; i++) {
@@ -273,9 +297,21 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 		end = k->start + k->size;
 		st = analyze_one(am, k);
 	}
-	if (st == SW_OK && imp->nfns > 1)
+	/* Sorted again only if analysis added to it (a big module's CFI alone is sorted). */
+	if (st == SW_OK && imp->nfns > am->imported)
 		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
 	free(am->cands);
 	free(am);
 	return st;
+}
+
+sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                             size_t nsyms, struct swi_cfi_import *imp)
+{
+	return analyze_candidates(elf, arch, syms, nsyms, false, imp);
+}
+
+sw_status swi_analyze_plt(Elf *elf, sw_arch arch, struct swi_cfi_import *imp)
+{
+	return analyze_candidates(elf, arch, NULL, 0, true, imp);
 }

@@ -133,4 +133,11 @@ struct swi_symbol_range {
 sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
                              size_t nsyms, struct swi_cfi_import *imp);
 
+/*
+ * The PLT alone, as swi_analyze_module describes it (every load runs it):
+ * PLT0 and the entries of .plt, .plt.sec, .plt.got and .iplt that no
+ * imported FDE covers.  Reads only those sections; the same results.
+ */
+sw_status swi_analyze_plt(Elf *elf, sw_arch arch, struct swi_cfi_import *imp);
+
 #endif /* SW_UNWINDINFO_CFI_IMPORT_H */

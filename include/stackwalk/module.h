@@ -80,7 +80,7 @@ typedef struct sw_module_import_stats {
 	uint32_t symbols;               /* function symbols kept from .symtab and .dynsym */
 	uint32_t row_ops;               /* SWU row ops written */
 	uint64_t unwind_bytes;          /* SWU bytes kept, CFI and analysis (each distinct blob once) */
-	/* With SW_MODULE_ANALYZE: */
+	/* With SW_MODULE_ANALYZE (the PLT's entries at every load): */
 	uint32_t analyzed;              /* functions described (wholly or in part) by instruction analysis */
 	uint32_t analyzed_entries;      /* the functions they gave (a function described in part gives
 	                                 * one per run of describable instructions) */
@@ -101,15 +101,17 @@ enum {
 	/*
 	 * Also describe code that has no usable CFI by instruction analysis
 	 * (Capstone): FDEs skipped for expressions or register rules, function
-	 * symbols no FDE covers, PLT entries; and register a symbol _start no
-	 * FDE covers as outermost (SW_CODE_OUTERMOST).  See sw_module(3).
+	 * symbols no FDE covers; and register a symbol _start no FDE covers as
+	 * outermost (SW_CODE_OUTERMOST).  The PLT's entries that no FDE covers
+	 * are analyzed at every load, with or without it.  See sw_module(3).
 	 */
 	SW_MODULE_ANALYZE = 1
 };
 
 /*
  * sw_module_load - read the ELF file at `path` (ET_EXEC or ET_DYN, x86-64,
- * i386 or AArch64, little-endian), import its CFI and read its symbols.
+ * i386 or AArch64, little-endian), import its CFI, describe its PLT
+ * stubs (by their instructions) and read its symbols.
  * Addresses become ELF address + `load_bias` (0 for a non-PIE executable,
  * the load address of a shared object).  *arch_out (optional) receives
  * the file's architecture.  SW_E_UNSUPPORTED for another kind of file,

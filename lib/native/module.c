@@ -5,7 +5,9 @@
  * Loading does all the work, once: libelf reads the file, the CFI
  * importer (unwindinfo/cfi_import.c) turns every FDE it can into an SWU
  * blob, signal trampolines without CFI are found by their code
- * (unwindinfo/sigreturn_code.c), and the function symbols of .symtab and
+ * (unwindinfo/sigreturn_code.c), the PLT's stubs by theirs
+ * (unwindinfo/analyze_module.c; all code CFI does not describe with
+ * SW_MODULE_ANALYZE), and the function symbols of .symtab and
  * .dynsym are copied and sorted.  Afterwards the file is closed; the module owns everything a
  * code-map entry points to (the sw_native_function records and the blobs).
  */
@@ -409,8 +411,9 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsi
 	st = swi_cfi_import(elf, arch, &imp);
 	if (st == SW_OK)
 		st = swi_find_sigreturn_code(elf, arch, &imp);
-	if (st == SW_OK && (flags & SW_MODULE_ANALYZE))
-		st = analyze(m, elf, &imp);
+	/* The PLT always: a thread is often stopped in a stub, and AArch64's have no CFI. */
+	if (st == SW_OK)
+		st = (flags & SW_MODULE_ANALYZE) ? analyze(m, elf, &imp) : swi_analyze_plt(elf, arch, &imp);
 	if (st == SW_OK)
 		st = take_functions(m, &imp);
 	if (st == SW_OK) {
