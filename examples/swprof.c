@@ -1094,7 +1094,12 @@ static int exec_with(const char *path, int fd, char *const argv[], char *const e
                      const char *real_name)
 {
 	char var[64];
-	int stopped = before_exec(), rc, saved;
+	/*
+	 * A path that cannot be executed fails without ending the image: no
+	 * profile is written for it (a PATH search tries many).
+	 */
+	int doomed = path && strchr(path, '/') && access(path, X_OK) != 0;
+	int stopped = doomed ? 0 : before_exec(), rc, saved;
 	char *const *env = stopped ? tagged_env(envp, var, sizeof var) : envp;
 	void *real = dlsym(RTLD_NEXT, real_name);
 
