@@ -286,8 +286,11 @@ int start_sampler(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return 0;
+	/* Waiting here, the thread is in the agent's code: not a sample of the program. */
+	sw_registry_unsafe_enter();
 	while (!__atomic_load_n(&prof.ready, __ATOMIC_ACQUIRE))
 		syscall(SYS_futex, &prof.ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	sw_registry_unsafe_leave();
 	prof.sampling = 1;
 	return 1;
 }
@@ -299,7 +302,9 @@ void stop_sampler(void)
 		return;
 	__atomic_store_n(&prof.stop, 1, __ATOMIC_RELEASE);
 	futex_wake_all(&prof.wake);
+	sw_registry_unsafe_enter();
 	pthread_join(prof.thread, NULL);
+	sw_registry_unsafe_leave();
 	prof.sampling = 0;
 }
 

@@ -132,6 +132,20 @@ void die_of(int signo)
 		kill(getpid(), signo);
 }
 
+static int is_fatal_signal(int signo)
+{
+	return signo == SIGINT || signo == SIGTERM;
+}
+
+/* The default action, as the agent carries it out: the profile first. */
+static void fatal_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sa_sigaction = on_fatal_signal;
+	sa->sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa->sa_mask);
+}
+
 void install_fatal_handlers(void)
 {
 	static const int fatal[] = { SIGINT, SIGTERM };
@@ -143,10 +157,7 @@ void install_fatal_handlers(void)
 		if (real_sigaction(fatal[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
 		    cur.sa_handler != SIG_DFL)
 			continue;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = on_fatal_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
+		fatal_action(&sa);
 		real_sigaction(fatal[i], &sa, NULL);
 	}
 }
@@ -163,14 +174,15 @@ static int program_sigaction(int signo, const struct sigaction *act, struct siga
 
 	if (prof.started && signo == prof.signo && sw_sampler_chain_action(signo, act, old) == SW_OK)
 		return 0;
-	/* Setting the default it already has (a shell does): ours stays, to write the profile. */
-	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
-	    real_sigaction(signo, NULL, &current) == 0 && is_fatal_handler(&current)) {
-		if (old) {
-			memset(old, 0, sizeof *old);
-			old->sa_handler = SIG_DFL;
-		}
-		return 0;
+	/*
+	 * The default for SIGINT or SIGTERM (a shell setting it again, a
+	 * handler that cleans up, then re-raises the signal with the default
+	 * action): ours, which writes the profile, then carries it out.
+	 */
+	if (prof.started && is_fatal_signal(signo) && act && !(act->sa_flags & SA_SIGINFO) &&
+	    act->sa_handler == SIG_DFL) {
+		fatal_action(&current);
+		act = &current;
 	}
 	rc = real_sigaction(signo, act, old);
 	if (rc == 0 && old && is_fatal_handler(old)) {
