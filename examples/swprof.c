@@ -405,7 +405,7 @@ __attribute__((constructor)) static void swprof_init(void)
 	/* Registered before the C library's own exit work: it runs after every destructor. */
 	on_exit(on_exit_status, NULL);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	install_fatal_handlers();
+	guard_start();
 	if (!start_sampler())
 		prof.started = 0;
 }

@@ -51,7 +51,7 @@ void write_profile(void);           /* once per process (again after a failed ex
 
 /* swprof_guard.c */
 void die_of(int signo);
-void install_fatal_handlers(void);
+void guard_start(void);               /* the real functions found, SIGINT and SIGTERM hooked */
 void fork_prepare(void);
 void fork_parent(void);
 void fork_child(void);

@@ -23,15 +23,34 @@
 #include <stackwalk.h>
 #include "swprof.h"
 
+/*
+ * The C library's functions, past the ones this library interposes: found
+ * at start-up (guard_start), as dlsym may not be called from a signal
+ * handler or a vfork child; on demand if called before.
+ */
+enum { REAL_SIGACTION, REAL_EXIT, REAL_EXIT_C99, REAL_EXECVE, REAL_EXECVPE, REAL_FEXECVE, NREAL };
+static const char *const real_names[NREAL] = {
+	"sigaction", "_exit", "_Exit", "execve", "execvpe", "fexecve"
+};
+static void *real_fns[NREAL];
+
+static void *real_fn(int which)
+{
+	void *fn = __atomic_load_n(&real_fns[which], __ATOMIC_ACQUIRE);
+
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, real_names[which]);
+		__atomic_store_n(&real_fns[which], fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-/* The C library's sigaction, past the one this library interposes. */
 static int real_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
-	static sigaction_fn real;
+	sigaction_fn real = (sigaction_fn)real_fn(REAL_SIGACTION);
 
-	if (!real)
-		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
@@ -50,8 +69,11 @@ static void finish_profile(void)
 {
 	if (!profiled_here())
 		return;
+	/* From here the thread runs the agent's code: no sample of it is taken. */
+	sw_registry_unsafe_enter();
 	stop_sampler();
 	sw_registry_remove_self(prof.reg);
+	sw_registry_unsafe_leave();
 	write_profile();
 }
 
@@ -74,7 +96,7 @@ typedef void (*exit_fn)(int);
 
 SWPROF_API void _exit(int status)
 {
-	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	exit_fn real = (exit_fn)real_fn(REAL_EXIT);
 
 	finish_profile();
 	real(status);
@@ -83,7 +105,7 @@ SWPROF_API void _exit(int status)
 
 SWPROF_API void _Exit(int status)
 {
-	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+	exit_fn real = (exit_fn)real_fn(REAL_EXIT_C99);
 
 	finish_profile();
 	real(status);
@@ -146,9 +168,12 @@ static void fatal_action(struct sigaction *sa)
 	sigemptyset(&sa->sa_mask);
 }
 
-void install_fatal_handlers(void)
+void guard_start(void)
 {
 	static const int fatal[] = { SIGINT, SIGTERM };
+
+	for (int i = 0; i < NREAL; i++)
+		real_fn(i);
 
 	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
 		struct sigaction cur, sa;
@@ -365,7 +390,7 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
 /* Every exec* comes here: the C library's own call each other inside, out of reach. */
 static int exec_with(const char *path, int fd, char *const argv[], char *const envp[],
-                     const char *real_name)
+                     int real_name)
 {
 	char var[64];
 	/*
@@ -375,7 +400,7 @@ static int exec_with(const char *path, int fd, char *const argv[], char *const e
 	int doomed = path && strchr(path, '/') && access(path, X_OK) != 0;
 	int stopped = doomed ? 0 : before_exec(), rc, saved;
 	char *const *env = stopped ? tagged_env(envp, var, sizeof var) : envp;
-	void *real = dlsym(RTLD_NEXT, real_name);
+	void *real = real_fn(real_name);
 
 	if (!real) {
 		rc = -1;
@@ -394,34 +419,34 @@ static int exec_with(const char *path, int fd, char *const argv[], char *const e
 
 SWPROF_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-	return exec_with(path, -1, argv, envp, "execve");
+	return exec_with(path, -1, argv, envp, REAL_EXECVE);
 }
 
 SWPROF_API int execv(const char *path, char *const argv[])
 {
-	return exec_with(path, -1, argv, environ, "execve");
+	return exec_with(path, -1, argv, environ, REAL_EXECVE);
 }
 
 SWPROF_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	return exec_with(file, -1, argv, envp, "execvpe");
+	return exec_with(file, -1, argv, envp, REAL_EXECVPE);
 }
 
 SWPROF_API int execvp(const char *file, char *const argv[])
 {
-	return exec_with(file, -1, argv, environ, "execvpe");
+	return exec_with(file, -1, argv, environ, REAL_EXECVPE);
 }
 
 SWPROF_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	return exec_with(NULL, fd, argv, envp, "fexecve");
+	return exec_with(NULL, fd, argv, envp, REAL_FEXECVE);
 }
 
 /* execl, execlp, execle: their arguments as an argv. */
 #define MAX_EXECL_ARGS 4096
 
 static int execl_common(const char *path, const char *arg, va_list ap, int with_env,
-                        const char *real_name)
+                        int real_name)
 {
 	char *argv[MAX_EXECL_ARGS + 1];
 	char *const *envp = environ;
@@ -453,6 +478,6 @@ static int execl_common(const char *path, const char *arg, va_list ap, int with_
 		return rc;                                                  \
 	}
 
-EXECL_INTERPOSER(execl, 0, "execve")
-EXECL_INTERPOSER(execle, 1, "execve")
-EXECL_INTERPOSER(execlp, 0, "execvpe")
+EXECL_INTERPOSER(execl, 0, REAL_EXECVE)
+EXECL_INTERPOSER(execle, 1, REAL_EXECVE)
+EXECL_INTERPOSER(execlp, 0, REAL_EXECVPE)
