@@ -3,8 +3,10 @@
  * every thread of the program with an sw_registry, samples them all from
  * its own thread at SWPROF_HZ (default 1000) with sw_sampler_sample_all,
  * walks each stopped thread (native code through the CFI of the modules
- * it registers at start), and at exit writes folded stacks and an SVG
- * flame graph and prints a one-line summary.  A sample whose walk stopped
+ * it registers at start), and when the process ends (exit, _exit, exec,
+ * SIGINT, SIGTERM) writes folded stacks and an SVG flame graph named after
+ * its pid and prints a one-line summary.  A forked child gets a profile
+ * of its own.  The program must not notice: see "harmless" below.  A sample whose walk stopped
  * before the thread's outermost frame keeps a "[stopped: reason]" frame in
  * place of the frames it could not reach.  See swprof(1).
  *
@@ -13,43 +15,30 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <stackwalk.h>
+#include "swprof.h"
 
-#define SWPROF_API __attribute__((visibility("default")))
 #define MAX_DEPTH 128
-#define MAX_MODULES 256
 #define BUFFER_WORDS (4u << 20)     /* raw samples: a header word, then IPs */
 /* The header word: the depth, and why the walk stopped early (-SW_E_*) or 0. */
 #define HEADER(depth, status) ((uint64_t)(depth) | (uint64_t)(uint32_t)-(status) << 32)
 #define HEADER_DEPTH(h) ((size_t)(uint32_t)(h))
 #define HEADER_STATUS(h) (-(sw_status)((h) >> 32))
 
-typedef struct profile {
-	sw_registry *reg;
-	sw_codemap *map;
-	const sw_codemap *runtime_map;      /* a runtime's managed code (swprof_use_codemap) */
-	const char *(*method_name)(void *method);
-	sw_module *modules[MAX_MODULES];
-	unsigned nmodules;
-	uint64_t *buf;
-	size_t used;
-	unsigned long samples, dropped, failed, stopped, threads_seen;
-	unsigned hz;
-	int signo;
-	int stop;
-	int started;
-	pthread_t thread;
-} profile;
-
-static profile prof;
+profile prof;
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 /* --- the hook a runtime calls -------------------------------------------------------- */
@@ -226,19 +215,35 @@ static sw_walk_action on_sample(const sw_sample *s, void *data)
 	return SW_CONTINUE;
 }
 
+static void futex_wait_until(int *word, const struct timespec *deadline)
+{
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+	syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, 0, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void futex_wake_all(int *word)
+{
+	__atomic_store_n(word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+
 static void *sampler_main(void *arg)
 {
 	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
 	long period = 1000000000L / (long)prof.hz;
 	struct timespec next;
+	int started;
 
 	(void)arg;
 	sw_walk_cache_init(&managed_rules);
 	sw_walk_cache_init(&native_rules);
-	if (sw_sampler_start(prof.reg, &opt) != SW_OK)
+	started = sw_sampler_start(prof.reg, &opt) == SW_OK;
+	futex_wake_all(&prof.ready);
+	if (!started)
 		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&prof.fatal_signo, __ATOMIC_ACQUIRE)) {
 		struct timespec now;
 
 		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
@@ -251,10 +256,56 @@ static void *sampler_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > next.tv_sec + 1)
 			next = now;     /* far behind (stopped, overloaded): do not burst */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		futex_wait_until(&prof.wake, &next);
 	}
 	sw_sampler_stop(prof.reg);
+	if (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) && prof.fatal_signo) {
+		write_profile();
+		die_of(prof.fatal_signo);
+	}
 	return NULL;
+}
+
+/*
+ * The sampler thread blocks every signal: the program's signals go to the
+ * program's threads, as they would without it.  Returns once it samples,
+ * so that a handler the program installs from now on meets the sampler's
+ * and is chained to it, whatever the order the threads run in.
+ */
+int start_sampler(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	__atomic_store_n(&prof.stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&prof.wake, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&prof.ready, 0, __ATOMIC_RELEASE);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = real_pthread_create(&prof.thread, NULL, sampler_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return 0;
+	/* Waiting here, the thread is in the agent's code: not a sample of the program. */
+	sw_registry_unsafe_enter();
+	while (!__atomic_load_n(&prof.ready, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &prof.ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	sw_registry_unsafe_leave();
+	prof.sampling = 1;
+	return 1;
+}
+
+/* End the sampler thread: no sample signal is sent after this returns. */
+void stop_sampler(void)
+{
+	if (!prof.sampling)
+		return;
+	__atomic_store_n(&prof.stop, 1, __ATOMIC_RELEASE);
+	futex_wake_all(&prof.wake);
+	sw_registry_unsafe_enter();
+	pthread_join(prof.thread, NULL);
+	sw_registry_unsafe_leave();
+	prof.sampling = 0;
 }
 
 /* --- threads ------------------------------------------------------------------------- */
@@ -329,12 +380,6 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* A forked child has no sampler thread: it is not profiled. */
-static void in_child(void)
-{
-	prof.started = 0;
-}
-
 __attribute__((constructor)) static void swprof_init(void)
 {
 	const char *hz = getenv("SWPROF_HZ"), *sig = getenv("SWPROF_SIGNAL");
@@ -342,8 +387,11 @@ __attribute__((constructor)) static void swprof_init(void)
 
 	prof.hz = hz && atoi(hz) > 0 && atoi(hz) <= 100000 ? (unsigned)atoi(hz) : 1000;
 	prof.signo = sig && atoi(sig) > 0 ? atoi(sig) : SIGPROF;
+	prof.pid = getpid();
+	prof.exec_generation = exec_generation_from_env();
 	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 	                               void *))dlsym(RTLD_NEXT, "pthread_create");
+	dl_iterate_phdr(find_own_text, (void *)(uintptr_t)swprof_init);
 	prof.buf = malloc(BUFFER_WORDS * sizeof prof.buf[0]);
 	if (!prof.buf || !real_pthread_create || sw_codemap_create(&prof.map) != SW_OK ||
 	    sw_registry_create(&prof.reg) != SW_OK) {
@@ -354,8 +402,11 @@ __attribute__((constructor)) static void swprof_init(void)
 	if (sw_registry_add_self(prof.reg, prof.map, NULL, &id) == SW_OK)
 		prof.threads_seen = 1;
 	prof.started = 1;
-	pthread_atfork(NULL, NULL, in_child);
-	if (real_pthread_create(&prof.thread, NULL, sampler_main, NULL) != 0)
+	/* Registered before the C library's own exit work: it runs after every destructor. */
+	on_exit(on_exit_status, NULL);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	guard_start();
+	if (!start_sampler())
 		prof.started = 0;
 }
 
@@ -515,11 +566,12 @@ static void free_node(node *n)
 	}
 }
 
-static void write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
-                      unsigned long total, const char *heading)
+static int write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
+                     unsigned long total, const char *heading)
 {
 	node root = { .name = (char *)"all", .count = total };
 	unsigned depth;
+	int ok = 0;
 	FILE *f;
 
 	for (size_t i = 0; i < nlines; i++) {
@@ -547,27 +599,71 @@ static void write_svg(const char *path, char **lines, size_t nlines, const unsig
 		fprintf(f, "</text>\n");
 		svg_node(f, &root, 0, 0, depth, total ? (double)SVG_WIDTH / (double)total : 0);
 		fprintf(f, "</svg>\n");
-		fclose(f);
+		ok = !ferror(f);
+		ok = fclose(f) == 0 && ok;
 	}
 	free_node(root.child);
+	return ok;
 }
 
-__attribute__((destructor)) static void swprof_fini(void)
+/*
+ * An output name: %p is the pid, followed by ".N" in the N-th image an
+ * exec started in the same process, so no image overwrites another's
+ * profile; %% is a percent sign.
+ */
+static void output_name(const char *template, char *out, size_t size)
 {
-	const char *out = getenv("SWPROF_OUT"), *svg = getenv("SWPROF_SVG");
-	char heading[160];
+	size_t len = 0;
+
+	for (const char *t = template; *t && len + 1 < size; t++) {
+		int n = 0;
+
+		if (t[0] == '%' && t[1] == 'p' && prof.exec_generation)
+			n = snprintf(out + len, size - len, "%ld.%u", (long)prof.pid, prof.exec_generation);
+		else if (t[0] == '%' && t[1] == 'p')
+			n = snprintf(out + len, size - len, "%ld", (long)prof.pid);
+		else if (t[0] == '%' && t[1] == '%')
+			out[len++] = '%';
+		else
+			out[len++] = *t;
+		if (t[0] == '%' && (t[1] == 'p' || t[1] == '%'))
+			t++;
+		len += n > 0 ? (size_t)n : 0;
+	}
+	out[len < size ? len : size - 1] = 0;
+}
+
+static int write_folded(const char *path, char **lines, size_t nuniq, const unsigned long *counts)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return 0;
+	for (size_t i = 0; i < nuniq; i++)
+		fprintf(f, "%s %lu\n", lines[i], counts[i]);
+	ok = !ferror(f);
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * Name the samples, write the folded stacks and the flame graph, and say
+ * where, once per process (and again only after a failed exec).  The
+ * sampler thread has ended.
+ */
+void write_profile(void)
+{
+	const char *out_template = getenv("SWPROF_OUT"), *svg_template = getenv("SWPROF_SVG");
+	char heading[160], out[4096], svg[4096];
 	char **lines;
 	unsigned long *counts;
 	size_t nlines = 0, nuniq = 0;
-	FILE *f;
+	int ok = 0;
 
-	if (!prof.started)
+	if (__atomic_exchange_n(&prof.written, 1, __ATOMIC_ACQ_REL))
 		return;
-	__atomic_store_n(&prof.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(prof.thread, NULL);
-	sw_registry_remove_self(prof.reg);
-	out = out && *out ? out : "swprof.folded";
-	svg = svg && *svg ? svg : "swprof.svg";
+	output_name(out_template && *out_template ? out_template : "swprof.%p.folded", out, sizeof out);
+	output_name(svg_template && *svg_template ? svg_template : "swprof.%p.svg", svg, sizeof svg);
 
 	/* One "root;...;leaf" line per sample, sorted, counted. */
 	lines = calloc(prof.samples + 1, sizeof *lines);
@@ -610,20 +706,21 @@ __attribute__((destructor)) static void swprof_fini(void)
 			lines[nuniq] = lines[i];
 			counts[nuniq++] = 1;
 		}
-		f = fopen(out, "w");
-		if (f) {
-			for (size_t i = 0; i < nuniq; i++)
-				fprintf(f, "%s %lu\n", lines[i], counts[i]);
-			fclose(f);
-		}
+		ok = write_folded(out, lines, nuniq, counts);
 		snprintf(heading, sizeof heading, "swprof: %lu samples of %lu threads at %u Hz "
 		         "(%lu stopped early), %zu distinct stacks", prof.samples, prof.threads_seen,
 		         prof.hz, prof.stopped, nuniq);
-		write_svg(svg, lines, nuniq, counts, prof.samples, heading);
+		ok = ok && write_svg(svg, lines, nuniq, counts, prof.samples, heading);
 	}
-	fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu stopped "
-	        "early, %lu dropped), %zu distinct stacks -> %s, %s\n", prof.samples,
-	        prof.threads_seen, prof.hz, prof.failed, prof.stopped, prof.dropped, nuniq, out, svg);
+	if (ok)
+		fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu "
+		        "stopped early, %lu dropped), %zu distinct stacks -> %s, %s\n", prof.samples,
+		        prof.threads_seen, prof.hz, prof.failed, prof.stopped, prof.dropped, nuniq, out,
+		        svg);
+	else
+		fprintf(stderr, "swprof: cannot write the profile to %s and %s: %s\n", out, svg,
+		        errno ? strerror(errno) : "out of memory");
+	prof.write_failed = !ok;
 	for (size_t i = 0; lines && i < nuniq; i++)
 		free(lines[i]);
 	free(lines);

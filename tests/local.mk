@@ -70,3 +70,9 @@ tests_swprof_stopped_LDFLAGS = -no-install
 TESTS += tests/swstack-stopped.test tests/swprof-stopped.test
 EXTRA_DIST += tests/swstack-stopped.test tests/swstack/stopped.c tests/swprof-stopped.test
 tests/swstack-stopped.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
+# swprof leaves its target unharmed and writes every process's profile (issue 26).
+check_PROGRAMS += tests/swprof_harmless
+tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
+tests_swprof_harmless_LDADD = -lpthread
+TESTS += tests/swprof-harmless.test
+EXTRA_DIST += tests/swprof-harmless.test

@@ -22,6 +22,7 @@
 #ifndef STACKWALK_SAMPLER_H
 #define STACKWALK_SAMPLER_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stackwalk/export.h>
 #include <stackwalk/status.h>
@@ -125,6 +126,19 @@ SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb,
  * previous handler of the signal.  SW_E_UNSAFE from another thread.
  */
 SW_API sw_status sw_sampler_stop(sw_registry *reg);
+
+/*
+ * sw_sampler_chain_action - the action for `signo` signals the sampler did
+ * not send (the program's own SIGPROF, say): the handler the sampler
+ * installed passes them on to it.  It starts as the action installed
+ * before the first sw_sampler_start on `signo`; a program, or an agent
+ * interposing sigaction(2), sets it here instead of replacing the
+ * sampler's handler.  `act` and `old` (either may be NULL) work as in
+ * sigaction(2).  SW_E_STATE if no sampler ever installed its handler on
+ * `signo`: use sigaction itself.
+ */
+SW_API sw_status sw_sampler_chain_action(int signo, const struct sigaction *act,
+                                         struct sigaction *old);
 
 #ifdef __cplusplus
 }

@@ -59,13 +59,22 @@ struct sw_registry {
 	pthread_t sampler;
 	int signo;
 	unsigned timeout_ms;
-	struct sigaction old_action;
 	reg_entry *target;          /* atomic: the entry being asked to stop */
 };
 
 /* The registry that owns each signal, for the handler. */
 static sw_registry *signal_owner[65];
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The sample signals' mark in si_value: an address no one else sends. */
+static const char sample_cookie;
+/*
+ * Per signal, the program's action for signals not ours.  Two slots and
+ * an index, so that a handler reading one is not torn by an update
+ * writing the other.
+ */
+static struct sigaction chained[65][2];
+static int chained_slot[65];
+static int handler_installed[65];
 static __thread int thread_unsafe_depth __attribute__((tls_model("initial-exec")));
 
 #ifdef __linux__
@@ -297,6 +306,52 @@ SW_API sw_status sw_registry_remove_self(sw_registry *reg)
 }
 
 #ifdef __linux__
+static int is_sample_signal(const siginfo_t *si)
+{
+	return si && si->si_code == SI_QUEUE && si->si_pid == getpid() &&
+	       si->si_value.sival_ptr == (void *)&sample_cookie;
+}
+
+/* Signals whose default action is to do nothing. */
+static int ignored_by_default(int signo)
+{
+	return signo == SIGCHLD || signo == SIGURG || signo == SIGWINCH || signo == SIGCONT;
+}
+
+/*
+ * What the program would have seen without the sampler: its handler, or
+ * the default action (which, for SIGPROF or a real-time signal, ends the
+ * process: the handler steps aside, unblocks the signal and raises it).
+ */
+static void run_chained_action(int signo, siginfo_t *si, void *uc)
+{
+	const struct sigaction *a =
+		&chained[signo][__atomic_load_n(&chained_slot[signo], __ATOMIC_ACQUIRE)];
+	struct sigaction dfl, mine;
+	sigset_t set;
+
+	if (a->sa_flags & SA_SIGINFO) {
+		if (a->sa_sigaction)
+			a->sa_sigaction(signo, si, uc);
+		return;
+	}
+	if (a->sa_handler == SIG_IGN || (a->sa_handler == SIG_DFL && ignored_by_default(signo)))
+		return;
+	if (a->sa_handler != SIG_DFL) {
+		a->sa_handler(signo);
+		return;
+	}
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(signo, &dfl, &mine);
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	raise(signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	/* Still here (a stop signal, continued): the sampler's handler again. */
+	sigaction(signo, &mine, NULL);
+}
+
 /*
  * The target's side.  Only atomics, register copying and futex calls:
  * async-signal-safe.  A signal meant for nobody here (a stale one after a
@@ -308,9 +363,13 @@ static void on_sample_signal(int signo, siginfo_t *si, void *uc)
 	sw_registry *reg;
 	reg_entry *e;
 
-	SWI_UNUSED(si);
 	if (signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]))
 		goto out;
+	if (!is_sample_signal(si)) {
+		errno = saved_errno;
+		run_chained_action(signo, si, uc);
+		goto out;
+	}
 	reg = __atomic_load_n(&signal_owner[signo], __ATOMIC_ACQUIRE);
 	if (!reg)
 		goto out;
@@ -367,6 +426,20 @@ static int wait_while(int *word, int value, const struct timespec *deadline)
 	return 1;
 }
 
+/* Queue the signal to one thread, marked as the sampler's. */
+static int send_sample_signal(int signo, pid_t tid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	si.si_signo = signo;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)&sample_cookie;
+	return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signo, &si);
+}
+
 /* Stop `e` (busy already set by the caller), call back, resume it. */
 static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callback cb, void *data)
 {
@@ -386,7 +459,7 @@ static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callbac
 		return SW_E_UNSAFE;
 	store(&e->state, ST_REQUESTED);
 	__atomic_store_n(&reg->target, e, __ATOMIC_RELEASE);
-	if (syscall(SYS_tgkill, getpid(), e->tid, reg->signo) != 0) {
+	if (send_sample_signal(reg->signo, e->tid) != 0) {
 		store(&e->state, ST_IDLE);
 		return SW_E_UNSAFE;
 	}
@@ -479,7 +552,7 @@ static sw_status may_sample(sw_registry *reg)
 SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *options)
 {
 #ifdef __linux__
-	struct sigaction sa;
+	struct sigaction sa, old;
 	int signo = options && options->signo ? options->signo : SIGPROF;
 	sw_status st = SW_OK;
 
@@ -505,10 +578,14 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 		reg->timeout_ms = options && options->timeout_ms ? options->timeout_ms : 1000;
 		reg->sampler = pthread_self();
 		__atomic_store_n(&signal_owner[signo], reg, __ATOMIC_RELEASE);
-		if (sigaction(signo, &sa, &reg->old_action) != 0) {
+		if (sigaction(signo, &sa, &old) != 0) {
 			__atomic_store_n(&signal_owner[signo], NULL, __ATOMIC_RELEASE);
 			st = SW_E_INVAL;
 		} else {
+			/* Started before: what was there is our own handler, not the program's. */
+			if (!handler_installed[signo])
+				chained[signo][load(&chained_slot[signo])] = old;
+			__atomic_store_n(&handler_installed[signo], 1, __ATOMIC_RELEASE);
 			reg->sampling = 1;
 		}
 	}
@@ -531,7 +608,8 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 	/*
 	 * Our handler stays installed: a withdrawn request's signal may still
 	 * be pending, and the old action (SIGPROF's default kills) must not
-	 * see it.  With no owner the handler just returns.
+	 * see it.  With no owner the handler just returns; signals not ours
+	 * still go to the program's action.
 	 */
 	__atomic_store_n(&signal_owner[reg->signo], NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&reg->target, NULL, __ATOMIC_RELEASE);
@@ -540,6 +618,35 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 	return SW_OK;
 #else
 	SWI_UNUSED(reg);
+	return SW_E_UNSUPPORTED;
+#endif
+}
+
+SW_API sw_status sw_sampler_chain_action(int signo, const struct sigaction *act,
+                                         struct sigaction *old)
+{
+#ifdef __linux__
+	int slot;
+
+	if (signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]))
+		return SW_E_INVAL;
+	if (!__atomic_load_n(&handler_installed[signo], __ATOMIC_ACQUIRE))
+		return SW_E_STATE;
+	/*
+	 * No lock: sigaction is async-signal-safe, and programs call it from
+	 * their handlers.  Two threads setting the same signal's action at
+	 * once is the one race left.
+	 */
+	slot = load(&chained_slot[signo]);
+	if (old)
+		*old = chained[signo][slot];
+	if (act) {
+		chained[signo][!slot] = *act;
+		store(&chained_slot[signo], !slot);
+	}
+	return SW_OK;
+#else
+	SWI_UNUSED(signo); SWI_UNUSED(act); SWI_UNUSED(old);
 	return SW_E_UNSUPPORTED;
 #endif
 }

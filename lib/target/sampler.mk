@@ -27,7 +27,8 @@ dist_man_MANS += \
 	man/sw_sampler_start.3 \
 	man/sw_sampler_sample.3 \
 	man/sw_sampler_sample_all.3 \
-	man/sw_sampler_stop.3
+	man/sw_sampler_stop.3 \
+	man/sw_sampler_chain_action.3
 
 # The sampler's refusals made to happen on cue (it interposes the mutex
 # functions: -ldl), and threads exiting while they are walked.
