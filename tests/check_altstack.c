@@ -22,8 +22,9 @@
 #define OWN_HI (SB_STACK_HI - 16)
 #define T_START 0x10006000ull
 #define A_START 0x10001000ull
-#define SS_ONSTACK 1
-#define SS_DISABLE 2
+/* The kernel's ss_flags (its values, whatever the host's headers say). */
+#define K_SS_ONSTACK 1
+#define K_SS_DISABLE 2
 
 /* The kernel's x64 ucontext at the trampoline's SP: uc_stack, then the mcontext's rsp and rip. */
 static void signal_frame(sb_world *w, uint64_t u, uint64_t ss_sp, uint64_t ss_flags, uint64_t ss_size,
@@ -172,9 +173,9 @@ START_TEST(hostile_interrupted_sp)
 		uint64_t ss_sp, ss_flags, ss_size, isp;
 		int no_bounds;
 	} cases[] = {
-		{ ALT_LO, SS_ONSTACK, ALT_HI - ALT_LO, ALT_LO + 0x100, 0 },     /* nested, yet below the frame */
-		{ ALT_LO, SS_ONSTACK, ALT_HI - ALT_LO, OWN_LO + 0x100, 0 },     /* nested, yet off the stack */
-		{ ALT_LO, SS_DISABLE, ALT_HI - ALT_LO, OWN_LO + 0x100, 0 },     /* no alternate stack */
+		{ ALT_LO, K_SS_ONSTACK, ALT_HI - ALT_LO, ALT_LO + 0x100, 0 },     /* nested, yet below the frame */
+		{ ALT_LO, K_SS_ONSTACK, ALT_HI - ALT_LO, OWN_LO + 0x100, 0 },     /* nested, yet off the stack */
+		{ ALT_LO, K_SS_DISABLE, ALT_HI - ALT_LO, OWN_LO + 0x100, 0 },     /* no alternate stack */
 		{ OWN_LO, 0, 0x100, OWN_LO + 0x1000, 0 },                       /* the frame is not on it */
 		{ ALT_LO, 0, ALT_HI - ALT_LO, ALT_LO + 0x100, 0 },              /* still on it, below */
 		{ ALT_LO, 0, ALT_HI - ALT_LO, 0x1234, 0 },                      /* on no stack */
