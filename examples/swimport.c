@@ -1,14 +1,15 @@
 /*
  * swimport - turn an ELF file's unwind information into an SWU image.
  *
- *   swimport [-C] [-q] [-o OUT] ELF
+ *   swimport [-C] [-q] [-v] [-o OUT] ELF
  *
  * The CFI of the file (.eh_frame, .debug_frame) is imported into SWU, and
  * the code it does not describe (PLT entries, assembly without CFI, stack
  * realignment) by instruction analysis unless -C; the module's functions,
  * with their names, are written as one SWU image (swu-image(5)) that
  * sw_codemap_add_image(3) registers in one call.  OUT defaults to ELF.swui.
- * A summary goes to stderr unless -q.
+ * A summary goes to stderr unless -q; -v also names each function whose
+ * CFI was skipped, with why, and whether analysis described it instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: swimport [-C] [-q] [-o OUT] ELF\n");
+	fprintf(stderr, "usage: swimport [-C] [-q] [-v] [-o OUT] ELF\n");
 	exit(2);
 }
 
@@ -54,11 +55,46 @@ static void summary(const char *in, const char *out, sw_arch arch, const sw_modu
 	fprintf(stderr, "%s: %zu entries, %zu bytes\n", out, n, len);
 }
 
+/* The analyzed function holding `addr`, if any (fns by ascending address). */
+static const sw_native_function *analyzed_at(const sw_native_function *fns, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fns[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr - fns[lo - 1].start >= fns[lo - 1].size ||
+	    !(fns[lo - 1].flags & SW_CODE_ANALYZED))
+		return NULL;
+	return &fns[lo - 1];
+}
+
+/* -v: each function whose CFI was skipped, by name, and why. */
+static void list_skips(const char *in, const sw_module *m, const sw_native_function *fns, size_t n)
+{
+	const sw_module_skip *k;
+	size_t nk;
+
+	if (sw_module_skips(m, &k, &nk) != SW_OK)
+		return;
+	for (size_t i = 0; i < nk; i++)
+		fprintf(stderr, "%s: skipped %s (0x%llx, %llu bytes) at +0x%llx: %s%s\n", in,
+		        k[i].name ? k[i].name : "??", (unsigned long long)k[i].start,
+		        (unsigned long long)k[i].size, (unsigned long long)(k[i].where - k[i].start),
+		        sw_module_skip_name(k[i].reason),
+		        analyzed_at(fns, n, k[i].where) ? "; described by analysis" : "");
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = NULL;
 	unsigned flags = SW_MODULE_ANALYZE;
-	int quiet = 0, c, rc = 1;
+	int quiet = 0, verbose = 0, c, rc = 1;
 	char *def = NULL;
 	void *buf = NULL;
 	size_t len = 0, n = 0;
@@ -68,10 +104,11 @@ int main(int argc, char **argv)
 	sw_arch arch;
 	sw_status st;
 
-	while ((c = getopt(argc, argv, "Cqo:h")) != -1) {
+	while ((c = getopt(argc, argv, "Cqvo:h")) != -1) {
 		switch (c) {
 		case 'C': flags = 0; break;
 		case 'q': quiet = 1; break;
+		case 'v': verbose = 1; break;
 		case 'o': out = optarg; break;
 		default: usage();
 		}
@@ -103,8 +140,11 @@ int main(int argc, char **argv)
 	}
 	if (write_file(out, buf, len) != 0)
 		goto done;
-	if (!quiet && sw_module_stats(m, &s) == SW_OK && sw_module_functions(m, &fns, &n) == SW_OK)
+	if (!quiet && sw_module_stats(m, &s) == SW_OK && sw_module_functions(m, &fns, &n) == SW_OK) {
 		summary(argv[optind], out, arch, &s, n, len);
+		if (verbose)
+			list_skips(argv[optind], m, fns, n);
+	}
 	rc = 0;
 done:
 	free(buf);

@@ -31,6 +31,7 @@ dist_man_MANS += \
 	man/sw_module_symbolize.3 \
 	man/sw_module_functions.3 \
 	man/sw_module_stats.3 \
+	man/sw_module_skips.3 \
 	man/sw_module_skip_name.3 \
 	man/sw_module_free.3 \
 	man/sw_swu_def_cfa.3 \

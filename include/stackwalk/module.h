@@ -160,6 +160,27 @@ SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint
 SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,
                                      size_t *count);
 
+/*
+ * A function whose CFI the import skipped, by name where a symbol gives
+ * one: a frame in it is walked only by instruction analysis
+ * (SW_MODULE_ANALYZE, and the PLT at every load) or not at all, and a
+ * tool can say which function it could not walk and why.
+ */
+typedef struct sw_module_skip {
+	const char *name;               /* the function symbol holding `start`, or NULL */
+	uint64_t start;                 /* the FDE's first byte: ELF address + load bias */
+	uint64_t size;                  /* bytes, the FDE's address range */
+	uint64_t where;                 /* the address whose CFI row could not be imported (+ bias) */
+	uint32_t reason;                /* SW_SKIP_* */
+} sw_module_skip;
+
+/*
+ * sw_module_skips - the functions whose CFI was skipped, in section order:
+ * every skipped FDE that had an address range (stats.skipped also counts
+ * FDEs too malformed to have one).  Owned by the module.
+ */
+SW_API sw_status sw_module_skips(const sw_module *m, const sw_module_skip **skips, size_t *count);
+
 /* sw_module_stats - what loading found: functions imported, skipped and why. */
 SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out);
 

@@ -41,6 +41,8 @@ struct sw_module {
 	uint64_t base;                  /* the lowest PT_LOAD address (ELF address) */
 	sw_native_function *fns;
 	size_t nfns;
+	sw_module_skip *skips;          /* the FDEs the import skipped (sw_module_skips) */
+	size_t nskips;
 	uint8_t *blobs;
 	struct module_symbol *syms;
 	size_t nsyms, syms_cap;
@@ -322,6 +324,27 @@ static sw_status take_functions(sw_module *m, struct swi_cfi_import *imp)
 	return SW_OK;
 }
 
+/* The FDEs the import skipped, named and moved by the load bias as the functions are. */
+static sw_status take_skips(sw_module *m, const struct swi_cfi_import *imp)
+{
+	if (imp->nskips == 0)
+		return SW_OK;
+	if (!(m->skips = calloc(imp->nskips, sizeof *m->skips)))
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < imp->nskips; i++) {
+		const struct swi_cfi_skip *k = &imp->skips[i];
+		const struct module_symbol *s;
+
+		if (k->start + m->bias < k->start || k->start + m->bias + k->size < k->start + m->bias)
+			return SW_E_INVAL;
+		s = find_symbol(m, k->start + m->bias);
+		m->skips[i] = (sw_module_skip){ s ? m->names + s->name : NULL, k->start + m->bias, k->size,
+		                                k->where + m->bias, k->reason };
+	}
+	m->nskips = imp->nskips;
+	return SW_OK;
+}
+
 /*
  * The code table sw_module_register hands the map (codemap_table.h): the
  * functions' starts and their distinct blobs, which the importer already
@@ -416,6 +439,8 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsi
 		st = (flags & SW_MODULE_ANALYZE) ? analyze(m, elf, &imp) : swi_analyze_plt(elf, arch, &imp);
 	if (st == SW_OK)
 		st = take_functions(m, &imp);
+	if (st == SW_OK)
+		st = take_skips(m, &imp);
 	if (st == SW_OK) {
 		uint32_t symbols = m->stats.symbols;
 
@@ -578,6 +603,15 @@ SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_functio
 	return SW_OK;
 }
 
+SW_API sw_status sw_module_skips(const sw_module *m, const sw_module_skip **skips, size_t *count)
+{
+	if (!m || !skips || !count)
+		return SW_E_INVAL;
+	*skips = m->skips;
+	*count = m->nskips;
+	return SW_OK;
+}
+
 SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out)
 {
 	if (!m || !out)
@@ -613,6 +647,7 @@ SW_API void sw_module_free(sw_module *m)
 	if (!m)
 		return;
 	free(m->fns);
+	free(m->skips);
 	free(m->blobs);
 	swi_code_table_store_free(&m->table);
 	free(m->syms);
