@@ -11,6 +11,13 @@ gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cr
 libclang-rt-14-dev python3"
 # perf record / inject --jit / report: tests/perf-jit.test
 SW_PACKAGES="$SW_PACKAGES linux-perf"
+# Outside authorities and inputs for the real-program tests and benchmarks:
+# eu-stack (elfutils), lli and libLLVM (llvm), libc's separate debug files,
+# Rust programs to name, go tool pprof to read profiles back.
+SW_PACKAGES="$SW_PACKAGES elfutils llvm libc6-dbg rustc golang-go protobuf-compiler"
+# Libraries for names (demangling, MiniDebugInfo, debuginfod) and pprof.
+SW_PACKAGES="$SW_PACKAGES libiberty-dev liblzma-dev libdebuginfod-dev \
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 
 sw_install_deps() {
 	missing=""
