@@ -436,6 +436,63 @@ START_TEST(gc_roots_of_managed_frames)
 }
 END_TEST
 
+/*
+ * CoreCLR's conventions for a frame that is not the active one
+ * (vm/eetwain.cpp, EECodeManager::EnumGcRefs; vm/stackwalk.h,
+ * CrawlFrame::GetCodeManagerFlags): its liveness is read at the return
+ * address minus one, inside the call, and its scratch registers are not
+ * reported.  A: a slot at CFA-48 live up to its call only (the call ends
+ * at +25, the return address), and rax, a scratch register, live across
+ * it.  B, active at +20: rcx, a scratch register, live there.
+ */
+static void a_gc_to_call(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -48, 0, 20, 25), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RAX, 0, 10, 40), SW_OK);
+}
+
+static void b_gc_scratch(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RCX, 0, 15, 25), SW_OK);
+}
+
+START_TEST(gc_roots_follow_coreclr_conventions)
+{
+	sb_world w;
+	struct gc_seen g;
+
+	sb_init(&w);
+	sb_add_method_a_ex(&w, A_START, &method_a, a_gc_to_call);
+	sb_add_method_b_ex(&w, B_START, &method_b, b_gc_scratch);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, CALLER_RBP);
+	sb_put(&w, S0 - 16, CALLER_RBX);
+	sb_put(&w, S0 - 96, A_START + 25);
+	sb_put(&w, S0 - 104, CALLER_R12);
+	sb_put(&w, S0 - 112, A_RBX);
+	sb_put(&w, S0 + 8 - 48, 0x0b1ec8);          /* A's slot at CFA-48 */
+	sw_context_set(&w.seed, SW_X64_RIP, B_START + 20);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 128);
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 8);
+	sw_context_set(&w.seed, SW_X64_RCX, 0xc1c1);
+	sw_context_set(&w.seed, SW_X64_RAX, 0xdead);
+
+	memset(&g, 0, sizeof g);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, gc_walk_cb, &g, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(g.n, 2);
+	/* B, the active frame: its scratch register, from the seed. */
+	ck_assert_ptr_eq(g.method[0], &method_b);
+	ck_assert_uint_eq(g.reg[0], SW_X64_RCX);
+	ck_assert_uint_eq(g.value[0], 0xc1c1);
+	/* A, at its call: the slot live up to the call, and not rax. */
+	ck_assert_ptr_eq(g.method[1], &method_a);
+	ck_assert_uint_eq(g.reg[1], ~0u);
+	ck_assert_uint_eq(g.addr[1], S0 + 8 - 48);
+	ck_assert_uint_eq(g.value[1], 0x0b1ec8);
+	sb_fini(&w);
+}
+END_TEST
+
 /* Flags that change nothing here, by design (see sw_walk_frames(3)), and the one that checks the seed. */
 START_TEST(accepted_and_checking_flags)
 {
@@ -1155,6 +1212,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
 	tcase_add_test(tc, gc_roots_of_managed_frames);
+	tcase_add_test(tc, gc_roots_follow_coreclr_conventions);
 	tcase_add_test(tc, accepted_and_checking_flags);
 	tcase_add_test(tc, missing_frame_detection);
 	tcase_add_test(tc, async_walks_must_be_asked_for);

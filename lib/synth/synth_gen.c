@@ -557,7 +557,7 @@ static void call(struct swi_synth_gen *g, uint64_t ra)
 static int gc_register_live(const struct swi_synth_method *m, uint32_t off)
 {
 	for (unsigned i = 0; i < m->ngc; i++)
-		if (m->gc[i].in_reg && swi_synth_gc_live(&m->gc[i], off))
+		if (m->gc[i].in_reg && swi_synth_gc_live_near(&m->gc[i], off))
 			return 1;
 	return 0;
 }
@@ -613,6 +613,13 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	if (exact) {
 		off = (s->params.features & SW_SYNTH_ANY_OFFSET) && rnd(g, 2)
 		      ? any_offset(g, m) : body_offset(g, m, 0);
+		/*
+		 * A context a Frame holds may be a call's return address (an
+		 * exception thrown by a helper), which never is a method's
+		 * first byte; the Frame's kind is picked later.
+		 */
+		if (next == NEXT_CTX && off == 0)
+			off = a->insn_align;
 	} else {
 		off = body_offset(g, m, 1);
 		/* An InlinedCallFrame gives back only IP, SP and fp: JITs spill references first. */
@@ -634,7 +641,7 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	/* The stack slots that hold a live reference here hold an object. */
 	memset(in->gc_value, 0, sizeof in->gc_value);
 	for (unsigned k = 0; k < m->ngc; k++) {
-		if (m->gc[k].in_reg || !swi_synth_gc_live(&m->gc[k], off))
+		if (m->gc[k].in_reg || !swi_synth_gc_live_near(&m->gc[k], off))
 			continue;
 		in->gc_value[k] = swi_synth_object(g);
 		swi_synth_store_ptr(g, in->cfa + (uint64_t)(int64_t)m->gc[k].cfa_offset, in->gc_value[k]);
