@@ -220,6 +220,9 @@ static void write_icf(struct swi_synth_gen *g, uint64_t addr, uint64_t ra)
 		fp = swi_synth_value(g);
 	}
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_DATUM), f->method);
+	/* An inactive one's datum is stale: it stands for no method (vm/frames.h, GetFunction). */
+	if (!ra)
+		f->method = 0;
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALL_SITE_SP), sp);
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_RETURN_ADDRESS), ra);
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALLEE_SAVED_FP), fp);
@@ -467,6 +470,8 @@ static void stale_frames(struct swi_synth_gen *g)
 				f->ra = m->start + m->bodies[0].lo + a->insn_align;
 			}
 			set_field(g, f, SW_ICF_DATUM, f->method);
+			if (!f->ra)
+				f->method = 0;  /* a stale datum: no method (see write_icf) */
 			set_field(g, f, SW_ICF_CALL_SITE_SP, addr - a->ptr * rnd(g, 64));
 			set_field(g, f, SW_ICF_RETURN_ADDRESS, f->ra);
 			set_field(g, f, SW_ICF_CALLEE_SAVED_FP, swi_synth_value(g));
