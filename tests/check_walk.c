@@ -319,17 +319,26 @@ START_TEST(funclets_and_their_parents)
 	}
 	sb_fini(&w);
 
-	/* A filter runs while the frames below its parent live: only it is skipped. */
+	/*
+	 * A filter runs while the frames below its parent live: nothing is
+	 * skipped, and SKIPFUNCLETS and FUNCTIONSONLY report the filter itself
+	 * (CoreCLR, vm/stackwalk.cpp, StackFrameIterator::Filter, where
+	 * FindParentStackFrameForStackWalk gives a filter no parent to skip to).
+	 */
 	sb_init(&w);
 	lay_out_funclet_over_b(&w, SW_CODE_FUNCLET | SW_CODE_FILTER);
 	walk_funclets(&w, 0, &r);
 	ck_assert_int_eq(r.n, 3);
 	ck_assert_int_eq(r.f[0].interrupted, 1);
 	walk_funclets(&w, SW_WALK_SKIPFUNCLETS, &r);
-	ck_assert_int_eq(r.n, 2);
-	ck_assert_ptr_eq(r.f[0].method, &method_b);
-	ck_assert_ptr_eq(r.f[1].method, &method_a);
-	ck_assert_int_eq(r.f[1].faulted, 1);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
+	ck_assert_ptr_eq(r.f[1].method, &method_b);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].faulted, 1);
+	walk_funclets(&w, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
 	sb_fini(&w);
 }
 END_TEST

@@ -205,10 +205,14 @@ static int funclet_rules(struct expect *e, const struct swi_synth_method *m, int
 			return 0;
 		e->funclet_parent = parent;
 		e->funclet_was_filter = filter;
-		/* A handler's callees are dead; a filter's still live. */
+		/*
+		 * A handler's callees are dead; a filter's still live, and a filter
+		 * is reported even when handlers are hidden (CoreCLR's
+		 * FindParentStackFrameForStackWalk gives no parent to skip to).
+		 */
 		if (!filter && (e->flags & skippers))
 			e->skip_to_parent = parent;
-		return !(e->flags & hide);
+		return filter || !(e->flags & hide);
 	}
 	if (e->funclet_parent && m->handle == e->funclet_parent) {
 		*parent_of = 1;
