@@ -36,13 +36,32 @@ static sw_status icf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd
 	return SW_OK;
 }
 
+/*
+ * The method the Frame stands for, as CoreCLR's InlinedCallFrame::GetFunction
+ * and HasFunction give it (vm/frames.h): none while no call is in progress
+ * (the datum is stale then), none when the datum is no method (on 64-bit
+ * targets, bit 0 marks a calli's datum; on 32-bit ones, a datum below 64 KiB
+ * is a calli's stack-argument size), else the datum with its low marker bits
+ * masked off.
+ */
 static sw_status icf_method(const sw_frame_view *f, void **method)
 {
-	uint64_t datum;
-	sw_status st = sw_frame_read_field(f, SW_ICF_DATUM, &datum);
+	const struct swi_arch *a = swi_arch_get(f->thread->arch);
+	uint64_t datum, ra;
+	sw_status st;
 
-	*method = st == SW_OK ? (void *)(uintptr_t)datum : NULL;
-	return st;
+	*method = NULL;
+	if (!a)
+		return SW_E_UNSUPPORTED;
+	if ((st = sw_frame_read_field(f, SW_ICF_RETURN_ADDRESS, &ra)) != SW_OK ||
+	    (st = sw_frame_read_field(f, SW_ICF_DATUM, &datum)) != SW_OK)
+		return st;
+	if (!ra)
+		return SW_OK;
+	if (a->ptr_size == 8 ? (datum == 0 || (datum & 1)) : (datum & ~(uint64_t)0xffff) == 0)
+		return SW_OK;
+	*method = (void *)(uintptr_t)(datum & ~(uint64_t)(a->ptr_size - 1));
+	return SW_OK;
 }
 
 static sw_transition icf_transition(const sw_frame_view *f)

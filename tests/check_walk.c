@@ -319,17 +319,26 @@ START_TEST(funclets_and_their_parents)
 	}
 	sb_fini(&w);
 
-	/* A filter runs while the frames below its parent live: only it is skipped. */
+	/*
+	 * A filter runs while the frames below its parent live: nothing is
+	 * skipped, and SKIPFUNCLETS and FUNCTIONSONLY report the filter itself
+	 * (CoreCLR, vm/stackwalk.cpp, StackFrameIterator::Filter, where
+	 * FindParentStackFrameForStackWalk gives a filter no parent to skip to).
+	 */
 	sb_init(&w);
 	lay_out_funclet_over_b(&w, SW_CODE_FUNCLET | SW_CODE_FILTER);
 	walk_funclets(&w, 0, &r);
 	ck_assert_int_eq(r.n, 3);
 	ck_assert_int_eq(r.f[0].interrupted, 1);
 	walk_funclets(&w, SW_WALK_SKIPFUNCLETS, &r);
-	ck_assert_int_eq(r.n, 2);
-	ck_assert_ptr_eq(r.f[0].method, &method_b);
-	ck_assert_ptr_eq(r.f[1].method, &method_a);
-	ck_assert_int_eq(r.f[1].faulted, 1);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
+	ck_assert_ptr_eq(r.f[1].method, &method_b);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	ck_assert_int_eq(r.f[2].faulted, 1);
+	walk_funclets(&w, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
 	sb_fini(&w);
 }
 END_TEST
@@ -432,6 +441,63 @@ START_TEST(gc_roots_of_managed_frames)
 		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), gc_root_cb, &g), SW_E_NOREG);
 		sw_iter_end(&it);
 	}
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * CoreCLR's conventions for a frame that is not the active one
+ * (vm/eetwain.cpp, EECodeManager::EnumGcRefs; vm/stackwalk.h,
+ * CrawlFrame::GetCodeManagerFlags): its liveness is read at the return
+ * address minus one, inside the call, and its scratch registers are not
+ * reported.  A: a slot at CFA-48 live up to its call only (the call ends
+ * at +25, the return address), and rax, a scratch register, live across
+ * it.  B, active at +20: rcx, a scratch register, live there.
+ */
+static void a_gc_to_call(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -48, 0, 20, 25), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RAX, 0, 10, 40), SW_OK);
+}
+
+static void b_gc_scratch(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RCX, 0, 15, 25), SW_OK);
+}
+
+START_TEST(gc_roots_follow_coreclr_conventions)
+{
+	sb_world w;
+	struct gc_seen g;
+
+	sb_init(&w);
+	sb_add_method_a_ex(&w, A_START, &method_a, a_gc_to_call);
+	sb_add_method_b_ex(&w, B_START, &method_b, b_gc_scratch);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, CALLER_RBP);
+	sb_put(&w, S0 - 16, CALLER_RBX);
+	sb_put(&w, S0 - 96, A_START + 25);
+	sb_put(&w, S0 - 104, CALLER_R12);
+	sb_put(&w, S0 - 112, A_RBX);
+	sb_put(&w, S0 + 8 - 48, 0x0b1ec8);          /* A's slot at CFA-48 */
+	sw_context_set(&w.seed, SW_X64_RIP, B_START + 20);
+	sw_context_set(&w.seed, SW_X64_RSP, S0 - 128);
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 8);
+	sw_context_set(&w.seed, SW_X64_RCX, 0xc1c1);
+	sw_context_set(&w.seed, SW_X64_RAX, 0xdead);
+
+	memset(&g, 0, sizeof g);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, gc_walk_cb, &g, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(g.n, 2);
+	/* B, the active frame: its scratch register, from the seed. */
+	ck_assert_ptr_eq(g.method[0], &method_b);
+	ck_assert_uint_eq(g.reg[0], SW_X64_RCX);
+	ck_assert_uint_eq(g.value[0], 0xc1c1);
+	/* A, at its call: the slot live up to the call, and not rax. */
+	ck_assert_ptr_eq(g.method[1], &method_a);
+	ck_assert_uint_eq(g.reg[1], ~0u);
+	ck_assert_uint_eq(g.addr[1], S0 + 8 - 48);
+	ck_assert_uint_eq(g.value[1], 0x0b1ec8);
 	sb_fini(&w);
 }
 END_TEST
@@ -837,11 +903,17 @@ START_TEST(skipped_frames)
 	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
 	ck_assert_int_eq(r.n, 2);
 
-	/* With a method, FUNCTIONSONLY keeps it. */
-	put_inactive_icf(&w, 0x1cf);
-	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	/*
+	 * A stale datum names no method either: an inactive InlinedCallFrame
+	 * stands for none (CoreCLR, vm/frames.h, InlinedCallFrame::GetFunction),
+	 * so FUNCTIONSONLY still drops it.
+	 */
+	put_inactive_icf(&w, 0x1c8);
+	walk(&w, &w.seed, 0, &r);
 	ck_assert_int_eq(r.n, 3);
-	ck_assert_ptr_eq(r.f[1].method, (void *)0x1cf);
+	ck_assert_ptr_null(r.f[1].method);
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 2);
 
 	/* POPFRAMES unlinks it once it has been reported. */
 	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
@@ -945,7 +1017,8 @@ START_TEST(active_inlined_call_frame)
 	sb_method a, b;
 	recording r;
 	uint64_t icf = S0 - 80;
-	uint64_t fields[4] = { 0x1cf, S0 - 88, A_START + 25, S0 - 8 };
+	/* A method handle with marker bits in its low bits (GetFunction masks them). */
+	uint64_t fields[4] = { 0x1ce, S0 - 88, A_START + 25, S0 - 8 };
 
 	sb_init(&w);
 	lay_out_a(&w, &a);
@@ -966,7 +1039,7 @@ START_TEST(active_inlined_call_frame)
 	check_reg(&r.f[1], SW_X64_RSP, S0 - 400, 0);
 	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAME);
 	ck_assert_uint_eq(r.f[2].frame, icf);
-	ck_assert_ptr_eq(r.f[2].method, (void *)0x1cf);
+	ck_assert_ptr_eq(r.f[2].method, (void *)0x1c8);
 	/* A resumes from the ICF: IP, SP and the frame pointer only. */
 	ck_assert_int_eq(r.f[3].state, SW_STATE_FRAMELESS);
 	ck_assert_ptr_eq(r.f[3].method, &method_a);
@@ -980,6 +1053,13 @@ START_TEST(active_inlined_call_frame)
 	/* The ICF, reported once, is not reported again as a skipped Frame. */
 	walk(&w, &w.seed, 0, &r);
 	ck_assert_int_eq(r.n, 3);
+	/* A datum with bit 0 set is a calli's, not a method (HasFunction on 64-bit targets). */
+	fields[0] = 0x1cf;
+	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 5);
+	ck_assert_uint_eq(r.f[2].frame, icf);
+	ck_assert_ptr_null(r.f[2].method);
 	/* POPFRAMES leaves the list empty. */
 	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
 	ck_assert_uint_eq(sb_get(&w, SB_HEAD_SLOT), 0);
@@ -1155,6 +1235,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
 	tcase_add_test(tc, gc_roots_of_managed_frames);
+	tcase_add_test(tc, gc_roots_follow_coreclr_conventions);
 	tcase_add_test(tc, accepted_and_checking_flags);
 	tcase_add_test(tc, missing_frame_detection);
 	tcase_add_test(tc, async_walks_must_be_asked_for);

@@ -31,6 +31,7 @@ static struct {
 	toyjit_shadow_entry *shadow;    /* the shadow stack when it stopped */
 	size_t depth;
 	uint64_t head, sp;
+	int head_in_call;
 	int gc;                         /* collect at each stop */
 	int gc_ran;
 	sw_status gc_status;
@@ -165,6 +166,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 		g.depth = TOYJIT_MAX_DEPTH;
 	memcpy(g.shadow, g.jit->shadow, g.depth * sizeof(*g.shadow));
 	g.head = (uint64_t)(uintptr_t)*g.jit->head;
+	g.head_in_call = toyjit_frame_in_call(g.head);
 	if (g.ctx_status == SW_OK)
 		for (unsigned i = 0; i < g.nflags; i++) {
 			toyjit_walk_record_from(g.thread, &ctx, g.flags[i], g.walks[i]);
@@ -255,6 +257,7 @@ static void check_stop(const toyjit_method *m, uint32_t off, toyjit_async_stats 
 	pt.shadow = g.shadow;
 	pt.depth = g.depth;
 	pt.head = g.head;
+	pt.head_in_call = g.head_in_call;
 	pt.pc = g.addr;
 	pt.sp = g.sp;
 	if (g.gc_ran) {

@@ -182,6 +182,7 @@ struct scene {
 	int leaf;                   /* the leaf is active above it */
 	int pinvoke;                /* the P/Invoking frame, or -1 */
 	uint64_t tf, icf;           /* the Frames on the list, or 0 */
+	int icf_in_call;            /* the InlinedCallFrame's call is in progress */
 };
 
 struct checker {
@@ -244,8 +245,10 @@ static int build_scene(const toyjit *jit, const toyjit_point *pt, unsigned flags
 		/* From the stub: every managed frame is on the shadow stack. */
 		s->top = (int)pt->depth - 1;
 		s->tf = pt->head;
-		if (s->pinvoke >= 0 && s->tf)
+		if (s->pinvoke >= 0 && s->tf) {
 			s->icf = (uint64_t)(uintptr_t)((const sw_frame *)(uintptr_t)s->tf)->next;
+			s->icf_in_call = 1;     /* the stub runs inside the P/Invoke */
+		}
 		if ((size_t)jit->run_depth != pt->depth) {
 			mismatch(c, "shadow stack holds %zu methods, the run has %u", pt->depth, jit->run_depth);
 			return -1;
@@ -276,6 +279,7 @@ static int build_scene(const toyjit *jit, const toyjit_point *pt, unsigned flags
 			}
 		}
 		s->icf = pt->head;
+		s->icf_in_call = pt->head_in_call;
 	}
 	if (s->icf && (s->pinvoke < 0 || s->top < s->pinvoke)) {
 		mismatch(c, "a Frame is linked (%#llx) where the scenario has none",
@@ -283,6 +287,13 @@ static int build_scene(const toyjit *jit, const toyjit_point *pt, unsigned flags
 		return -1;
 	}
 	return 0;
+}
+
+int toyjit_frame_in_call(uint64_t frame)
+{
+	const sw_inlined_call_frame *icf = (const sw_inlined_call_frame *)(uintptr_t)frame;
+
+	return icf && icf->base.type == SW_FRAME_INLINED_CALL && icf->return_address != 0;
 }
 
 static size_t build_expected(const struct scene *s, struct expect *e, size_t cap)
@@ -309,9 +320,15 @@ static size_t build_expected(const struct scene *s, struct expect *e, size_t cap
 	if (s->leaf)
 		ADD(SW_STATE_FRAMELESS, 0, &jit->leaf, 0, IDX_LEAF, 1);
 	for (int i = s->top; i >= 0; i--) {
-		/* The active method's own InlinedCallFrame: a Frame inside it (datum: kept by FUNCTIONSONLY). */
-		if (i == p && s->icf && s->top == p && !skipped_silent)
-			ADD(SW_STATE_SKIPPED_FRAME, SW_FRAME_INLINED_CALL, &jit->native_target, s->icf, IDX_NONE, 0);
+		/*
+		 * The active method's own InlinedCallFrame: a Frame inside it.  Its
+		 * method while its call is in progress, else none (CoreCLR's
+		 * InlinedCallFrame::GetFunction, vm/frames.h); FUNCTIONSONLY keeps
+		 * only a Frame with a method.
+		 */
+		if (i == p && s->icf && s->top == p && !skipped_silent && (s->icf_in_call || !fonly))
+			ADD(SW_STATE_SKIPPED_FRAME, SW_FRAME_INLINED_CALL,
+			    s->icf_in_call ? &jit->native_target : NULL, s->icf, IDX_NONE, 0);
 		ADD(SW_STATE_FRAMELESS, 0, toyjit_frame_method(jit, (unsigned)i), 0, i,
 		    i == s->top && s->top_active);
 		if (i == p + 1 && p >= 0 && s->top > p) {
@@ -516,5 +533,6 @@ sw_status toyjit_walk_check(const toyjit *jit, const toyjit_walk *w,
 	pt.shadow = jit->shadow;
 	pt.depth = toyjit_shadow_depth(jit);
 	pt.head = (uint64_t)(uintptr_t)*jit->head;
+	pt.head_in_call = toyjit_frame_in_call(pt.head);
 	return toyjit_walk_check_at(jit, &pt, w, msg, cap, managed);
 }

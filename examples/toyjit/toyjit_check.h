@@ -45,10 +45,18 @@ typedef struct toyjit_walk {
 } toyjit_walk;
 
 /* Where a walk started and what the stack held there: what a check compares against. */
+/*
+ * toyjit_frame_in_call - whether the Frame at `frame` (0: none) is an
+ * InlinedCallFrame whose call is in progress (its return address is set).
+ * Async-signal-safe: it reads the Frame in place.
+ */
+int toyjit_frame_in_call(uint64_t frame);
+
 typedef struct toyjit_point {
 	const toyjit_shadow_entry *shadow;  /* the shadow stack then, outermost first */
 	size_t depth;                       /* its entries */
 	uint64_t head;                      /* the thread's newest Frame then */
+	int head_in_call;                   /* it is an InlinedCallFrame whose call is in progress */
 	uint64_t pc;                        /* asynchronous: where the code stopped; 0: from the stub */
 	uint64_t sp;                        /* asynchronous: the SP there */
 } toyjit_point;

@@ -205,10 +205,14 @@ static int funclet_rules(struct expect *e, const struct swi_synth_method *m, int
 			return 0;
 		e->funclet_parent = parent;
 		e->funclet_was_filter = filter;
-		/* A handler's callees are dead; a filter's still live. */
+		/*
+		 * A handler's callees are dead; a filter's still live, and a filter
+		 * is reported even when handlers are hidden (CoreCLR's
+		 * FindParentStackFrameForStackWalk gives no parent to skip to).
+		 */
 		if (!filter && (e->flags & skippers))
 			e->skip_to_parent = parent;
-		return !(e->flags & hide);
+		return filter || !(e->flags & hide);
 	}
 	if (e->funclet_parent && m->handle == e->funclet_parent) {
 		*parent_of = 1;
@@ -221,19 +225,33 @@ static int funclet_rules(struct expect *e, const struct swi_synth_method *m, int
 }
 
 /*
- * A managed frame's roots: each location its GC table says is live at
- * its offset; a slot at CFA + offset holding what the generator stored, a
- * register where the walk restored it from (or an error if it lost it).
+ * A managed frame's roots: each location its GC table says is live at the
+ * offset CoreCLR reports (vm/eetwain.cpp, EECodeManager::EnumGcRefs, with
+ * the flags of vm/stackwalk.h, CrawlFrame::GetCodeManagerFlags): the active
+ * frame's own offset; a frame that faulted, its own; any other frame, the
+ * one before its return address, inside the call.  A slot at CFA + offset
+ * holds what the generator stored; a register is reported where the walk
+ * restored it from (or an error if it lost it), and a scratch register
+ * only in the active frame (GcInfoDecoder's reportScratchSlots).
  */
 static void managed_roots(struct expect *e, const struct swi_synth_inst *in,
-                          const struct expect_regs *cur)
+                          const struct expect_regs *cur, const unsigned marks[3])
 {
 	const struct swi_synth_method *m = &e->s->methods[in->method];
+	int active = marks[0] != 0, at_call = !marks[0] && !marks[2];
+	uint32_t off = in->offset;
 
+	if (at_call && off == 0) {
+		roots_fail(e, SW_E_BADIP);
+		return;
+	}
+	off -= (uint32_t)at_call;
 	for (unsigned k = 0; k < m->ngc; k++) {
 		const struct swi_synth_gc *gc = &m->gc[k];
 
-		if (!swi_synth_gc_live(gc, in->offset))
+		if (!swi_synth_gc_live(gc, off))
+			continue;
+		if (gc->in_reg && !active && !(e->a->callee_saved & SWI_BIT(gc->reg)))
 			continue;
 		if (!gc->in_reg) {
 			add_root(e, in->cfa + (uint64_t)(int64_t)gc->cfa_offset, in->gc_value[k], ~0u,
@@ -261,7 +279,7 @@ static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
 		return;
 	f = emit(e, SW_STATE_FRAMELESS, 1, &reported);
 	if (reported && !no_gc)
-		managed_roots(e, in, cur);
+		managed_roots(e, in, cur, marks);
 	if (!f)
 		return;
 	f->is_funclet = (m->code_flags & SW_CODE_FUNCLET) != 0;

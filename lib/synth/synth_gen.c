@@ -220,6 +220,9 @@ static void write_icf(struct swi_synth_gen *g, uint64_t addr, uint64_t ra)
 		fp = swi_synth_value(g);
 	}
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_DATUM), f->method);
+	/* An inactive one's datum is stale: it stands for no method (vm/frames.h, GetFunction). */
+	if (!ra)
+		f->method = 0;
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALL_SITE_SP), sp);
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_RETURN_ADDRESS), ra);
 	swi_synth_store_ptr(g, field_addr(g, addr, SW_ICF_CALLEE_SAVED_FP), fp);
@@ -467,6 +470,8 @@ static void stale_frames(struct swi_synth_gen *g)
 				f->ra = m->start + m->bodies[0].lo + a->insn_align;
 			}
 			set_field(g, f, SW_ICF_DATUM, f->method);
+			if (!f->ra)
+				f->method = 0;  /* a stale datum: no method (see write_icf) */
 			set_field(g, f, SW_ICF_CALL_SITE_SP, addr - a->ptr * rnd(g, 64));
 			set_field(g, f, SW_ICF_RETURN_ADDRESS, f->ra);
 			set_field(g, f, SW_ICF_CALLEE_SAVED_FP, swi_synth_value(g));
@@ -557,7 +562,7 @@ static void call(struct swi_synth_gen *g, uint64_t ra)
 static int gc_register_live(const struct swi_synth_method *m, uint32_t off)
 {
 	for (unsigned i = 0; i < m->ngc; i++)
-		if (m->gc[i].in_reg && swi_synth_gc_live(&m->gc[i], off))
+		if (m->gc[i].in_reg && swi_synth_gc_live_near(&m->gc[i], off))
 			return 1;
 	return 0;
 }
@@ -613,6 +618,13 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	if (exact) {
 		off = (s->params.features & SW_SYNTH_ANY_OFFSET) && rnd(g, 2)
 		      ? any_offset(g, m) : body_offset(g, m, 0);
+		/*
+		 * A context a Frame holds may be a call's return address (an
+		 * exception thrown by a helper), which never is a method's
+		 * first byte; the Frame's kind is picked later.
+		 */
+		if (next == NEXT_CTX && off == 0)
+			off = a->insn_align;
 	} else {
 		off = body_offset(g, m, 1);
 		/* An InlinedCallFrame gives back only IP, SP and fp: JITs spill references first. */
@@ -634,7 +646,7 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 	/* The stack slots that hold a live reference here hold an object. */
 	memset(in->gc_value, 0, sizeof in->gc_value);
 	for (unsigned k = 0; k < m->ngc; k++) {
-		if (m->gc[k].in_reg || !swi_synth_gc_live(&m->gc[k], off))
+		if (m->gc[k].in_reg || !swi_synth_gc_live_near(&m->gc[k], off))
 			continue;
 		in->gc_value[k] = swi_synth_object(g);
 		swi_synth_store_ptr(g, in->cfa + (uint64_t)(int64_t)m->gc[k].cfa_offset, in->gc_value[k]);

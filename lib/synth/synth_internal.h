@@ -160,6 +160,17 @@ static inline int swi_synth_gc_live(const struct swi_synth_gc *gc, uint32_t off)
 	return gc->lo <= off && off < gc->hi;
 }
 
+/*
+ * Live at `off` or just before it.  The machine gives a reference to both,
+ * because which one a walk reports depends on how it reaches the frame: an
+ * active frame at its IP, a frame stopped at a call at its return address
+ * minus one (see managed_roots in synth_expect.c).
+ */
+static inline int swi_synth_gc_live_near(const struct swi_synth_gc *gc, uint32_t off)
+{
+	return swi_synth_gc_live(gc, off) || (off && swi_synth_gc_live(gc, off - 1));
+}
+
 /* One managed frame on the stack, as the model machine saw it at its IP. */
 struct swi_synth_inst {
 	unsigned method;

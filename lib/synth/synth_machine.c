@@ -247,7 +247,7 @@ int swi_synth_run_to(struct swi_synth_gen *g, const struct swi_synth_method *m, 
 	}
 	/* The registers that hold a live reference here hold an object. */
 	for (unsigned i = 0; i < m->ngc; i++)
-		if (m->gc[i].in_reg && swi_synth_gc_live(&m->gc[i], off))
+		if (m->gc[i].in_reg && swi_synth_gc_live_near(&m->gc[i], off))
 			mc->r[m->gc[i].reg] = swi_synth_object(g);
 	/* Arguments pushed for calls (x86); each body ends with none pushed. */
 	for (unsigned i = 0; i < m->nbody_ops && m->body_ops[i].end <= off; i++) {

@@ -8,6 +8,19 @@
  * computed), registers through the register display, at the slot a callee
  * saved them to or, when no callee did, in the seed context itself.  A
  * Frame's come from its ops.
+ *
+ * Which offset's liveness a managed frame reports, and whether its scratch
+ * registers count, follow CoreCLR (vm/stackwalk.h,
+ * CrawlFrame::GetCodeManagerFlags; vm/eetwain.cpp, EECodeManager::EnumGcRefs):
+ * - The active frame (the walk's first, or one a resumable Frame restored)
+ *   reports at its own IP, scratch registers included.
+ * - A frame stopped at a call reports at the return address minus one,
+ *   inside the call: at the return address itself a slot live across the
+ *   call may already be dead (a call that ends a try block returns to the
+ *   jump around its handler).  So does an interrupted frame that did not
+ *   fault (an aborted call); one that faulted reports at the faulting IP.
+ * - No frame but the active one reports a scratch register: its value did
+ *   not survive the call or the fault.
  */
 #include "iter.h"
 #include "frames_internal.h"
@@ -20,6 +33,7 @@ struct root_walk {
 	uint64_t cfa;
 	sw_gc_root_callback cb;
 	void *data;
+	int scratch_dead;       /* a frame other than the active one: skip scratch registers */
 	sw_status status;       /* an error met inside a callback from the decoder */
 	int stopped;
 };
@@ -42,6 +56,8 @@ static int managed_slot(void *data, const sw_swu_gc_slot *slot)
 	if (slot->in_register) {
 		unsigned r = slot->reg;
 
+		if (w->scratch_dead && r < w->arch->nregs && !(w->arch->callee_saved & BIT(r)))
+			return 0;
 		/* A reference whose register the walk lost (QUICKUNWIND) cannot be reported. */
 		if (r >= w->arch->nregs || !(rd->cur.valid & BIT(r))) {
 			w->status = SW_E_NOREG;
@@ -95,12 +111,20 @@ SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_ro
 	switch (cf->state) {
 	case SW_STATE_FRAMELESS: {
 		uint64_t ip = cf->rd->cur.regs[w.arch->ip_reg];
+		uint32_t offset;
 
 		if (!cf->code || !cf->rd->caller_valid)
 			return SW_E_STATE;
+		offset = (uint32_t)(ip - cf->code->start);
+		w.scratch_dead = !cf->is_first;
+		if (!cf->is_first && !cf->has_faulted) {
+			/* A return address at the method's first byte: the call lies outside it. */
+			if (offset == 0)
+				return SW_E_BADIP;
+			offset--;
+		}
 		w.cfa = cf->rd->caller.regs[w.arch->sp_reg];
-		st = sw_swu_gc_live(cf->code->unwind, cf->code->unwind_size,
-		                    (uint32_t)(ip - cf->code->start), managed_slot, &w);
+		st = sw_swu_gc_live(cf->code->unwind, cf->code->unwind_size, offset, managed_slot, &w);
 		break;
 	}
 	case SW_STATE_FRAME:

@@ -81,9 +81,12 @@ static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
  * GC_FUNCLET_REFERENCE_REPORTING skip what lies between a funclet and its
  * parent: once a (non-filter) handler runs, the frames it was called over
  * are dead.  A filter runs in the first pass, while they still live, so
- * nothing is skipped for it.  The first two also hide the funclet itself;
- * for the GC the funclet reports the references it shares with its parent,
- * and the parent then reports none.
+ * nothing is skipped for it.  The first two also hide a handler funclet
+ * itself, but not a filter (CoreCLR, vm/stackwalk.cpp,
+ * StackFrameIterator::Filter: FindParentStackFrameForStackWalk gives a
+ * filter no parent to skip to, so its callback is made); for the GC the
+ * funclet reports the references it shares with its parent, and the parent
+ * then reports none.
  */
 static void see_managed_frame(struct swi_iter *it)
 {
@@ -138,8 +141,8 @@ static int reportable(const struct swi_iter *it, sw_frame_state state)
 	if (state == SW_STATE_NATIVE_FRAME && (it->flags & SW_WALK_FUNCTIONSONLY))
 		return 0;
 	if (state == SW_STATE_FRAMELESS && (it->code->flags & SW_CODE_FUNCLET))
-		return it->report_funclet &&
-		       !(it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY));
+		return it->report_funclet && ((it->code->flags & SW_CODE_FILTER) ||
+		       !(it->flags & (SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY)));
 	return !it->skip_to_parent;
 }
 

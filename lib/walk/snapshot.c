@@ -4,8 +4,11 @@
  * The CLR's profiler snapshot walks with FUNCTIONSONLY,
  * HANDLESKIPPEDFRAMES and NOTIFY_ON_U2M_TRANSITIONS, reports each managed
  * frame, and turns each native marker into one report with no method for
- * the run of unmanaged frames it stands for.  Mixed mode reports those
- * native frames one by one instead.
+ * the run of unmanaged frames it stands for.  The walk also stops at
+ * Frames that stand for a method (a P/Invoke's InlinedCallFrame); the
+ * snapshot does not report them (vm/proftoeeinterfaceimpl.cpp,
+ * ProfilerStackWalkCallback: neither frameless nor a native marker).
+ * Mixed mode reports the native frames one by one instead of markers.
  */
 #include "iter.h"
 #include "codemap_table.h"
@@ -57,14 +60,10 @@ SW_API sw_status sw_snapshot(const sw_thread *t, const sw_context *seed, unsigne
 
 		cf = sw_iter_frame(&it);
 		state = sw_crawl_frame_state(cf);
-		if (native_frames) {
-			/* Mixed mode: native frames themselves, so no marker; only frames with code. */
-			if (state == SW_STATE_NATIVE_MARKER || state == SW_STATE_INITIAL_NATIVE)
-				continue;
-			if ((state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) &&
-			    !sw_crawl_frame_method(cf))
-				continue;
-		}
+		/* Managed frames, and unmanaged code as markers or, in mixed mode, as itself. */
+		if (state != SW_STATE_FRAMELESS &&
+		    state != (native_frames ? SW_STATE_NATIVE_FRAME : SW_STATE_NATIVE_MARKER))
+			continue;
 		memset(&f, 0, sizeof f);
 		f.method = unmanaged(cf) ? NULL : sw_crawl_frame_method(cf);
 		f.ip = sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur);
