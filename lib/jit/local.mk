@@ -15,8 +15,10 @@ lib_libsw_jit_la_SOURCES += \
 	lib/jit/perf_files.h \
 	lib/jit/perf_map.c \
 	lib/jit/jitdump.c \
-	lib/jit/perf.c
-stackwalkinclude_HEADERS += include/stackwalk/perf.h include/stackwalk/gdbjit.h
+	lib/jit/perf.c \
+	lib/jit/remote_read.c
+stackwalkinclude_HEADERS += include/stackwalk/perf.h include/stackwalk/gdbjit.h \
+	include/stackwalk/remote.h
 
 # CFI read back with libdw against SWU at every offset (toy JIT and
 # synthetic methods of every architecture), observers, perf's files, gdb's
