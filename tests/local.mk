@@ -83,3 +83,11 @@ TESTS += tests/check_remote
 tests_check_remote_SOURCES = tests/check_remote.c
 tests_check_remote_CFLAGS = $(TEST_CFLAGS)
 tests_check_remote_LDADD = $(TEST_LIBS) -lpthread
+
+# swstack -p and --core on the toy JIT that publishes its code map, against its own walk (x86-64).
+if TOYJIT_X64
+TESTS += tests/remote-toyjit.test
+tests/remote-toyjit.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/toyjit-remote$(EXEEXT)
+endif
+EXTRA_DIST += tests/remote-toyjit.test
+CLEANFILES += -r tests/remote-toyjit.d
