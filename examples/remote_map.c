@@ -1,7 +1,8 @@
 /*
  * remote_map.c - find and use a runtime's published code map (see
  * remote_map.h).  The descriptor is a dynamic symbol of the library or
- * program that links libstackwalk, found in the file the target maps;
+ * program that links libstackwalk (of a static program, a symbol of its
+ * symbol table), found in the file the target maps;
  * everything else is read from the target through sw_remote_read.
  */
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 #include <sys/stat.h>
 #include "remote_map.h"
 
-enum { SHT_DYNSYM_TYPE = 11, SHN_UNDEF_INDEX = 0 };
+enum { SHT_SYMTAB_TYPE = 2, SHT_DYNSYM_TYPE = 11, SHN_UNDEF_INDEX = 0 };
 
 static uint64_t le(const unsigned char *p, unsigned size)
 {
@@ -79,12 +80,14 @@ int remote_map_symbol(const char *path, const char *name, uint64_t *value)
 	if (shentsize < (is64 ? 64u : 40u) ||
 	    !(shdrs = read_at(fd, (uint64_t)sb.st_size, shoff, shentsize * shnum)))
 		goto out;
-	for (uint64_t i = 0; i < shnum && rc != 0; i++) {
+	/* The dynamic symbols first; a static program has only its symbol table. */
+	for (uint64_t j = 0; j < 2 * shnum && rc != 0; j++) {
+		uint64_t i = j % shnum;
 		const unsigned char *sh = shdrs + i * shentsize, *link;
 		uint64_t off, size, entsize, link_index;
 		unsigned char *syms, *strs;
 
-		if (le(sh + 4, 4) != SHT_DYNSYM_TYPE)
+		if (le(sh + 4, 4) != (j < shnum ? SHT_DYNSYM_TYPE : SHT_SYMTAB_TYPE))
 			continue;
 		off = is64 ? le(sh + 24, 8) : le(sh + 16, 4);
 		size = is64 ? le(sh + 32, 8) : le(sh + 20, 4);

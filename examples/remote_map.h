@@ -21,7 +21,8 @@ struct remote_map {
 
 /*
  * remote_map_symbol - the value of the dynamic symbol `name` that the ELF
- * file `path` defines (little-endian ELF32 or ELF64).  0 on success, -1 if
+ * file `path` defines, or else of that symbol in its symbol table (a
+ * static program's); little-endian ELF32 or ELF64.  0 on success, -1 if
  * the file does not define it or is not such a file.
  */
 int remote_map_symbol(const char *path, const char *name, uint64_t *value);

@@ -3,7 +3,7 @@
  * publishes its code map and its thread's Frame list for debuggers
  * (remote.h, stackwalk-remote(5)), and stops where a debugger can look.
  *
- *   toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m]
+ *   toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a]
  *
  * It runs a chain of DEPTH managed frames (P/Invoke at FRAME) and, in the
  * helper at the bottom, walks its own stack, checks the walk against the
@@ -15,7 +15,10 @@
  * pause, so that the debugger reads a code map that is changing.  With
  * -m, that thread stops and the publisher is left as if stopped in the
  * middle of an update (its generation odd): a core then is one caught
- * mid-update.  See toyjit-remote(1).
+ * mid-update.  With -a it aborts instead of waiting: under qemu-user,
+ * where no debugger can attach to the program, qemu writes its core.
+ * Every back end of the toy JIT (x86-64, i686, arm64) builds it; see
+ * toyjit-remote(1).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -42,6 +45,7 @@ struct remote {
 	sw_memory memory;
 	toyjit_walk *walk;
 	int mid_update;
+	int abort_when_ready;
 	volatile int churn_stop;
 };
 
@@ -120,36 +124,41 @@ static void stop_helper(toyjit *jit, sw_transition_frame *tf)
 	}
 	printf("ready %ld %ld\n", (long)getpid(), (long)syscall(SYS_gettid));
 	fflush(stdout);
+	if (r->abort_when_ready)
+		abort();
 	for (;;)
 		pause();
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m]\n"
+	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4)\n"
 	        "  -P        no P/Invoke\n"
-	        "  -m        leave the published map as if caught mid-update\n");
+	        "  -m        leave the published map as if caught mid-update\n"
+	        "  -a        abort when ready (a core from qemu-user) instead of waiting\n");
 }
 
 int main(int argc, char **argv)
 {
-	static const toyjit_shape shapes[] = {
-		TOYJIT_RBP_FRAME, TOYJIT_NO_FP, TOYJIT_BIG_FRAME, TOYJIT_MOV_SAVES, TOYJIT_OFFSET_FP
-	};
+	toyjit_shape shapes[TOYJIT_NSHAPES];
 	struct remote r;
 	int depth = 12, pinvoke_at = 4, opt;
 	pthread_t churner;
 	sw_status st;
 
+	/* Every shape of the host's back end, in order. */
+	for (unsigned k = 0; k < TOYJIT_NSHAPES; k++)
+		shapes[k] = k;
 	memset(&r, 0, sizeof r);
-	while ((opt = getopt(argc, argv, "d:p:Pmh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:Pmah")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); break;
 		case 'P': pinvoke_at = -1; break;
 		case 'm': r.mid_update = 1; break;
+		case 'a': r.abort_when_ready = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -163,8 +172,7 @@ int main(int argc, char **argv)
 	if (!(r.walk = malloc(sizeof *r.walk)) || (st = sw_codemap_create(&r.map)) != SW_OK ||
 	    (st = sw_publisher_create(&r.pub, method_name, &r)) != SW_OK ||
 	    (st = sw_publisher_attach(r.pub, r.map)) != SW_OK ||
-	    (st = toyjit_create(&r.jit, r.map, &frame_head, shapes, sizeof shapes / sizeof shapes[0],
-	                        stop_helper, &r)) != SW_OK ||
+	    (st = toyjit_create(&r.jit, r.map, &frame_head, shapes, TOYJIT_NSHAPES, stop_helper, &r)) != SW_OK ||
 	    (st = sw_thread_init_self(&r.thread, r.map, &r.memory, &frame_head)) != SW_OK ||
 	    (st = sw_publisher_thread(r.pub, (uint64_t)syscall(SYS_gettid),
 	                              (uint64_t)(uintptr_t)&frame_head, 0, 0)) != SW_OK ||
