@@ -79,4 +79,4 @@ CLEANFILES += tests/cross-toyjit.env \
 	tests/cross-toyjit-i686 tests/cross-toyjit-i686.out \
 	tests/cross-toyjit-arm64 tests/cross-toyjit-arm64.out
 
-dist_man_MANS += man/toyjit-demo.1
+dist_man_MANS += man/toyjit-demo.1 man/toyjit-remote.1
