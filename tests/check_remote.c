@@ -259,9 +259,12 @@ static void counted_init(struct counted *c, sw_memory *mem, unsigned char *img)
 /*
  * The most reads one sw_remote_read may make of this image, per try: the
  * generation, the descriptor and the header; a record, a blob and two
- * pieces of a name per method; the threads, and the generation again.
+ * pieces of a name per method; the threads (the first twice), and the
+ * generation again.  A flipped count may claim more records than the
+ * image holds: they are read until one lies outside it.
  */
-#define READ_BOUND ((unsigned long)SW_REMOTE_TRIES * (3 + 4 * NM + 1 + NT + 1))
+#define RECORDS_MAX (IMAGE / 32 + 1)
+#define READ_BOUND ((unsigned long)SW_REMOTE_TRIES * (3 + 4 * RECORDS_MAX + RECORDS_MAX + 1 + 1))
 
 START_TEST(test_synthetic_and_restless)
 {
