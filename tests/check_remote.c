@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "fuzz/remote_target.h"
 
 static uint8_t blob[256];
 static size_t blob_len;
@@ -190,93 +191,51 @@ END_TEST
 
 enum { BASE = 0x100000, SNAP = 64, NM = 6, NT = 2, BLOBS = 2048, NAMES = 3072, IMAGE = 4096 };
 
-static void put(unsigned char *img, size_t at, uint64_t v, unsigned size)
-{
-	for (unsigned i = 0; i < size; i++, v >>= 8)
-		img[at + i] = (unsigned char)v;
-}
-
 /* A published map of NM methods and NT threads, laid out as stackwalk-remote(5) says. */
 static void build_image(unsigned char *img)
 {
 	size_t rec = SNAP + 16;
 
 	memset(img, 0, IMAGE);
-	put(img, 0, SW_REMOTE_MAGIC, 4);
-	put(img, 4, SW_REMOTE_VERSION, 4);
-	put(img, 8, 6, 4);
-	put(img, 12, 48, 4);
-	put(img, 16, BASE + SNAP, 8);
-	put(img, 24, sw_arch_host(), 4);
-	put(img, SNAP, NM, 4);
-	put(img, SNAP + 4, NT, 4);
-	put(img, SNAP + 8, 56, 4);
-	put(img, SNAP + 12, 32, 4);
+	remote_put(img, 0, SW_REMOTE_MAGIC, 4);
+	remote_put(img, 4, SW_REMOTE_VERSION, 4);
+	remote_put(img, 8, 6, 4);
+	remote_put(img, 12, 48, 4);
+	remote_put(img, 16, BASE + SNAP, 8);
+	remote_put(img, 24, sw_arch_host(), 4);
+	remote_put(img, SNAP, NM, 4);
+	remote_put(img, SNAP + 4, NT, 4);
+	remote_put(img, SNAP + 8, 56, 4);
+	remote_put(img, SNAP + 12, 32, 4);
 	memcpy(img + BLOBS, blob, blob_len);
 	for (unsigned i = 0; i < NM; i++, rec += 56) {
-		put(img, rec, 0x400000 + i * 0x1000, 8);
-		put(img, rec + 8, 0x800, 8);
-		put(img, rec + 16, 0xbeef00 + i, 8);
-		put(img, rec + 32, BASE + BLOBS, 8);
-		put(img, rec + 40, blob_len, 4);
-		put(img, rec + 48, BASE + NAMES + i * 16, 8);
+		remote_put(img, rec, 0x400000 + i * 0x1000, 8);
+		remote_put(img, rec + 8, 0x800, 8);
+		remote_put(img, rec + 16, 0xbeef00 + i, 8);
+		remote_put(img, rec + 32, BASE + BLOBS, 8);
+		remote_put(img, rec + 40, blob_len, 4);
+		remote_put(img, rec + 48, BASE + NAMES + i * 16, 8);
 		snprintf((char *)img + NAMES + i * 16, 16, "method%u", i);
 	}
 	for (unsigned i = 0; i < NT; i++, rec += 32) {
-		put(img, rec, 100 + i, 8);
-		put(img, rec + 8, 0x7000 + i * 8, 8);
+		remote_put(img, rec, 100 + i, 8);
+		remote_put(img, rec + 8, 0x7000 + i * 8, 8);
 	}
 }
 
-/* A buffer accessor that counts its reads, and may make the generation move on every read of it. */
-struct counted {
-	sw_memory inner;
-	unsigned long reads;
-	int restless;
-	unsigned char *img;
-};
-
-static sw_status counted_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct counted *c = ctx;
-
-	c->reads++;
-	if (c->restless && addr == BASE + 8)
-		c->img[8] += 2;
-	return sw_memory_read(&c->inner, addr, buf, len);
-}
-
-static void counted_init(struct counted *c, sw_memory *mem, unsigned char *img)
-{
-	memset(c, 0, sizeof *c);
-	c->img = img;
-	ck_assert_int_eq(sw_memory_init_buffer(&c->inner, img, IMAGE, BASE), SW_OK);
-	memset(mem, 0, sizeof *mem);
-	mem->read = counted_read;
-	mem->ctx = c;
-}
-
-/*
- * The most reads one sw_remote_read may make of this image, per try: the
- * generation, the descriptor and the header; a record, a blob and two
- * pieces of a name per method; the threads (the first twice), and the
- * generation again.  A flipped count may claim more records than the
- * image holds: they are read until one lies outside it.
- */
-#define RECORDS_MAX (IMAGE / 32 + 1)
-#define READ_BOUND ((unsigned long)SW_REMOTE_TRIES * (3 + 4 * RECORDS_MAX + RECORDS_MAX + 1 + 1))
+#define READ_BOUND REMOTE_READ_BOUND(IMAGE)
 
 START_TEST(test_synthetic_and_restless)
 {
 	unsigned char img[IMAGE];
-	struct counted c;
+	struct remote_target c;
 	sw_memory mem;
 	sw_remote *r;
 	sw_remote_method m;
 
 	build_blob();
 	build_image(img);
-	counted_init(&c, &mem, img);
+	ck_assert_int_eq(remote_target_init(&c, &mem, img, IMAGE, BASE), SW_OK);
 	ck_assert_int_eq(sw_remote_read(&mem, sw_arch_host(), BASE, &r), SW_OK);
 	ck_assert_uint_eq(sw_remote_method_count(r), NM);
 	ck_assert_int_eq(sw_remote_find(r, 0x402800, &m), SW_E_NOTFOUND);
@@ -292,17 +251,17 @@ START_TEST(test_synthetic_and_restless)
 
 	/* A later version of the layout is refused, not guessed at. */
 	c.restless = 0;
-	put(img, 4, SW_REMOTE_VERSION + 1, 4);
+	remote_put(img, 4, SW_REMOTE_VERSION + 1, 4);
 	ck_assert_int_eq(sw_remote_read(&mem, sw_arch_host(), BASE, &r), SW_E_UNSUPPORTED);
-	put(img, 4, SW_REMOTE_VERSION, 4);
-	put(img, 0, 0, 4);
+	remote_put(img, 4, SW_REMOTE_VERSION, 4);
+	remote_put(img, 0, 0, 4);
 	ck_assert_int_eq(sw_remote_read(&mem, sw_arch_host(), BASE, &r), SW_E_NOTFOUND);
 	build_image(img);
 	/* Counts past the hard limits allocate nothing for them. */
-	put(img, SNAP, SW_REMOTE_MAX_METHODS + 1, 4);
+	remote_put(img, SNAP, SW_REMOTE_MAX_METHODS + 1, 4);
 	ck_assert_int_eq(sw_remote_read(&mem, sw_arch_host(), BASE, &r), SW_E_LIMIT);
 	build_image(img);
-	put(img, SNAP, 0xfffff, 4);     /* under the limit, but the records are not there */
+	remote_put(img, SNAP, 0xfffff, 4);     /* under the limit, but the records are not there */
 	r = NULL;
 	ck_assert_int_lt(sw_remote_read(&mem, sw_arch_host(), BASE, &r), 0);
 	ck_assert_ptr_null(r);
@@ -313,14 +272,14 @@ END_TEST
 START_TEST(test_mutated)
 {
 	unsigned char img[IMAGE];
-	struct counted c;
+	struct remote_target c;
 	sw_memory mem;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	sw_codemap *map;
 
 	build_blob();
 	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
-	counted_init(&c, &mem, img);
+	ck_assert_int_eq(remote_target_init(&c, &mem, img, IMAGE, BASE), SW_OK);
 	for (unsigned round = 0; round < 20000; round++) {
 		sw_remote *r = NULL;
 		sw_status st;

@@ -80,7 +80,7 @@ EXTRA_DIST += tests/swprof-harmless.test
 # The published code map read back as a debugger reads it, and over hostile memory.
 check_PROGRAMS += tests/check_remote
 TESTS += tests/check_remote
-tests_check_remote_SOURCES = tests/check_remote.c
+tests_check_remote_SOURCES = tests/check_remote.c tests/fuzz/remote_target.h
 tests_check_remote_CFLAGS = $(TEST_CFLAGS)
 tests_check_remote_LDADD = $(TEST_LIBS) -lpthread
 

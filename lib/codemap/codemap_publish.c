@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "array_grow.h"
 #include <stackwalk/remote.h>
 
 SW_API sw_remote_descriptor sw_published_codemap = {
@@ -75,22 +76,6 @@ struct sw_publisher {
  */
 static sw_publisher *owner;
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Grow an array of `size`-byte items to hold one more. */
-static int grow(void **items, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (!(p = realloc(*items, ncap * size)))
-		return -1;
-	*items = p;
-	*cap = ncap;
-	return 0;
-}
 
 /*
  * Write the next snapshot into the spare buffer and point the descriptor at
@@ -160,7 +145,8 @@ static sw_status method_added(sw_publisher *p, const sw_code_info *info)
 		p->name(p->name_data, info, name, sizeof name);
 	name[sizeof name - 1] = '\0';
 	name_len = strlen(name);
-	if (grow((void **)&p->methods, &p->methods_cap, p->nmethods, sizeof *p->methods) != 0)
+	if (swi_array_grow((void **)&p->methods, &p->methods_cap, p->nmethods + 1,
+	                   sizeof *p->methods) != SW_OK)
 		return SW_E_NOMEM;
 	if (!(copy = malloc((size_t)info->unwind_size + name_len + 1)))
 		return SW_E_NOMEM;
@@ -316,9 +302,9 @@ SW_API sw_status sw_publisher_thread(sw_publisher *p, uint64_t tid, uint64_t fra
 		return SW_E_INVAL;
 	pthread_mutex_lock(&p->lock);
 	i = thread_index(p, tid);
-	if (i == p->nthreads &&
-	    grow((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof *p->threads) != 0)
-		st = SW_E_NOMEM;
+	if (i == p->nthreads)
+		st = swi_array_grow((void **)&p->threads, &p->threads_cap, p->nthreads + 1,
+		                    sizeof *p->threads);
 	if (st == SW_OK) {
 		if (i == p->nthreads)
 			p->nthreads++;

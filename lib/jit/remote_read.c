@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "array_grow.h"
 #include <stackwalk/remote.h>
 
 enum {
@@ -37,7 +38,7 @@ struct sw_remote {
 	struct kept_method *methods;
 	size_t nmethods, methods_cap;
 	sw_remote_thread *threads;
-	size_t nthreads;
+	size_t nthreads, threads_cap;
 	unsigned char *bytes;
 	size_t nbytes, bytes_cap;
 };
@@ -53,21 +54,9 @@ static void forget(sw_remote *r)
 /* Room for `n` more bytes; SW_E_LIMIT past MAX_BYTES. */
 static sw_status reserve_bytes(sw_remote *r, size_t n)
 {
-	size_t cap;
-	unsigned char *p;
-
 	if (n > MAX_BYTES - r->nbytes)
 		return SW_E_LIMIT;
-	if (r->nbytes + n <= r->bytes_cap)
-		return SW_OK;
-	cap = r->bytes_cap ? r->bytes_cap : 4096;
-	while (cap < r->nbytes + n)
-		cap *= 2;
-	if (!(p = realloc(r->bytes, cap)))
-		return SW_E_NOMEM;
-	r->bytes = p;
-	r->bytes_cap = cap;
-	return SW_OK;
+	return swi_array_grow((void **)&r->bytes, &r->bytes_cap, r->nbytes + n, 1);
 }
 
 /* A NUL-terminated name at `addr`, cut at SW_REMOTE_MAX_NAME bytes; its offset in *at. */
@@ -125,16 +114,9 @@ static sw_status keep_method(sw_remote *r, const sw_memory *mem, const unsigned 
 		if (m.start < prev->start + prev->size)
 			return SW_E_BADMETA;
 	}
-	if (r->nmethods == r->methods_cap) {
-		size_t cap = r->methods_cap ? r->methods_cap * 2 : 64;
-		struct kept_method *p = realloc(r->methods, cap * sizeof *p);
-
-		if (!p)
-			return SW_E_NOMEM;
-		r->methods = p;
-		r->methods_cap = cap;
-	}
-	if ((st = reserve_bytes(r, m.unwind_size)) != SW_OK ||
+	if ((st = swi_array_grow((void **)&r->methods, &r->methods_cap, r->nmethods + 1,
+	                         sizeof *r->methods)) != SW_OK ||
+	    (st = reserve_bytes(r, m.unwind_size)) != SW_OK ||
 	    (st = swi_read(mem, unwind, r->bytes + r->nbytes, m.unwind_size)) != SW_OK)
 		return st;
 	m.unwind = r->nbytes;
@@ -147,46 +129,40 @@ static sw_status keep_method(sw_remote *r, const sw_memory *mem, const unsigned 
 	return SW_OK;
 }
 
-/* `n` method records of `size` bytes each from `addr`, each checked and kept. */
-static sw_status read_methods(sw_remote *r, const sw_memory *mem, uint64_t addr, uint32_t n,
-                              uint32_t size)
+/* One thread record, kept. */
+static sw_status keep_thread(sw_remote *r, const sw_memory *mem, const unsigned char *rec)
 {
-	unsigned char rec[METHOD_SIZE];
+	sw_remote_thread *t;
 	sw_status st;
 
-	for (uint32_t i = 0; i < n; i++) {
-		/* Only the fields this version knows: a later one may append more. */
-		if ((st = swi_read(mem, addr + (uint64_t)i * size, rec, sizeof rec)) != SW_OK ||
-		    (st = keep_method(r, mem, rec)) != SW_OK)
-			return st;
-	}
+	(void)mem;
+	if ((st = swi_array_grow((void **)&r->threads, &r->threads_cap, r->nthreads + 1,
+	                         sizeof *r->threads)) != SW_OK)
+		return st;
+	t = &r->threads[r->nthreads++];
+	t->tid = swi_load_le(rec, 8);
+	t->frame_head = swi_load_le(rec + 8, 8);
+	t->exception_head = swi_load_le(rec + 16, 8);
+	t->state = swi_load_le(rec + 24, 8);
 	return SW_OK;
 }
 
-static sw_status read_threads(sw_remote *r, const sw_memory *mem, uint64_t addr, uint32_t n,
-                              uint32_t size)
+/*
+ * `n` records of `size` bytes each from `addr`, each handed to keep().
+ * Only the first `known` bytes of each are read: a later layout may
+ * append fields this one does not know.
+ */
+static sw_status read_records(sw_remote *r, const sw_memory *mem, uint64_t addr, uint32_t n,
+                              uint32_t size, uint32_t known,
+                              sw_status (*keep)(sw_remote *, const sw_memory *, const unsigned char *))
 {
-	unsigned char rec[THREAD_SIZE];
+	unsigned char rec[METHOD_SIZE > THREAD_SIZE ? METHOD_SIZE : THREAD_SIZE];
 	sw_status st;
-	sw_remote_thread *t;
 
-	if (n == 0)
-		return SW_OK;
-	/* Bounded by SW_REMOTE_MAX_THREADS, and the first record must be readable. */
-	if ((st = swi_read(mem, addr, rec, sizeof rec)) != SW_OK)
-		return st;
-	if (!(t = realloc(r->threads, (size_t)n * sizeof *t)))
-		return SW_E_NOMEM;
-	r->threads = t;
-	for (uint32_t i = 0; i < n; i++) {
-		if ((st = swi_read(mem, addr + (uint64_t)i * size, rec, sizeof rec)) != SW_OK)
+	for (uint32_t i = 0; i < n; i++)
+		if ((st = swi_read(mem, addr + (uint64_t)i * size, rec, known)) != SW_OK ||
+		    (st = keep(r, mem, rec)) != SW_OK)
 			return st;
-		t[i].tid = swi_load_le(rec, 8);
-		t[i].frame_head = swi_load_le(rec + 8, 8);
-		t[i].exception_head = swi_load_le(rec + 16, 8);
-		t[i].state = swi_load_le(rec + 24, 8);
-		r->nthreads = i + 1;
-	}
 	return SW_OK;
 }
 
@@ -211,10 +187,11 @@ static sw_status read_snapshot(sw_remote *r, const sw_memory *mem, uint64_t snap
 		return SW_E_BADMETA;
 	if (nmethods > SW_REMOTE_MAX_METHODS || nthreads > SW_REMOTE_MAX_THREADS)
 		return SW_E_LIMIT;
-	if ((st = read_methods(r, mem, snapshot + HEADER_SIZE, nmethods, msize)) != SW_OK)
+	if ((st = read_records(r, mem, snapshot + HEADER_SIZE, nmethods, msize, METHOD_SIZE,
+	                       keep_method)) != SW_OK)
 		return st;
-	return read_threads(r, mem, snapshot + HEADER_SIZE + (uint64_t)nmethods * msize, nthreads,
-	                    tsize);
+	return read_records(r, mem, snapshot + HEADER_SIZE + (uint64_t)nmethods * msize, nthreads,
+	                    tsize, THREAD_SIZE, keep_thread);
 }
 
 /* The descriptor's generation and snapshot, checked. */

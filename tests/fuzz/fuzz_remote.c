@@ -14,6 +14,7 @@
 #include <string.h>
 #include <stackwalk.h>
 #include "fuzz.h"
+#include "remote_target.h"
 
 #define BASE       0x00300000u          /* valid for every pointer width */
 #define IMAGE      4096u
@@ -23,15 +24,6 @@
 #define BLOBS      2048u
 #define NAMES      3072u
 #define MAX_FLIPS  64u
-/*
- * Reads per try: the generation, the descriptor, the header; per method a
- * record, a blob and at most two pieces of a name; the threads (the first
- * twice); the generation again.  A flipped count may claim more records
- * than the image holds: they are read until one lies outside it.
- */
-#define RECORDS_MAX (IMAGE / 32u + 1)
-#define READ_BOUND ((unsigned long)SW_REMOTE_TRIES * (3 + 4 * RECORDS_MAX + RECORDS_MAX + 1 + 1))
-
 static uint8_t blobs[4][256];
 static size_t blob_len[4];
 
@@ -48,29 +40,6 @@ static const uint8_t *blob_for(sw_arch arch)
 	return blobs[arch];
 }
 
-static void put(uint8_t *img, size_t at, uint64_t v, unsigned size)
-{
-	for (unsigned i = 0; i < size; i++, v >>= 8)
-		img[at + i] = (uint8_t)v;
-}
-
-struct counted {
-	sw_memory inner;
-	unsigned long reads;
-	int restless;
-	uint8_t *img;
-};
-
-static sw_status counted_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct counted *c = ctx;
-
-	c->reads++;
-	if (c->restless && addr == BASE + 8)
-		c->img[8] += 2;
-	return sw_memory_read(&c->inner, addr, buf, len);
-}
-
 /* The published map the input describes. */
 static void lay_out(struct fz *f, uint8_t *img, sw_arch arch)
 {
@@ -79,37 +48,37 @@ static void lay_out(struct fz *f, uint8_t *img, sw_arch arch)
 	uint64_t start = 0x400000;
 
 	memset(img, 0, IMAGE);
-	put(img, 0, SW_REMOTE_MAGIC, 4);
-	put(img, 4, SW_REMOTE_VERSION, 4);
-	put(img, 8, fz_u8(f), 4);
-	put(img, 12, 48, 4);
-	put(img, 16, BASE + SNAP, 8);
-	put(img, 24, arch, 4);
-	put(img, SNAP, nm, 4);
-	put(img, SNAP + 4, nt, 4);
-	put(img, SNAP + 8, 56, 4);
-	put(img, SNAP + 12, 32, 4);
+	remote_put(img, 0, SW_REMOTE_MAGIC, 4);
+	remote_put(img, 4, SW_REMOTE_VERSION, 4);
+	remote_put(img, 8, fz_u8(f), 4);
+	remote_put(img, 12, 48, 4);
+	remote_put(img, 16, BASE + SNAP, 8);
+	remote_put(img, 24, arch, 4);
+	remote_put(img, SNAP, nm, 4);
+	remote_put(img, SNAP + 4, nt, 4);
+	remote_put(img, SNAP + 8, 56, 4);
+	remote_put(img, SNAP + 12, 32, 4);
 	memcpy(img + BLOBS, blob_for(arch), blob_len[arch]);
 	for (unsigned i = 0; i < nm; i++, rec += 56) {
 		start += fz_u16(f);
-		put(img, rec, start, 8);
-		put(img, rec + 8, 1 + fz_u8(f), 8);
-		put(img, rec + 16, fz_u32(f), 8);
-		put(img, rec + 32, BASE + BLOBS, 8);
-		put(img, rec + 40, blob_len[arch], 4);
-		put(img, rec + 44, fz_u8(f) & 3, 4);
+		remote_put(img, rec, start, 8);
+		remote_put(img, rec + 8, 1 + fz_u8(f), 8);
+		remote_put(img, rec + 16, fz_u32(f), 8);
+		remote_put(img, rec + 32, BASE + BLOBS, 8);
+		remote_put(img, rec + 40, blob_len[arch], 4);
+		remote_put(img, rec + 44, fz_u8(f) & 3, 4);
 		/* A name, none, or one that runs to the image's end without a NUL. */
 		switch (fz_u8(f) % 3) {
-		case 0: put(img, rec + 48, BASE + NAMES + i * 16, 8); break;
+		case 0: remote_put(img, rec + 48, BASE + NAMES + i * 16, 8); break;
 		case 1: break;
-		default: put(img, rec + 48, BASE + IMAGE - 8, 8); break;
+		default: remote_put(img, rec + 48, BASE + IMAGE - 8, 8); break;
 		}
 		memcpy(img + NAMES + i * 16, "method", 7);
 	}
 	memset(img + IMAGE - 8, 'x', 8);
 	for (unsigned i = 0; i < nt; i++, rec += 32) {
-		put(img, rec, fz_u16(f), 8);
-		put(img, rec + 8, fz_u32(f), 8);
+		remote_put(img, rec, fz_u16(f), 8);
+		remote_put(img, rec + 8, fz_u32(f), 8);
 	}
 }
 
@@ -117,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t img[IMAGE];
 	static sw_codemap *map;
-	struct counted c;
+	struct remote_target c;
 	struct fz f;
 	sw_memory mem;
 	sw_remote *r = NULL;
@@ -128,22 +97,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!map && sw_codemap_create(&map) != SW_OK)
 		abort();
 	arch = (sw_arch)fz_arch(&f);
-	memset(&c, 0, sizeof c);
+	if (remote_target_init(&c, &mem, img, IMAGE, BASE) != SW_OK)
+		abort();
 	c.restless = fz_u8(&f) == 0xff;
-	c.img = img;
 	lay_out(&f, img, arch);
 	for (unsigned k = 0; k < MAX_FLIPS && f.n >= 3; k++) {
 		uint16_t at = fz_u16(&f);
 
 		img[at % IMAGE] ^= fz_u8(&f);
 	}
-	if (sw_memory_init_buffer(&c.inner, img, IMAGE, BASE) != SW_OK)
-		abort();
-	memset(&mem, 0, sizeof mem);
-	mem.read = counted_read;
-	mem.ctx = &c;
 	st = sw_remote_read(&mem, arch, BASE, &r);
-	if (c.reads > READ_BOUND || (st == SW_OK) != (r != NULL))
+	if (c.reads > REMOTE_READ_BOUND(IMAGE) || (st == SW_OK) != (r != NULL))
 		abort();
 	if (st != SW_OK)
 		return 0;

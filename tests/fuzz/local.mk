@@ -50,7 +50,7 @@ tests_fuzz_fuzz_core_SOURCES = tests/fuzz/fuzz_core.c $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_core_LDADD = $(FUZZ_STANDALONE_LDADD)
 
 check_PROGRAMS += tests/fuzz/fuzz_remote
-tests_fuzz_fuzz_remote_SOURCES = tests/fuzz/fuzz_remote.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_remote_SOURCES = tests/fuzz/fuzz_remote.c tests/fuzz/remote_target.h $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_remote_LDADD = $(FUZZ_STANDALONE_LDADD)
 
 TESTS += tests/fuzz/fuzz_swu_decode tests/fuzz/fuzz_walk_mutated tests/fuzz/fuzz_synth_diff \
