@@ -36,6 +36,7 @@ done
 : "${GDB:=gdb-multiarch}" "${QEMU_AARCH64:=qemu-aarch64}" "${QEMU_I386:=qemu-i386}"
 
 swstack="$top_builddir/examples/swstack"
+# shellcheck disable=SC2154 # $arch is set by the .test that sources this
 work="$top_builddir/tests/remote-toyjit-$arch.d"
 
 missing() {
@@ -60,7 +61,7 @@ x86-64)
 	[ -x "$prog" ] || { echo "remote-toyjit: $prog is missing"; exit 99; } ;;
 i686|arm64)
 	[ -n "${CROSS_CORE_SOURCES:-}" ] || { echo "remote-toyjit: tests/cross-toyjit.env is missing"; exit 99; }
-	if [ $arch = i686 ]; then
+	if [ "$arch" = i686 ]; then
 		cc=$CROSS_CC_I686 backend=$CROSS_TOYJIT_X86
 	else
 		cc=$CROSS_CC_AARCH64 backend=$CROSS_TOYJIT_ARM64 qemu="$QEMU_AARCH64 -cpu max,sve=off"
@@ -80,7 +81,7 @@ i686|arm64)
 		cat "$work/build.log"
 		exit 1
 	fi
-	if [ $arch = i686 ]; then
+	if [ "$arch" = i686 ]; then
 		i386=$(sh "$top_srcdir/tests/i386-host.sh" "$cc" "$QEMU_I386")
 		case $i386 in
 		native) ;;

@@ -243,6 +243,7 @@ SW_API sw_status sw_remote_read(const sw_memory *mem, sw_arch arch, uint64_t des
 	for (unsigned try = 0; try < SW_REMOTE_TRIES; try++) {
 		uint32_t before, after;
 		uint64_t snapshot;
+		sw_status gen_st;
 
 		/* The generation first: whatever is read after it is checked against it. */
 		if ((st = read_generation(mem, descriptor, &before)) != SW_OK ||
@@ -253,8 +254,13 @@ SW_API sw_status sw_remote_read(const sw_memory *mem, sw_arch arch, uint64_t des
 			continue;
 		}
 		st = read_snapshot(r, mem, snapshot);
-		if (st == SW_E_NOMEM || read_generation(mem, descriptor, &after) != SW_OK)
+		if (st == SW_E_NOMEM)
 			break;
+		/* A snapshot is only as good as the generation that vouches for it. */
+		if ((gen_st = read_generation(mem, descriptor, &after)) != SW_OK) {
+			st = gen_st;
+			break;
+		}
 		/* Changed under the read: whatever it found, good or bad, may be torn. */
 		if (after != before) {
 			st = SW_E_UNSAFE;
