@@ -7,13 +7,14 @@
 # cross-built statically here, as tests/cross-toyjit.sh builds the toy
 # JIT) runs a chain of managed methods with a P/Invoke, walks its own
 # stack in the stub's helper, checks that walk against its shadow stack,
-# prints it ("method NAME", "frame TYPE ADDRESS", innermost first) and
+# prints it ("method NAME PC", "frame TYPE ADDRESS", innermost first) and
 # "ready PID TID", and waits; a second thread adds and removes methods all
 # the while, so the map is read while it changes.  Then, where the program
 # runs natively (x86-64; i686 where the kernel execs it):
 #
 #  1. swstack -p PID: its methods (the frames it names after the toy JIT's
-#     methods) and its Frame lines, in order, are the runtime's walk;
+#     methods) with their PCs, and its Frame lines, in order, are the
+#     runtime's walk;
 #  2. gdb's gcore of the same process, and swstack --core: the same;
 #
 # and under qemu-user (arm64; i686 where the kernel cannot exec it), where
@@ -107,9 +108,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# What swstack found: the toy JIT's methods it named, and its Frame lines.
+# What swstack found: the toy JIT's methods it named, with their PCs (its
+# zero padding dropped), and its Frame lines.
 swstack_view() {
-	sed -n -e 's/^#[0-9]* *0x[0-9a-f]* in \(M[0-9]*_[a-z0-9_]*\)+0x[0-9a-f]* .*/method \1/p' \
+	sed -n -e 's/^#[0-9]* *0x0*\([0-9a-f][0-9a-f]*\) in \(M[0-9]*_[a-z0-9_]*\)+0x[0-9a-f]* .*/method \2 0x\1/p' \
 	       -e 's/^    \[Frame type \([0-9]*\) at \(0x[0-9a-f]*\)\]$/frame \1 \2/p' "$1"
 }
 

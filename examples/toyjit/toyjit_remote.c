@@ -7,7 +7,7 @@
  *
  * It runs a chain of DEPTH managed frames (P/Invoke at FRAME) and, in the
  * helper at the bottom, walks its own stack, checks the walk against the
- * shadow stack, prints what it found ("method NAME" and "frame TYPE
+ * shadow stack, prints what it found ("method NAME PC" and "frame TYPE
  * ADDRESS" lines, innermost first: what a debugger must find too) and
  * "ready PID TID", and then waits, forever, for the debugger to look
  * (swstack -p PID, or gcore and swstack --core) and for its end (a
@@ -94,7 +94,7 @@ static void print_walk(const struct remote *r)
 
 		if (f->state == SW_STATE_FRAMELESS) {
 			m = toyjit_method_of(r->jit, f->method);
-			printf("method %s\n", m ? m->name : "(unknown)");
+			printf("method %s 0x%" PRIx64 "\n", m ? m->name : "(unknown)", f->ip);
 		} else if (f->state == SW_STATE_FRAME || f->state == SW_STATE_SKIPPED_FRAME) {
 			printf("frame %" PRIu32 " 0x%" PRIx64 "\n", f->frame_type, f->frame);
 		}
