@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <stackwalk.h>
+#include "remote_map.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
 
@@ -87,6 +88,8 @@ struct frame {
 	const char *module;             /* NULL when no module contains it */
 	sw_frame_trust trust;
 	int trampoline;                 /* the kernel's signal trampoline */
+	uint64_t runtime_frame;         /* non-zero: not a frame but a runtime's Frame, at this address */
+	uint32_t frame_type;            /* its SW_FRAME_* type */
 };
 
 /* One thread's walk. */
@@ -113,6 +116,7 @@ struct tool {
 	/* Trampolines registered from their code, and the records they point to. */
 	sw_native_function tramp[MAX_TRAMPOLINES];
 	unsigned ntramp;
+	struct remote_map remote;       /* a runtime's published code map, when the target has one */
 	int exit_code;
 };
 
@@ -582,6 +586,42 @@ static void unload_modules(struct tool *tl)
 	tl->nmods = 0;
 }
 
+/* ---- a runtime's published code map ------------------------------------------ */
+
+/*
+ * The module that defines SW_REMOTE_SYMBOL (the library, or a program
+ * linked with it) holds the runtime's published code map: its methods join
+ * the map, its threads' Frame heads the walks (stackwalk-remote(5)).
+ */
+static void find_published(struct tool *tl)
+{
+	struct remote_map *rm = &tl->remote;
+	sw_status st;
+
+	for (size_t i = 0; i < tl->nmods && !rm->descriptor; i++) {
+		char buf[4096];
+		uint64_t value;
+
+		if (tl->mods[i].path[0] != '[' &&
+		    remote_map_symbol(host_path(tl, tl->mods[i].path, buf, sizeof buf), SW_REMOTE_SYMBOL,
+		                      &value) == 0) {
+			rm->descriptor = tl->mods[i].bias + value;
+			rm->module = tl->mods[i].path;
+		}
+	}
+	if (!rm->descriptor)
+		return;
+	st = remote_map_open(rm, tl->t.mem, tl->t.arch, tl->map);
+	/* Nothing published (a program that links the library but publishes nothing) is no news. */
+	if (st != SW_OK && (st != SW_E_NOTFOUND || tl->opt.verbose))
+		fprintf(stderr, "%s: warning: the code map published in %s: %s\n", progname, rm->module,
+		        sw_strerror(st));
+	else if (st == SW_OK && tl->opt.verbose)
+		fprintf(stderr, "%s: %s publishes a code map: %zu methods%s\n", progname, rm->module,
+		        sw_remote_method_count(rm->r),
+		        sw_remote_flags(rm->r) & SW_REMOTE_MID_UPDATE ? " (caught mid-update)" : "");
+}
+
 /* ---- signal trampolines without CFI ------------------------------------------ */
 
 /*
@@ -676,6 +716,10 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 
 	f->function = NULL;
 	f->module = m ? m->path : NULL;
+	if ((f->function = remote_map_name(&tl->remote, addr, &off)) != NULL) {
+		f->offset = off + (f->pc - addr);
+		return;
+	}
 	if (m && m->img) {
 		const sw_image_method *ms;
 		size_t n = 0, lo = 0, hi;
@@ -771,6 +815,17 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		struct frame f;
 		int exact;
 
+		/* A runtime that publishes its threads' Frames has them shown. */
+		if ((state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) && tl->remote.r) {
+			memset(&f, 0, sizeof f);
+			f.runtime_frame = sw_crawl_frame_frame(cf);
+			f.frame_type = sw_crawl_frame_frame_type(cf);
+			if (push_frame(w, &f) != 0) {
+				sw_iter_end(&it);
+				return -1;
+			}
+			continue;
+		}
 		if (state != SW_STATE_NATIVE_FRAME && state != SW_STATE_INITIAL_NATIVE &&
 		    state != SW_STATE_FRAMELESS)
 			continue;
@@ -890,10 +945,14 @@ static void print_text(const struct tool *tl, unsigned index, int tid, const str
 	int width = (int)sw_arch_pointer_size(tl->t.arch) * 2;
 
 	printf("%sThread %u (LWP %d):\n", index ? "\n" : "", index + 1, tid);
-	for (size_t i = 0; i < w->count; i++) {
+	for (size_t i = 0, level = 0; i < w->count; i++) {
 		const struct frame *f = &w->frames[i];
 
-		printf("#%-2zu 0x%0*" PRIx64 " in ", i, width, f->pc);
+		if (f->runtime_frame) {
+			printf("    [Frame type %" PRIu32 " at 0x%" PRIx64 "]\n", f->frame_type, f->runtime_frame);
+			continue;
+		}
+		printf("#%-2zu 0x%0*" PRIx64 " in ", level++, width, f->pc);
 		if (f->function)
 			printf("%s+0x%" PRIx64, f->function, f->offset);
 		else
@@ -909,11 +968,14 @@ static void print_text(const struct tool *tl, unsigned index, int tid, const str
 static void print_json(const struct tool *tl, unsigned index, int tid, const struct walk *w)
 {
 	printf("%s\n    {\"thread\": %u, \"lwp\": %d, \"frames\": [", index ? "," : "", index + 1, tid);
-	for (size_t i = 0; i < w->count; i++) {
+	for (size_t i = 0, level = 0; i < w->count; i++) {
 		const struct frame *f = &w->frames[i];
 
+		if (f->runtime_frame)
+			continue;       /* Frames are in the text output only */
 		printf("%s\n      {\"level\": %zu, \"pc\": \"0x%" PRIx64 "\", \"function\": ",
-		       i ? "," : "", i, f->pc);
+		       level ? "," : "", level, f->pc);
+		level++;
 		json_string(f->function);
 		if (f->function)
 			printf(", \"offset\": %" PRIu64, f->offset);
@@ -978,6 +1040,7 @@ static int walk_all(struct tool *tl)
 			tl->exit_code = EXIT_WALK_FAILED;
 			continue;
 		}
+		remote_map_thread(&tl->remote, tid, &th);
 		/* A handler on an alternate signal stack returns to a stack in another segment. */
 		th.stack_bounds = tl->t.bounds;
 		th.stack_bounds_ctx = tl->t.handle;
@@ -1142,9 +1205,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: out of memory\n", progname);
 			rc = -1;
 		} else {
+			find_published(&tl);
 			rc = walk_all(&tl);
 		}
 		fflush(stdout);
+		remote_map_close(&tl.remote);
 		unload_modules(&tl);
 		free(tl.t.auxv);
 	}

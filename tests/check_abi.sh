@@ -15,12 +15,15 @@ trap 'rm -f "$tmp".*' EXIT
 # only exports without the prefix.
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBR]$/ { print $3 }' |
 	grep -v -x -e __jit_debug_register_code -e __jit_debug_descriptor -e '__odr_asan[.].*' | sort -u >"$tmp.exported"
-# Declarations only: drop preprocessor lines and comments first.
+# Declarations only: drop preprocessor lines and comments first.  Functions,
+# then variables ("SW_API extern TYPE name;").
 cat "$top_srcdir"/include/stackwalk/*.h | grep -v '^[[:space:]]*#' | tr '\n' ' ' |
-	sed -E 's:/\*([^*]|\*+[^*/])*\*+/: :g' |
-	grep -oE 'SW_API [^;(]*[ *][a-z_][a-z0-9_]*[[:space:]]*\(' |
-	sed -E 's/.*[ *]([a-z_][a-z0-9_]*)[[:space:]]*\($/\1/' |
-	grep -v -x -e __jit_debug_register_code | sort -u >"$tmp.declared"
+	sed -E 's:/\*([^*]|\*+[^*/])*\*+/: :g' >"$tmp.headers"
+{ grep -oE 'SW_API [^;(]*[ *][a-z_][a-z0-9_]*[[:space:]]*\(' "$tmp.headers" |
+	sed -E 's/.*[ *]([a-z_][a-z0-9_]*)[[:space:]]*\($/\1/'
+  grep -oE 'SW_API extern [^;(]*[ *][a-z_][a-z0-9_]*[[:space:]]*;' "$tmp.headers" |
+	sed -E 's/.*[ *]([a-z_][a-z0-9_]*)[[:space:]]*;$/\1/'
+} | grep -v -x -e __jit_debug_register_code -e __jit_debug_descriptor | sort -u >"$tmp.declared"
 bad=$(grep -v '^sw_' "$tmp.exported" || true)
 if [ -n "$bad" ]; then
 	echo "FAIL: exported symbols without the sw_ prefix:"; echo "$bad"; exit 1

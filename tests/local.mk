@@ -76,3 +76,21 @@ tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
 tests_swprof_harmless_LDADD = -lpthread
 TESTS += tests/swprof-harmless.test
 EXTRA_DIST += tests/swprof-harmless.test
+
+# The published code map read back as a debugger reads it, and over hostile memory.
+check_PROGRAMS += tests/check_remote
+TESTS += tests/check_remote
+tests_check_remote_SOURCES = tests/check_remote.c tests/fuzz/remote_target.h
+tests_check_remote_CFLAGS = $(TEST_CFLAGS)
+tests_check_remote_LDADD = $(TEST_LIBS) -lpthread
+
+# swstack -p and --core on the toy JIT that publishes its code map, against
+# its own walk: x86-64, and i686 and arm64 cross-built (tests/remote-toyjit.sh).
+if TOYJIT_X64
+TESTS += tests/remote-toyjit-x86-64.test tests/remote-toyjit-i686.test tests/remote-toyjit-arm64.test
+tests/remote-toyjit-x86-64.log tests/remote-toyjit-i686.log tests/remote-toyjit-arm64.log: \
+	tests/swstack-gdb.env tests/cross-toyjit.env examples/swstack$(EXEEXT) examples/toyjit-remote$(EXEEXT)
+endif
+EXTRA_DIST += tests/remote-toyjit.sh tests/remote-toyjit-x86-64.test tests/remote-toyjit-i686.test \
+	tests/remote-toyjit-arm64.test
+CLEANFILES += -r tests/remote-toyjit-x86-64.d tests/remote-toyjit-i686.d tests/remote-toyjit-arm64.d

@@ -12,6 +12,11 @@ noinst_PROGRAMS += examples/toyjit-demo
 examples_toyjit_demo_SOURCES = examples/toyjit/toyjit_demo.c
 examples_toyjit_demo_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la
 
+# The toy JIT publishing its code map, stopped for a debugger (tests/remote-toyjit.test).
+noinst_PROGRAMS += examples/toyjit-remote
+examples_toyjit_remote_SOURCES = examples/toyjit/toyjit_remote.c
+examples_toyjit_remote_LDADD = examples/toyjit/libtoyjit.la libstackwalk.la -lpthread
+
 check_PROGRAMS += tests/check_toyjit
 TESTS += tests/check_toyjit
 tests_check_toyjit_SOURCES = tests/check_toyjit.c
@@ -74,4 +79,4 @@ CLEANFILES += tests/cross-toyjit.env \
 	tests/cross-toyjit-i686 tests/cross-toyjit-i686.out \
 	tests/cross-toyjit-arm64 tests/cross-toyjit-arm64.out
 
-dist_man_MANS += man/toyjit-demo.1
+dist_man_MANS += man/toyjit-demo.1 man/toyjit-remote.1

@@ -12,7 +12,8 @@ lib_libsw_codemap_la_SOURCES += \
 	lib/codemap/huge_pages.c \
 	lib/codemap/body_shape.h \
 	lib/codemap/epoch.h \
-	lib/codemap/epoch.c
+	lib/codemap/epoch.c \
+	lib/codemap/codemap_publish.c
 
 check_PROGRAMS += tests/check_codemap
 TESTS += tests/check_codemap

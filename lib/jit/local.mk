@@ -15,8 +15,10 @@ lib_libsw_jit_la_SOURCES += \
 	lib/jit/perf_files.h \
 	lib/jit/perf_map.c \
 	lib/jit/jitdump.c \
-	lib/jit/perf.c
-stackwalkinclude_HEADERS += include/stackwalk/perf.h include/stackwalk/gdbjit.h
+	lib/jit/perf.c \
+	lib/jit/remote_read.c
+stackwalkinclude_HEADERS += include/stackwalk/perf.h include/stackwalk/gdbjit.h \
+	include/stackwalk/remote.h
 
 # CFI read back with libdw against SWU at every offset (toy JIT and
 # synthetic methods of every architecture), observers, perf's files, gdb's
@@ -63,4 +65,23 @@ dist_man_MANS += \
 	man/sw_gdbjit_detach.3 \
 	man/sw_gdbjit_add.3 \
 	man/sw_gdbjit_remove.3 \
-	man/sw_gdbjit_status.3
+	man/sw_gdbjit_status.3 \
+	man/sw_publisher.3 \
+	man/sw_publisher_create.3 \
+	man/sw_publisher_destroy.3 \
+	man/sw_publisher_attach.3 \
+	man/sw_publisher_detach.3 \
+	man/sw_publisher_thread.3 \
+	man/sw_publisher_thread_remove.3 \
+	man/sw_publisher_status.3 \
+	man/sw_remote.3 \
+	man/sw_remote_read.3 \
+	man/sw_remote_free.3 \
+	man/sw_remote_flags.3 \
+	man/sw_remote_method_count.3 \
+	man/sw_remote_method_at.3 \
+	man/sw_remote_find.3 \
+	man/sw_remote_thread_find.3 \
+	man/sw_remote_register.3 \
+	man/sw_remote_unregister.3 \
+	man/stackwalk-remote.5
