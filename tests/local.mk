@@ -76,3 +76,12 @@ tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
 tests_swprof_harmless_LDADD = -lpthread
 TESTS += tests/swprof-harmless.test
 EXTRA_DIST += tests/swprof-harmless.test
+
+# Lazy modules (SW_MODULE_LAZY) against full loads of the same files, hostile .eh_frame_hdr tables.
+check_PROGRAMS += tests/check_lazy
+TESTS += tests/check_lazy
+tests_check_lazy_SOURCES = tests/check_lazy.c
+tests_check_lazy_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_check_lazy_CFLAGS = $(TEST_CFLAGS)
+tests_check_lazy_LDADD = $(TEST_LIBS) $(LIBELF_LIBS)
+CLEANFILES += lazy-hostile-*
