@@ -166,6 +166,16 @@ static const sw_native_function *some_function(const sw_module *full, size_t k)
 	return NULL;
 }
 
+/* This process's libc, in full and lazily, and two functions with CFI past its middle. */
+static void load_libc(unsigned lazy_flag, sw_module **full, sw_module **lazy, sw_codemap **map,
+                      size_t k, size_t l, const sw_native_function **f, const sw_native_function **g)
+{
+	ck_assert_int_eq(dl_iterate_phdr(find_libc, NULL), 1);
+	load_both(host_libc, lazy_flag, full, lazy, map);
+	*f = some_function(*full, k);
+	*g = some_function(*full, l);
+}
+
 static void not_imported(const sw_codemap *map, const sw_native_function *f)
 {
 	sw_code_info info;
@@ -186,10 +196,7 @@ START_TEST(signal_safe_notes)
 	sw_codemap *map;
 	size_t n = 99;
 
-	ck_assert_int_eq(dl_iterate_phdr(find_libc, NULL), 1);
-	load_both(host_libc, SW_MODULE_LAZY_SIGNAL_SAFE, &full, &lazy, &map);
-	f = some_function(full, 0);
-	g = some_function(full, 50);
+	load_libc(SW_MODULE_LAZY_SIGNAL_SAFE, &full, &lazy, &map, 0, 50, &f, &g);
 	not_imported(map, f);
 	not_imported(map, f);
 	ck_assert_int_eq(sw_module_stats(lazy, &s), SW_OK);
@@ -228,10 +235,7 @@ START_TEST(arena_full)
 	sw_codemap *map;
 	size_t n = 99;
 
-	ck_assert_int_eq(dl_iterate_phdr(find_libc, NULL), 1);
-	load_both(host_libc, SW_MODULE_LAZY, &full, &lazy, &map);
-	f = some_function(full, 0);
-	g = some_function(full, 10);
+	load_libc(SW_MODULE_LAZY, &full, &lazy, &map, 0, 10, &f, &g);
 	same_function(map, f, f->start);        /* imported by the lookup */
 	swi_module_limit_arena(lazy, 0);
 	not_imported(map, g);
