@@ -9,8 +9,9 @@
  * sw_backtrace, and between samples, outside the handler, imports what the
  * walks noted (sw_module_import_noted).  The first samples stop early with
  * SW_E_NOTIMPORTED, each a frame further; then every sample is whole.
- * Uses only the public API; exits 0 when the last sample reached the end
- * of the stack.
+ * Last, the same stack in one call outside a handler, sw_backtrace_self,
+ * which sets all of this up by itself.  Uses only the public API; exits 0
+ * when the last sample reached the end of the stack.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -79,17 +80,30 @@ static __attribute__((noinline)) int work(int depth)
 	return 0;
 }
 
-static void print_frames(void)
+static void print_frames(const uint64_t *ips, int n)
 {
-	for (int i = 0; i < sample.n; i++) {
+	for (int i = 0; i < n; i++) {
 		const char *name = NULL;
 		uint64_t off = 0;
 
 		for (size_t k = 0; k < nmodules && !name; k++)
-			if (sw_module_symbolize(modules[k], sample.ips[i] - (i > 0), &name, &off) != SW_OK)
+			if (sw_module_symbolize(modules[k], ips[i] - (i > 0), &name, &off) != SW_OK)
 				name = NULL;
-		printf("  #%-2d 0x%016" PRIx64 " %s\n", i, sample.ips[i], name ? name : "??");
+		printf("  #%-2d 0x%016" PRIx64 " %s\n", i, ips[i], name ? name : "??");
 	}
+}
+
+/* The one-call form: its caller's frame first, no set-up, not for a signal handler. */
+static __attribute__((noinline)) void one_call(void)
+{
+	void *buf[MAX_FRAMES];
+	uint64_t ips[MAX_FRAMES];
+	int n = sw_backtrace_self(buf, MAX_FRAMES);
+
+	for (int i = 0; i < n; i++)
+		ips[i] = (uint64_t)(uintptr_t)buf[i];
+	printf("sw_backtrace_self: %d frames\n", n);
+	print_frames(ips, n);
 }
 
 int main(void)
@@ -136,7 +150,8 @@ int main(void)
 	if (s > MAX_SAMPLES)
 		return 1;
 	printf("sample %d: %d frames, the whole stack:\n", s, sample.n);
-	print_frames();
+	print_frames(sample.ips, sample.n);
+	one_call();
 	for (size_t k = 0; k < nmodules; k++)
 		sw_module_unregister(modules[k], map);
 	sw_codemap_synchronize(map);

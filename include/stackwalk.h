@@ -29,5 +29,6 @@
 #include <stackwalk/verify.h>
 #include <stackwalk/perf.h>
 #include <stackwalk/gdbjit.h>
+#include <stackwalk/backtrace_self.h>
 
 #endif /* STACKWALK_H */

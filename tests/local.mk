@@ -85,3 +85,11 @@ tests_check_lazy_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_check_lazy_CFLAGS = $(TEST_CFLAGS)
 tests_check_lazy_LDADD = $(TEST_LIBS) $(LIBELF_LIBS)
 CLEANFILES += lazy-hostile-*
+
+# sw_backtrace_self against glibc's backtrace(), through a library dlopen'ed, closed and opened again.
+check_PROGRAMS += tests/check_backtrace_self
+TESTS += tests/check_backtrace_self
+tests_check_backtrace_self_SOURCES = tests/check_backtrace_self.c
+tests_check_backtrace_self_CFLAGS = $(TEST_CFLAGS)
+tests_check_backtrace_self_LDADD = $(TEST_LIBS) -ldl
+CLEANFILES += bt-self-lib.c bt-self-lib.so

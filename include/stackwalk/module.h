@@ -5,9 +5,11 @@
  * library's architectures) is loaded once: its DWARF CFI (.eh_frame, and
  * .debug_frame where present) is imported into SWU function by function,
  * and its function symbols (.symtab and .dynsym) are kept for
- * symbolization.  Registering the module then adds one code-map entry per
- * imported function, so that the walker unwinds native frames with the
- * same decoder as managed ones and never reads DWARF during a walk.
+ * symbolization.  Registering the module then adds its functions to a
+ * code map as one table, so that the walker unwinds native frames with
+ * the same decoder as managed ones.  A lazy load (SW_MODULE_LAZY) reads
+ * only the .eh_frame_hdr index and imports a function's CFI the first
+ * time a lookup lands in it.
  * See sw_module(3).
  */
 #ifndef STACKWALK_MODULE_H
@@ -183,7 +185,7 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
                                             unsigned flags, sw_arch *arch_out, sw_module **out);
 
-/* sw_module_functions - the imported functions, by ascending address. */
+/* sw_module_functions - the imported functions, by ascending address (none for a lazy module). */
 SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,
                                      size_t *count);
 
@@ -204,7 +206,8 @@ typedef struct sw_module_skip {
 /*
  * sw_module_skips - the functions whose CFI was skipped, in section order:
  * every skipped FDE that had an address range (stats.skipped also counts
- * FDEs too malformed to have one).  Owned by the module.
+ * FDEs too malformed to have one).  Owned by the module; none for a lazy
+ * module, whose statistics count what its imports skipped.
  */
 SW_API sw_status sw_module_skips(const sw_module *m, const sw_module_skip **skips, size_t *count);
 
