@@ -306,7 +306,7 @@ static void load_module(struct tool *tl, struct module *m, const char *file, con
 
 	errno = 0;
 	st = image ? sw_module_load_image(image, size, m->bias, &arch, &m->m)
-	           : sw_module_load(file, m->bias, &arch, &m->m);
+	           : sw_module_load_flags(file, m->bias, SW_MODULE_LAZY, &arch, &m->m);
 	if (st != SW_OK) {
 		m->m = NULL;
 		warn_module(tl, m, m->path, target_file_failure(st, 0));

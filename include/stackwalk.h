@@ -30,5 +30,6 @@
 #include <stackwalk/perf.h>
 #include <stackwalk/gdbjit.h>
 #include <stackwalk/remote.h>
+#include <stackwalk/backtrace_self.h>
 
 #endif /* STACKWALK_H */

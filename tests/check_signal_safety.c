@@ -9,11 +9,14 @@
  * is opened around sw_walk_frames, sw_snapshot, sw_crawl_frame_enum_gc_roots
  * and sw_codemap_find run from a signal handler over synthetic stacks of
  * every architecture and over the live thread, and around the walks a
- * sampler's callback makes of a stopped thread.  Plain C (no Check, which
- * allocates); exit status 0 when nothing was called.
+ * sampler's callback makes of a stopped thread, and around walks of the
+ * live thread through lazy modules that may not import (SW_MODULE_LAZY_
+ * SIGNAL_SAFE).  Plain C (no Check, which allocates); exit status 0 when
+ * nothing was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -158,6 +161,9 @@ typedef struct walk_result {
 	unsigned frames, roots, found, snapshot_frames;
 	sw_walk_action act;
 	sw_status snap;
+	int native;                 /* a native walk of the live thread alone, its IPs kept */
+	sw_walk_error err;
+	uint64_t ips[64];
 } walk_result;
 
 static walk_result *volatile current;
@@ -174,6 +180,8 @@ static sw_walk_action on_frame(const sw_crawl_frame *cf, void *data)
 	walk_result *r = data;
 	sw_code_info ci;
 
+	if (r->frames < sizeof r->ips / sizeof r->ips[0])
+		r->ips[r->frames] = sw_crawl_frame_ip(cf);
 	r->frames++;
 	sw_crawl_frame_enum_gc_roots(cf, count_root, &r->roots);
 	if (sw_codemap_find(r->thread->codemap, sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur),
@@ -206,7 +214,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	(void)sig; (void)si;
 	if (!r)
 		return;
-	if (r->seed) {
+	if (r->native) {
+		sw_context_from_ucontext(&ctx, uc);
+		window_open = 1;
+		r->act = sw_walk_frames(r->thread, &ctx, 0, on_frame, r, SW_WALK_NATIVE_FRAMES, &r->err);
+		window_open = 0;
+	} else if (r->seed) {
 		walk_in_window(r, r->seed, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING);
 	} else {
 		window_open = 1;
@@ -255,6 +268,138 @@ static int check(const char *what, const walk_result *r)
 		printf("FAIL: %s: nothing was walked\n", what);
 		return 1;
 	}
+	return 0;
+}
+
+/* --- lazy modules: a walk that may not import stops, and says why ------------------ */
+
+struct native_set {
+	sw_codemap *map;
+	unsigned flags;
+	sw_module *m[2];            /* the program, the C library */
+};
+
+static int add_native(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct native_set *ns = data;
+	const char *name = info->dlpi_name;
+	int k = !name || !*name ? 0 : strstr(name, "/libc.so") ? 1 : -1;
+
+	(void)size;
+	if (k < 0 || ns->m[k])
+		return 0;
+	if (sw_module_load_flags(k ? name : "/proc/self/exe", info->dlpi_addr, ns->flags, NULL,
+	                         &ns->m[k]) != SW_OK ||
+	    sw_module_register(ns->m[k], ns->map) != SW_OK)
+		return 1;
+	return 0;
+}
+
+/* One native walk of this thread from a signal handler, from the same call site every time. */
+static __attribute__((noinline)) void walk_native(walk_result *r)
+{
+	current = r;
+	raise(SIGUSR1);
+	current = NULL;
+}
+
+static int native_set_open(struct native_set *ns, unsigned flags, sw_thread *t, sw_memory *mem)
+{
+	static sw_frame *head;
+
+	memset(ns, 0, sizeof *ns);
+	ns->flags = flags;
+	if (sw_codemap_create(&ns->map) != SW_OK || sw_thread_init_self(t, ns->map, mem, &head) != SW_OK)
+		return -1;
+	dl_iterate_phdr(add_native, ns);
+	return ns->m[0] && ns->m[1] ? 0 : -1;
+}
+
+static void native_set_close(struct native_set *ns)
+{
+	for (int k = 0; k < 2; k++) {
+		if (ns->m[k])
+			sw_module_unregister(ns->m[k], ns->map);
+	}
+	sw_codemap_synchronize(ns->map);
+	for (int k = 0; k < 2; k++)
+		sw_module_free(ns->m[k]);
+	sw_codemap_destroy(ns->map);
+}
+
+/*
+ * The live thread through lazy modules that may not import: each walk stops
+ * with SW_E_NOTIMPORTED in the first function not imported yet, calling
+ * nothing it may not; imported outside the handler, the next goes further,
+ * until it walks the whole stack, as the same walk through full loads does.
+ */
+static int lazy_walks(unsigned *walks)
+{
+	struct native_set lazy, full;
+	walk_result r, want;
+	sw_memory mem, full_mem;
+	sw_thread t, full_t;
+	unsigned rounds = 0, stops = 0;
+
+	if (native_set_open(&lazy, SW_MODULE_LAZY_SIGNAL_SAFE, &t, &mem) != 0 ||
+	    native_set_open(&full, 0, &full_t, &full_mem) != 0) {
+		printf("FAIL: lazy modules: set-up\n");
+		return 1;
+	}
+	/*
+	 * One call site for every walk, the first through the full modules: the
+	 * same return addresses (volatile: the compiler may not peel the first pass).
+	 */
+	for (volatile unsigned pass = 0;; pass++) {
+		walk_result *x = pass == 0 ? &want : &r;
+		size_t a = 0, b = 0;
+
+		memset(x, 0, sizeof *x);
+		x->thread = pass == 0 ? &full_t : &t;
+		x->native = 1;
+		walk_native(x);
+		(*walks)++;
+		if (pass == 0) {
+			if (check("native walk, full modules", &want) || want.err.status != SW_OK) {
+				printf("FAIL: native walk, full modules: %s\n", sw_strerror(want.err.status));
+				return 1;
+			}
+			continue;
+		}
+		if (violations) {
+			printf("FAIL: lazy walk: the walk path called %s\n", first_violation);
+			return 1;
+		}
+		if (r.err.status == SW_OK)
+			break;
+		if (r.err.status != SW_E_NOTIMPORTED) {
+			printf("FAIL: lazy walk %u: %s at 0x%llx\n", rounds, sw_strerror(r.err.status),
+			       (unsigned long long)r.err.ip);
+			return 1;
+		}
+		stops++;
+		/* Outside the handler: import what the walk noted. */
+		sw_module_import_noted(lazy.m[0], 0, &a);
+		sw_module_import_noted(lazy.m[1], 0, &b);
+		if (a + b == 0 || ++rounds == 64) {
+			printf("FAIL: lazy walk %u: stopped at 0x%llx, and nothing more to import\n", rounds,
+			       (unsigned long long)r.err.ip);
+			return 1;
+		}
+	}
+	if (stops == 0 || r.frames != want.frames ||
+	    memcmp(r.ips, want.ips, sizeof r.ips) != 0) {
+		printf("FAIL: lazy walk: %u frames after %u stops, %u through full modules\n", r.frames,
+		       stops, want.frames);
+		for (unsigned i = 0; i < r.frames || i < want.frames; i++)
+			printf("  #%u 0x%llx 0x%llx\n", i, (unsigned long long)r.ips[i],
+			       (unsigned long long)want.ips[i]);
+		return 1;
+	}
+	printf("lazy modules: %u stops (SW_E_NOTIMPORTED), then the same %u frames as full loads\n",
+	       stops, r.frames);
+	native_set_close(&lazy);
+	native_set_close(&full);
 	return 0;
 }
 
@@ -352,6 +497,8 @@ int main(void)
 		}
 		sw_codemap_destroy(map);
 	}
+	if (!failed)
+		failed |= lazy_walks(&walks);
 	if (failed)
 		return 1;
 	printf("PASS: %u walks (%u frames, %u GC roots, %u code map hits) called no allocator or mutex\n",

@@ -94,3 +94,19 @@ endif
 EXTRA_DIST += tests/remote-toyjit.sh tests/remote-toyjit-x86-64.test tests/remote-toyjit-i686.test \
 	tests/remote-toyjit-arm64.test
 CLEANFILES += -r tests/remote-toyjit-x86-64.d tests/remote-toyjit-i686.d tests/remote-toyjit-arm64.d
+# Lazy modules (SW_MODULE_LAZY) against full loads of the same files, hostile .eh_frame_hdr tables.
+check_PROGRAMS += tests/check_lazy
+TESTS += tests/check_lazy
+tests_check_lazy_SOURCES = tests/check_lazy.c
+tests_check_lazy_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_check_lazy_CFLAGS = $(TEST_CFLAGS)
+tests_check_lazy_LDADD = $(TEST_LIBS) $(LIBELF_LIBS)
+CLEANFILES += lazy-hostile-*
+
+# sw_backtrace_self against glibc's backtrace(), through a library dlopen'ed, closed and opened again.
+check_PROGRAMS += tests/check_backtrace_self
+TESTS += tests/check_backtrace_self
+tests_check_backtrace_self_SOURCES = tests/check_backtrace_self.c
+tests_check_backtrace_self_CFLAGS = $(TEST_CFLAGS)
+tests_check_backtrace_self_LDADD = $(TEST_LIBS) -ldl
+CLEANFILES += bt-self-lib.c bt-self-lib.so

@@ -754,6 +754,34 @@ bool swi_cfi_overlaps(const struct swi_cfi_import *out, size_t n, uint64_t lo, u
 }
 
 /*
+ * Import the FDE of [lo, hi) and file it: a function, an outermost one,
+ * or a skip with its reason.  An error only for memory.
+ */
+static sw_status import_classified(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t lo,
+                                   uint64_t hi, size_t fde_bytes, uint32_t source)
+{
+	struct swi_cfi_import *out = c->out;
+	uint64_t where = 0;
+	int why;
+	sw_status st = import_fde(c, cfi, lo, hi, fde_bytes, source, &why, &where);
+
+	if (st != SW_OK)
+		return st;
+	/*
+	 * The return address undefined from the first instruction (on
+	 * arm64 from the second, after _start's landing pad, bti c):
+	 * nothing called it, and the walk ends there, complete.
+	 */
+	if (why == SW_SKIP_OUTERMOST && where - lo <= (c->a->arch == SW_ARCH_ARM64 ? 4u : 0u))
+		return swi_cfi_add_frameless(out, (sw_arch)c->a->arch, lo, hi - lo, source,
+		                             SW_CODE_OUTERMOST);
+	if (why < 0)
+		return SW_OK;
+	skip(out, why);
+	return note_skip(out, lo, hi, where, why);
+}
+
+/*
  * Every FDE of one section.  `sorted` functions imported before (from
  * .eh_frame) take precedence: a .debug_frame FDE for their code is ignored.
  */
@@ -772,9 +800,8 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 	for (size_t n = 0; n <= s->data->d_size / 4; n++) {
 		Dwarf_CFI_Entry e;
 		Dwarf_Off next = off;
-		uint64_t lo, hi, where = 0;
+		uint64_t lo, hi;
 		int rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e);
-		int why;
 
 		if (rc > 0)
 			break;
@@ -803,26 +830,9 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 			out->stats.ignored++;
 			continue;
 		}
-		st = import_fde(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start), s->source, &why,
-		                &where);
-		if (st != SW_OK)
+		if ((st = import_classified(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start),
+		                            s->source)) != SW_OK)
 			return st;
-		/*
-		 * The return address undefined from the first instruction (on
-		 * arm64 from the second, after _start's landing pad, bti c):
-		 * nothing called it, and the walk ends there, complete.
-		 */
-		if (why == SW_SKIP_OUTERMOST && where - lo <= (c->a->arch == SW_ARCH_ARM64 ? 4u : 0u)) {
-			if ((st = swi_cfi_add_frameless(out, (sw_arch)c->a->arch, lo, hi - lo, s->source,
-			                                SW_CODE_OUTERMOST)) != SW_OK)
-				return st;
-			continue;
-		}
-		if (why >= 0) {
-			skip(out, why);
-			if ((st = note_skip(out, lo, hi, where, why)) != SW_OK)
-				return st;
-		}
 	}
 	return SW_OK;
 }
@@ -971,6 +981,75 @@ sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out)
 	st = SW_OK;
 out:
 	sw_swu_builder_destroy(c.b);
+	return st;
+}
+
+/* ---- One FDE at a time (the lazy path, lib/native/lazy_cfi.c) ---- */
+
+sw_status swi_eh_frame_open(Elf *elf, sw_arch arch, struct swi_eh_frame *out)
+{
+	const struct swi_arch *a = swi_arch_get(arch);
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	memset(out, 0, sizeof *out);
+	if (!elf || !a || !(out->ident = (const unsigned char *)elf_getident(elf, NULL)))
+		return SW_E_INVAL;
+	if (!(scn = find_section(elf, ".eh_frame", &sh)) || (sh.sh_flags & SHF_COMPRESSED))
+		return SW_E_NOTFOUND;
+	if (!(out->data = section_data(scn, &sh)))
+		return SW_E_NOTFOUND;
+	out->addr = sh.sh_addr;
+	out->arch = arch;
+	out->cie_offset = (uint64_t)-1;
+	return SW_OK;
+}
+
+sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *lo, uint64_t *hi,
+                           size_t *bytes)
+{
+	const struct swi_arch *a = swi_arch_get(ef->arch);
+	struct section s = { ef->data, ef->addr, true, SW_CFI_EH_FRAME };
+	struct cie_info ci = { ef->cie_offset, ef->cie_valid, ef->cie_fde_enc };
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next = 0;
+	bool ok;
+
+	if (offset >= ef->data->d_size ||
+	    dwarf_next_cfi(ef->ident, ef->data, true, offset, &next, &e) != 0 || dwarf_cfi_cie_p(&e))
+		return SW_E_BADMETA;
+	ok = load_cie(ef->ident, &s, a->ptr_size, e.fde.CIE_pointer, &ci) &&
+	     fde_range(&s, &e.fde, &ci, a->ptr_size, lo, hi);
+	ef->cie_offset = ci.offset;
+	ef->cie_valid = ci.valid;
+	ef->cie_fde_enc = ci.fde_enc;
+	if (!ok)
+		return SW_E_BADMETA;
+	*bytes = (size_t)(e.fde.end - e.fde.start);
+	return SW_OK;
+}
+
+sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t hi,
+                             size_t fde_bytes, struct swi_cfi_import *out)
+{
+	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX };
+	sw_status st;
+	int ip_dwarf;
+
+	memset(out, 0, sizeof *out);
+	if (!c.a || !cfi || lo >= hi)
+		return SW_E_INVAL;
+	if ((ip_dwarf = swi_reg_to_dwarf(c.a, c.a->ip_reg)) >= 0)
+		c.ip_dwarf = (uint64_t)ip_dwarf;
+	if ((st = sw_swu_builder_create(&c.b, arch)) != SW_OK)
+		return st;
+	out->stats.fdes = 1;
+	st = import_classified(&c, cfi, lo, hi, fde_bytes, SW_CFI_EH_FRAME);
+	sw_swu_builder_destroy(c.b);
+	if (st == SW_OK) {
+		finish_stats(out);
+		count_row_ops(out);
+	}
 	return st;
 }
 

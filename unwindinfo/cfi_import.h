@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <gelf.h>
+#include <elfutils/libdw.h>
 #include <stackwalk/module.h>
 
 /* Hard limits against hostile CFI. */
@@ -74,6 +75,41 @@ size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len);
  */
 sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out);
 void swi_cfi_import_free(struct swi_cfi_import *imp);
+
+/*
+ * .eh_frame read one FDE at a time, for a module registered from its
+ * .eh_frame_hdr (lib/native/lazy_cfi.c): the section's bytes and the
+ * last CIE read (FDEs of one object share it).
+ */
+struct swi_eh_frame {
+	Elf_Data *data;
+	uint64_t addr;                  /* sh_addr: the base of PC-relative pointers */
+	const unsigned char *ident;     /* the file's e_ident */
+	sw_arch arch;
+	uint64_t cie_offset;            /* the CIE read last, (uint64_t)-1 for none */
+	bool cie_valid;
+	unsigned cie_fde_enc;
+};
+
+/* The .eh_frame of `elf`: SW_E_NOTFOUND without one (or a compressed one). */
+sw_status swi_eh_frame_open(Elf *elf, sw_arch arch, struct swi_eh_frame *out);
+
+/*
+ * The FDE at byte `offset` of .eh_frame: its range [*lo, *hi) (ELF
+ * addresses) and its size in bytes.  SW_E_BADMETA when no FDE that
+ * decodes starts there.  Reads only the FDE's header and its CIE.
+ */
+sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *lo, uint64_t *hi,
+                           size_t *bytes);
+
+/*
+ * Import the function of one .eh_frame FDE, [lo, hi), alone, as
+ * swi_cfi_import would: into a fresh *out holding one function (imported,
+ * outermost or a signal trampoline) or one skip, with their statistics.
+ * An error only for memory or bad arguments; free *out after either.
+ */
+sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t hi,
+                             size_t fde_bytes, struct swi_cfi_import *out);
 
 /*
  * Append one function (ELF addresses) with a copy of its blob, after the

@@ -8,7 +8,9 @@ lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/cfi_expr.h \
 	unwindinfo/cfi_expr.c \
 	unwindinfo/sigreturn_code.c
-lib_libsw_native_la_SOURCES += lib/native/module.c
+lib_libsw_native_la_SOURCES += lib/native/module.c lib/native/lazy_cfi.h lib/native/lazy_cfi.c \
+	lib/native/backtrace_self.c
+stackwalkinclude_HEADERS += include/stackwalk/backtrace_self.h
 
 # Real programs of every architecture, compiled at check time from
 # tests/cfi/ by the cross compilers, are loaded and compared with libdw.
@@ -34,6 +36,8 @@ dist_man_MANS += \
 	man/sw_module_skips.3 \
 	man/sw_module_skip_name.3 \
 	man/sw_module_free.3 \
+	man/sw_module_import_noted.3 \
+	man/sw_backtrace_self.3 \
 	man/sw_swu_def_cfa.3 \
 	man/sw_swu_def_cfa_offset.3 \
 	man/sw_swu_saved_at.3 \

@@ -27,7 +27,9 @@ enum {
 	SW_CODE_NATIVE  = 4,    /* native code (an ELF module's function): its SWU came from CFI */
 	SW_CODE_ANALYZED = 8,   /* native code whose SWU came from instruction analysis, not CFI */
 	SW_CODE_SIGNAL_TRAMPOLINE = 16, /* the kernel's signal return trampoline (__restore_rt) */
-	SW_CODE_OUTERMOST = 32  /* a thread's first function (_start, clone's child): nothing called it */
+	SW_CODE_OUTERMOST = 32, /* a thread's first function (_start, clone's child): nothing called it */
+	SW_CODE_NOT_IMPORTED = 64 /* a lazy module's function whose rules are not imported yet:
+	                           * no blob; a walk stops there with SW_E_NOTIMPORTED */
 };
 
 /* What a lookup returns (the CLR's EECodeInfo). */

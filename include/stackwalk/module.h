@@ -5,9 +5,11 @@
  * library's architectures) is loaded once: its DWARF CFI (.eh_frame, and
  * .debug_frame where present) is imported into SWU function by function,
  * and its function symbols (.symtab and .dynsym) are kept for
- * symbolization.  Registering the module then adds one code-map entry per
- * imported function, so that the walker unwinds native frames with the
- * same decoder as managed ones and never reads DWARF during a walk.
+ * symbolization.  Registering the module then adds its functions to a
+ * code map as one table, so that the walker unwinds native frames with
+ * the same decoder as managed ones.  A lazy load (SW_MODULE_LAZY) reads
+ * only the .eh_frame_hdr index and imports a function's CFI the first
+ * time a lookup lands in it.
  * See sw_module(3).
  */
 #ifndef STACKWALK_MODULE_H
@@ -94,6 +96,15 @@ typedef struct sw_module_import_stats {
 	uint64_t rule_bytes;            /* the body rules decoded beforehand, one per distinct blob */
 	uint32_t sigreturn_code;        /* signal trampolines without CFI, known by their
 	                                 * instructions (SW_CFI_SIGRETURN_CODE; not in functions) */
+	/*
+	 * A lazy module (SW_MODULE_LAZY): fdes, ignored and skipped_by[SW_SKIP_OVERLAP]
+	 * are .eh_frame_hdr's entries; functions, the other skips, row_ops and
+	 * unwind_bytes grow as functions are imported.  0 for a full load.
+	 */
+	uint32_t lazy;                  /* functions registered to be imported when first looked up */
+	uint32_t lazy_imported;         /* of them, imported so far (or found not importable) */
+	uint32_t lazy_not_imported;     /* lookups answered SW_CODE_NOT_IMPORTED */
+	uint64_t arena_bytes;           /* bytes of the module's arena in use */
 } sw_module_import_stats;
 
 /* Options of sw_module_load_flags() and sw_module_load_image_flags(). */
@@ -105,7 +116,25 @@ enum {
 	 * outermost (SW_CODE_OUTERMOST).  The PLT's entries that no FDE covers
 	 * are analyzed at every load, with or without it.  See sw_module(3).
 	 */
-	SW_MODULE_ANALYZE = 1
+	SW_MODULE_ANALYZE = 1,
+	/*
+	 * Register the module from its .eh_frame_hdr, in time and memory
+	 * proportional to its functions, and import a function's CFI the first
+	 * time a lookup lands in it (kept in an arena the load allocates).  A
+	 * walk then imports: it allocates and takes the module's lock, so this
+	 * is for walks of another process or a core file, or in-process walks
+	 * outside signal handlers.  A module without .eh_frame_hdr, with
+	 * .debug_frame, loaded from an image or with SW_MODULE_ANALYZE is
+	 * loaded in full.  Walks give the same frames either way.
+	 */
+	SW_MODULE_LAZY = 2,
+	/*
+	 * SW_MODULE_LAZY whose walks never import (async-signal-safe): a
+	 * function not imported yet is noted, and a walk stops in it with
+	 * SW_E_NOTIMPORTED; sw_module_import_noted() imports what walks noted.
+	 * So does a walk of a SW_MODULE_LAZY module whose arena is full.
+	 */
+	SW_MODULE_LAZY_SIGNAL_SAFE = 4
 };
 
 /*
@@ -156,7 +185,7 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
                                             unsigned flags, sw_arch *arch_out, sw_module **out);
 
-/* sw_module_functions - the imported functions, by ascending address. */
+/* sw_module_functions - the imported functions, by ascending address (none for a lazy module). */
 SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,
                                      size_t *count);
 
@@ -177,7 +206,8 @@ typedef struct sw_module_skip {
 /*
  * sw_module_skips - the functions whose CFI was skipped, in section order:
  * every skipped FDE that had an address range (stats.skipped also counts
- * FDEs too malformed to have one).  Owned by the module.
+ * FDEs too malformed to have one).  Owned by the module; none for a lazy
+ * module, whose statistics count what its imports skipped.
  */
 SW_API sw_status sw_module_skips(const sw_module *m, const sw_module_skip **skips, size_t *count);
 
@@ -186,6 +216,16 @@ SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out
 
 /* sw_module_skip_name - a short name for an SW_SKIP_* reason, or NULL. */
 SW_API const char *sw_module_skip_name(unsigned reason);
+
+/*
+ * sw_module_import_noted - import the functions of a lazy module that
+ * walks noted but could not import (SW_MODULE_LAZY_SIGNAL_SAFE, or a full
+ * arena), or with `address` != 0 the function holding it; *imported
+ * (optional) counts them.  SW_E_LIMIT when the arena is full,
+ * SW_E_NOTFOUND for an address no function holds; SW_OK and 0 for a
+ * module loaded in full.  Not from a signal handler.
+ */
+SW_API sw_status sw_module_import_noted(sw_module *m, uint64_t address, size_t *imported);
 
 /* sw_module_free - free the module; unregister it from every code map first. */
 SW_API void sw_module_free(sw_module *m);

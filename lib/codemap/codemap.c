@@ -1264,6 +1264,9 @@ static void notify_table(sw_codemap *map, sw_codemap_event event, const struct s
 {
 	struct swi_code_copy c;
 
+	/* A table imported on demand is not read through here: that would import it all. */
+	if (t->source)
+		return;
 	for (uint32_t i = 0; map->observers && i < t->nfn; i++) {
 		swi_code_table_info(t, i, &c);
 		/* As for a removed method: its blob may be reclaimed. */

@@ -21,6 +21,8 @@ long swi_code_table_find(const struct swi_code_table *t, uint64_t ip)
 
 	if (ip < t->lo || ip >= t->hi)
 		return -1;
+	if (t->source)
+		return t->source->find(t->source, ip);
 	rel = ip - t->base;
 	if (t->block) {
 		uint64_t k = (ip - t->lo) >> t->block_shift;
@@ -42,7 +44,8 @@ long swi_code_table_find(const struct swi_code_table *t, uint64_t ip)
 	return (long)lo;
 }
 
-void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *copy)
+/* Function i of a built table. */
+static void built_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *copy)
 {
 	sw_code_info *out = &copy->info;
 	const struct swi_code_table_fn *f = &t->fn[i];
@@ -73,6 +76,14 @@ void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_
 		copy->body = &copy->rule;
 		copy->saved = t->saved + t->saved_at[r->shape];
 	}
+}
+
+void swi_code_table_info(const struct swi_code_table *t, uint32_t i, struct swi_code_copy *copy)
+{
+	if (t->source)
+		t->source->info(t->source, i, copy);
+	else
+		built_info(t, i, copy);
 	copy->table = t;
 	copy->index = i;
 }
@@ -97,9 +108,21 @@ static sw_status check_blocks(const struct swi_code_table *t)
 	return SW_OK;
 }
 
+/* A table with a source: its range and flags, the rest is the source's. */
+static sw_status check_sourced(const struct swi_code_table *t)
+{
+	if (!t->source->find || !t->source->info || t->lo >= t->hi || t->lo < t->base ||
+	    (t->flags & ~(uint32_t)SW_CODE_NATIVE))
+		return SW_E_INVAL;
+	return t->hi - t->base > UINT32_MAX ? SW_E_LIMIT : SW_OK;
+}
+
 sw_status swi_code_table_check(const struct swi_code_table *t)
 {
 	uint64_t end = 0;
+
+	if (t && t->source)
+		return check_sourced(t);
 
 	if (!t || !t->fn || !t->blob_at || !t->bytes || !t->runs || !t->shape || !t->saved_at ||
 	    !t->saved || t->nfn == 0 || t->nblob == 0 || t->nshape == 0 ||

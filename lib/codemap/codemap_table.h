@@ -89,6 +89,24 @@ struct swi_code_table {
 	const void *method_base;
 	size_t method_stride;
 	uint32_t flags;                 /* SW_CODE_* of every function (SW_CODE_NATIVE) */
+	/*
+	 * A table whose functions are described on demand (a module registered
+	 * from its .eh_frame_hdr, lib/native/lazy_cfi.c): its source finds and
+	 * describes them, and only base, lo, hi, nfn and flags above are used.
+	 * NULL for a built table.
+	 */
+	const struct swi_code_source *source;
+};
+
+/*
+ * Both ops are async-signal-safe and bounded, as the table's own search.
+ * info may describe a function not yet imported: SW_CODE_NOT_IMPORTED, no
+ * blob, no body rule.
+ */
+struct swi_code_copy;
+struct swi_code_source {
+	long (*find)(const struct swi_code_source *s, uint64_t ip);
+	void (*info)(const struct swi_code_source *s, uint32_t i, struct swi_code_copy *out);
 };
 
 /*

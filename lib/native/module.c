@@ -10,6 +10,10 @@
  * SW_MODULE_ANALYZE), and the function symbols of .symtab and
  * .dynsym are copied and sorted.  Afterwards the file is closed; the module owns everything a
  * code-map entry points to (the sw_native_function records and the blobs).
+ *
+ * A lazy load (SW_MODULE_LAZY) reads the symbols alike but leaves the CFI
+ * to lazy_cfi.c, which keeps the file open and imports a function when a
+ * lookup first lands in it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +27,7 @@
 #include "image_format.h"
 #include "codemap_table.h"
 #include "regular_file.h"
+#include "lazy_cfi.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -51,7 +56,11 @@ struct sw_module {
 	sw_module_import_stats stats;
 	/* What sw_module_register hands the code map; table.nfn == 0 when the functions do not fit one. */
 	struct swi_code_table_store table;
+	struct swi_lazy_cfi *lazy;      /* a lazy load's CFI, instead of fns and table */
 };
+
+#define MODULE_LAZY_FLAGS (SW_MODULE_LAZY | SW_MODULE_LAZY_SIGNAL_SAFE)
+#define MODULE_FLAGS (SW_MODULE_ANALYZE | MODULE_LAZY_FLAGS)
 
 /* ---- The file ---- */
 
@@ -291,6 +300,13 @@ static const struct module_symbol *find_symbol(const sw_module *m, uint64_t addr
 	return NULL;
 }
 
+const char *swi_module_name_at(const sw_module *m, uint64_t address)
+{
+	const struct module_symbol *s = find_symbol(m, address);
+
+	return s && s->start == address ? m->names + s->name : NULL;
+}
+
 /* ---- Functions ---- */
 
 static sw_status take_functions(sw_module *m, struct swi_cfi_import *imp)
@@ -408,8 +424,24 @@ static sw_status analyze(sw_module *m, Elf *elf, struct swi_cfi_import *imp)
 	return st;
 }
 
-static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsigned flags,
-                          sw_arch *arch_out, sw_module **out)
+/*
+ * The lazy view of the module, which then owns `elf` and `fd` (*kept);
+ * SW_E_UNSUPPORTED when the module is to be loaded in full.
+ */
+static sw_status load_lazy(sw_module *m, Elf *elf, int fd, unsigned flags, bool *kept)
+{
+	sw_status st;
+
+	if (!(flags & MODULE_LAZY_FLAGS) || (flags & SW_MODULE_ANALYZE) || fd < 0)
+		return SW_E_UNSUPPORTED;
+	st = swi_lazy_cfi_open(elf, fd, m->arch, m->bias, !(flags & SW_MODULE_LAZY_SIGNAL_SAFE), m,
+	                       &m->lazy);
+	*kept = st == SW_OK;
+	return st;
+}
+
+static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bias, unsigned flags,
+                          sw_arch *arch_out, sw_module **out, bool *kept)
 {
 	struct swi_cfi_import imp;
 	sw_module *m;
@@ -430,6 +462,17 @@ static sw_status load_elf(Elf *elf, uint64_t file_size, uint64_t load_bias, unsi
 	if ((st = read_symbols(m, elf)) != SW_OK) {
 		sw_module_free(m);
 		return st;
+	}
+	st = load_lazy(m, elf, fd, flags, kept);
+	if (st != SW_E_UNSUPPORTED) {
+		if (st != SW_OK) {
+			sw_module_free(m);
+			return st;
+		}
+		if (arch_out)
+			*arch_out = arch;
+		*out = m;
+		return SW_OK;
 	}
 	st = swi_cfi_import(elf, arch, &imp);
 	if (st == SW_OK)
@@ -468,6 +511,7 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsigned flags,
                                       sw_arch *arch_out, sw_module **out)
 {
+	bool kept = false;
 	off_t size;
 	sw_status st;
 	Elf *elf;
@@ -476,7 +520,7 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 	if (!out)
 		return SW_E_INVAL;
 	*out = NULL;
-	if (!path || (flags & ~(unsigned)SW_MODULE_ANALYZE))
+	if (!path || (flags & ~(unsigned)MODULE_FLAGS))
 		return SW_E_INVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return SW_E_UNSUPPORTED;
@@ -488,7 +532,10 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 		return errno == ENOMEM ? SW_E_NOMEM : SW_E_NOTFOUND;
 	/* Read, not mapped: a file truncated while we read it cannot fault us. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	st = load_elf(elf, (uint64_t)size, load_bias, flags, arch_out, out);
+	st = load_elf(elf, fd, (uint64_t)size, load_bias, flags, arch_out, out, &kept);
+	/* A lazy module keeps the file to import from (its imports read the file, not the target). */
+	if (kept)
+		return st;
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -504,6 +551,7 @@ SW_API sw_status sw_module_load_image(const void *image, size_t size, uint64_t l
 SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
                                             unsigned flags, sw_arch *arch_out, sw_module **out)
 {
+	bool kept = false;
 	sw_status st;
 	char *copy;
 	Elf *elf;
@@ -511,7 +559,7 @@ SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint
 	if (!out)
 		return SW_E_INVAL;
 	*out = NULL;
-	if (!image || size == 0 || (flags & ~(unsigned)SW_MODULE_ANALYZE))
+	if (!image || size == 0 || (flags & ~(unsigned)MODULE_FLAGS))
 		return SW_E_INVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return SW_E_UNSUPPORTED;
@@ -521,7 +569,8 @@ SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint
 		return SW_E_NOMEM;
 	memcpy(copy, image, size);
 	elf = elf_memory(copy, size);
-	st = load_elf(elf, size, load_bias, flags, arch_out, out);
+	/* Not kept: an image (a vDSO, small) is loaded in full, lazy or not (fd -1). */
+	st = load_elf(elf, -1, size, load_bias, flags, arch_out, out, &kept);
 	if (elf)
 		elf_end(elf);
 	free(copy);
@@ -534,6 +583,8 @@ SW_API sw_status sw_module_register(sw_module *m, sw_codemap *map)
 {
 	if (!m || !map)
 		return SW_E_INVAL;
+	if (m->lazy)
+		return swi_codemap_add_table(map, swi_lazy_cfi_table(m->lazy));
 	if (m->table.table.nfn)
 		return swi_codemap_add_table(map, &m->table.table);
 	for (size_t i = 0; i < m->nfns; i++) {
@@ -566,6 +617,8 @@ SW_API sw_status sw_module_unregister(sw_module *m, sw_codemap *map)
 
 	if (!m || !map)
 		return SW_E_INVAL;
+	if (m->lazy)
+		return swi_codemap_remove_table(map, swi_lazy_cfi_table(m->lazy));
 	if (m->table.table.nfn)
 		return swi_codemap_remove_table(map, &m->table.table);
 	for (size_t i = 0; i < m->nfns; i++) {
@@ -616,8 +669,22 @@ SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out
 {
 	if (!m || !out)
 		return SW_E_INVAL;
+	if (m->lazy) {
+		swi_lazy_cfi_stats(m->lazy, out);
+		out->symbols = m->stats.symbols;
+		return SW_OK;
+	}
 	*out = m->stats;
 	return SW_OK;
+}
+
+SW_API sw_status sw_module_import_noted(sw_module *m, uint64_t address, size_t *imported)
+{
+	if (imported)
+		*imported = 0;
+	if (!m)
+		return SW_E_INVAL;
+	return m->lazy ? swi_lazy_cfi_import(m->lazy, address, imported) : SW_OK;
 }
 
 SW_API const char *sw_module_skip_name(unsigned reason)
@@ -635,6 +702,12 @@ SW_API const char *sw_module_skip_name(unsigned reason)
 	return reason < SW_SKIP_COUNT ? names[reason] : NULL;
 }
 
+void swi_module_limit_arena(sw_module *m, size_t bytes)
+{
+	if (m && m->lazy)
+		swi_lazy_cfi_set_arena(m->lazy, bytes);
+}
+
 void swi_module_image_info(const sw_module *m, sw_arch *arch, uint64_t *base, uint64_t *bias)
 {
 	*arch = m->arch;
@@ -646,6 +719,7 @@ SW_API void sw_module_free(sw_module *m)
 {
 	if (!m)
 		return;
+	swi_lazy_cfi_free(m->lazy);
 	free(m->fns);
 	free(m->skips);
 	free(m->blobs);

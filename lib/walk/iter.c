@@ -437,6 +437,9 @@ static sw_status unwind_frame(struct swi_iter *it)
 
 	if (it->code == &it->fp.info)
 		return frame_pointer_step(it);
+	/* A lazy module's function this walk could not import (module.h). */
+	if (it->code->flags & SW_CODE_NOT_IMPORTED)
+		return SW_E_NOTIMPORTED;
 	/* Nothing called a thread's first function: the walk ends with it. */
 	if (it->code->flags & SW_CODE_OUTERMOST) {
 		sw_context_init(&it->rd.caller, (sw_arch)it->thread->arch);
