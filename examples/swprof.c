@@ -227,23 +227,24 @@ void futex_wake_all(int *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
-static void *sampler_main(void *arg)
+static int sampling_goes_on(void)
 {
-	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
+	return !__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&prof.fatal_signo, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wall-clock mode: every thread, running or not, once a period.  (CPU
+ * mode is the library's: each thread's timer on its own CPU clock stops
+ * it, and sw_sampler_wait walks it.)
+ */
+static void sample_wall_clock(void)
+{
 	long period = 1000000000L / (long)prof.hz;
 	struct timespec next;
-	int started;
 
-	(void)arg;
-	sw_walk_cache_init(&managed_rules);
-	sw_walk_cache_init(&native_rules);
-	started = sw_sampler_start(prof.reg, &opt) == SW_OK;
-	futex_wake_all(&prof.ready);
-	if (!started)
-		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&prof.fatal_signo, __ATOMIC_ACQUIRE)) {
+	while (sampling_goes_on()) {
 		struct timespec now;
 
 		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
@@ -258,6 +259,30 @@ static void *sampler_main(void *arg)
 			next = now;     /* far behind (stopped, overloaded): do not burst */
 		futex_wait_until(&prof.wake, &next);
 	}
+}
+
+/* How long sw_sampler_wait may block: the latency of a stop request in CPU mode. */
+#define CPU_WAIT_MS 10
+
+static void *sampler_main(void *arg)
+{
+	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
+	int started;
+
+	(void)arg;
+	if (!prof.wall_clock)
+		opt.cpu_period_ns = 1000000000u / prof.hz;
+	sw_walk_cache_init(&managed_rules);
+	sw_walk_cache_init(&native_rules);
+	started = sw_sampler_start(prof.reg, &opt) == SW_OK;
+	futex_wake_all(&prof.ready);
+	if (!started)
+		return NULL;
+	if (prof.wall_clock)
+		sample_wall_clock();
+	else
+		while (sampling_goes_on())
+			sw_sampler_wait(prof.reg, on_sample, NULL, CPU_WAIT_MS, NULL);
 	sw_sampler_stop(prof.reg);
 	if (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) && prof.fatal_signo) {
 		write_profile();
@@ -383,10 +408,12 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 __attribute__((constructor)) static void swprof_init(void)
 {
 	const char *hz = getenv("SWPROF_HZ"), *sig = getenv("SWPROF_SIGNAL");
+	const char *clock = getenv("SWPROF_CLOCK");
 	uint64_t id;
 
 	prof.hz = hz && atoi(hz) > 0 && atoi(hz) <= 100000 ? (unsigned)atoi(hz) : 1000;
 	prof.signo = sig && atoi(sig) > 0 ? atoi(sig) : SIGPROF;
+	prof.wall_clock = clock && !strcmp(clock, "wall");
 	prof.pid = getpid();
 	prof.exec_generation = exec_generation_from_env();
 	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),

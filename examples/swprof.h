@@ -26,6 +26,7 @@ typedef struct profile {
 	size_t used;
 	unsigned long samples, dropped, failed, stopped, threads_seen;
 	unsigned hz;
+	int wall_clock;         /* SWPROF_CLOCK=wall: sample every thread, running or not */
 	int signo;
 	int started;            /* profiling was set up in this process */
 	pid_t pid;              /* the process the samples belong to (not a vfork child) */

@@ -76,3 +76,8 @@ tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
 tests_swprof_harmless_LDADD = -lpthread
 TESTS += tests/swprof-harmless.test
 EXTRA_DIST += tests/swprof-harmless.test
+# CPU-time sampling by default, wall time on request (issue 26).
+check_PROGRAMS += tests/swprof_cputime
+tests_swprof_cputime_LDADD = -lpthread
+TESTS += tests/swprof-cputime.test
+EXTRA_DIST += tests/swprof-cputime.test
