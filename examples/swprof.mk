@@ -2,7 +2,8 @@
 # $(pkglibdir)), built on the thread registry and sampler; its test and
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
-examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h
+examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
+	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
