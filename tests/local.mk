@@ -81,3 +81,6 @@ check_PROGRAMS += tests/swprof_cputime
 tests_swprof_cputime_LDADD = -lpthread
 TESTS += tests/swprof-cputime.test
 EXTRA_DIST += tests/swprof-cputime.test
+# pprof output read back by go tool pprof; the interactive flame graph (issue 26).
+TESTS += tests/swprof-pprof.test
+EXTRA_DIST += tests/swprof-pprof.test
