@@ -94,7 +94,7 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 	if (st == SW_STATE_FRAMELESS && sw_crawl_frame_method(cf)) {
 		w->ip[w->n++] = (uint64_t)(uintptr_t)sw_crawl_frame_method(cf) | MANAGED_TAG;
 	} else {
-		uint64_t ip = sw_crawl_frame_ip(cf);
+		uint64_t ip = NATIVE_KEY(sw_crawl_frame_ip(cf));
 
 		/* Past the modules (a runtime's stub, say): the Frame list goes on from here. */
 		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf))
@@ -148,7 +148,7 @@ static void walk_into(const sw_thread *t, const sw_sample *s, walk_buf *w, unsig
 	w->stopped = err.status;
 	if (err.ip == 0 || w->n == MAX_DEPTH)
 		return;
-	last = err.ip;
+	last = NATIVE_KEY(err.ip);
 	if (sw_codemap_find(t->codemap, err.ip, &ci) == SW_OK && !(ci.flags & SW_CODE_NATIVE) &&
 	    ci.method)
 		last = (uint64_t)(uintptr_t)ci.method | MANAGED_TAG;

@@ -31,6 +31,13 @@
 #define MANAGED_TAG (UINT64_C(1) << 63)
 /* A pseudo-frame where a walk stopped early: -SW_E_* in the low bits. */
 #define STOPPED_TAG (UINT64_C(1) << 62)
+/*
+ * A native IP with a tag bit set is no user-space address (none reaches
+ * bit 56 on any supported machine): garbage a frame-pointer walk read.
+ * It is kept as this pseudo-frame, never mistaken for a tagged one.
+ */
+#define NOT_CODE_KEY (STOPPED_TAG | UINT64_C(0xffffffff))
+#define NATIVE_KEY(ip) ((ip) & (MANAGED_TAG | STOPPED_TAG) ? NOT_CODE_KEY : (ip))
 
 /* A native module registered at start, and the addresses it was loaded at. */
 typedef struct loaded_module {

@@ -43,7 +43,7 @@ static uint64_t frame_key(const uint64_t *ips, size_t i)
 {
 	uint64_t raw = ips[i];
 
-	if (raw & MANAGED_TAG || i == 0)
+	if (raw & (MANAGED_TAG | STOPPED_TAG) || i == 0)
 		return raw;
 	return raw - 1;
 }
@@ -96,6 +96,8 @@ static void name_frame(frame_entry *f, char *out, size_t size)
 			snprintf(out, size, "%s", name);
 		else
 			snprintf(out, size, "method@%p", method);
+	} else if (f->key == NOT_CODE_KEY) {
+		snprintf(out, size, "[not a user-space address]");
 	} else if (f->key & STOPPED_TAG) {
 		/* Where the frames the walk did not reach would be: apart from every complete stack. */
 		snprintf(out, size, "[stopped: %s]", sw_strerror(-(sw_status)(uint32_t)f->key));

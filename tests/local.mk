@@ -82,5 +82,5 @@ tests_swprof_cputime_LDADD = -lpthread
 TESTS += tests/swprof-cputime.test
 EXTRA_DIST += tests/swprof-cputime.test
 # pprof output read back by go tool pprof; the interactive flame graph (issue 26).
-TESTS += tests/swprof-pprof.test
-EXTRA_DIST += tests/swprof-pprof.test
+TESTS += tests/swprof-pprof.test tests/swprof-names.test
+EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test
