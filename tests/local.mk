@@ -83,4 +83,4 @@ TESTS += tests/swprof-cputime.test
 EXTRA_DIST += tests/swprof-cputime.test
 # pprof output read back by go tool pprof; the interactive flame graph (issue 26).
 TESTS += tests/swprof-pprof.test tests/swprof-names.test
-EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test
+EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test tests/swprof/svg_check.js
