@@ -4,8 +4,8 @@
  * its own thread at SWPROF_HZ (default 1000) with sw_sampler_sample_all,
  * walks each stopped thread (native code through the CFI of the modules
  * it registers at start), and when the process ends (exit, _exit, exec,
- * SIGINT, SIGTERM) writes folded stacks and an SVG flame graph named after
- * its pid and prints a one-line summary.  A forked child gets a profile
+ * SIGINT, SIGTERM) writes its profile (swprof_write.c) named after its
+ * pid and prints a one-line summary.  A forked child gets a profile
  * of its own.  The program must not notice: see "harmless" below.  A sample whose walk stopped
  * before the thread's outermost frame keeps a "[stopped: reason]" frame in
  * place of the frames it could not reach.  See swprof(1).
@@ -31,12 +31,7 @@
 #include <stackwalk.h>
 #include "swprof.h"
 
-#define MAX_DEPTH 128
 #define BUFFER_WORDS (4u << 20)     /* raw samples: a header word, then IPs */
-/* The header word: the depth, and why the walk stopped early (-SW_E_*) or 0. */
-#define HEADER(depth, status) ((uint64_t)(depth) | (uint64_t)(uint32_t)-(status) << 32)
-#define HEADER_DEPTH(h) ((size_t)(uint32_t)(h))
-#define HEADER_STATUS(h) (-(sw_status)((h) >> 32))
 
 profile prof;
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -95,11 +90,11 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 		return SW_CONTINUE;
 	if (w->n == MAX_DEPTH)
 		return SW_ABORT;
-	/* Managed frames are recorded by method handle, tagged in the low bit. */
+	/* Managed frames are recorded by method handle, tagged. */
 	if (st == SW_STATE_FRAMELESS && sw_crawl_frame_method(cf)) {
-		w->ip[w->n++] = (uint64_t)(uintptr_t)sw_crawl_frame_method(cf) | 1;
+		w->ip[w->n++] = (uint64_t)(uintptr_t)sw_crawl_frame_method(cf) | MANAGED_TAG;
 	} else {
-		uint64_t ip = sw_crawl_frame_ip(cf) & ~(uint64_t)1;
+		uint64_t ip = NATIVE_KEY(sw_crawl_frame_ip(cf));
 
 		/* Past the modules (a runtime's stub, say): the Frame list goes on from here. */
 		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf))
@@ -153,10 +148,10 @@ static void walk_into(const sw_thread *t, const sw_sample *s, walk_buf *w, unsig
 	w->stopped = err.status;
 	if (err.ip == 0 || w->n == MAX_DEPTH)
 		return;
-	last = err.ip & ~(uint64_t)1;
+	last = NATIVE_KEY(err.ip);
 	if (sw_codemap_find(t->codemap, err.ip, &ci) == SW_OK && !(ci.flags & SW_CODE_NATIVE) &&
 	    ci.method)
-		last = (uint64_t)(uintptr_t)ci.method | 1;
+		last = (uint64_t)(uintptr_t)ci.method | MANAGED_TAG;
 	if (w->n == 0 || w->ip[w->n - 1] != last)
 		w->ip[w->n++] = last;
 }
@@ -206,7 +201,7 @@ static sw_walk_action on_sample(const sw_sample *s, void *data)
 		prof.dropped++;
 		return SW_CONTINUE;
 	}
-	prof.buf[prof.used] = HEADER(w.n, w.stopped);
+	prof.buf[prof.used] = HEADER(w.n, s->ticks, w.stopped);
 	memcpy(&prof.buf[prof.used + 1], w.ip, w.n * sizeof w.ip[0]);
 	prof.used += 1 + w.n;
 	prof.samples++;
@@ -227,23 +222,24 @@ void futex_wake_all(int *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
-static void *sampler_main(void *arg)
+static int sampling_goes_on(void)
 {
-	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
+	return !__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&prof.fatal_signo, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wall-clock mode: every thread, running or not, once a period.  (CPU
+ * mode is the library's: each thread's timer on its own CPU clock stops
+ * it, and sw_sampler_wait walks it.)
+ */
+static void sample_wall_clock(void)
+{
 	long period = 1000000000L / (long)prof.hz;
 	struct timespec next;
-	int started;
 
-	(void)arg;
-	sw_walk_cache_init(&managed_rules);
-	sw_walk_cache_init(&native_rules);
-	started = sw_sampler_start(prof.reg, &opt) == SW_OK;
-	futex_wake_all(&prof.ready);
-	if (!started)
-		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&prof.fatal_signo, __ATOMIC_ACQUIRE)) {
+	while (sampling_goes_on()) {
 		struct timespec now;
 
 		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
@@ -258,6 +254,30 @@ static void *sampler_main(void *arg)
 			next = now;     /* far behind (stopped, overloaded): do not burst */
 		futex_wait_until(&prof.wake, &next);
 	}
+}
+
+/* How long sw_sampler_wait may block: the latency of a stop request in CPU mode. */
+#define CPU_WAIT_MS 10
+
+static void *sampler_main(void *arg)
+{
+	sw_sampler_options opt = { .signo = prof.signo, .timeout_ms = 100 };
+	int started;
+
+	(void)arg;
+	if (!prof.wall_clock)
+		opt.cpu_period_ns = 1000000000u / prof.hz;
+	sw_walk_cache_init(&managed_rules);
+	sw_walk_cache_init(&native_rules);
+	started = sw_sampler_start(prof.reg, &opt) == SW_OK;
+	futex_wake_all(&prof.ready);
+	if (!started)
+		return NULL;
+	if (prof.wall_clock)
+		sample_wall_clock();
+	else
+		while (sampling_goes_on())
+			sw_sampler_wait(prof.reg, on_sample, NULL, CPU_WAIT_MS, NULL);
 	sw_sampler_stop(prof.reg);
 	if (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) && prof.fatal_signo) {
 		write_profile();
@@ -353,10 +373,29 @@ SWPROF_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
 
 /* --- start-up: the modules, the main thread, the sampler ----------------------------- */
 
+/* The module's address range, from its loaded segments: which module an address is in. */
+static void module_span(const struct dl_phdr_info *info, loaded_module *lm)
+{
+	lm->lo = UINT64_MAX;
+	lm->hi = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (start < lm->lo)
+			lm->lo = start;
+		if (start + ph->p_memsz > lm->hi)
+			lm->hi = start + ph->p_memsz;
+	}
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	char exe[4096];
 	const char *path = info->dlpi_name;
+	loaded_module *lm = &prof.modules[prof.nmodules];
 	sw_module *m;
 
 	(void)size; (void)data;
@@ -372,21 +411,27 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	if (sw_module_load(path, info->dlpi_addr, NULL, &m) != SW_OK)
 		return 0;
-	if (sw_module_register(m, prof.map) != SW_OK) {
+	if (sw_module_register(m, prof.map) != SW_OK || !(lm->path = strdup(path))) {
+		sw_module_unregister(m, prof.map);
 		sw_module_free(m);
 		return 0;
 	}
-	prof.modules[prof.nmodules++] = m;
+	lm->m = m;
+	lm->bias = info->dlpi_addr;
+	module_span(info, lm);
+	prof.nmodules++;
 	return 0;
 }
 
 __attribute__((constructor)) static void swprof_init(void)
 {
 	const char *hz = getenv("SWPROF_HZ"), *sig = getenv("SWPROF_SIGNAL");
+	const char *clock = getenv("SWPROF_CLOCK");
 	uint64_t id;
 
 	prof.hz = hz && atoi(hz) > 0 && atoi(hz) <= 100000 ? (unsigned)atoi(hz) : 1000;
 	prof.signo = sig && atoi(sig) > 0 ? atoi(sig) : SIGPROF;
+	prof.wall_clock = clock && !strcmp(clock, "wall");
 	prof.pid = getpid();
 	prof.exec_generation = exec_generation_from_env();
 	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
@@ -408,321 +453,4 @@ __attribute__((constructor)) static void swprof_init(void)
 	guard_start();
 	if (!start_sampler())
 		prof.started = 0;
-}
-
-/* --- at exit: names, folded stacks, the flame graph ---------------------------------- */
-
-/* ';' separates frames in the folded format, ' ' ends the stack. */
-static void folded_safe(char *name)
-{
-	for (char *c = name; *c; c++)
-		if (*c == ';' || *c == ' ')
-			*c = '_';
-}
-
-static void frame_name(uint64_t ip, char *out, size_t size)
-{
-	const char *name = NULL;
-	uint64_t off = 0;
-	Dl_info di;
-
-	if (ip & 1) {
-		const char *(*fn)(void *) = __atomic_load_n(&prof.method_name, __ATOMIC_ACQUIRE);
-		void *method = (void *)(uintptr_t)(ip & ~(uint64_t)1);
-
-		name = fn ? fn(method) : NULL;
-		if (name)
-			snprintf(out, size, "%s", name);
-		else
-			snprintf(out, size, "method@%p", method);
-		return;
-	}
-	for (unsigned i = 0; i < prof.nmodules && !name; i++)
-		if (sw_module_symbolize(prof.modules[i], ip, &name, &off) != SW_OK)
-			name = NULL;
-	if (!name && dladdr((void *)(uintptr_t)ip, &di) && di.dli_sname)
-		name = di.dli_sname;
-	if (name)
-		snprintf(out, size, "%s", name);
-	else
-		snprintf(out, size, "0x%llx", (unsigned long long)ip);
-	folded_safe(out);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One node of the flame graph: a frame name under its caller. */
-typedef struct node {
-	char *name;
-	unsigned long count;
-	struct node *child, *sibling;
-} node;
-
-static node *child_of(node *parent, const char *name, size_t len)
-{
-	node *n;
-
-	for (n = parent->child; n; n = n->sibling)
-		if (strlen(n->name) == len && !memcmp(n->name, name, len))
-			return n;
-	n = calloc(1, sizeof *n);
-	if (!n || !(n->name = strndup(name, len))) {
-		free(n);
-		return NULL;
-	}
-	n->sibling = parent->child;
-	parent->child = n;
-	return n;
-}
-
-static void xml_text(FILE *f, const char *s, size_t max)
-{
-	for (size_t i = 0; i < max && s[i]; i++) {
-		switch (s[i]) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(s[i], f);
-		}
-	}
-}
-
-/*
- * Layout: boxes ROW pixels high, the root at the bottom, a heading row on
- * top.  Labels are 11-pixel monospace, about CHAR_W pixels a character:
- * a box shows as much of its name as fits, ".." marking a cut.
- */
-enum { SVG_WIDTH = 1200, ROW = 17, HEAD = 24 };
-#define CHAR_W 6.7
-#define MIN_LABEL_W 22.0
-
-static void svg_label(FILE *f, const char *name, double x, unsigned y, double w)
-{
-	size_t fit = (size_t)((w - 6) / CHAR_W), len = strlen(name);
-
-	if (fit < 3)
-		return;
-	fprintf(f, "<text x=\"%.1f\" y=\"%u\">", x + 3, y + 12);
-	if (len <= fit) {
-		xml_text(f, name, len);
-	} else {
-		xml_text(f, name, fit - 2);
-		fputs("..", f);
-	}
-	fputs("</text>", f);
-}
-
-static void svg_node(FILE *f, const node *n, double x, unsigned depth, unsigned max_depth,
-                     double scale)
-{
-	double w = (double)n->count * scale, cx = x;
-	unsigned hue = 0, y = HEAD + (max_depth - depth) * ROW;
-
-	for (const char *c = n->name; *c; c++)
-		hue = hue * 31 + (unsigned char)*c;
-	if (w >= 0.5) {
-		fprintf(f, "<g><title>");
-		xml_text(f, n->name, 512);
-		fprintf(f, " (%lu samples)</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%d\" "
-		        "fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", n->count,
-		        x, y, w, ROW - 1,
-		        205 + hue % 50, 80 + (hue >> 8) % 130, 40 + (hue >> 16) % 50);
-		if (w >= MIN_LABEL_W)
-			svg_label(f, n->name, x, y, w);
-		fprintf(f, "</g>\n");
-	}
-	for (const node *c = n->child; c; c = c->sibling) {
-		svg_node(f, c, cx, depth + 1, max_depth, scale);
-		cx += (double)c->count * scale;
-	}
-}
-
-static unsigned node_depth(const node *n)
-{
-	unsigned d = 0;
-
-	for (const node *c = n->child; c; c = c->sibling) {
-		unsigned cd = node_depth(c);
-
-		if (cd > d)
-			d = cd;
-	}
-	return d + 1;
-}
-
-static void free_node(node *n)
-{
-	while (n) {
-		node *next = n->sibling;
-
-		free_node(n->child);
-		free(n->name);
-		free(n);
-		n = next;
-	}
-}
-
-static int write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
-                     unsigned long total, const char *heading)
-{
-	node root = { .name = (char *)"all", .count = total };
-	unsigned depth;
-	int ok = 0;
-	FILE *f;
-
-	for (size_t i = 0; i < nlines; i++) {
-		node *at = &root;
-		const char *p = lines[i];
-
-		while (at && *p) {
-			size_t len = strcspn(p, ";");
-
-			at = child_of(at, p, len);
-			if (at)
-				at->count += counts[i];
-			p += len + (p[len] == ';');
-		}
-	}
-	depth = node_depth(&root);
-	f = fopen(path, "w");
-	if (f) {
-		fprintf(f, "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-		        "width=\"%d\" height=\"%u\" font-family=\"monospace\" font-size=\"11\">\n"
-		        "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfdf5\"/>\n",
-		        SVG_WIDTH, HEAD + (depth + 1) * ROW);
-		fprintf(f, "<text x=\"3\" y=\"16\" font-size=\"13\">");
-		xml_text(f, heading, 512);
-		fprintf(f, "</text>\n");
-		svg_node(f, &root, 0, 0, depth, total ? (double)SVG_WIDTH / (double)total : 0);
-		fprintf(f, "</svg>\n");
-		ok = !ferror(f);
-		ok = fclose(f) == 0 && ok;
-	}
-	free_node(root.child);
-	return ok;
-}
-
-/*
- * An output name: %p is the pid, followed by ".N" in the N-th image an
- * exec started in the same process, so no image overwrites another's
- * profile; %% is a percent sign.
- */
-static void output_name(const char *template, char *out, size_t size)
-{
-	size_t len = 0;
-
-	for (const char *t = template; *t && len + 1 < size; t++) {
-		int n = 0;
-
-		if (t[0] == '%' && t[1] == 'p' && prof.exec_generation)
-			n = snprintf(out + len, size - len, "%ld.%u", (long)prof.pid, prof.exec_generation);
-		else if (t[0] == '%' && t[1] == 'p')
-			n = snprintf(out + len, size - len, "%ld", (long)prof.pid);
-		else if (t[0] == '%' && t[1] == '%')
-			out[len++] = '%';
-		else
-			out[len++] = *t;
-		if (t[0] == '%' && (t[1] == 'p' || t[1] == '%'))
-			t++;
-		len += n > 0 ? (size_t)n : 0;
-	}
-	out[len < size ? len : size - 1] = 0;
-}
-
-static int write_folded(const char *path, char **lines, size_t nuniq, const unsigned long *counts)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (!f)
-		return 0;
-	for (size_t i = 0; i < nuniq; i++)
-		fprintf(f, "%s %lu\n", lines[i], counts[i]);
-	ok = !ferror(f);
-	return fclose(f) == 0 && ok;
-}
-
-/*
- * Name the samples, write the folded stacks and the flame graph, and say
- * where, once per process (and again only after a failed exec).  The
- * sampler thread has ended.
- */
-void write_profile(void)
-{
-	const char *out_template = getenv("SWPROF_OUT"), *svg_template = getenv("SWPROF_SVG");
-	char heading[160], out[4096], svg[4096];
-	char **lines;
-	unsigned long *counts;
-	size_t nlines = 0, nuniq = 0;
-	int ok = 0;
-
-	if (__atomic_exchange_n(&prof.written, 1, __ATOMIC_ACQ_REL))
-		return;
-	output_name(out_template && *out_template ? out_template : "swprof.%p.folded", out, sizeof out);
-	output_name(svg_template && *svg_template ? svg_template : "swprof.%p.svg", svg, sizeof svg);
-
-	/* One "root;...;leaf" line per sample, sorted, counted. */
-	lines = calloc(prof.samples + 1, sizeof *lines);
-	counts = calloc(prof.samples + 1, sizeof *counts);
-	for (size_t at = 0; lines && counts && at < prof.used;) {
-		size_t n = HEADER_DEPTH(prof.buf[at]), len = 0, cap = 64 * (n + 2) + 1;
-		sw_status stopped = HEADER_STATUS(prof.buf[at]);
-		char *line = malloc(cap);
-
-		if (!line)
-			break;
-		line[0] = 0;
-		/* Where the frames the walk did not reach would be: apart from every complete stack. */
-		if (stopped != SW_OK) {
-			char name[128];
-
-			snprintf(name, sizeof name, "[stopped: %s]", sw_strerror(stopped));
-			folded_safe(name);
-			len = (size_t)snprintf(line, cap, "%s", name);
-		}
-		for (size_t i = n; i-- > 0;) {
-			char name[256];
-
-			frame_name(prof.buf[at + 1 + i], name, sizeof name);
-			len += (size_t)snprintf(line + len, cap - len, "%s%s", len ? ";" : "", name);
-			if (len >= cap - 1)
-				break;
-		}
-		lines[nlines++] = line;
-		at += 1 + n;
-	}
-	if (lines && counts) {
-		qsort(lines, nlines, sizeof *lines, cmp_str);
-		for (size_t i = 0; i < nlines; i++) {
-			if (nuniq && !strcmp(lines[nuniq - 1], lines[i])) {
-				counts[nuniq - 1]++;
-				free(lines[i]);
-				continue;
-			}
-			lines[nuniq] = lines[i];
-			counts[nuniq++] = 1;
-		}
-		ok = write_folded(out, lines, nuniq, counts);
-		snprintf(heading, sizeof heading, "swprof: %lu samples of %lu threads at %u Hz "
-		         "(%lu stopped early), %zu distinct stacks", prof.samples, prof.threads_seen,
-		         prof.hz, prof.stopped, nuniq);
-		ok = ok && write_svg(svg, lines, nuniq, counts, prof.samples, heading);
-	}
-	if (ok)
-		fprintf(stderr, "swprof: %lu samples of %lu threads at %u Hz (%lu unwalkable, %lu "
-		        "stopped early, %lu dropped), %zu distinct stacks -> %s, %s\n", prof.samples,
-		        prof.threads_seen, prof.hz, prof.failed, prof.stopped, prof.dropped, nuniq, out,
-		        svg);
-	else
-		fprintf(stderr, "swprof: cannot write the profile to %s and %s: %s\n", out, svg,
-		        errno ? strerror(errno) : "out of memory");
-	prof.write_failed = !ok;
-	for (size_t i = 0; lines && i < nuniq; i++)
-		free(lines[i]);
-	free(lines);
-	free(counts);
 }

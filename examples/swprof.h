@@ -14,18 +14,50 @@
 
 #define SWPROF_API __attribute__((visibility("default")))
 #define MAX_MODULES 256
+#define MAX_DEPTH 128
+
+/*
+ * The raw samples in prof.buf: a header word, then the frames' IPs, leaf
+ * first.  The header holds the depth, the CPU periods the sample stands
+ * for, and why the walk stopped early (-SW_E_*) or 0.  A managed frame is
+ * its method handle with MANAGED_TAG: no user-space address has that bit.
+ */
+#define HEADER(depth, ticks, status)                                            \
+	((uint64_t)(depth) | (uint64_t)((ticks) < 0xffff ? (ticks) : 0xffff) << 16 | \
+	 (uint64_t)(uint32_t)-(status) << 32)
+#define HEADER_DEPTH(h) ((size_t)((h) & 0xffff))
+#define HEADER_TICKS(h) ((unsigned long)(((h) >> 16) & 0xffff))
+#define HEADER_STATUS(h) (-(sw_status)((h) >> 32))
+#define MANAGED_TAG (UINT64_C(1) << 63)
+/* A pseudo-frame where a walk stopped early: -SW_E_* in the low bits. */
+#define STOPPED_TAG (UINT64_C(1) << 62)
+/*
+ * A native IP with a tag bit set is no user-space address (none reaches
+ * bit 56 on any supported machine): garbage a frame-pointer walk read.
+ * It is kept as this pseudo-frame, never mistaken for a tagged one.
+ */
+#define NOT_CODE_KEY (STOPPED_TAG | UINT64_C(0xffffffff))
+#define NATIVE_KEY(ip) ((ip) & (MANAGED_TAG | STOPPED_TAG) ? NOT_CODE_KEY : (ip))
+
+/* A native module registered at start, and the addresses it was loaded at. */
+typedef struct loaded_module {
+	sw_module *m;
+	char *path;
+	uint64_t bias, lo, hi;
+} loaded_module;
 
 typedef struct profile {
 	sw_registry *reg;
 	sw_codemap *map;
 	const sw_codemap *runtime_map;      /* a runtime's managed code (swprof_use_codemap) */
 	const char *(*method_name)(void *method);
-	sw_module *modules[MAX_MODULES];
+	loaded_module modules[MAX_MODULES];
 	unsigned nmodules;
 	uint64_t *buf;
 	size_t used;
 	unsigned long samples, dropped, failed, stopped, threads_seen;
 	unsigned hz;
+	int wall_clock;         /* SWPROF_CLOCK=wall: sample every thread, running or not */
 	int signo;
 	int started;            /* profiling was set up in this process */
 	pid_t pid;              /* the process the samples belong to (not a vfork child) */
@@ -48,6 +80,46 @@ void futex_wake_all(int *word);     /* set *word, wake its waiters */
 int start_sampler(void);            /* 0 if the sampler thread could not start */
 void stop_sampler(void);            /* no sample signal is sent after it returns */
 void write_profile(void);           /* once per process (again after a failed exec) */
+
+/* One distinct frame: what it is (an address, MANAGED_TAG or STOPPED_TAG) and its name. */
+typedef struct frame_entry {
+	uint64_t key;           /* a caller's address is its return address less one */
+	char *name;             /* folded-safe: no ';' or ' ' */
+	uint32_t function;      /* index into named_profile.functions */
+	uint32_t module;        /* 1 + index into prof.modules, or 0 */
+} frame_entry;
+
+/* One distinct stack of raw samples. */
+typedef struct profile_stack {
+	size_t raw;             /* a sample of it in prof.buf */
+	uint32_t *frames;       /* root first: indices into named_profile.frames */
+	uint32_t depth;
+	unsigned long samples, ticks;
+} profile_stack;
+
+/* The samples as the writers see them. */
+typedef struct named_profile {
+	frame_entry *frames;    /* by key */
+	size_t nframes;
+	const char **functions; /* the distinct names, sorted */
+	size_t nfunctions;
+	profile_stack *stacks;
+	size_t nstacks;
+	uint32_t *frame_ids;    /* the stacks' frames */
+	unsigned long ticks;    /* of all stacks */
+	double naming_cpu_ms;   /* what building this cost */
+} named_profile;
+
+/* swprof_names.c */
+int name_profile(named_profile *np);    /* 0: out of memory */
+void free_named_profile(named_profile *np);
+
+/* swprof_svg.c: an interactive flame graph of folded lines ("a;b;c" and a count each). */
+int write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
+              unsigned long total, const char *heading);
+
+/* swprof_pprof.c: 1 if written, 0 with errno set; -1 if built without pprof support. */
+int write_pprof(const char *path, const named_profile *np);
 
 /* swprof_guard.c */
 void die_of(int signo);

@@ -2,10 +2,24 @@
 # $(pkglibdir)), built on the thread registry and sampler; its test and
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
-examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h
+examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
+	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
+# pprof output: the encoder protoc-c generates from examples/profile.proto.
+EXTRA_DIST += examples/profile.proto
+if HAVE_PPROF
+nodist_examples_libswprof_la_SOURCES = examples/profile.pb-c.c examples/profile.pb-c.h
+examples_libswprof_la_CPPFLAGS = $(AM_CPPFLAGS) -DSWPROF_PPROF -Iexamples $(PPROF_CFLAGS)
+examples_libswprof_la_LIBADD += $(PPROF_LIBS)
+BUILT_SOURCES += examples/profile.pb-c.h
+CLEANFILES += examples/profile.pb-c.c examples/profile.pb-c.h
+examples/profile.pb-c.h: examples/profile.pb-c.c
+examples/profile.pb-c.c: $(srcdir)/examples/profile.proto
+	$(AM_V_GEN)$(MKDIR_P) examples && \
+	$(PROTOC_C) --c_out=examples --proto_path=$(srcdir)/examples $(srcdir)/examples/profile.proto
+endif
 
 check_PROGRAMS += tests/swprof_victim
 tests_swprof_victim_SOURCES = tests/swprof_victim.c

@@ -18,6 +18,8 @@ SW_PACKAGES="$SW_PACKAGES elfutils llvm libc6-dbg rustc golang-go protobuf-compi
 # Libraries for names (demangling, MiniDebugInfo, debuginfod) and pprof.
 SW_PACKAGES="$SW_PACKAGES libiberty-dev liblzma-dev libdebuginfod-dev \
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
+# swprof's flame graph checked: well-formed (xmllint), its script run (node).
+SW_PACKAGES="$SW_PACKAGES libxml2-utils nodejs"
 
 sw_install_deps() {
 	missing=""

@@ -376,6 +376,101 @@ START_TEST(threads_come_and_go)
 }
 END_TEST
 
+/* A registered thread that does not run: blocked on a mutex the test holds. */
+typedef struct sleeper {
+	sw_registry *reg;
+	sw_codemap *map;
+	pthread_mutex_t *lock;
+	uint64_t id;
+	int registered;         /* atomic */
+} sleeper;
+
+static void *sleeper_main(void *arg)
+{
+	sleeper *z = arg;
+
+	ck_assert_int_eq(sw_registry_add_self(z->reg, z->map, NULL, &z->id), SW_OK);
+	set(&z->registered, 1);
+	pthread_mutex_lock(z->lock);
+	pthread_mutex_unlock(z->lock);
+	ck_assert_int_eq(sw_registry_remove_self(z->reg), SW_OK);
+	return NULL;
+}
+
+typedef struct tick_data {
+	check_data check;
+	uint64_t sleeper_id;
+	unsigned per_worker[WORKERS], sleeper_samples, bad_ticks;
+} tick_data;
+
+static sw_walk_action count_tick(const sw_sample *s, void *data)
+{
+	tick_data *t = data;
+
+	if (s->ticks == 0)
+		t->bad_ticks++;
+	if (s->id == t->sleeper_id) {
+		t->sleeper_samples++;
+		return SW_CONTINUE;
+	}
+	for (int i = 0; i < WORKERS; i++)
+		if (t->check.workers[i].id == s->id)
+			t->per_worker[i]++;
+	return check_sample(s, &t->check);
+}
+
+/*
+ * CPU-time mode: threads registered before and after the start are
+ * stopped by their own CPU clocks' ticks, exactly as a requested sample
+ * stops them; a thread that does not run is never sampled.  No time
+ * limits: the loop ends when every spinning worker has been sampled.
+ */
+START_TEST(cpu_time_ticks_stop_running_threads)
+{
+	sw_registry *reg;
+	sw_codemap *map;
+	worker w[WORKERS];
+	pthread_t th[WORKERS], zt;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	sw_sampler_options opt = { .signo = SIGRTMIN + 2, .cpu_period_ns = 2000000 };
+	tick_data t = { .check = { .workers = w } };
+	sleeper z;
+	unsigned n, least = 0;
+
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_registry_create(&reg), SW_OK);
+	z = (sleeper){ .reg = reg, .map = map, .lock = &lock };
+	pthread_mutex_lock(&lock);
+	ck_assert_int_eq(pthread_create(&zt, NULL, sleeper_main, &z), 0);
+	while (!get(&z.registered))
+		sched_yield();
+	t.sleeper_id = z.id;
+	ck_assert_int_eq(sw_sampler_wait(reg, count_tick, &t, 1, &n), SW_E_STATE);
+	ck_assert_int_eq(sw_sampler_start(reg, &opt), SW_OK);
+	start_workers(reg, map, w, th);
+	while (least < 10) {
+		ck_assert_int_eq(sw_sampler_wait(reg, count_tick, &t, 100, &n), SW_OK);
+		least = t.per_worker[0];
+		for (int i = 1; i < WORKERS; i++)
+			if (t.per_worker[i] < least)
+				least = t.per_worker[i];
+	}
+	/* A requested sample still works beside the ticks. */
+	ck_assert_int_eq(sw_sampler_sample(reg, w[0].id, check_sample, &t.check), SW_OK);
+	ck_assert_int_eq(sw_sampler_stop(reg), SW_OK);
+	ck_assert_int_eq(sw_sampler_wait(reg, count_tick, &t, 1, &n), SW_E_STATE);
+	stop_workers(w, th);
+	pthread_mutex_unlock(&lock);
+	pthread_join(zt, NULL);
+	ck_assert_uint_eq(t.sleeper_samples, 0);
+	ck_assert_uint_eq(t.bad_ticks, 0);
+	ck_assert_uint_eq(t.check.bad, 0);
+	ck_assert_uint_gt(t.check.walked, 0);
+	ck_assert_int_eq(sw_registry_destroy(reg), SW_OK);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
 static Suite *sampler_suite(void)
 {
 	Suite *s = suite_create("sampler");
@@ -386,6 +481,7 @@ static Suite *sampler_suite(void)
 	tcase_add_test(tc, only_the_sampler_suspends);
 	tcase_add_test(tc, unsafe_and_unresponsive_threads_are_refused);
 	tcase_add_test(tc, threads_come_and_go);
+	tcase_add_test(tc, cpu_time_ticks_stop_running_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -110,3 +110,11 @@ tests_check_backtrace_self_SOURCES = tests/check_backtrace_self.c
 tests_check_backtrace_self_CFLAGS = $(TEST_CFLAGS)
 tests_check_backtrace_self_LDADD = $(TEST_LIBS) -ldl
 CLEANFILES += bt-self-lib.c bt-self-lib.so
+# CPU-time sampling by default, wall time on request (issue 26).
+check_PROGRAMS += tests/swprof_cputime
+tests_swprof_cputime_LDADD = -lpthread
+TESTS += tests/swprof-cputime.test
+EXTRA_DIST += tests/swprof-cputime.test
+# pprof output read back by go tool pprof; the interactive flame graph (issue 26).
+TESTS += tests/swprof-pprof.test tests/swprof-names.test
+EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test tests/swprof/svg_check.js

@@ -76,6 +76,8 @@ SW_API unsigned sw_registry_count(sw_registry *reg);
 typedef struct sw_sampler_options {
 	int signo;                  /* the signal to stop threads with; 0: SIGPROF */
 	unsigned timeout_ms;        /* how long to wait for a target to stop; 0: 1000 */
+	uint64_t cpu_period_ns;     /* nonzero: CPU-time sampling, one tick per period of a
+	                               thread's CPU time (see sw_sampler_wait) */
 } sw_sampler_options;
 
 /* One stopped thread, as the sampler's callback sees it. */
@@ -85,6 +87,8 @@ typedef struct sw_sample {
 	uint32_t walk_flags;        /* flags a walk of it should add (ALLOW_ASYNC_STACK_WALK, ...) */
 	const sw_thread *thread;    /* its stack, memory, code map and Frame list */
 	const sw_context *seed;     /* its registers where the signal stopped it */
+	uint32_t ticks;             /* CPU periods the sample stands for (timer overruns
+	                               add to it); 1 for a requested sample */
 } sw_sample;
 
 /*
@@ -120,6 +124,19 @@ SW_API sw_status sw_sampler_sample(sw_registry *reg, uint64_t id, sw_sampler_cal
  */
 SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb, void *data,
                                        unsigned *sampled);
+
+/*
+ * sw_sampler_wait - in CPU-time mode (options->cpu_period_ns), wait up to
+ * `timeout_ms` for threads their CPU-time timers stopped, call `cb` for
+ * each, and resume them.  Every registered thread has a timer on its own
+ * CPU clock, delivered to that thread, from sw_sampler_start or its
+ * registration until its unregistration or sw_sampler_stop: threads that
+ * do not run are not sampled.  Sampler thread only (SW_E_UNSAFE); SW_E_STATE
+ * without a sampler or in the other mode; SW_E_ABORTED as for
+ * sw_sampler_sample.  *sampled (may be NULL) counts the callbacks made.
+ */
+SW_API sw_status sw_sampler_wait(sw_registry *reg, sw_sampler_callback cb, void *data,
+                                 unsigned timeout_ms, unsigned *sampled);
 
 /*
  * sw_sampler_stop - end sampling (from the sampler thread): restore the

@@ -15,6 +15,12 @@
  * REQUESTED -> IDLE; the signal, if it arrives later, finds IDLE and the
  * handler returns at once.  `busy` is set while S works on T, outside the
  * registry lock; T's unregistration waits for it to clear.
+ *
+ * In CPU-time mode T also stops itself: a timer on T's own CPU clock
+ * signals T, whose handler goes IDLE -> TICKING -> TICKED (registers
+ * saved) and counts a tick for S; S, in sw_sampler_wait, walks each
+ * TICKED thread, then TICKED -> RESUME.  A tick that finds T in any other
+ * state is dropped: a sample of T is under way already.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -33,7 +39,7 @@
 #include <stackwalk/target.h>
 #include <stackwalk/sampler.h>
 
-enum { ST_IDLE, ST_REQUESTED, ST_STOPPED, ST_RESUME, ST_REFUSED };
+enum { ST_IDLE, ST_REQUESTED, ST_STOPPED, ST_RESUME, ST_REFUSED, ST_TICKING, ST_TICKED };
 
 typedef struct reg_entry {
 	struct reg_entry *next;
@@ -45,7 +51,12 @@ typedef struct reg_entry {
 	const int *unsafe_depth;    /* the thread's unsafe_enter count */
 	sw_thread thread;
 	sw_memory memory;
-	sw_context seed;            /* written by the handler while REQUESTED */
+	sw_context seed;            /* written by the handler while REQUESTED or TICKING */
+	uint32_t ticks;             /* CPU periods the tick that stopped it stands for */
+	pthread_t self;             /* for its CPU clock */
+	struct sw_registry *reg;
+	int has_timer;              /* under the registry lock */
+	timer_t timer;              /* on its CPU clock, when has_timer */
 } reg_entry;
 
 struct sw_registry {
@@ -59,6 +70,8 @@ struct sw_registry {
 	pthread_t sampler;
 	int signo;
 	unsigned timeout_ms;
+	uint64_t cpu_period_ns;     /* nonzero: each thread has a CPU-time timer */
+	int ticks;                  /* atomic, futex: threads stopped by their timers since the last look */
 	reg_entry *target;          /* atomic: the entry being asked to stop */
 };
 
@@ -67,6 +80,8 @@ static sw_registry *signal_owner[65];
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The sample signals' mark in si_value: an address no one else sends. */
 static const char sample_cookie;
+/* The CPU-time timers' mark. */
+static const char tick_cookie;
 /*
  * Per signal, the program's action for signals not ours.  Two slots and
  * an index, so that a handler reading one is not torn by an update
@@ -76,6 +91,13 @@ static struct sigaction chained[65][2];
 static int chained_slot[65];
 static int handler_installed[65];
 static __thread int thread_unsafe_depth __attribute__((tls_model("initial-exec")));
+/* The calling thread's registration, for its timer's handler (the latest, if several). */
+static __thread reg_entry *own_entry __attribute__((tls_model("initial-exec")));
+
+/* glibc's <signal.h> names the thread of SIGEV_THREAD_ID only inside a union. */
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
 
 #ifdef __linux__
 static pid_t current_tid(void)
@@ -131,6 +153,49 @@ static void registry_unlock(sw_registry *reg)
 	pthread_mutex_unlock(&reg->lock);
 	sw_registry_unsafe_leave();
 }
+
+#ifdef __linux__
+/*
+ * A timer on the thread's own CPU clock, signalling that thread: it
+ * fires only while the thread runs, once per period of CPU time it uses.
+ * Under the registry lock.  A thread that cannot have one is sampled
+ * less, never harmed.
+ */
+static void arm_cpu_timer(sw_registry *reg, reg_entry *e)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	clockid_t clock;
+
+	if (!reg->sampling || !reg->cpu_period_ns || e->has_timer ||
+	    pthread_getcpuclockid(e->self, &clock) != 0)
+		return;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = reg->signo;
+	sev.sigev_value.sival_ptr = (void *)&tick_cookie;
+	sev.sigev_notify_thread_id = e->tid;
+	if (timer_create(clock, &sev, &e->timer) != 0)
+		return;
+	its.it_value.tv_sec = (time_t)(reg->cpu_period_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(reg->cpu_period_ns % 1000000000u);
+	its.it_interval = its.it_value;
+	if (timer_settime(e->timer, 0, &its, NULL) != 0) {
+		timer_delete(e->timer);
+		return;
+	}
+	e->has_timer = 1;
+}
+
+/* Under the registry lock.  A tick already queued finds the thread's entry gone, or IDLE. */
+static void disarm_cpu_timer(reg_entry *e)
+{
+	if (!e->has_timer)
+		return;
+	timer_delete(e->timer);
+	e->has_timer = 0;
+}
+#endif
 
 /*
  * A thread that exits still registered (a runtime that forgot, or a
@@ -244,6 +309,9 @@ SW_API sw_status sw_registry_add_self(sw_registry *reg, const sw_codemap *map,
 	}
 	__atomic_store_n(&e->tid, current_tid(), __ATOMIC_RELEASE);
 	e->unsafe_depth = &thread_unsafe_depth;
+	e->self = pthread_self();
+	e->reg = reg;
+	e->has_timer = 0;
 	registry_lock(reg);
 	if (find_tid(reg, e->tid)) {
 		registry_unlock(reg);
@@ -256,6 +324,8 @@ SW_API sw_status sw_registry_add_self(sw_registry *reg, const sw_codemap *map,
 	*tail = e;
 	reg->count++;
 	*id = e->id;
+	__atomic_store_n(&own_entry, e, __ATOMIC_RELEASE);
+	arm_cpu_timer(reg, e);
 	registry_unlock(reg);
 	pthread_setspecific(reg->exit_key, reg);
 	return SW_OK;
@@ -276,8 +346,12 @@ SW_API sw_status sw_registry_remove_self(sw_registry *reg)
 		return SW_E_INVAL;
 	registry_lock(reg);
 	e = find_tid(reg, tid);
-	if (e)
+	if (e) {
 		store(&e->exiting, 1);
+		disarm_cpu_timer(e);
+		if (own_entry == e)
+			__atomic_store_n(&own_entry, NULL, __ATOMIC_RELEASE);
+	}
 	registry_unlock(reg);
 	if (!e)
 		return SW_E_NOTFOUND;
@@ -352,6 +426,50 @@ static void run_chained_action(int signo, siginfo_t *si, void *uc)
 	sigaction(signo, &mine, NULL);
 }
 
+static int is_cpu_tick(const siginfo_t *si)
+{
+	return si && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)&tick_cookie;
+}
+
+/* Stopped (on request or on a tick): wait until the sampler is done, then back to IDLE. */
+static void wait_for_resume(reg_entry *e)
+{
+	int s;
+
+	while ((s = load(&e->state)) == ST_STOPPED || s == ST_TICKED)
+		futex_wait(&e->state, s, NULL);
+	if (cas(&e->state, ST_RESUME, ST_IDLE))
+		futex_wake(&e->state);
+}
+
+/*
+ * The thread's CPU-time timer fired: it stops itself for the sampler.
+ * After TICKED it looks at the owner again, and sw_sampler_stop looks at
+ * the states after clearing the owner (both sequentially consistent), so
+ * a tick racing with the end of sampling is either served or withdrawn,
+ * never left waiting.
+ */
+static void on_cpu_tick(int signo, const siginfo_t *si, void *uc)
+{
+	reg_entry *e = __atomic_load_n(&own_entry, __ATOMIC_ACQUIRE);
+	sw_registry *reg = __atomic_load_n(&signal_owner[signo], __ATOMIC_ACQUIRE);
+
+	if (!e || !reg || e->reg != reg || load(&e->exiting) || load(e->unsafe_depth) > 0)
+		return;
+	if (!cas(&e->state, ST_IDLE, ST_TICKING))
+		return;
+	sw_context_from_ucontext(&e->seed, uc);
+	/* Ticks that came while the signal was pending are counted, not lost. */
+	e->ticks = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+	__atomic_store_n(&e->state, ST_TICKED, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&signal_owner[signo], __ATOMIC_SEQ_CST) != reg &&
+	    cas(&e->state, ST_TICKED, ST_IDLE))
+		return;
+	__atomic_add_fetch(&reg->ticks, 1, __ATOMIC_RELEASE);
+	futex_wake(&reg->ticks);
+	wait_for_resume(e);
+}
+
 /*
  * The target's side.  Only atomics, register copying and futex calls:
  * async-signal-safe.  A signal meant for nobody here (a stale one after a
@@ -365,6 +483,10 @@ static void on_sample_signal(int signo, siginfo_t *si, void *uc)
 
 	if (signo <= 0 || signo >= (int)(sizeof signal_owner / sizeof signal_owner[0]))
 		goto out;
+	if (is_cpu_tick(si)) {
+		on_cpu_tick(signo, si, uc);
+		goto out;
+	}
 	if (!is_sample_signal(si)) {
 		errno = saved_errno;
 		run_chained_action(signo, si, uc);
@@ -386,10 +508,7 @@ static void on_sample_signal(int signo, siginfo_t *si, void *uc)
 	if (!cas(&e->state, ST_REQUESTED, ST_STOPPED))
 		goto out;       /* the sampler gave up on us */
 	futex_wake(&e->state);
-	while (load(&e->state) == ST_STOPPED)
-		futex_wait(&e->state, ST_STOPPED, NULL);
-	if (cas(&e->state, ST_RESUME, ST_IDLE))
-		futex_wake(&e->state);
+	wait_for_resume(e);
 out:
 	errno = saved_errno;
 }
@@ -440,12 +559,30 @@ static int send_sample_signal(int signo, pid_t tid)
 	return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signo, &si);
 }
 
+/* `e` is stopped (busy set by the caller): call back, resume it. */
+static sw_status serve_entry(reg_entry *e, sw_sampler_callback cb, void *data, uint32_t ticks)
+{
+	sw_sample sample;
+	sw_walk_action act;
+
+	memset(&sample, 0, sizeof sample);
+	sample.id = e->id;
+	sample.tid = e->tid;
+	sample.walk_flags = SW_WALK_ALLOW_ASYNC_STACK_WALK | SW_WALK_THREAD_IS_SUSPENDED;
+	sample.thread = &e->thread;
+	sample.seed = &e->seed;
+	sample.ticks = ticks;
+	act = cb ? cb(&sample, data) : SW_CONTINUE;
+	store(&e->state, ST_RESUME);
+	futex_wake(&e->state);
+	return act == SW_CONTINUE ? SW_OK : SW_E_ABORTED;
+}
+
 /* Stop `e` (busy already set by the caller), call back, resume it. */
 static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callback cb, void *data)
 {
 	struct timespec deadline;
-	sw_sample sample;
-	sw_walk_action act;
+	int s;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += reg->timeout_ms / 1000;
@@ -454,10 +591,16 @@ static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callbac
 		deadline.tv_nsec -= 1000000000L;
 		deadline.tv_sec++;
 	}
-	/* The previous sample's handler may still be on its way out. */
-	if (!wait_while(&e->state, ST_RESUME, &deadline))
-		return SW_E_UNSAFE;
-	store(&e->state, ST_REQUESTED);
+	/*
+	 * The previous sample's handler may still be on its way out, or its
+	 * CPU-time tick may be stopping it: then that stop serves.
+	 */
+	while ((s = load(&e->state)) != ST_IDLE || !cas(&e->state, ST_IDLE, ST_REQUESTED)) {
+		if (s == ST_TICKED)
+			return serve_entry(e, cb, data, e->ticks);
+		if (s != ST_IDLE && !wait_while(&e->state, s, &deadline))
+			return SW_E_UNSAFE;
+	}
 	__atomic_store_n(&reg->target, e, __ATOMIC_RELEASE);
 	if (send_sample_signal(reg->signo, e->tid) != 0) {
 		store(&e->state, ST_IDLE);
@@ -471,15 +614,7 @@ static sw_status sample_entry(sw_registry *reg, reg_entry *e, sw_sampler_callbac
 		return SW_E_UNSAFE;
 	}
 	/* ST_STOPPED: the target waits in its handler until we say so. */
-	sample.id = e->id;
-	sample.tid = e->tid;
-	sample.walk_flags = SW_WALK_ALLOW_ASYNC_STACK_WALK | SW_WALK_THREAD_IS_SUSPENDED;
-	sample.thread = &e->thread;
-	sample.seed = &e->seed;
-	act = cb ? cb(&sample, data) : SW_CONTINUE;
-	store(&e->state, ST_RESUME);
-	futex_wake(&e->state);
-	return act == SW_CONTINUE ? SW_OK : SW_E_ABORTED;
+	return serve_entry(e, cb, data, 1);
 }
 
 static void release_entry(reg_entry *e)
@@ -492,15 +627,16 @@ static void release_entry(reg_entry *e)
  * Find the thread to sample (by id, or the first after `after` when id is
  * 0) and mark it busy, under the lock; the signal and the wait come later.
  */
-static sw_status claim(sw_registry *reg, uint64_t id, uint64_t after, reg_entry **out,
-                       uint64_t *found)
+static sw_status claim(sw_registry *reg, uint64_t id, uint64_t after, int ticked_only,
+                       reg_entry **out, uint64_t *found)
 {
 	pid_t self = current_tid();
 	reg_entry *e;
 
 	registry_lock(reg);
 	for (e = reg->threads; e; e = e->next)
-		if (id ? e->id == id : e->id > after)
+		if ((id ? e->id == id : e->id > after) &&
+		    (!ticked_only || load(&e->state) == ST_TICKED))
 			break;
 	if (!e) {
 		registry_unlock(reg);
@@ -576,6 +712,8 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 		sigdelset(&sa.sa_mask, SIGFPE);
 		reg->signo = signo;
 		reg->timeout_ms = options && options->timeout_ms ? options->timeout_ms : 1000;
+		reg->cpu_period_ns = options ? options->cpu_period_ns : 0;
+		store(&reg->ticks, 0);
 		reg->sampler = pthread_self();
 		__atomic_store_n(&signal_owner[signo], reg, __ATOMIC_RELEASE);
 		if (sigaction(signo, &sa, &old) != 0) {
@@ -587,6 +725,9 @@ SW_API sw_status sw_sampler_start(sw_registry *reg, const sw_sampler_options *op
 				chained[signo][load(&chained_slot[signo])] = old;
 			__atomic_store_n(&handler_installed[signo], 1, __ATOMIC_RELEASE);
 			reg->sampling = 1;
+			for (reg_entry *e = reg->threads; e; e = e->next)
+				if (!load(&e->exiting))
+					arm_cpu_timer(reg, e);
 		}
 	}
 	owner_lock_drop(reg);
@@ -611,9 +752,17 @@ SW_API sw_status sw_sampler_stop(sw_registry *reg)
 	 * see it.  With no owner the handler just returns; signals not ours
 	 * still go to the program's action.
 	 */
-	__atomic_store_n(&signal_owner[reg->signo], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&signal_owner[reg->signo], NULL, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&reg->target, NULL, __ATOMIC_RELEASE);
+	/* No tick after this; a thread its last tick stopped goes on (see on_cpu_tick). */
+	for (reg_entry *e = reg->threads; e; e = e->next) {
+		disarm_cpu_timer(e);
+		if (__atomic_load_n(&e->state, __ATOMIC_SEQ_CST) == ST_TICKED &&
+		    cas(&e->state, ST_TICKED, ST_RESUME))
+			futex_wake(&e->state);
+	}
 	reg->sampling = 0;
+	reg->cpu_period_ns = 0;
 	owner_lock_drop(reg);
 	return SW_OK;
 #else
@@ -662,7 +811,7 @@ SW_API sw_status sw_sampler_sample(sw_registry *reg, uint64_t id, sw_sampler_cal
 		return SW_E_INVAL;
 	if ((st = may_sample(reg)) != SW_OK)
 		return st;
-	st = claim(reg, id, 0, &e, &id);
+	st = claim(reg, id, 0, 0, &e, &id);
 	if (st != SW_OK)
 		return st;
 	st = sample_entry(reg, e, cb, data);
@@ -691,7 +840,7 @@ SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb,
 	for (;;) {
 		reg_entry *e = NULL;
 
-		st = claim(reg, 0, after, &e, &after);
+		st = claim(reg, 0, after, 0, &e, &after);
 		if (st == SW_E_NOTFOUND) {
 			st = SW_OK;     /* past the newest thread */
 			break;
@@ -716,5 +865,53 @@ SW_API sw_status sw_sampler_sample_all(sw_registry *reg, sw_sampler_callback cb,
 	if (sampled)
 		*sampled = 0;
 	return SW_E_UNSAFE;
+#endif
+}
+
+SW_API sw_status sw_sampler_wait(sw_registry *reg, sw_sampler_callback cb, void *data,
+                                 unsigned timeout_ms, unsigned *sampled)
+{
+#ifdef __linux__
+	struct timespec timeout = { (time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L };
+	uint64_t after = 0;
+	unsigned n = 0;
+	sw_status st;
+
+	if (sampled)
+		*sampled = 0;
+	if (!reg)
+		return SW_E_INVAL;
+	if ((st = may_sample(reg)) != SW_OK)
+		return st;
+	if (!reg->cpu_period_ns)
+		return SW_E_STATE;
+	if (__atomic_exchange_n(&reg->ticks, 0, __ATOMIC_ACQ_REL) == 0) {
+		futex_wait(&reg->ticks, 0, &timeout);
+		store(&reg->ticks, 0);
+	}
+	/* Every stopped thread, not only as many as were counted: none waits for the next tick. */
+	for (;;) {
+		reg_entry *e = NULL;
+
+		sw_status found = claim(reg, 0, after, 1, &e, &after);
+
+		if (found == SW_E_NOTFOUND)
+			break;
+		if (found != SW_OK)
+			continue;
+		st = serve_entry(e, cb, data, e->ticks);
+		release_entry(e);
+		n++;
+		if (st == SW_E_ABORTED)
+			break;
+	}
+	if (sampled)
+		*sampled = n;
+	return st == SW_E_ABORTED ? st : SW_OK;
+#else
+	SWI_UNUSED(reg); SWI_UNUSED(cb); SWI_UNUSED(data); SWI_UNUSED(timeout_ms);
+	if (sampled)
+		*sampled = 0;
+	return SW_E_UNSUPPORTED;
 #endif
 }

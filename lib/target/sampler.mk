@@ -28,6 +28,7 @@ dist_man_MANS += \
 	man/sw_sampler_sample.3 \
 	man/sw_sampler_sample_all.3 \
 	man/sw_sampler_stop.3 \
+	man/sw_sampler_wait.3 \
 	man/sw_sampler_chain_action.3
 
 # The sampler's refusals made to happen on cue (it interposes the mutex

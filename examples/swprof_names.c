@@ -1,0 +1,304 @@
+/*
+ * swprof_names.c - the samples, named once per distinct frame.  At exit
+ * the raw samples (see swprof.h) become distinct stacks with their
+ * weights, and every distinct frame address is named once: from the
+ * library's own symbol tables of the modules registered at start
+ * (sw_module_symbolize), else, in stripped code, as "module+0xSTART" with
+ * the function's start from the code map the modules' CFI filled (every
+ * address of a function so makes one frame), else "0x...".  No dladdr:
+ * it cost the run 72% of its CPU on a large C++ program.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <stackwalk.h>
+#include "swprof.h"
+
+/* ';' separates frames in the folded format, ' ' ends the stack: neither may be in a name. */
+static void folded_safe(char *name)
+{
+	for (char *c = name; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = '_';
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The address a frame is named by.  A caller's IP is the return address,
+ * the instruction after the call, which may already be in the next
+ * function (after a call that does not return): its call is one byte
+ * before.  The leaf's IP is the instruction itself.  Addresses are never
+ * rounded (x86 has no spare low bit).
+ */
+static uint64_t frame_key(const uint64_t *ips, size_t i)
+{
+	uint64_t raw = ips[i];
+
+	if (raw & (MANAGED_TAG | STOPPED_TAG) || i == 0)
+		return raw;
+	return raw - 1;
+}
+
+static uint64_t stopped_key(sw_status stopped)
+{
+	return STOPPED_TAG | (uint32_t)-stopped;
+}
+
+static const loaded_module *module_of(uint64_t address)
+{
+	for (unsigned i = 0; i < prof.nmodules; i++)
+		if (address >= prof.modules[i].lo && address < prof.modules[i].hi)
+			return &prof.modules[i];
+	return NULL;
+}
+
+static void name_native(frame_entry *f, char *out, size_t size)
+{
+	const loaded_module *lm = module_of(f->key);
+	const char *sym, *base;
+	sw_code_info ci;
+
+	if (!lm) {
+		snprintf(out, size, "0x%llx", (unsigned long long)f->key);
+		return;
+	}
+	f->module = (uint32_t)(lm - prof.modules) + 1;
+	if (sw_module_symbolize(lm->m, f->key, &sym, NULL) == SW_OK) {
+		snprintf(out, size, "%s", sym);
+		return;
+	}
+	base = strrchr(lm->path, '/');
+	base = base ? base + 1 : lm->path;
+	/* Stripped: the function's start, from its CFI, stands for all its addresses. */
+	if (sw_codemap_find(prof.map, f->key, &ci) == SW_OK && (ci.flags & SW_CODE_NATIVE))
+		snprintf(out, size, "%s+0x%llx", base, (unsigned long long)(ci.start - lm->bias));
+	else
+		snprintf(out, size, "%s+0x%llx", base, (unsigned long long)(f->key - lm->bias));
+}
+
+static void name_frame(frame_entry *f, char *out, size_t size)
+{
+	if (f->key & MANAGED_TAG) {
+		const char *(*fn)(void *) = __atomic_load_n(&prof.method_name, __ATOMIC_ACQUIRE);
+		void *method = (void *)(uintptr_t)(f->key & ~MANAGED_TAG);
+		const char *name = fn ? fn(method) : NULL;
+
+		if (name)
+			snprintf(out, size, "%s", name);
+		else
+			snprintf(out, size, "method@%p", method);
+	} else if (f->key == NOT_CODE_KEY) {
+		snprintf(out, size, "[not a user-space address]");
+	} else if (f->key & STOPPED_TAG) {
+		/* Where the frames the walk did not reach would be: apart from every complete stack. */
+		snprintf(out, size, "[stopped: %s]", sw_strerror(-(sw_status)(uint32_t)f->key));
+	} else {
+		name_native(f, out, size);
+	}
+	folded_safe(out);
+}
+
+static const uint64_t *sample_at(size_t offset)
+{
+	return &prof.buf[offset];
+}
+
+/* Raw samples in an order that puts equal stacks side by side. */
+static int cmp_samples(const void *a, const void *b)
+{
+	const uint64_t *x = sample_at(*(const size_t *)a), *y = sample_at(*(const size_t *)b);
+	size_t nx = HEADER_DEPTH(x[0]), ny = HEADER_DEPTH(y[0]);
+	sw_status sx = HEADER_STATUS(x[0]), sy = HEADER_STATUS(y[0]);
+
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	for (size_t i = 1; i <= nx; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+static uint32_t frame_index(const named_profile *np, uint64_t key)
+{
+	const frame_entry *lo = np->frames, *f;
+	size_t n = np->nframes;
+
+	while (n > 0) {
+		f = lo + n / 2;
+		if (f->key == key)
+			return (uint32_t)(f - np->frames);
+		if (f->key < key) {
+			lo = f + 1;
+			n -= n / 2 + 1;
+		} else {
+			n /= 2;
+		}
+	}
+	return 0;       /* every key was entered: not reached */
+}
+
+static int cmp_frame_names(const void *a, const void *b, void *frames)
+{
+	const frame_entry *f = frames;
+
+	return strcmp(f[*(const uint32_t *)a].name, f[*(const uint32_t *)b].name);
+}
+
+/* Distinct names become functions (pprof's), numbered in name order. */
+static int number_functions(named_profile *np)
+{
+	uint32_t *order = malloc((np->nframes + 1) * sizeof *order);
+
+	np->functions = malloc((np->nframes + 1) * sizeof *np->functions);
+	if (!order || !np->functions) {
+		free(order);
+		return 0;
+	}
+	for (size_t i = 0; i < np->nframes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, np->nframes, sizeof *order, cmp_frame_names, np->frames);
+	for (size_t i = 0; i < np->nframes; i++) {
+		frame_entry *f = &np->frames[order[i]];
+
+		if (!np->nfunctions || strcmp(np->functions[np->nfunctions - 1], f->name))
+			np->functions[np->nfunctions++] = f->name;
+		f->function = (uint32_t)np->nfunctions - 1;
+	}
+	free(order);
+	return 1;
+}
+
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The distinct raw stacks, each with its sample count and CPU periods. */
+static int collect_stacks(named_profile *np, size_t **order_out, size_t *nsamples)
+{
+	size_t *order = malloc((prof.samples + 1) * sizeof *order), n = 0;
+
+	*order_out = order;
+	np->stacks = calloc(prof.samples + 1, sizeof *np->stacks);
+	if (!order || !np->stacks)
+		return 0;
+	for (size_t at = 0; at < prof.used && n < prof.samples; at += 1 + HEADER_DEPTH(prof.buf[at]))
+		order[n++] = at;
+	qsort(order, n, sizeof *order, cmp_samples);
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *s = sample_at(order[i]);
+		profile_stack *st;
+
+		if (!np->nstacks || cmp_samples(&order[i], &order[i - 1]))
+			np->stacks[np->nstacks++].raw = order[i];
+		st = &np->stacks[np->nstacks - 1];
+		st->samples++;
+		st->ticks += HEADER_TICKS(s[0]);
+		np->ticks += HEADER_TICKS(s[0]);
+	}
+	*nsamples = n;
+	return 1;
+}
+
+/* Every frame key of the distinct stacks, once, sorted. */
+static int collect_frames(named_profile *np)
+{
+	size_t total = 0, n = 0;
+	uint64_t *keys;
+
+	for (size_t i = 0; i < np->nstacks; i++)
+		total += HEADER_DEPTH(prof.buf[np->stacks[i].raw]) + 1;
+	keys = malloc((total + 1) * sizeof *keys);
+	np->frame_ids = malloc((total + 1) * sizeof *np->frame_ids);
+	if (!keys || !np->frame_ids) {
+		free(keys);
+		return 0;
+	}
+	for (size_t i = 0; i < np->nstacks; i++) {
+		const uint64_t *s = sample_at(np->stacks[i].raw);
+		size_t depth = HEADER_DEPTH(s[0]);
+
+		if (HEADER_STATUS(s[0]) != SW_OK)
+			keys[n++] = stopped_key(HEADER_STATUS(s[0]));
+		for (size_t k = 0; k < depth; k++)
+			keys[n++] = frame_key(s + 1, k);
+	}
+	qsort(keys, n, sizeof *keys, cmp_u64);
+	np->frames = calloc(n + 1, sizeof *np->frames);
+	if (!np->frames) {
+		free(keys);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!np->nframes || np->frames[np->nframes - 1].key != keys[i])
+			np->frames[np->nframes++].key = keys[i];
+	free(keys);
+	return 1;
+}
+
+/* Each stack's frames, root first, as indices into np->frames. */
+static void link_stacks(named_profile *np)
+{
+	uint32_t *next = np->frame_ids;
+
+	for (size_t i = 0; i < np->nstacks; i++) {
+		profile_stack *st = &np->stacks[i];
+		const uint64_t *s = sample_at(st->raw);
+		size_t depth = HEADER_DEPTH(s[0]);
+
+		st->frames = next;
+		if (HEADER_STATUS(s[0]) != SW_OK)
+			st->frames[st->depth++] = frame_index(np, stopped_key(HEADER_STATUS(s[0])));
+		for (size_t k = depth; k-- > 0;)
+			st->frames[st->depth++] = frame_index(np, frame_key(s + 1, k));
+		next += st->depth;
+	}
+}
+
+int name_profile(named_profile *np)
+{
+	double started = thread_cpu_ms();
+	size_t *order = NULL, nsamples = 0;
+	int ok;
+
+	memset(np, 0, sizeof *np);
+	ok = collect_stacks(np, &order, &nsamples) && collect_frames(np);
+	free(order);
+	for (size_t i = 0; ok && i < np->nframes; i++) {
+		char name[256];
+
+		name_frame(&np->frames[i], name, sizeof name);
+		ok = (np->frames[i].name = strdup(name)) != NULL;
+	}
+	if (ok) {
+		link_stacks(np);
+		ok = number_functions(np);
+	}
+	np->naming_cpu_ms = thread_cpu_ms() - started;
+	return ok;
+}
+
+void free_named_profile(named_profile *np)
+{
+	for (size_t i = 0; np->frames && i < np->nframes; i++)
+		free(np->frames[i].name);
+	free(np->frames);
+	free(np->functions);
+	free(np->stacks);
+	free(np->frame_ids);
+	memset(np, 0, sizeof *np);
+}
