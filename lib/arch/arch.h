@@ -39,10 +39,13 @@ struct swi_arch {
 	int32_t entry_ra_offset;
 	int32_t entry_sp_offset;
 	unsigned stack_align;           /* SP alignment at a call site */
-	/* A TransitionFrame's block: callee-saved registers then the return address. */
+	/*
+	 * A TransitionFrame's block: the registers of its slots at ascending
+	 * addresses, callee-saved registers then the return address (ip_reg);
+	 * SP is the address above it.
+	 */
+	const unsigned *transition_block_regs;
 	unsigned transition_block_slots;
-	sw_status (*transition_block_restore)(const struct sw_thread *t, uint64_t block,
-	                                      sw_regdisplay *rd);
 	/* SWU: SP moves and save slots come in multiples of these (0: any size). */
 	unsigned sp_move_align;
 	unsigned slot_align;
