@@ -38,11 +38,7 @@ static sw_status icf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd
 
 static sw_status icf_method(const sw_frame_view *f, void **method)
 {
-	uint64_t datum;
-	sw_status st = sw_frame_read_field(f, SW_ICF_DATUM, &datum);
-
-	*method = st == SW_OK ? (void *)(uintptr_t)datum : NULL;
-	return st;
+	return swi_frame_method_field(f, SW_ICF_DATUM, method);
 }
 
 static sw_transition icf_transition(const sw_frame_view *f)
