@@ -120,6 +120,15 @@ sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsign
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc);
 
+/*
+ * Registers whose caller values a method may save: callee-saved ones, and
+ * the link register where the return address arrives in one.
+ */
+static inline uint64_t swi_savable_regs(const struct swi_arch *a)
+{
+	return a->callee_saved | (a->lr_reg >= 0 && a->lr_reg < 64 ? 1ULL << a->lr_reg : 0);
+}
+
 /* The library's register of DWARF number `dw`, or -1 if it has none. */
 int swi_dwarf_to_reg(const struct swi_arch *a, uint64_t dw);
 
