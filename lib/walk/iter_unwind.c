@@ -6,37 +6,12 @@
  * every walk shares).  Nothing here knows an architecture: the rule and
  * the swi_arch table say it all.
  */
-#include <string.h>
 #include "iter_unwind.h"
 
 __attribute__((noinline)) sw_status swi_read_word_slow(const sw_memory *m, unsigned p, uint64_t addr,
                                                       uint64_t *out)
 {
 	return swi_read_ptr(m, p, addr, out);
-}
-
-/* A decoded rule's number in a byte of the body form: one out of range stays out of range. */
-static uint8_t narrow(uint32_t v)
-{
-	return v < 0xff ? (uint8_t)v : 0xff;
-}
-
-/*
- * The body form of a rule the decoder gave, for swi_unwind_body, which
- * reads its saved registers from the rule itself (their slots may be
- * relative to a register).
- */
-static void body_form_of(const sw_swu_rule *r, struct swu_body_rule *br)
-{
-	memset(br, 0, sizeof *br);
-	br->cfa_offset = r->cfa_offset;
-	br->ra_offset = r->ra_offset;
-	br->arch = narrow(r->arch);
-	br->cfa_reg = narrow(r->cfa_reg);
-	br->ra_in_reg = r->ra_in_reg != 0;
-	br->ra_reg = narrow(r->ra_reg);
-	br->ra_signed = r->ra_signed != 0;
-	br->saved_mask = r->saved_mask;
 }
 
 sw_status swi_unwind_managed(struct swi_iter *it)
@@ -63,6 +38,6 @@ sw_status swi_unwind_managed(struct swi_iter *it)
 	                : sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &rule);
 	if (st != SW_OK)
 		return st;
-	body_form_of(&rule, &decoded_br);
+	swu_body_rule_fields(&rule, &decoded_br);
 	return swi_unwind_body(it, &u, &decoded_br, NULL, &rule, NULL, 0, 0);
 }

@@ -318,9 +318,9 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, st
  * decoded when the method was registered, with its saved[], for a return
  * address in the body (the same rule sw_swu_decode gives there, without
  * replaying the prolog); or any rule the decoder gave (decoded, and br
- * its body form: iter_unwind.c), which may also read its CFA from memory,
- * find saved registers relative to a register, and for the active frame,
- * a leaf, leave the CFA at SP.  in_place: rd.caller's registers and
+ * its body form: swu_body_rule_fields), which may also read its CFA from
+ * memory, find saved registers relative to a register, and for the active
+ * frame, a leaf, leave the CFA at SP.  in_place: rd.caller's registers and
  * locations still hold those of rd.cur (iter.c's fast step just made it
  * the current frame from there), so the registers the method left alone
  * need no copy.  rule_checked: the caller made sure of the rule's
