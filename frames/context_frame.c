@@ -50,7 +50,7 @@ sw_status swi_context_record_restore(const sw_thread *t, uint64_t record, sw_reg
 	return SW_OK;
 }
 
-sw_status swi_context_record_ip(const sw_thread *t, uint64_t record, uint64_t *ip)
+static sw_status context_record_ip(const sw_thread *t, uint64_t record, uint64_t *ip)
 {
 	const struct swi_arch *a = swi_arch_get(t->arch);
 	unsigned char b[8];
@@ -74,40 +74,45 @@ sw_status swi_context_record_ip(const sw_thread *t, uint64_t record, uint64_t *i
 	return SW_OK;
 }
 
-static sw_status ctxf_return_address(const sw_frame_view *f, uint64_t *ra)
+sw_status swi_context_field_ip(const sw_frame_view *f, unsigned field, uint64_t *ip)
 {
 	uint64_t record;
-	sw_status st = sw_frame_read_field(f, SW_CTXF_CONTEXT, &record);
+	sw_status st = sw_frame_read_field(f, field, &record);
 
 	if (st != SW_OK)
 		return st;
 	if (record == 0) {
-		*ra = 0;
+		*ip = 0;            /* no record yet: nothing to resume */
 		return SW_OK;
 	}
-	return swi_context_record_ip(f->thread, record, ra);
+	return context_record_ip(f->thread, record, ip);
+}
+
+sw_status swi_context_field_restore(const sw_frame_view *f, unsigned field, sw_regdisplay *rd)
+{
+	uint64_t record;
+	sw_status st = sw_frame_read_field(f, field, &record);
+
+	return st != SW_OK ? st : swi_context_record_restore(f->thread, record, rd);
+}
+
+static sw_status ctxf_return_address(const sw_frame_view *f, uint64_t *ra)
+{
+	return swi_context_field_ip(f, SW_CTXF_CONTEXT, ra);
 }
 
 static sw_status ctxf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 {
-	uint64_t record;
-	sw_status st = sw_frame_read_field(f, SW_CTXF_CONTEXT, &record);
-
-	if (st != SW_OK)
-		return st;
-	return swi_context_record_restore(f->thread, record, rd);
+	return swi_context_field_restore(f, SW_CTXF_CONTEXT, rd);
 }
 
 static sw_status ctxf_method(const sw_frame_view *f, void **method)
 {
-	uint64_t m = 0;
-	sw_status st = SW_OK;
-
 	/* Only a FuncEvalFrame names a method: the function being evaluated. */
 	if (f->type == SW_FRAME_FUNC_EVAL)
-		st = sw_frame_read_field(f, SW_CTXF_METHOD, &m);
-	*method = (void *)(uintptr_t)m;
-	return st;
+		return swi_frame_method_field(f, SW_CTXF_METHOD, method);
+	*method = NULL;
+	return SW_OK;
 }
 
 static sw_transition ctxf_transition(const sw_frame_view *f)

@@ -21,12 +21,25 @@ static inline uint64_t swi_frame_fields_offset(unsigned ptr_size)
 sw_status swi_frame_read(const sw_thread *t, uint64_t addr, sw_frame_view *view,
                          const sw_frame_ops **ops);
 
-/*
- * A context record (sw_context's layout in target memory): restore it
- * into rd->cur, or read just its IP (0 when it has none yet).
- */
+/* A context record (sw_context's layout in target memory): restore it into rd->cur. */
 sw_status swi_context_record_restore(const sw_thread *t, uint64_t record, sw_regdisplay *rd);
-sw_status swi_context_record_ip(const sw_thread *t, uint64_t record, uint64_t *ip);
+
+/*
+ * The same for the record whose address the Frame's field `field` holds,
+ * or read just its IP (0 when there is no record or it has no IP yet).
+ */
+sw_status swi_context_field_restore(const sw_frame_view *f, unsigned field, sw_regdisplay *rd);
+sw_status swi_context_field_ip(const sw_frame_view *f, unsigned field, uint64_t *ip);
+
+/* The method handle the Frame's field `field` holds (NULL when it cannot be read). */
+static inline sw_status swi_frame_method_field(const sw_frame_view *f, unsigned field, void **method)
+{
+	uint64_t m;
+	sw_status st = sw_frame_read_field(f, field, &m);
+
+	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
+	return st;
+}
 
 /* A hard bound on the references one Frame may protect, against garbage. */
 #define SWI_FRAME_MAX_PROTECTED 4096

@@ -6,42 +6,19 @@
  */
 #include "frames_internal.h"
 
-static sw_status hmf_state(const sw_frame_view *f, uint64_t *record)
-{
-	return sw_frame_read_field(f, SW_HMF_MACHINE_STATE, record);
-}
-
 static sw_status hmf_return_address(const sw_frame_view *f, uint64_t *ra)
 {
-	uint64_t record;
-	sw_status st = hmf_state(f, &record);
-
-	if (st != SW_OK)
-		return st;
-	if (record == 0) {
-		*ra = 0;
-		return SW_OK;
-	}
-	return swi_context_record_ip(f->thread, record, ra);
+	return swi_context_field_ip(f, SW_HMF_MACHINE_STATE, ra);
 }
 
 static sw_status hmf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 {
-	uint64_t record;
-	sw_status st = hmf_state(f, &record);
-
-	if (st != SW_OK)
-		return st;
-	return swi_context_record_restore(f->thread, record, rd);
+	return swi_context_field_restore(f, SW_HMF_MACHINE_STATE, rd);
 }
 
 static sw_status hmf_method(const sw_frame_view *f, void **method)
 {
-	uint64_t m;
-	sw_status st = sw_frame_read_field(f, SW_HMF_METHOD, &m);
-
-	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
-	return st;
+	return swi_frame_method_field(f, SW_HMF_METHOD, method);
 }
 
 static sw_transition hmf_transition(const sw_frame_view *f)

@@ -21,11 +21,7 @@ static sw_status no_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 
 static sw_status u2m_method(const sw_frame_view *f, void **method)
 {
-	uint64_t m;
-	sw_status st = sw_frame_read_field(f, SW_U2MF_METHOD, &m);
-
-	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
-	return st;
+	return swi_frame_method_field(f, SW_U2MF_METHOD, method);
 }
 
 static sw_transition u2m_transition(const sw_frame_view *f)

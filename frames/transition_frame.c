@@ -29,23 +29,30 @@ static sw_status tf_return_address(const sw_frame_view *f, uint64_t *ra)
 static sw_status tf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 {
 	const struct swi_arch *a = swi_arch_get(f->thread->arch);
-	uint64_t block;
+	uint64_t block, size;
 	sw_status st;
 
 	if (!a)
 		return SW_E_UNSUPPORTED;
 	if ((st = tf_block(f, &block)) != SW_OK)
 		return st;
-	return a->transition_block_restore(f->thread, block, rd);
+	size = (uint64_t)a->transition_block_slots * a->ptr_size;
+	/* The block lies in the target's address space, 32 bits wide on a 32-bit target. */
+	if (block > (a->ptr_size == 4 ? UINT32_MAX : UINT64_MAX) - size)
+		return SW_E_BADFRAME;
+	rd->cur.valid = 0;
+	if ((st = swi_restore_reg_block(f->thread, block, a->ptr_size, a->transition_block_regs,
+	                                a->transition_block_slots, &rd->cur, rd->cur_loc)) != SW_OK)
+		return st;
+	rd->cur.regs[a->sp_reg] = block + size;
+	rd->cur_loc[a->sp_reg] = 0;
+	rd->cur.valid |= 1ULL << a->sp_reg;
+	return SW_OK;
 }
 
 static sw_status tf_method(const sw_frame_view *f, void **method)
 {
-	uint64_t m;
-	sw_status st = sw_frame_read_field(f, SW_TF_METHOD, &m);
-
-	*method = st == SW_OK ? (void *)(uintptr_t)m : NULL;
-	return st;
+	return swi_frame_method_field(f, SW_TF_METHOD, method);
 }
 
 static sw_transition tf_transition(const sw_frame_view *f)

@@ -132,7 +132,7 @@ static void check_register(Dwarf_Frame *f, const struct swi_arch *a, const sw_sw
 			                          rule->saved_offset[r]),
 			              "%s: r%u is not saved at r%u%+d", where, r, rule->saved_base[r],
 			              rule->saved_offset[r]);
-	} else if (swu_cfi_savable(a) & BIT(r)) {
+	} else if (swi_savable_regs(a) & BIT(r)) {
 		ck_assert_msg(n == 0 && ops == NULL, "%s: r%u should hold its caller's value", where, r);
 	}
 }

@@ -319,6 +319,25 @@ static sw_status longest_row_runs(const void *blob, size_t size, struct swu_row_
  * Store `rule` for return addresses in [lo, hi) and [lo2, hi2) in the
  * packed form; out stays empty (lo == hi) if the form cannot hold it.
  */
+/* A number of the rule in a byte of the body form: one out of range stays out of range. */
+static uint8_t narrow(uint32_t v)
+{
+	return v < 0xff ? (uint8_t)v : 0xff;
+}
+
+void swu_body_rule_fields(const sw_swu_rule *rule, struct swu_body_rule *out)
+{
+	memset(out, 0, sizeof *out);
+	out->cfa_offset = rule->cfa_offset;
+	out->ra_offset = rule->ra_offset;
+	out->arch = narrow(rule->arch);
+	out->cfa_reg = narrow(rule->cfa_reg);
+	out->ra_in_reg = (uint8_t)(rule->ra_in_reg != 0);
+	out->ra_reg = narrow(rule->ra_reg);
+	out->ra_signed = (uint8_t)(rule->ra_signed != 0);
+	out->saved_mask = rule->saved_mask;
+}
+
 static void pack_body_rule(const sw_swu_rule *rule, uint32_t lo, uint32_t hi, uint32_t lo2,
                            uint32_t hi2, struct swu_body_rule *out, uint32_t *saved)
 {
@@ -338,15 +357,8 @@ static void pack_body_rule(const sw_swu_rule *rule, uint32_t lo, uint32_t hi, ui
 			return;
 		saved[nsaved++] = ((uint32_t)off << 8) | reg;
 	}
+	swu_body_rule_fields(rule, out);
 	out->nsaved = (uint8_t)nsaved;
-	out->cfa_offset = rule->cfa_offset;
-	out->ra_offset = rule->ra_offset;
-	out->arch = (uint8_t)rule->arch;
-	out->cfa_reg = (uint8_t)rule->cfa_reg;
-	out->ra_in_reg = (uint8_t)(rule->ra_in_reg != 0);
-	out->ra_reg = (uint8_t)rule->ra_reg;
-	out->ra_signed = (uint8_t)(rule->ra_signed != 0);
-	out->saved_mask = rule->saved_mask;
 	out->lo = lo;
 	out->hi = hi;
 	out->lo2 = lo2;

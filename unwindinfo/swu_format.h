@@ -430,6 +430,13 @@ static inline int32_t swu_body_saved_offset(uint32_t packed)
 }
 
 /*
+ * The fields of rule's body form but its runs and saved[] (lo == hi,
+ * nsaved 0): a number too wide for its byte becomes 0xff, which no
+ * architecture accepts as an arch or a register.
+ */
+void swu_body_rule_fields(const sw_swu_rule *rule, struct swu_body_rule *out);
+
+/*
  * Decode the body rule of a blob the validator accepted.  *out gets lo ==
  * hi (no body rule) when the blob has rows or body ops, when no offset
  * lies between prolog and first epilog, or when the rule needs more than

@@ -27,17 +27,6 @@ void swu_state_init(struct swu_state *s, const struct swi_arch *arch)
 	s->based_mask = 0;
 }
 
-/* Registers whose caller values a method may save: callee-saved ones, and
- * the link register where the return address arrives in one. */
-static uint64_t savable_regs(const struct swi_arch *a)
-{
-	uint64_t m = a->callee_saved;
-
-	if (a->lr_reg >= 0 && a->lr_reg < 64)
-		m |= BIT(a->lr_reg);
-	return m;
-}
-
 /* Also keeps every index below SW_MAX_REGS and 64 (the mask width). */
 static bool reg_in(const struct swi_arch *a, uint32_t reg, uint64_t set)
 {
@@ -93,7 +82,7 @@ static bool slot_aligned(const struct swu_state *s, int64_t slot)
 
 static bool can_save(const struct swu_state *s, uint32_t reg)
 {
-	return reg_in(s->arch, reg, savable_regs(s->arch)) && !(s->saved_mask & BIT(reg));
+	return reg_in(s->arch, reg, swi_savable_regs(s->arch)) && !(s->saved_mask & BIT(reg));
 }
 
 static bool lr_saved(const struct swu_state *s)

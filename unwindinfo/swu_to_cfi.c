@@ -54,15 +54,6 @@ unsigned swu_cfi_elf_machine(sw_arch arch)
 	return a ? a->elf_machine : 0;
 }
 
-uint64_t swu_cfi_savable(const struct swi_arch *a)
-{
-	uint64_t m = a->callee_saved;
-
-	if (a->lr_reg >= 0 && a->lr_reg < 64)
-		m |= BIT(a->lr_reg);
-	return m;
-}
-
 int swu_cfi_dwarf_reg(sw_arch arch, unsigned reg)
 {
 	const struct swi_arch *a = swi_arch_get(arch);
@@ -443,7 +434,7 @@ static void put_cie(struct swu_writer *w, const struct swi_arch *a, enum swu_cfi
 	for (unsigned r = 0; r < 64 && r < SW_MAX_REGS; r++) {
 		int dw = swi_reg_to_dwarf(a, r);
 
-		if (dw >= 0 && (swu_cfi_savable(a) & BIT(r))) {
+		if (dw >= 0 && (swi_savable_regs(a) & BIT(r))) {
 			put_insn(&g, CFA_same_value);
 			swu_put_uleb(w, (uint32_t)dw);
 		}

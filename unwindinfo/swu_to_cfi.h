@@ -67,10 +67,6 @@ sw_status swu_cfi_eh_payload(const void *blob, size_t size, uint64_t pc, struct 
 /* The DWARF number of library register `reg` of `arch`, or -1 if it has none. */
 int swu_cfi_dwarf_reg(sw_arch arch, unsigned reg);
 
-/* The registers a method may save (callee-saved, and the link register):
- * the CIE says each holds its caller's value at the first instruction. */
-uint64_t swu_cfi_savable(const struct swi_arch *a);
-
 /* The ELF machine (EM_*) of an architecture, 0 if none. */
 unsigned swu_cfi_elf_machine(sw_arch arch);
 

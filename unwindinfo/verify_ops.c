@@ -116,9 +116,7 @@ struct vregion {
 
 static bool savable(const struct swi_arch *a, unsigned r)
 {
-	uint64_t m = a->callee_saved | (a->lr_reg >= 0 ? BIT(a->lr_reg) : 0);
-
-	return r < SW_MAX_REGS && r < 64 && (m & BIT(r));
+	return r < SW_MAX_REGS && r < 64 && (swi_savable_regs(a) & BIT(r));
 }
 
 /* The CFA-relative address a register holds, when the SWU state knows it (SP, live frame register). */

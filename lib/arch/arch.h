@@ -39,10 +39,13 @@ struct swi_arch {
 	int32_t entry_ra_offset;
 	int32_t entry_sp_offset;
 	unsigned stack_align;           /* SP alignment at a call site */
-	/* A TransitionFrame's block: callee-saved registers then the return address. */
+	/*
+	 * A TransitionFrame's block: the registers of its slots at ascending
+	 * addresses, callee-saved registers then the return address (ip_reg);
+	 * SP is the address above it.
+	 */
+	const unsigned *transition_block_regs;
 	unsigned transition_block_slots;
-	sw_status (*transition_block_restore)(const struct sw_thread *t, uint64_t block,
-	                                      sw_regdisplay *rd);
 	/* SWU: SP moves and save slots come in multiples of these (0: any size). */
 	unsigned sp_move_align;
 	unsigned slot_align;
@@ -116,6 +119,15 @@ sw_status swi_read_signal_stack(const struct sw_thread *t, uint64_t addr, unsign
 sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsigned size,
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc);
+
+/*
+ * Registers whose caller values a method may save: callee-saved ones, and
+ * the link register where the return address arrives in one.
+ */
+static inline uint64_t swi_savable_regs(const struct swi_arch *a)
+{
+	return a->callee_saved | (a->lr_reg >= 0 && a->lr_reg < 64 ? 1ULL << a->lr_reg : 0);
+}
 
 /* The library's register of DWARF number `dw`, or -1 if it has none. */
 int swi_dwarf_to_reg(const struct swi_arch *a, uint64_t dw);

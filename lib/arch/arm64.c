@@ -35,38 +35,13 @@ static const char *const arm64_reg_names[SW_ARM64_NREGS] = {
  *   stp fp, lr, [sp, #80]
  *
  * so that at ascending addresses it holds x19-x28, fp, then lr, the return
- * address into the caller (last, where every TransitionFrame reads it).
+ * address into the caller (last, where every TransitionFrame reads it): the
+ * caller's pc.
  */
-#define ARM64_BLOCK_NREGS 11            /* x19-x28, fp */
-#define ARM64_BLOCK_SIZE (8 * (ARM64_BLOCK_NREGS + 1))
-
-static sw_status arm64_transition_block_restore(const sw_thread *t, uint64_t block,
-                                                sw_regdisplay *rd)
-{
-	unsigned char raw[ARM64_BLOCK_SIZE];
-	sw_status st;
-
-	if (block > UINT64_MAX - sizeof raw)
-		return SW_E_BADFRAME;
-	st = swi_read(t->memory, block, raw, sizeof raw);
-	if (st != SW_OK)
-		return st;
-
-	rd->cur.valid = 0;
-	for (unsigned i = 0; i < ARM64_BLOCK_NREGS; i++) {
-		unsigned r = SW_ARM64_X19 + i;
-
-		rd->cur.regs[r] = swi_load_le(raw + 8 * i, 8);
-		rd->cur_loc[r] = block + 8 * i;
-		rd->cur.valid |= BIT(r);
-	}
-	rd->cur.regs[SW_ARM64_PC] = swi_load_le(raw + 8 * ARM64_BLOCK_NREGS, 8);
-	rd->cur_loc[SW_ARM64_PC] = block + 8 * ARM64_BLOCK_NREGS;
-	rd->cur.regs[SW_ARM64_SP] = block + sizeof raw;
-	rd->cur_loc[SW_ARM64_SP] = 0;
-	rd->cur.valid |= BIT(SW_ARM64_PC) | BIT(SW_ARM64_SP);
-	return SW_OK;
-}
+static const unsigned arm64_block_regs[] = {
+	SW_ARM64_X19, SW_ARM64_X20, SW_ARM64_X21, SW_ARM64_X22, SW_ARM64_X23, SW_ARM64_X24,
+	SW_ARM64_X25, SW_ARM64_X26, SW_ARM64_X27, SW_ARM64_X28, SW_ARM64_FP, SW_ARM64_PC
+};
 
 /*
  * The kernel's rt_sigframe at __kernel_rt_sigreturn: SP points at the
@@ -119,8 +94,8 @@ const struct swi_arch swi_arch_arm64 = {
 	.entry_ra_offset = 0,
 	.entry_sp_offset = 0,
 	.stack_align = 16,
-	.transition_block_slots = ARM64_BLOCK_NREGS + 1,
-	.transition_block_restore = arm64_transition_block_restore,
+	.transition_block_regs = arm64_block_regs,
+	.transition_block_slots = sizeof arm64_block_regs / sizeof arm64_block_regs[0],
 	.signal_frame_restore = arm64_signal_frame_restore,
 	.sp_move_align = 16,
 	.slot_align = 8,

@@ -20,42 +20,11 @@ static const char *const x64_reg_names[SW_X64_NREGS] = {
 /*
  * The TransitionFrame block, as a stub builds it by pushing rbp, rbx, r12,
  * r13, r14, r15 right after the call that entered it: the lowest slot is
- * the last push.
+ * the last push, the highest the return address.
  */
 static const unsigned x64_block_regs[] = {
-	SW_X64_R15, SW_X64_R14, SW_X64_R13, SW_X64_R12, SW_X64_RBX, SW_X64_RBP
+	SW_X64_R15, SW_X64_R14, SW_X64_R13, SW_X64_R12, SW_X64_RBX, SW_X64_RBP, SW_X64_RIP
 };
-#define X64_BLOCK_NREGS (sizeof x64_block_regs / sizeof x64_block_regs[0])
-
-static sw_status x64_transition_block_restore(const sw_thread *t, uint64_t block,
-                                              sw_regdisplay *rd)
-{
-	uint64_t v[X64_BLOCK_NREGS + 1];
-	unsigned char raw[8 * (X64_BLOCK_NREGS + 1)];
-	sw_status st;
-
-	if (block > UINT64_MAX - sizeof raw)
-		return SW_E_BADFRAME;
-	st = swi_read(t->memory, block, raw, sizeof raw);
-	if (st != SW_OK)
-		return st;
-	for (unsigned i = 0; i <= X64_BLOCK_NREGS; i++)
-		v[i] = swi_load_le(raw + 8 * i, 8);
-
-	rd->cur.valid = 0;
-	for (unsigned i = 0; i < X64_BLOCK_NREGS; i++) {
-		unsigned r = x64_block_regs[i];
-		rd->cur.regs[r] = v[i];
-		rd->cur_loc[r] = block + 8 * i;
-		rd->cur.valid |= BIT(r);
-	}
-	rd->cur.regs[SW_X64_RIP] = v[X64_BLOCK_NREGS];
-	rd->cur_loc[SW_X64_RIP] = block + 8 * X64_BLOCK_NREGS;
-	rd->cur.regs[SW_X64_RSP] = block + sizeof raw;
-	rd->cur_loc[SW_X64_RSP] = 0;
-	rd->cur.valid |= BIT(SW_X64_RIP) | BIT(SW_X64_RSP);
-	return SW_OK;
-}
 
 /*
  * The kernel's rt_sigframe, once the handler has returned into
@@ -104,8 +73,8 @@ const struct swi_arch swi_arch_x64 = {
 	.entry_ra_offset = -8,
 	.entry_sp_offset = 8,
 	.stack_align = 16,
-	.transition_block_slots = X64_BLOCK_NREGS + 1,
-	.transition_block_restore = x64_transition_block_restore,
+	.transition_block_regs = x64_block_regs,
+	.transition_block_slots = sizeof x64_block_regs / sizeof x64_block_regs[0],
 	.signal_frame_restore = x64_signal_frame_restore,
 	.dwarf_runs = x64_dwarf_runs,
 	.ndwarf_runs = sizeof x64_dwarf_runs / sizeof x64_dwarf_runs[0],

@@ -22,37 +22,7 @@ static const char *const x86_reg_names[SW_X86_NREGS] = {
  * edi right after the call that entered it: at ascending addresses edi,
  * esi, ebx, ebp, then the return address.
  */
-static const unsigned x86_block_regs[] = { SW_X86_EDI, SW_X86_ESI, SW_X86_EBX, SW_X86_EBP };
-#define X86_BLOCK_NREGS (sizeof x86_block_regs / sizeof x86_block_regs[0])
-
-static sw_status x86_transition_block_restore(const sw_thread *t, uint64_t block,
-                                              sw_regdisplay *rd)
-{
-	unsigned char raw[4 * (X86_BLOCK_NREGS + 1)];
-	sw_status st;
-
-	/* The block is a 32-bit address, and so is everything in it. */
-	if (block > UINT32_MAX - sizeof raw)
-		return SW_E_BADFRAME;
-	st = swi_read(t->memory, block, raw, sizeof raw);
-	if (st != SW_OK)
-		return st;
-
-	rd->cur.valid = 0;
-	for (unsigned i = 0; i < X86_BLOCK_NREGS; i++) {
-		unsigned r = x86_block_regs[i];
-
-		rd->cur.regs[r] = swi_load_le(raw + 4 * i, 4);
-		rd->cur_loc[r] = block + 4 * i;
-		rd->cur.valid |= BIT(r);
-	}
-	rd->cur.regs[SW_X86_EIP] = swi_load_le(raw + 4 * X86_BLOCK_NREGS, 4);
-	rd->cur_loc[SW_X86_EIP] = block + 4 * X86_BLOCK_NREGS;
-	rd->cur.regs[SW_X86_ESP] = block + sizeof raw;
-	rd->cur_loc[SW_X86_ESP] = 0;
-	rd->cur.valid |= BIT(SW_X86_EIP) | BIT(SW_X86_ESP);
-	return SW_OK;
-}
+static const unsigned x86_block_regs[] = { SW_X86_EDI, SW_X86_ESI, SW_X86_EBX, SW_X86_EBP, SW_X86_EIP };
 
 /*
  * The kernel's signal frames.  The sigcontext starts gs, fs, es, ds, then
@@ -116,8 +86,8 @@ const struct swi_arch swi_arch_x86 = {
 	.entry_ra_offset = -4,
 	.entry_sp_offset = 4,
 	.stack_align = 16,
-	.transition_block_slots = X86_BLOCK_NREGS + 1,
-	.transition_block_restore = x86_transition_block_restore,
+	.transition_block_regs = x86_block_regs,
+	.transition_block_slots = sizeof x86_block_regs / sizeof x86_block_regs[0],
 	.signal_frame_restore = x86_signal_frame_restore,
 	.sp_move_align = 0,
 	.slot_align = 0,

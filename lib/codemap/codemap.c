@@ -1077,13 +1077,34 @@ out:
 	return st;
 }
 
+/*
+ * End a method's add or removal, begun under the writer lock: tell the
+ * observers of the method (when the write succeeded), release the lock,
+ * and now and then reclaim what earlier removals retired (opportunistic:
+ * it never waits).  Returns st.
+ */
+static sw_status method_write_end(sw_codemap *map, sw_status st, sw_codemap_event event,
+                                  const sw_code_info *method)
+{
+	int poll = count_write(map);
+
+	if (poll)
+		swi_retire_flush(&map->retire);
+	if (st == SW_OK && map->observers)
+		swi_codemap_notify(map->observers, event, method);
+	pthread_mutex_unlock(&map->lock);
+	if (poll)
+		swi_epoch_poll(&map->epoch);
+	return st;
+}
+
 SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 {
 	uint32_t saved[SWU_BODY_MAX_SAVED];
 	struct swu_body_rule body;
 	struct codemap_entry *e;
+	sw_code_info added;
 	sw_status st;
-	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
@@ -1102,21 +1123,11 @@ SW_API sw_status sw_codemap_add(sw_codemap *map, const sw_code_info *info)
 	}
 	if (st != SW_OK && e)
 		entry_free(map, e);     /* never published */
-	poll = count_write(map);
-	if (poll)
-		swi_retire_flush(&map->retire);
-	if (st == SW_OK && map->observers) {
-		/* The method as a lookup gives it: with the map's copy of the blob. */
-		sw_code_info added = *info;
-
+	/* Observers see the method as a lookup gives it: with the map's copy of the blob. */
+	added = *info;
+	if (st == SW_OK)
 		added.unwind = entry_blob(e);
-		swi_codemap_notify(map->observers, SW_CODEMAP_ADDED, &added);
-	}
-	pthread_mutex_unlock(&map->lock);
-	/* Opportunistic reclamation of earlier removals; never waits. */
-	if (poll)
-		swi_epoch_poll(&map->epoch);
-	return st;
+	return method_write_end(map, st, SW_CODEMAP_ADDED, &added);
 }
 
 /* ---- removing ---- */
@@ -1195,7 +1206,6 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 {
 	sw_code_info gone = { 0 };
 	sw_status st;
-	int poll;
 
 	if (!map)
 		return SW_E_INVAL;
@@ -1206,15 +1216,7 @@ SW_API sw_status sw_codemap_remove(sw_codemap *map, uint64_t start)
 		gone.unwind = NULL;
 	swi_retire_drain(&map->retire);
 	st = remove_locked(map, start);
-	poll = count_write(map);
-	if (poll)
-		swi_retire_flush(&map->retire);
-	if (st == SW_OK && map->observers)
-		swi_codemap_notify(map->observers, SW_CODEMAP_REMOVED, &gone);
-	pthread_mutex_unlock(&map->lock);
-	if (poll)
-		swi_epoch_poll(&map->epoch);
-	return st;
+	return method_write_end(map, st, SW_CODEMAP_REMOVED, &gone);
 }
 
 SW_API void sw_codemap_synchronize(sw_codemap *map)

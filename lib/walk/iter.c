@@ -1175,7 +1175,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	run->caller_trust = trust;
-	st = swi_unwind_body(it, &run->u, &it->rules[slot].copy.rule, it->rules[slot].copy.saved,
+	st = swi_unwind_body(it, &run->u, &it->rules[slot].copy.rule, it->rules[slot].copy.saved, NULL,
 	                     &it->rule_span[slot], 1, 1);
 	if (st != SW_OK) {
 		fast_leave(it, run, 2);

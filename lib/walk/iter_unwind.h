@@ -209,15 +209,32 @@ static SWI_ALWAYS_INLINE sw_status swi_body_read_as(const struct swi_iter *it, c
 	return swi_body_read(it, u, addr, out);
 }
 
+/* Read the caller's register r from its slot in this frame. */
+static SWI_ALWAYS_INLINE sw_status swi_restore_saved(struct swi_iter *it, struct swi_body_unwind *u, unsigned r,
+                                                     uint64_t slot, uint64_t *fp, int checked)
+{
+	uint64_t v;
+	sw_status st;
+
+	if ((st = swi_body_read_as(it, u, slot, &v, checked)) != SW_OK)
+		return st;
+	it->rd.caller.regs[r] = v;
+	it->rd.caller_loc[r] = slot;
+	if (r == u->fp_reg)
+		*fp = v;
+	return SW_OK;
+}
+
 /*
  * The part of swi_unwind_body after the CFA, compiled twice: with a check
  * at every read, and without one for a frame whose reads all lie in the
- * window.
+ * window.  The saved registers come from saved[], or from the decoded
+ * rule where there is one (its slots may be relative to a register).
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, struct swi_body_unwind *u,
                                                          const struct swu_body_rule *br,
-                                                         const uint32_t *saved, uint64_t cfa,
-                                                         int in_place, int checked)
+                                                         const uint32_t *saved, const sw_swu_rule *decoded,
+                                                         uint64_t cfa, int in_place, int checked)
 {
 	sw_regdisplay *rd = &it->rd;
 	uint64_t valid = u->valid, restored, fp = u->fp, ra, ra_loc, written, caller_valid;
@@ -233,22 +250,33 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, st
 	}
 	/* saved[] lists exactly the registers of saved_mask: those kept are all restored, or the unwind fails. */
 	restored = br->saved_mask & u->keep;
-	if (restored) {
+	if (decoded) {
+		for (uint64_t m = restored; m; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctzll(m), base = decoded->saved_base[r];
+			uint64_t slot = cfa;
+
+			/* A slot relative to a register's value in this frame, not the CFA. */
+			if (base != SW_SWU_BASE_CFA) {
+				if (base >= u->nregs || !(valid & BIT(base)))
+					return SW_E_NOREG;
+				slot = rd->cur.regs[base];
+			}
+			slot += (uint64_t)(int64_t)decoded->saved_offset[r];
+			if ((st = swi_restore_saved(it, u, r, slot, &fp, checked)) != SW_OK)
+				return st;
+		}
+	} else if (restored) {
 		/* In a local: the stores below may alias the rule for all the compiler knows. */
 		unsigned nsaved = br->nsaved;
 
 		for (unsigned i = 0; i < nsaved; i++) {
 			unsigned r = swu_body_saved_reg(saved[i]);
-			uint64_t slot = cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]), v;
+			uint64_t slot = cfa + (uint64_t)(int64_t)swu_body_saved_offset(saved[i]);
 
 			if (!(restored & BIT(r)))
 				continue;
-			if ((st = swi_body_read_as(it, u, slot, &v, checked)) != SW_OK)
+			if ((st = swi_restore_saved(it, u, r, slot, &fp, checked)) != SW_OK)
 				return st;
-			rd->caller.regs[r] = v;
-			rd->caller_loc[r] = slot;
-			if (r == u->fp_reg)
-				fp = v;
 		}
 	}
 	if (br->ra_in_reg) {
@@ -285,23 +313,29 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body_reads(struct swi_iter *it, st
 }
 
 /*
- * Unwind rd.cur (u's ip, sp, fp and valid), stopped at a return address
- * in its body, by the rule the code map decoded when the method was
- * registered (the same rule sw_swu_decode gives there, without replaying
- * the prolog), into rd.caller, and u into the caller's values.  in_place:
- * rd.caller's registers and locations still hold those of rd.cur (iter.c's
- * fast step just made it the current frame from there), so the registers
- * the method left alone need no copy.  rule_checked: the caller made sure
- * of the rule's architecture and CFA register (iter.c: fast_rule_fill).
- * span: where the unwind reads (swi_read_span_in of its extent under
- * u->keep, for u's window), or NULL to check every read.
+ * Unwind rd.cur (u's ip, sp, fp and valid) by its rule br into rd.caller,
+ * and u into the caller's values.  The rule is the body rule the code map
+ * decoded when the method was registered, with its saved[], for a return
+ * address in the body (the same rule sw_swu_decode gives there, without
+ * replaying the prolog); or any rule the decoder gave (decoded, and br
+ * its body form: swu_body_rule_fields), which may also read its CFA from
+ * memory, find saved registers relative to a register, and for the active
+ * frame, a leaf, leave the CFA at SP.  in_place: rd.caller's registers and
+ * locations still hold those of rd.cur (iter.c's fast step just made it
+ * the current frame from there), so the registers the method left alone
+ * need no copy.  rule_checked: the caller made sure of the rule's
+ * architecture and CFA register (iter.c: fast_rule_fill).  span: where
+ * the unwind reads (swi_read_span_in of its extent under u->keep, for u's
+ * window), or NULL to check every read.
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct swi_body_unwind *u,
                                                    const struct swu_body_rule *br, const uint32_t *saved,
-                                                   const struct swi_read_span *span, int in_place,
-                                                   int rule_checked)
+                                                   const sw_swu_rule *decoded, const struct swi_read_span *span,
+                                                   int in_place, int rule_checked)
 {
 	uint64_t cfa, base;
+	int may_stay = 0;
+	sw_status st;
 
 	if (!rule_checked && (br->arch != u->arch || br->cfa_reg >= u->nregs))
 		return SW_E_BADMETA;
@@ -310,12 +344,19 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	base = br->cfa_reg == u->sp_reg ? u->sp
 	       : br->cfa_reg == u->fp_reg ? u->fp : it->rd.cur.regs[br->cfa_reg];
 	cfa = base + (uint64_t)(int64_t)br->cfa_offset;
-	/* Not the active frame: its caller made a call, so the CFA lies above SP. */
-	if (!swi_cfa_moves_up(cfa, u->sp, u->stack_hi, 0))
+	if (decoded) {
+		/* i386 stack realignment: the caller's SP was stored at [reg + offset]. */
+		if (decoded->cfa_deref && (st = swi_body_read(it, u, cfa, &cfa)) != SW_OK)
+			return st;
+		/* An active leaf that has not touched the stack (its return address still in a register). */
+		may_stay = br->ra_in_reg && it->active;
+	}
+	/* Any other frame's caller made a call, so the CFA lies above SP. */
+	if (!swi_cfa_moves_up(cfa, u->sp, u->stack_hi, may_stay))
 		return SW_E_BADSP;
 	if (span && SWI_LIKELY(swi_span_in_window(*span, cfa)))
-		return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 0);
-	return swi_unwind_body_reads(it, u, br, saved, cfa, in_place, 1);
+		return swi_unwind_body_reads(it, u, br, saved, decoded, cfa, in_place, 0);
+	return swi_unwind_body_reads(it, u, br, saved, decoded, cfa, in_place, 1);
 }
 
 /* The quick form of a body rule (iter.h: struct swi_quick_rule). */
