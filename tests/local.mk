@@ -76,3 +76,9 @@ tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
 tests_swprof_harmless_LDADD = -lpthread
 TESTS += tests/swprof-harmless.test
 EXTRA_DIST += tests/swprof-harmless.test
+# sw_names: demangling, this process's code named with its lines, bad input (issue 27).
+check_PROGRAMS += tests/check_names
+TESTS += tests/check_names
+tests_check_names_SOURCES = tests/check_names.c
+tests_check_names_CFLAGS = $(TEST_CFLAGS)
+tests_check_names_LDADD = $(TEST_LIBS)
