@@ -82,3 +82,9 @@ TESTS += tests/check_names
 tests_check_names_SOURCES = tests/check_names.c
 tests_check_names_CFLAGS = $(TEST_CFLAGS)
 tests_check_names_LDADD = $(TEST_LIBS)
+# swstack's names, inline frames, source lines and thread names against eu-stack -i -s and
+# gdb: a C++ and a Rust program, stripped with build-id and debuglink files, MiniDebugInfo.
+TESTS += tests/swstack-names.test
+EXTRA_DIST += tests/swstack-names.test tests/swstack/names.cc tests/swstack/names.rs \
+	tests/swstack/names_compare.py
+tests/swstack-names.log: examples/swstack$(EXEEXT)
