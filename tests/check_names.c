@@ -1,7 +1,7 @@
 /*
  * check_names.c - sw_names through the API: demangling (C++, Rust legacy
  * and v0), this process's own code named with its source line, bad
- * arguments and files that are not ELF.  The inline chains and debug
+ * arguments and files that are not ELF or not cores.  The inline chains and debug
  * files of real programs are compared with eu-stack in swstack-names.test.
  */
 #define _GNU_SOURCE     /* dl_iterate_phdr */
@@ -157,7 +157,11 @@ START_TEST(bad_input)
 	ck_assert_int_eq(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
 	close(fd);
 	ck_assert_int_eq(sw_names_add_module(n, path, 0), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_names_add_core(n, path, NULL), SW_E_NOTFOUND);
 	unlink(path);
+	ck_assert_int_eq(sw_names_add_core(n, NULL, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_names_add_core(NULL, "/bin/sh", NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_names_add_core(n, "/nonexistent/core", NULL), SW_E_NOTFOUND);
 	ck_assert_int_eq(sw_names_add_process(n, 0), SW_E_INVAL);
 	ck_assert_int_eq(sw_names_add_process(NULL, 1), SW_E_INVAL);
 	ck_assert_int_eq(sw_names_lookup(n, 0x1000, NULL, NULL, 0), SW_E_INVAL);
@@ -166,6 +170,24 @@ START_TEST(bad_input)
 	ck_assert_int_eq(sw_names_lookup(n, 0x1000, &nm, NULL, 0), SW_E_NOTFOUND);
 	sw_names_free(n);
 	sw_names_free(NULL);
+}
+END_TEST
+
+START_TEST(not_a_core)
+{
+	sw_names *n;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	sw_status st;
+
+	ck_assert_int_gt(len, 0);
+	exe[len] = '\0';
+	ck_assert_int_eq(sw_names_create(NULL, &n), SW_OK);
+	/* An executable is ELF, but has no notes of mapped files. */
+	st = sw_names_add_core(n, exe, NULL);
+	ck_assert(st == SW_E_BADMETA || st == SW_OK);
+	ck_assert_int_eq(sw_names_add_core(n, exe, NULL), SW_E_EXISTS);
+	sw_names_free(n);
 }
 END_TEST
 
@@ -179,6 +201,7 @@ static Suite *names_suite(void)
 	tcase_add_test(tc, names_own_code);
 	tcase_add_test(tc, names_a_module_by_path);
 	tcase_add_test(tc, bad_input);
+	tcase_add_test(tc, not_a_core);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -78,6 +78,17 @@ SW_API sw_status sw_names_add_module(sw_names *n, const char *path, uint64_t loa
 SW_API sw_status sw_names_add_process(sw_names *n, int pid);
 
 /*
+ * sw_names_add_core - add every file mapped in the core file at `core`
+ * (its NT_FILE notes and the dynamic linker's list; the files themselves
+ * are read from where the notes say, or found by build-id; the vDSO from
+ * the core), `executable` (optional) the program's when the core does not
+ * name it.  One core per symbolizer: SW_E_EXISTS for a second.
+ * SW_E_NOTFOUND if the core cannot be read as ELF, SW_E_BADMETA if
+ * libdwfl finds no modules in it.
+ */
+SW_API sw_status sw_names_add_core(sw_names *n, const char *core, const char *executable);
+
+/*
  * sw_names_lookup - name `address`.  For a return address pass the
  * address one byte back (in the call), as debuggers do.  `*out` receives
  * the module and symbol; `frames` (up to `max`, may be NULL when max is 0)

@@ -10,5 +10,6 @@ dist_man_MANS += \
 	man/sw_names_free.3 \
 	man/sw_names_add_module.3 \
 	man/sw_names_add_process.3 \
+	man/sw_names_add_core.3 \
 	man/sw_names_lookup.3 \
 	man/sw_names_demangle.3

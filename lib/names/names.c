@@ -14,8 +14,10 @@
  */
 #include <config.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stackwalk/names.h>
@@ -26,9 +28,27 @@ struct sw_names {
 	Dwfl_Callbacks callbacks;       /* libdwfl keeps a pointer to it */
 	char *debug_dirs;               /* callbacks.debuginfo_path points here */
 	struct swi_demangled demangled;
+	Elf *core;                      /* sw_names_add_core's, open while its modules are */
+	int core_fd;
 };
 
 static const char default_debug_dirs[] = ":.debug:/usr/lib/debug";
+
+/*
+ * A module's ELF file, for modules reported without one: a core's (its
+ * NT_FILE notes name each file; a file whose build-id differs from the
+ * one the core saw is not taken), and a process's (its maps name each
+ * file; the vDSO is read from its memory).
+ */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+	int fd = dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
+
+	if (fd >= 0 || *elfp)
+		return fd;
+	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+}
 
 sw_status sw_names_create(const char *debug_dirs, sw_names **out)
 {
@@ -43,9 +63,9 @@ sw_status sw_names_create(const char *debug_dirs, sw_names **out)
 		free(n);
 		return SW_E_NOMEM;
 	}
-	/* Modules added by path need no find_elf; those a process's maps
-	 * report by name (and its vDSO, from its memory) need Linux's. */
-	n->callbacks.find_elf = dwfl_linux_proc_find_elf;
+	/* Modules added by path need no find_elf; a core's and a process's do. */
+	n->core_fd = -1;
+	n->callbacks.find_elf = find_elf;
 	n->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	n->callbacks.section_address = dwfl_offline_section_address;
 	n->callbacks.debuginfo_path = &n->debug_dirs;
@@ -63,6 +83,10 @@ void sw_names_free(sw_names *n)
 	if (!n)
 		return;
 	dwfl_end(n->dwfl);
+	if (n->core)
+		elf_end(n->core);
+	if (n->core_fd >= 0)
+		close(n->core_fd);
 	swi_demangled_free(&n->demangled);
 	free(n->debug_dirs);
 	free(n);
@@ -92,6 +116,31 @@ sw_status sw_names_add_process(sw_names *n, int pid)
 	rc = dwfl_linux_proc_report(n->dwfl, pid);
 	dwfl_report_end(n->dwfl, NULL, NULL);
 	return rc == 0 ? SW_OK : SW_E_NOTFOUND;
+}
+
+sw_status sw_names_add_core(sw_names *n, const char *core, const char *executable)
+{
+	int rc;
+
+	if (!n || !core)
+		return SW_E_INVAL;
+	if (n->core)
+		return SW_E_EXISTS;
+	if ((n->core_fd = open(core, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return SW_E_NOTFOUND;
+	elf_version(EV_CURRENT);
+	if (!(n->core = elf_begin(n->core_fd, ELF_C_READ_MMAP, NULL)) || elf_kind(n->core) != ELF_K_ELF) {
+		if (n->core)
+			elf_end(n->core);
+		n->core = NULL;
+		close(n->core_fd);
+		n->core_fd = -1;
+		return SW_E_NOTFOUND;
+	}
+	dwfl_report_begin_add(n->dwfl);
+	rc = dwfl_core_file_report(n->dwfl, n->core, executable);
+	dwfl_report_end(n->dwfl, NULL, NULL);
+	return rc >= 0 ? SW_OK : SW_E_BADMETA;
 }
 
 const char *sw_names_demangle(sw_names *n, const char *name)
