@@ -87,4 +87,4 @@ tests_check_names_LDADD = $(TEST_LIBS)
 TESTS += tests/swstack-names.test
 EXTRA_DIST += tests/swstack-names.test tests/swstack/names.cc tests/swstack/names.rs \
 	tests/swstack/names_compare.py
-tests/swstack-names.log: examples/swstack$(EXEEXT)
+tests/swstack-names.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)

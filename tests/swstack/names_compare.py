@@ -4,6 +4,7 @@
     names_compare.py eu-stack SWSTACK_TEXT EU_STACK_TEXT
     names_compare.py gdb-libc SWSTACK_TEXT GDB_TEXT
     names_compare.py same SWSTACK_TEXT SWSTACK_TEXT2
+    names_compare.py swdeadlock SWDEADLOCK_ALL_TEXT EU_STACK_TEXT
 
 eu-stack: EU_STACK_TEXT is `eu-stack -i -s -p PID` of the process
 swstack printed: every thread, frame by frame, must have the same PC,
@@ -23,6 +24,9 @@ failed.
 same: two swstack texts of the same program (another process: PCs and
 module paths differ) name every frame alike, function and source.
 
+swdeadlock: the same as eu-stack, for `swdeadlock --all` (its threads'
+list, each with its stack).
+
 Prints a summary line; exits 1 with the differences otherwise.
 """
 import re
@@ -31,6 +35,9 @@ import sys
 SW_THREAD = re.compile(r"^Thread \d+ \(LWP (\d+)\):")
 SW_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \((.*?)\) \[\w+\]"
                       r"( inlined)?(?: at (.+?))?( <signal handler called>)?$")
+DL_THREAD = re.compile(r"^  (\d+) [a-z-]+")
+DL_FRAME = re.compile(r"^    #(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \((.*?)\)"
+                      r"( inlined)?(?: at (.+?))?$")
 EU_THREAD = re.compile(r"^TID (\d+):$")
 EU_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+)(?: (.*))?$")
 GDB_THREAD = re.compile(r"^Thread \d+ .*\(LWP (\d+)\)")
@@ -50,6 +57,27 @@ def swstack(path):
                 continue
             m = SW_FRAME.match(line)
             if m and lwp is not None:
+                threads[lwp].append((int(m.group(2), 16), m.group(4), m.group(7), m.group(5),
+                                     m.group(6) is not None))
+    return threads
+
+
+def swdeadlock(path):
+    """swdeadlock --all's threads list, as swstack() gives swstack's."""
+    threads, lwp, listing = {}, None, False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line == "threads:":
+                listing = True
+                continue
+            m = DL_THREAD.match(line)
+            if listing and m:
+                lwp = int(m.group(1))
+                threads[lwp] = []
+                continue
+            m = DL_FRAME.match(line)
+            if listing and m and lwp is not None:
                 threads[lwp].append((int(m.group(2), 16), m.group(4), m.group(7), m.group(5),
                                      m.group(6) is not None))
     return threads
@@ -171,6 +199,8 @@ def main():
         bad, n = compare_eu(swstack(a), eu_stack(b))
     elif mode == "gdb-libc":
         bad, n, gdb_only = compare_gdb_libc(swstack(a), gdb(b))
+    elif mode == "swdeadlock":
+        bad, n = compare_eu(swdeadlock(a), eu_stack(b))
     elif mode == "same":
         bad, n = compare_same(swstack(a), swstack(b))
     else:
