@@ -1,6 +1,7 @@
 /*
  * frame_names.c - the names the tools print for a frame (frame_names.h).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include "frame_names.h"
@@ -67,6 +68,17 @@ void print_escaped(FILE *f, const char *s)
 		else
 			putc(c, f);
 	}
+}
+
+void print_function(FILE *f, const char *name, int has_offset, uint64_t offset)
+{
+	if (!name) {
+		fputs("??", f);
+		return;
+	}
+	print_escaped(f, name);
+	if (has_offset)
+		fprintf(f, "+0x%" PRIx64, offset);
 }
 
 void print_source(FILE *f, const char *file, unsigned line, unsigned column)

@@ -39,6 +39,9 @@ struct named_frame {
 size_t name_frames(sw_names *n, uint64_t pc, int exact, const struct name_options *o,
                    struct named_frame *out, size_t max);
 
+/* print_function - "NAME+0xOFFSET" (the offset when has_offset), or "??" when NAME is NULL. */
+void print_function(FILE *f, const char *name, int has_offset, uint64_t offset);
+
 /* print_escaped - `s` with bytes below 0x20 and 0x7f as \xNN. */
 void print_escaped(FILE *f, const char *s);
 

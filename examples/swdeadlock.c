@@ -95,13 +95,7 @@ static void print_frames(const sw_hang_report *r, size_t i, const char *indent,
 		n = frame_names(nm, &f, k == 0, nf);
 		for (size_t j = 0; j < n; j++, level++) {
 			printf("%s#%-2zu 0x%0*" PRIx64 " in ", indent, level, width, f.pc);
-			if (nf[j].function) {
-				print_escaped(stdout, nf[j].function);
-				if (nf[j].has_offset)
-					printf("+0x%" PRIx64, nf[j].offset);
-			} else {
-				printf("??");
-			}
+			print_function(stdout, nf[j].function, nf[j].has_offset, nf[j].offset);
 			fputs(" (", stdout);
 			print_escaped(stdout, f.module ? f.module : "??");
 			printf(")%s", nf[j].inlined ? " inlined" : "");
@@ -367,6 +361,7 @@ static void usage(FILE *f)
 	        "      --debug-dir DIRS where separate debug files are (colon-separated;\n"
 	        "                       default :.debug:/usr/lib/debug)\n"
 	        "  -h, --help           print this help\n"
+	        "      --version        print the version\n"
 	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error, 3 no deadlock found but a\n"
 	        "thread's walk stopped early.\n", progname, progname);
 }
@@ -394,6 +389,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
+			exit(EXIT_NO_DEADLOCK);
+		} else if (!strcmp(a, "--version")) {
+			printf("%s (libstackwalk) %d.%d.%d\n", progname, SW_VERSION_MAJOR, SW_VERSION_MINOR,
+			       SW_VERSION_PATCH);
 			exit(EXIT_NO_DEADLOCK);
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
 			o->json = 1;

@@ -989,13 +989,7 @@ static void print_text(const struct tool *tl, unsigned index, int tid, const cha
 		const struct frame *f = &w->frames[i];
 
 		printf("#%-2zu 0x%0*" PRIx64 " in ", i, width, f->pc);
-		if (f->function) {
-			print_escaped(stdout, f->function);
-			if (f->has_offset)
-				printf("+0x%" PRIx64, f->offset);
-		} else {
-			printf("??");
-		}
+		print_function(stdout, f->function, f->has_offset, f->offset);
 		fputs(" (", stdout);
 		print_escaped(stdout, f->module ? f->module : "??");
 		printf(") [%s]%s", sw_frame_trust_name(f->trust), f->inlined ? " inlined" : "");
@@ -1151,7 +1145,8 @@ static void usage(FILE *f)
 	        "      --debug-dir DIRS where separate debug files are (colon-separated;\n"
 	        "                       default :.debug:/usr/lib/debug)\n"
 	        "  -v, --verbose        report each module loaded on standard error\n"
-	        "  -h, --help           print this help\n", progname, progname);
+	        "  -h, --help           print this help\n"
+	        "      --version        print the version\n", progname, progname);
 }
 
 /* The value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
@@ -1182,6 +1177,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
+			exit(EXIT_WALKED);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("%s (libstackwalk) %d.%d.%d\n", progname, SW_VERSION_MAJOR, SW_VERSION_MINOR,
+			       SW_VERSION_PATCH);
 			exit(EXIT_WALKED);
 		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--json") == 0) {
 			o->json = 1;

@@ -1,7 +1,7 @@
 /*
  * check_names.c - sw_names through the API: demangling (C++, Rust legacy
  * and v0), this process's own code named with its source line, bad
- * arguments and files that are not ELF or not cores.  The inline chains and debug
+ * arguments, files that are not ELF or not cores, corrupted copies.  The inline chains and debug
  * files of real programs are compared with eu-stack in swstack-names.test.
  */
 #define _GNU_SOURCE     /* dl_iterate_phdr */
@@ -191,6 +191,71 @@ START_TEST(not_a_core)
 }
 END_TEST
 
+/* Read a whole file; NULL on failure. */
+static unsigned char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)size)) != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		*len = (size_t)size;
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Copies of this program with bytes changed at random (a fixed seed), its
+ * DWARF and symbol tables among them, named at addresses all over its
+ * code: each lookup must end, with a name or without, and never crash.
+ */
+START_TEST(corrupted_files)
+{
+	char exe[4096], path[] = "/tmp/check_names_mut_XXXXXX";
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	unsigned char *orig, *copy;
+	size_t size = 0, named = 0;
+	unsigned seed = 27;
+	int fd;
+
+	ck_assert_int_gt(len, 0);
+	exe[len] = '\0';
+	ck_assert_ptr_nonnull(orig = read_file(exe, &size));
+	ck_assert_ptr_nonnull(copy = malloc(size));
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	close(fd);
+	for (int round = 0; round < 40; round++) {
+		sw_names *n;
+		sw_name nm;
+		sw_name_frame f[8];
+		FILE *out;
+
+		memcpy(copy, orig, size);
+		for (int k = 0; k < 64; k++)
+			copy[rand_r(&seed) % size] = (unsigned char)rand_r(&seed);
+		ck_assert_ptr_nonnull(out = fopen(path, "wb"));
+		ck_assert_uint_eq(fwrite(copy, 1, size, out), size);
+		fclose(out);
+		ck_assert_int_eq(sw_names_create("-:/nonexistent", &n), SW_OK);
+		if (sw_names_add_module(n, path, 0) == SW_OK)
+			for (uint64_t a = 0; a < size; a += 509)
+				named += sw_names_lookup(n, a, &nm, f, 8) == SW_OK && nm.frames > 0;
+		sw_names_free(n);
+	}
+	unlink(path);
+	free(copy);
+	free(orig);
+	ck_assert_uint_gt(named, 0);
+}
+END_TEST
+
 static Suite *names_suite(void)
 {
 	Suite *s = suite_create("names");
@@ -202,6 +267,7 @@ static Suite *names_suite(void)
 	tcase_add_test(tc, names_a_module_by_path);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, not_a_core);
+	tcase_add_test(tc, corrupted_files);
 	suite_add_tcase(s, tc);
 	return s;
 }
