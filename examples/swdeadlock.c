@@ -23,6 +23,7 @@
 #include <stackwalk.h>
 #include "frame_names.h"
 #include "target_errors.h"
+#include "tool_options.h"
 
 enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2, EXIT_WALK_STOPPED = 3 };
 
@@ -383,16 +384,13 @@ static int parse_uint(const char *s, unsigned max, unsigned *out)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	tool_standard_options(argc, argv, progname, usage);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned u;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			exit(EXIT_NO_DEADLOCK);
-		} else if (!strcmp(a, "--version")) {
-			printf("%s (libstackwalk) %d.%d.%d\n", progname, SW_VERSION_MAJOR, SW_VERSION_MINOR,
-			       SW_VERSION_PATCH);
 			exit(EXIT_NO_DEADLOCK);
 		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
 			o->json = 1;

@@ -33,6 +33,7 @@
 #include "frame_names.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
+#include "tool_options.h"
 
 #define AT_SYSINFO_EHDR_TYPE 33         /* the vDSO's address, in the auxiliary vector */
 #define MAX_TRAMPOLINES 16              /* signal trampolines found by their code */
@@ -1170,6 +1171,7 @@ static int is_opt(const char *arg, const char *s, const char *l)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	tool_standard_options(argc, argv, progname, usage);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		char *end;
@@ -1177,10 +1179,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
-			exit(EXIT_WALKED);
-		} else if (strcmp(a, "--version") == 0) {
-			printf("%s (libstackwalk) %d.%d.%d\n", progname, SW_VERSION_MAJOR, SW_VERSION_MINOR,
-			       SW_VERSION_PATCH);
 			exit(EXIT_WALKED);
 		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--json") == 0) {
 			o->json = 1;
