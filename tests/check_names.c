@@ -6,12 +6,15 @@
  */
 #define _GNU_SOURCE     /* dl_iterate_phdr */
 #include <check.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stackwalk.h>
 
 START_TEST(demangles_cxx_and_rust)
@@ -191,26 +194,6 @@ START_TEST(not_a_core)
 }
 END_TEST
 
-/* Read a whole file; NULL on failure. */
-static unsigned char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)size)) != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		*len = (size_t)size;
-	fclose(f);
-	return buf;
-}
-
 /*
  * Copies of this program with bytes changed at random (a fixed seed), its
  * DWARF and symbol tables among them, named at addresses all over its
@@ -223,11 +206,17 @@ START_TEST(corrupted_files)
 	unsigned char *orig, *copy;
 	size_t size = 0, named = 0;
 	unsigned seed = 27;
+	struct stat sb;
 	int fd;
 
 	ck_assert_int_gt(len, 0);
 	exe[len] = '\0';
-	ck_assert_ptr_nonnull(orig = read_file(exe, &size));
+	ck_assert_int_ge(fd = open(exe, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	size = (size_t)sb.st_size;
+	orig = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert(orig != MAP_FAILED);
+	close(fd);
 	ck_assert_ptr_nonnull(copy = malloc(size));
 	ck_assert_int_ge(fd = mkstemp(path), 0);
 	close(fd);
@@ -251,7 +240,7 @@ START_TEST(corrupted_files)
 	}
 	unlink(path);
 	free(copy);
-	free(orig);
+	munmap(orig, size);
 	ck_assert_uint_gt(named, 0);
 }
 END_TEST

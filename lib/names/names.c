@@ -195,13 +195,33 @@ static void call_site(Dwarf_Die *inlined, sw_name_frame *caller)
 		caller->file = dwarf_filesrc(files, index, NULL, NULL);
 }
 
-/* The line table's file, line and column at `address`. */
-static void line_at(Dwfl_Module *mod, uint64_t address, sw_name_frame *f)
+/*
+ * The compile unit holding `address`.  libdw looks it up in
+ * .debug_aranges, and takes a unit missing there as covering nothing;
+ * clang and rustc emit none by default (elfutils bug 22288).  So when
+ * that finds nothing, each unit's own ranges are asked, as gdb does.
+ */
+static Dwarf_Die *unit_at(Dwfl_Module *mod, uint64_t address, Dwarf_Addr *bias)
 {
-	Dwfl_Line *l = dwfl_module_getsrc(mod, address);
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, address, bias);
+
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
+		if (dwarf_haspc(cu, address - *bias) == 1)
+			return cu;
+	return NULL;
+}
+
+/* The line table's file, line and column at `address`, in unit `cu` (NULL: none found). */
+static void line_at(Dwarf_Die *cu, Dwarf_Addr bias, uint64_t address, sw_name_frame *f)
+{
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, address - bias) : NULL;
 	int line = 0, column = 0;
 
-	f->file = l ? dwfl_lineinfo(l, NULL, &line, &column, NULL, NULL) : NULL;
+	f->file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+	if (f->file && (dwarf_lineno(l, &line) != 0 || dwarf_linecol(l, &column) != 0))
+		line = column = 0;
 	f->line = f->file && line > 0 ? (unsigned)line : 0;
 	f->column = f->file && column > 0 ? (unsigned)column : 0;
 }
@@ -227,14 +247,14 @@ static void put_frame(sw_name *out, sw_name_frame *frames, size_t max, const sw_
 static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_name *out,
                          sw_name_frame *frames, size_t max)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, address, &bias), *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = unit_at(mod, address, &bias), *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, address - bias, &scopes) : 0;
 	unsigned depth = 0;
 	sw_name_frame f;
 
 	memset(&f, 0, sizeof f);
-	line_at(mod, address, &f);
+	line_at(cu, bias, address, &f);
 	for (int i = 0; i < nscopes && depth < SWI_NAMES_MAX_INLINE_DEPTH; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Die *outer = NULL;

@@ -5,6 +5,7 @@
     names_compare.py gdb-libc SWSTACK_TEXT GDB_TEXT
     names_compare.py same SWSTACK_TEXT SWSTACK_TEXT2
     names_compare.py swdeadlock SWDEADLOCK_ALL_TEXT EU_STACK_TEXT
+    names_compare.py gdb SWSTACK_TEXT GDB_TEXT
 
 eu-stack: EU_STACK_TEXT is `eu-stack -i -s -p PID` of the process
 swstack printed: every thread, frame by frame, must have the same PC,
@@ -24,6 +25,11 @@ failed.
 same: two swstack texts of the same program (another process: PCs and
 module paths differ) name every frame alike, function and source.
 
+gdb: as gdb-libc, for every module, and the lines too: gdb prints a C++
+function without its parameter list ("outer", not "outer(long)"), so
+swstack's loses it before comparing; a frame gdb gives a line
+("at FILE:LINE") must have that file's name and line.
+
 swdeadlock: the same as eu-stack, for `swdeadlock --all` (its threads'
 list, each with its stack).
 
@@ -41,7 +47,7 @@ DL_FRAME = re.compile(r"^    #(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]
 EU_THREAD = re.compile(r"^TID (\d+):$")
 EU_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+)(?: (.*))?$")
 GDB_THREAD = re.compile(r"^Thread \d+ .*\(LWP (\d+)\)")
-GDB_FRAME = re.compile(r"^#(\d+) +(?:0x([0-9a-f]+) in )?(\S+) \(")
+GDB_FRAME = re.compile(r"^#(\d+) +(?:0x([0-9a-f]+) in )?(\S+) \(.*?\)(?: at (\S+):(\d+))?")
 
 
 def swstack(path):
@@ -113,7 +119,8 @@ def gdb(path):
                 continue
             m = GDB_FRAME.match(line)
             if m and lwp is not None:
-                threads[lwp].append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
+                where = "%s:%s" % (m.group(4).rsplit("/", 1)[-1], m.group(5)) if m.group(4) else None
+                threads[lwp].append((int(m.group(2), 16) if m.group(2) else None, (m.group(3), where)))
     return threads
 
 
@@ -154,24 +161,51 @@ def groups(frames, first_pc):
     return out
 
 
-def compare_gdb_libc(sw, gd):
+def without_parameters(name):
+    """A C++ name without its parameter list and qualifiers, as gdb prints it."""
+    if not name or not name.endswith((")", ") const")):
+        return name
+    depth, i = 0, len(name.rstrip(" const")) - 1
+    while i >= 0:
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i]
+        i -= 1
+    return name
+
+
+def short_source(source):
+    """FILE:LINE of swstack's FILE:LINE[:COLUMN], the file's name alone."""
+    if not source:
+        return None
+    parts = source.rsplit("/", 1)[-1].split(":")
+    return ":".join(parts[:2])
+
+
+def compare_gdb_libc(sw, gd, every_module=False):
     bad, gdb_only, n = [], [], 0
     for lwp in sorted(sw):
         if lwp not in gd or not sw[lwp]:
             bad.append("LWP %d: not in gdb's output" % lwp)
             continue
         mine = {}
-        for pc, name, _, module, _ in sw[lwp]:
-            mine.setdefault(pc, []).append((name, module))
-        for pc, names in groups(gd[lwp], sw[lwp][0][0]):
+        for pc, name, source, module, _ in sw[lwp]:
+            mine.setdefault(pc, []).append((name, module, source))
+        for pc, frames in groups(gd[lwp], sw[lwp][0][0]):
+            names = [nm for nm, _ in frames]
             if pc not in mine:
                 gdb_only.append("LWP %d 0x%x %s" % (lwp, pc, " ".join(names)))
                 continue
-            if not any(m and "/libc.so" in m for _, m in mine[pc]):
+            if not every_module and not any(m and "/libc.so" in m for _, m, _ in mine[pc]):
                 continue
-            got = [nm for nm, _ in mine[pc]]
+            got = [without_parameters(nm) if every_module else nm for nm, _, _ in mine[pc]]
             if [plain(x or "??") for x in got] != [plain(x) for x in names]:
                 bad.append("LWP %d 0x%x: swstack %s, gdb %s" % (lwp, pc, got, names))
+            if every_module:
+                for (_, _, source), (name, where) in zip(mine[pc], frames):
+                    if where and short_source(source) != where:
+                        bad.append("LWP %d 0x%x %s: swstack at %s, gdb at %s"
+                                   % (lwp, pc, name, source, where))
             n += len(names)
     return bad, n, gdb_only
 
@@ -199,6 +233,8 @@ def main():
         bad, n = compare_eu(swstack(a), eu_stack(b))
     elif mode == "gdb-libc":
         bad, n, gdb_only = compare_gdb_libc(swstack(a), gdb(b))
+    elif mode == "gdb":
+        bad, n, gdb_only = compare_gdb_libc(swstack(a), gdb(b), every_module=True)
     elif mode == "swdeadlock":
         bad, n = compare_eu(swdeadlock(a), eu_stack(b))
     elif mode == "same":
