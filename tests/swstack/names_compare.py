@@ -50,43 +50,35 @@ GDB_THREAD = re.compile(r"^Thread \d+ .*\(LWP (\d+)\)")
 GDB_FRAME = re.compile(r"^#(\d+) +(?:0x([0-9a-f]+) in )?(\S+) \(.*?\)(?: at (\S+):(\d+))?")
 
 
-def swstack(path):
-    """{lwp: [(pc, name, source, module, inlined)]}"""
-    threads, lwp = {}, None
+def our_frames(path, thread_re, frame_re, after=None):
+    """{lwp: [(pc, name, source, module, inlined)]} of swstack's text, or of
+    swdeadlock's from the line `after` on."""
+    threads, lwp, reading = {}, None, after is None
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
-            m = SW_THREAD.match(line)
-            if m:
+            if line == after:
+                reading = True
+                continue
+            m = thread_re.match(line)
+            if reading and m:
                 lwp = int(m.group(1))
                 threads[lwp] = []
                 continue
-            m = SW_FRAME.match(line)
-            if m and lwp is not None:
+            m = frame_re.match(line)
+            if reading and m and lwp is not None:
                 threads[lwp].append((int(m.group(2), 16), m.group(4), m.group(7), m.group(5),
                                      m.group(6) is not None))
     return threads
+
+
+def swstack(path):
+    return our_frames(path, SW_THREAD, SW_FRAME)
 
 
 def swdeadlock(path):
-    """swdeadlock --all's threads list, as swstack() gives swstack's."""
-    threads, lwp, listing = {}, None, False
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line == "threads:":
-                listing = True
-                continue
-            m = DL_THREAD.match(line)
-            if listing and m:
-                lwp = int(m.group(1))
-                threads[lwp] = []
-                continue
-            m = DL_FRAME.match(line)
-            if listing and m and lwp is not None:
-                threads[lwp].append((int(m.group(2), 16), m.group(4), m.group(7), m.group(5),
-                                     m.group(6) is not None))
-    return threads
+    """swdeadlock --all's threads list, each with its stack."""
+    return our_frames(path, DL_THREAD, DL_FRAME, after="threads:")
 
 
 def eu_stack(path):
