@@ -21,38 +21,88 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "frame_names.h"
 #include "target_errors.h"
+#include "tool_options.h"
 
 enum { EXIT_NO_DEADLOCK = 0, EXIT_DEADLOCK = 1, EXIT_ERROR = 2, EXIT_WALK_STOPPED = 3 };
 
 static const char *progname = "swdeadlock";
 
 struct options {
-	const char *core, *exe;
+	const char *core, *exe, *debug_dirs;
 	int pid, json, all;
 	sw_hang_options hang;
+	struct name_options names;
 };
+
+/* How frames and threads are named, after the analysis. */
+struct naming {
+	sw_names *names;                /* NULL: by the report's symbols only */
+	const struct name_options *opt;
+	int pid;                        /* a live process's, for its threads' names; 0 for a core */
+};
+
+/* The source-level frames at hang frame `f` (the innermost `exact`); 0 when unnamed. */
+static size_t frame_names(const struct naming *nm, const sw_hang_frame *f, int exact,
+                          struct named_frame *nf)
+{
+	size_t n = name_frames(nm->names, f->pc, exact, nm->opt, nf, NAMED_FRAMES_MAX);
+
+	if (n == 0) {
+		/* Not in the symbolizer's modules: the report's symbol, demangled. */
+		memset(nf, 0, sizeof *nf);
+		nf->function = f->function && nm->names && !nm->opt->raw ?
+		               sw_names_demangle(nm->names, f->function) : f->function;
+		nf->offset = f->offset;
+		nf->has_offset = f->function != NULL;
+		n = 1;
+	}
+	return n;
+}
+
+static void print_thread_name(const struct naming *nm, int tid)
+{
+	char name[64];
+
+	if (!nm->pid)
+		return;
+	read_thread_name(nm->pid, tid, name, sizeof name);
+	if (!name[0])
+		return;
+	fputs(" \"", stdout);
+	print_escaped(stdout, name);
+	putchar('"');
+}
 
 /* ---- human output ------------------------------------------------------------ */
 
-static void print_frames(const sw_hang_report *r, size_t i, const char *indent)
+static void print_frames(const sw_hang_report *r, size_t i, const char *indent,
+                         const struct naming *nm)
 {
 	int width = (int)sw_arch_pointer_size(sw_hang_report_arch(r)) * 2;
 	sw_hang_thread t;
+	size_t level = 0;
 
 	if (sw_hang_report_thread(r, i, &t) != SW_OK)
 		return;
 	for (size_t k = 0; k < t.frames; k++) {
+		struct named_frame nf[NAMED_FRAMES_MAX];
 		sw_hang_frame f;
+		size_t n;
 
 		if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
 			break;
-		printf("%s#%-2zu 0x%0*" PRIx64 " in ", indent, k, width, f.pc);
-		if (f.function)
-			printf("%s+0x%" PRIx64, f.function, f.offset);
-		else
-			printf("??");
-		printf(" (%s)\n", f.module ? f.module : "??");
+		n = frame_names(nm, &f, k == 0, nf);
+		for (size_t j = 0; j < n; j++, level++) {
+			printf("%s#%-2zu 0x%0*" PRIx64 " in ", indent, level, width, f.pc);
+			print_function(stdout, nf[j].function, nf[j].has_offset, nf[j].offset);
+			fputs(" (", stdout);
+			print_escaped(stdout, f.module ? f.module : "??");
+			printf(")%s", nf[j].inlined ? " inlined" : "");
+			print_source(stdout, nf[j].file, nf[j].line, nf[j].column);
+			putchar('\n');
+		}
 	}
 	if (t.walk_status != SW_OK)
 		printf("%sBacktrace stopped: %s\n", indent, sw_strerror(t.walk_status));
@@ -96,7 +146,8 @@ static void print_state(const sw_hang_thread *t)
 		       t->cpu_permille % 10);
 }
 
-static void print_text(const sw_hang_report *r, const char *kind, const char *name, int all)
+static void print_text(const sw_hang_report *r, const char *kind, const char *name, int all,
+                       const struct naming *nm)
 {
 	size_t n = sw_hang_report_thread_count(r), ncycles = sw_hang_report_cycle_count(r);
 	size_t *members = malloc((n ? n : 1) * sizeof *members);
@@ -122,9 +173,10 @@ static void print_text(const sw_hang_report *r, const char *kind, const char *na
 			if (sw_hang_report_thread(r, members[k], &t) != SW_OK)
 				continue;
 			printf("  thread %d", t.tid);
+			print_thread_name(nm, t.tid);
 			print_wait(&t);
 			printf("\n");
-			print_frames(r, members[k], "    ");
+			print_frames(r, members[k], "    ", nm);
 		}
 	}
 	printf("threads:\n");
@@ -140,10 +192,11 @@ static void print_text(const sw_hang_report *r, const char *kind, const char *na
 		print_state(&t);
 		if (t.walk_status != SW_OK)
 			printf(" walk stopped: %s", sw_strerror(t.walk_status));
+		print_thread_name(nm, t.tid);
 		printf("\n");
 		if (all || (t.cls != SW_HANG_DEADLOCKED && t.cls != SW_HANG_IDLE &&
 		            t.cls != SW_HANG_RUNNING))
-			print_frames(r, i, "    ");
+			print_frames(r, i, "    ", nm);
 	}
 	free(members);
 }
@@ -170,13 +223,28 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-static void json_thread(const sw_hang_report *r, size_t i)
+static void json_uint_or_null(unsigned v)
+{
+	if (v)
+		printf("%u", v);
+	else
+		fputs("null", stdout);
+}
+
+static void json_thread(const sw_hang_report *r, size_t i, const struct naming *nm)
 {
 	sw_hang_thread t;
+	char name[64];
+	size_t level = 0;
 
 	if (sw_hang_report_thread(r, i, &t) != SW_OK)
 		return;
-	printf("\n    {\"tid\": %d, \"class\": \"%s\", \"state\": ", t.tid, sw_hang_class_name(t.cls));
+	name[0] = '\0';
+	if (nm->pid)
+		read_thread_name(nm->pid, t.tid, name, sizeof name);
+	printf("\n    {\"tid\": %d, \"name\": ", t.tid);
+	json_string(name[0] ? name : NULL);
+	printf(", \"class\": \"%s\", \"state\": ", sw_hang_class_name(t.cls));
 	if (t.state)
 		printf("\"%c\"", t.state);
 	else
@@ -194,22 +262,34 @@ static void json_thread(const sw_hang_report *r, size_t i)
 	json_string(t.walk_status == SW_OK ? NULL : sw_strerror(t.walk_status));
 	printf(", \"frames\": [");
 	for (size_t k = 0; k < t.frames; k++) {
+		struct named_frame nf[NAMED_FRAMES_MAX];
 		sw_hang_frame f;
+		size_t n;
 
 		if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
 			break;
-		printf("%s\n      {\"pc\": \"0x%" PRIx64 "\", \"function\": ", k ? "," : "", f.pc);
-		json_string(f.function);
-		if (f.function)
-			printf(", \"offset\": %" PRIu64, f.offset);
-		printf(", \"module\": ");
-		json_string(f.module);
-		printf("}");
+		n = frame_names(nm, &f, k == 0, nf);
+		for (size_t j = 0; j < n; j++, level++) {
+			printf("%s\n      {\"pc\": \"0x%" PRIx64 "\", \"function\": ", level ? "," : "", f.pc);
+			json_string(nf[j].function);
+			if (nf[j].function && nf[j].has_offset)
+				printf(", \"offset\": %" PRIu64, nf[j].offset);
+			printf(", \"module\": ");
+			json_string(f.module);
+			printf(", \"inlined\": %s, \"file\": ", nf[j].inlined ? "true" : "false");
+			json_string(nf[j].file);
+			printf(", \"line\": ");
+			json_uint_or_null(nf[j].file ? nf[j].line : 0);
+			printf(", \"column\": ");
+			json_uint_or_null(nf[j].file ? nf[j].column : 0);
+			printf("}");
+		}
 	}
 	printf("%s]}", t.frames ? "\n    " : "");
 }
 
-static void print_json(const sw_hang_report *r, const char *kind, const char *name)
+static void print_json(const sw_hang_report *r, const char *kind, const char *name,
+                       const struct naming *nm)
 {
 	size_t n = sw_hang_report_thread_count(r), ncycles = sw_hang_report_cycle_count(r);
 	size_t *members = malloc((n ? n : 1) * sizeof *members);
@@ -239,7 +319,7 @@ static void print_json(const sw_hang_report *r, const char *kind, const char *na
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		json_thread(r, i);
+		json_thread(r, i, nm);
 	}
 	printf("%s]}\n", n ? "\n  " : "");
 	free(members);
@@ -276,7 +356,13 @@ static void usage(FILE *f)
 	        "      --sample MS      sample CPU time MS milliseconds apart (default 250; 0: not)\n"
 	        "      --busy PERMILLE  the share of a CPU that makes a thread busy (default 500)\n"
 	        "      --frames N       frames kept per thread (default 64)\n"
+	        "      --raw            function names as the files have them, not demangled\n"
+	        "      --no-inlines     no frames for inlined calls\n"
+	        "      --no-source      no source file and line\n"
+	        "      --debug-dir DIRS where separate debug files are (colon-separated;\n"
+	        "                       default :.debug:/usr/lib/debug)\n"
 	        "  -h, --help           print this help\n"
+	        "      --version        print the version\n"
 	        "Exit status: 0 no deadlock, 1 a deadlock, 2 an error, 3 no deadlock found but a\n"
 	        "thread's walk stopped early.\n", progname, progname);
 }
@@ -298,6 +384,7 @@ static int parse_uint(const char *s, unsigned max, unsigned *out)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	tool_standard_options(argc, argv, progname, usage);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned u;
@@ -309,6 +396,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->json = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
 			o->all = 1;
+		} else if (!strcmp(a, "--raw")) {
+			o->names.raw = 1;
+		} else if (!strcmp(a, "--no-inlines")) {
+			o->names.no_inlines = 1;
+		} else if (!strcmp(a, "--no-source")) {
+			o->names.no_source = 1;
+		} else if (!strcmp(a, "--debug-dir")) {
+			if (!(o->debug_dirs = v))
+				return -1;
+			i++;
 		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
 			if (parse_uint(v, 0x7fffffff, &u) != 0 || u == 0)
 				return -1;
@@ -376,6 +473,7 @@ static sw_status analyze_core(const struct options *o, sw_hang_report **r)
 int main(int argc, char **argv)
 {
 	struct options o;
+	struct naming nm = { NULL, NULL, 0 };
 	sw_hang_report *r = NULL;
 	char name[32];
 	sw_status st;
@@ -396,12 +494,21 @@ int main(int argc, char **argv)
 	}
 	if (st != SW_OK)
 		return EXIT_ERROR;
+	/* Names are looked up after the analysis, which walked without them. */
+	nm.opt = &o.names;
+	nm.pid = o.pid;
+	if (sw_names_create(o.debug_dirs, &nm.names) == SW_OK &&
+	    (o.core ? sw_names_add_core(nm.names, o.core, o.exe) : sw_names_add_process(nm.names, o.pid)) != SW_OK) {
+		sw_names_free(nm.names);
+		nm.names = NULL;
+	}
 	if (o.json)
-		print_json(r, o.core ? "core" : "process", o.core ? o.core : name);
+		print_json(r, o.core ? "core" : "process", o.core ? o.core : name, &nm);
 	else
-		print_text(r, o.core ? "core" : "process", o.core ? o.core : name, o.all);
+		print_text(r, o.core ? "core" : "process", o.core ? o.core : name, o.all, &nm);
 	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK :
 	     any_walk_stopped(r) ? EXIT_WALK_STOPPED : EXIT_NO_DEADLOCK;
+	sw_names_free(nm.names);
 	sw_hang_report_free(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return EXIT_ERROR;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "tool_options.h"
 
 /* No blob is this large; stop reading garbage early. */
 #define MAX_BLOB (64u << 20)
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
 
 	if (argc > 0 && argv[0] && argv[0][0])
 		progname = argv[0];
+	tool_standard_options(argc, argv, "swdump", usage);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-r") || !strcmp(argv[i], "--rules")) {
 			rules = 1;

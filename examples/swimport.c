@@ -16,10 +16,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <stackwalk.h>
+#include "tool_options.h"
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: swimport [-C] [-q] [-v] [-o OUT] ELF\n"
+	        "       swimport --help | --version\n");
+}
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: swimport [-C] [-q] [-v] [-o OUT] ELF\n");
+	print_usage(stderr);
 	exit(2);
 }
 
@@ -104,6 +111,7 @@ int main(int argc, char **argv)
 	sw_arch arch;
 	sw_status st;
 
+	tool_standard_options(argc, argv, "swimport", print_usage);
 	while ((c = getopt(argc, argv, "Cqvo:h")) != -1) {
 		switch (c) {
 		case 'C': flags = 0; break;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "tool_options.h"
 
 /* What a core and a process have in common, as seen by this tool. */
 struct target {
@@ -91,9 +92,15 @@ static void print_target(const struct target *t)
 	print_modules(t);
 }
 
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: swregs core FILE [EXECUTABLE]\n       swregs pid PID\n"
+	        "       swregs --help | --version\n");
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: swregs core FILE [EXECUTABLE]\n       swregs pid PID\n");
+	print_usage(stderr);
 	return 2;
 }
 
@@ -102,6 +109,7 @@ int main(int argc, char **argv)
 	struct target t;
 	sw_status st;
 
+	tool_standard_options(argc, argv, "swregs", print_usage);
 	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "core") == 0) {
 		sw_core *core;
 

@@ -30,9 +30,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <stackwalk.h>
+#include "frame_names.h"
 #include "remote_map.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
+#include "tool_options.h"
 
 #define AT_SYSINFO_EHDR_TYPE 33         /* the vDSO's address, in the auxiliary vector */
 #define MAX_TRAMPOLINES 16              /* signal trampolines found by their code */
@@ -80,16 +82,21 @@ struct image_opt {
 	int used;
 };
 
-/* One frame as printed. */
+/* One frame as printed: a frame of the walk, or a call inlined into one. */
 struct frame {
 	uint64_t pc;
-	const char *function;           /* NULL when no symbol contains it */
-	uint64_t offset;                /* pc - the symbol's start */
+	const char *function;           /* NULL when nothing names it */
+	uint64_t offset;                /* pc - the symbol's start, when has_offset */
+	int has_offset;
 	const char *module;             /* NULL when no module contains it */
 	sw_frame_trust trust;
 	int trampoline;                 /* the kernel's signal trampoline */
 	uint64_t runtime_frame;         /* non-zero: not a frame but a runtime's Frame, at this address */
 	uint32_t frame_type;            /* its SW_FRAME_* type */
+	int exact;                      /* pc is where the frame is, not a return address */
+	int inlined;                    /* a call inlined into the next frame's code */
+	const char *file;               /* source file, NULL when unknown */
+	unsigned line, column;
 };
 
 /* One thread's walk. */
@@ -101,8 +108,9 @@ struct walk {
 };
 
 struct options {
-	const char *core, *exe, *sysroot;
+	const char *core, *exe, *sysroot, *debug_dirs;
 	int pid, json, no_fp, verbose;
+	struct name_options names;
 	struct image_opt *images;       /* --image, in the order given */
 	size_t nimages;
 };
@@ -111,6 +119,7 @@ struct tool {
 	struct options opt;
 	struct target t;
 	sw_codemap *map;
+	sw_names *names;                /* NULL with --image: the images name their methods */
 	struct module *mods;
 	size_t nmods, mods_cap;
 	/* Trampolines registered from their code, and the records they point to. */
@@ -739,12 +748,15 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 		if (lo > 0 && addr - ms[lo - 1].start < ms[lo - 1].size && ms[lo - 1].name) {
 			f->function = ms[lo - 1].name;
 			f->offset = f->pc - ms[lo - 1].start;
+			f->has_offset = 1;
 		} else if (m->m && sw_module_symbolize(m->m, addr - m->m_bias, &f->function, &off) == SW_OK) {
 			f->offset = off + (f->pc - addr);
+			f->has_offset = 1;
 		}
-	} else if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
+	} else if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK) {
 		f->offset = off + (f->pc - addr);
-	else
+		f->has_offset = 1;
+	} else
 		f->function = NULL;
 }
 
@@ -780,7 +792,8 @@ static int add_stopped_frame(struct tool *tl, struct walk *w)
 	f.pc = w->err.ip;
 	f.trust = w->count == 0 ? SW_TRUST_CONTEXT : tl->opt.nimages ? SW_TRUST_JIT : SW_TRUST_NONE;
 	f.trampoline = is_trampoline(tl, f.pc);
-	symbolize(tl, &f, w->count == 0 || f.trampoline);
+	f.exact = w->count == 0 || f.trampoline;
+	symbolize(tl, &f, f.exact);
 	return push_frame(w, &f);
 }
 
@@ -813,7 +826,6 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		sw_frame_state state = sw_crawl_frame_state(cf);
 		const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
 		struct frame f;
-		int exact;
 
 		/* A runtime that publishes its threads' Frames has them shown. */
 		if ((state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) && tl->remote.r) {
@@ -839,9 +851,9 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		f.pc = sw_context_ip(&rd->cur);
 		f.trust = state == SW_STATE_INITIAL_NATIVE ? SW_TRUST_CONTEXT : sw_crawl_frame_trust(cf);
 		f.trampoline = is_trampoline(tl, f.pc);
-		exact = state == SW_STATE_INITIAL_NATIVE || sw_crawl_frame_is_first(cf) ||
-		        sw_crawl_frame_is_interrupted(cf) || f.trampoline;
-		symbolize(tl, &f, exact);
+		f.exact = state == SW_STATE_INITIAL_NATIVE || sw_crawl_frame_is_first(cf) ||
+		          sw_crawl_frame_is_interrupted(cf) || f.trampoline;
+		symbolize(tl, &f, f.exact);
 		if (push_frame(w, &f) != 0) {
 			sw_iter_end(&it);
 			return -1;
@@ -918,6 +930,83 @@ static int find_trampolines(struct tool *tl, const sw_thread *th, const sw_conte
 	return 0;
 }
 
+/* ---- names -------------------------------------------------------------------- */
+
+/*
+ * Give the symbolizer every module loaded from a file, at its bias.  The
+ * vDSO, read from the target's memory, keeps the names its sw_module has.
+ */
+static void add_names(struct tool *tl)
+{
+	char buf[4096];
+	sw_status st;
+
+	if (tl->opt.nimages)
+		return;
+	if ((st = sw_names_create(tl->opt.debug_dirs, &tl->names)) != SW_OK) {
+		fprintf(stderr, "%s: warning: functions named by their symbols only: %s\n", progname,
+		        sw_strerror(st));
+		return;
+	}
+	for (size_t i = 0; i < tl->nmods; i++) {
+		const struct module *m = &tl->mods[i];
+
+		if (m->m && m->path[0] == '/' &&
+		    sw_names_add_module(tl->names, host_path(tl, m->path, buf, sizeof buf), m->bias) != SW_OK &&
+		    tl->opt.verbose)
+			fprintf(stderr, "%s: %s: no source names\n", progname, m->path);
+	}
+}
+
+/* Frame `f` once more as a source-level frame `nf` names. */
+static struct frame named_frame_of(const struct frame *f, const struct named_frame *nf)
+{
+	struct frame g = *f;
+
+	g.inlined = nf->inlined;
+	if (nf->function || nf->inlined)
+		g.function = nf->function;
+	if (nf->inlined)
+		g.has_offset = 0;
+	else if (nf->has_offset) {
+		g.offset = nf->offset;
+		g.has_offset = 1;
+	}
+	g.file = nf->file;
+	g.line = nf->line;
+	g.column = nf->column;
+	return g;
+}
+
+/*
+ * The walk's frames named after it: each preceded by the calls inlined
+ * into its code there, innermost first, as gdb and eu-stack -i list them.
+ */
+static int name_walk(const struct tool *tl, const struct walk *w, struct walk *out)
+{
+	out->count = 0;
+	out->failed = w->failed;
+	out->err = w->err;
+	for (size_t i = 0; i < w->count; i++) {
+		struct named_frame nf[NAMED_FRAMES_MAX];
+		struct frame f = w->frames[i];
+		size_t n = f.trampoline || f.runtime_frame ? 0 :
+		           name_frames(tl->names, f.pc, f.exact, &tl->opt.names, nf, NAMED_FRAMES_MAX);
+
+		if (n == 0 && f.function && tl->names && !tl->opt.names.raw)
+			f.function = sw_names_demangle(tl->names, f.function);
+		if (n == 0 && push_frame(out, &f) != 0)
+			return -1;
+		for (size_t k = 0; k < n; k++) {
+			struct frame g = named_frame_of(&f, &nf[k]);
+
+			if (push_frame(out, &g) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* ---- output ------------------------------------------------------------------- */
 
 static void json_string(const char *s)
@@ -940,11 +1029,18 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-static void print_text(const struct tool *tl, unsigned index, int tid, const struct walk *w)
+static void print_text(const struct tool *tl, unsigned index, int tid, const char *name,
+                       const struct walk *w)
 {
 	int width = (int)sw_arch_pointer_size(tl->t.arch) * 2;
 
-	printf("%sThread %u (LWP %d):\n", index ? "\n" : "", index + 1, tid);
+	printf("%sThread %u (LWP %d):", index ? "\n" : "", index + 1, tid);
+	if (name[0]) {
+		fputs(" \"", stdout);
+		print_escaped(stdout, name);
+		putchar('"');
+	}
+	putchar('\n');
 	for (size_t i = 0, level = 0; i < w->count; i++) {
 		const struct frame *f = &w->frames[i];
 
@@ -953,21 +1049,32 @@ static void print_text(const struct tool *tl, unsigned index, int tid, const str
 			continue;
 		}
 		printf("#%-2zu 0x%0*" PRIx64 " in ", level++, width, f->pc);
-		if (f->function)
-			printf("%s+0x%" PRIx64, f->function, f->offset);
-		else
-			printf("??");
-		printf(" (%s) [%s]%s\n", f->module ? f->module : "??", sw_frame_trust_name(f->trust),
-		       f->trampoline ? " <signal handler called>" : "");
+		print_function(stdout, f->function, f->has_offset, f->offset);
+		fputs(" (", stdout);
+		print_escaped(stdout, f->module ? f->module : "??");
+		printf(") [%s]%s", sw_frame_trust_name(f->trust), f->inlined ? " inlined" : "");
+		print_source(stdout, f->file, f->line, f->column);
+		printf("%s\n", f->trampoline ? " <signal handler called>" : "");
 	}
 	if (w->failed)
 		printf("Backtrace stopped: %s (ip 0x%" PRIx64 ", sp 0x%" PRIx64 ")\n",
 		       sw_strerror(w->err.status), w->err.ip, w->err.sp);
 }
 
-static void print_json(const struct tool *tl, unsigned index, int tid, const struct walk *w)
+static void json_uint_or_null(unsigned v)
 {
-	printf("%s\n    {\"thread\": %u, \"lwp\": %d, \"frames\": [", index ? "," : "", index + 1, tid);
+	if (v)
+		printf("%u", v);
+	else
+		fputs("null", stdout);
+}
+
+static void print_json(const struct tool *tl, unsigned index, int tid, const char *name,
+                       const struct walk *w)
+{
+	printf("%s\n    {\"thread\": %u, \"lwp\": %d, \"name\": ", index ? "," : "", index + 1, tid);
+	json_string(name[0] ? name : NULL);
+	printf(", \"frames\": [");
 	for (size_t i = 0, level = 0; i < w->count; i++) {
 		const struct frame *f = &w->frames[i];
 
@@ -977,12 +1084,19 @@ static void print_json(const struct tool *tl, unsigned index, int tid, const str
 		       level ? "," : "", level, f->pc);
 		level++;
 		json_string(f->function);
-		if (f->function)
+		if (f->function && f->has_offset)
 			printf(", \"offset\": %" PRIu64, f->offset);
 		printf(", \"module\": ");
 		json_string(f->module);
-		printf(", \"trust\": \"%s\", \"signal_trampoline\": %s}", sw_frame_trust_name(f->trust),
-		       f->trampoline ? "true" : "false");
+		printf(", \"trust\": \"%s\", \"signal_trampoline\": %s, \"inlined\": %s, \"file\": ",
+		       sw_frame_trust_name(f->trust), f->trampoline ? "true" : "false",
+		       f->inlined ? "true" : "false");
+		json_string(f->file);
+		printf(", \"line\": ");
+		json_uint_or_null(f->file ? f->line : 0);
+		printf(", \"column\": ");
+		json_uint_or_null(f->file ? f->column : 0);
+		printf("}");
 	}
 	printf("%s], \"error\": ", w->count ? "\n    " : "");
 	if (w->failed) {
@@ -1001,7 +1115,8 @@ static void print_json(const struct tool *tl, unsigned index, int tid, const str
 static int walk_all(struct tool *tl)
 {
 	unsigned flags = SW_WALK_NATIVE_FRAMES;
-	struct walk w;
+	struct walk w, named;
+	char thread_name[64];
 	int walked = 0;
 
 	if (tl->opt.nimages)
@@ -1009,6 +1124,7 @@ static int walk_all(struct tool *tl)
 	else if (!tl->opt.no_fp)
 		flags |= SW_WALK_FRAME_POINTER_FALLBACK;
 	memset(&w, 0, sizeof w);
+	memset(&named, 0, sizeof named);
 	if (tl->opt.json) {
 		printf("{\"target\": ");
 		json_string(tl->t.kind);
@@ -1044,23 +1160,30 @@ static int walk_all(struct tool *tl)
 		/* A handler on an alternate signal stack returns to a stack in another segment. */
 		th.stack_bounds = tl->t.bounds;
 		th.stack_bounds_ctx = tl->t.handle;
+		/* Names are looked up after the walk, never during one. */
 		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
-		    walk_thread(tl, &th, &ctx, flags, &w) != 0) {
+		    walk_thread(tl, &th, &ctx, flags, &w) != 0 || name_walk(tl, &w, &named) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			free(w.frames);
+			free(named.frames);
 			return -1;
 		}
 		if (w.failed)
 			tl->exit_code = EXIT_WALK_FAILED;
+		/* A core's notes name only the process (NT_PRPSINFO), not its threads. */
+		thread_name[0] = '\0';
+		if (tl->opt.pid)
+			read_thread_name(tl->opt.pid, tid, thread_name, sizeof thread_name);
 		if (tl->opt.json)
-			print_json(tl, (unsigned)walked, tid, &w);
+			print_json(tl, (unsigned)walked, tid, thread_name, &named);
 		else
-			print_text(tl, (unsigned)walked, tid, &w);
+			print_text(tl, (unsigned)walked, tid, thread_name, &named);
 		walked++;
 	}
 	if (tl->opt.json)
 		printf("%s]}\n", walked ? "\n  " : "");
 	free(w.frames);
+	free(named.frames);
 	return walked > 0 || tl->t.threads == 0 ? 0 : -1;
 }
 
@@ -1080,8 +1203,14 @@ static void usage(FILE *f)
 	        "      --image MOD=IMG  walk the managed path only, MOD's code described by the SWU\n"
 	        "                       image IMG (swimport); MOD is a mapped path or its file name;\n"
 	        "                       repeatable\n"
+	        "      --raw            function names as the files have them, not demangled\n"
+	        "      --no-inlines     no frames for inlined calls\n"
+	        "      --no-source      no source file and line\n"
+	        "      --debug-dir DIRS where separate debug files are (colon-separated;\n"
+	        "                       default :.debug:/usr/lib/debug)\n"
 	        "  -v, --verbose        report each module loaded on standard error\n"
-	        "  -h, --help           print this help\n", progname, progname);
+	        "  -h, --help           print this help\n"
+	        "      --version        print the version\n", progname, progname);
 }
 
 /* The value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
@@ -1105,6 +1234,7 @@ static int is_opt(const char *arg, const char *s, const char *l)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	tool_standard_options(argc, argv, progname, usage);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		char *end;
@@ -1117,6 +1247,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->json = 1;
 		} else if (strcmp(a, "--no-fp") == 0) {
 			o->no_fp = 1;
+		} else if (strcmp(a, "--raw") == 0) {
+			o->names.raw = 1;
+		} else if (strcmp(a, "--no-inlines") == 0) {
+			o->names.no_inlines = 1;
+		} else if (strcmp(a, "--no-source") == 0) {
+			o->names.no_source = 1;
+		} else if (is_opt(a, "--debug-dir", "--debug-dir")) {
+			if (!(o->debug_dirs = opt_value(argc, argv, &i, "--debug-dir", "--debug-dir")))
+				return -1;
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
 			o->verbose = 1;
 		} else if (is_opt(a, "-p", "--pid")) {
@@ -1206,10 +1345,12 @@ int main(int argc, char **argv)
 			rc = -1;
 		} else {
 			find_published(&tl);
+			add_names(&tl);
 			rc = walk_all(&tl);
 		}
 		fflush(stdout);
 		remote_map_close(&tl.remote);
+		sw_names_free(tl.names);
 		unload_modules(&tl);
 		free(tl.t.auxv);
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <stackwalk.h>
+#include "tool_options.h"
 
 static const char *state_name(uint32_t state)
 {
@@ -207,6 +208,7 @@ int main(int argc, char **argv)
 	unsigned failures = 0;
 
 	sw_synth_params_default(&p);
+	tool_standard_options(argc, argv, "swsynth", usage);
 	while ((opt = getopt(argc, argv, "a:s:f:n:F:t:m:M:qdgh")) != -1) {
 		switch (opt) {
 		case 'a':

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <elf.h>
 #include <stackwalk.h>
+#include "tool_options.h"
 #ifdef SWVERIFY_TOYJIT
 #include "toyjit.h"
 #endif
@@ -50,11 +51,17 @@ static const char *skip_name(unsigned r)
 	}
 }
 
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: swverify [-q] [-v] IMAGE ELF\n"
+	           "       swverify [-q] [-v] -c CODE IMAGE\n"
+	           "       swverify [-q] [-v] -t\n"
+	           "       swverify --help | --version\n");
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: swverify [-q] [-v] IMAGE ELF\n"
-	                "       swverify [-q] [-v] -c CODE IMAGE\n"
-	                "       swverify [-q] [-v] -t\n");
+	print_usage(stderr);
 	exit(2);
 }
 
@@ -371,6 +378,7 @@ int main(int argc, char **argv)
 	int toy = 0, c;
 
 	memset(&t, 0, sizeof t);
+	tool_standard_options(argc, argv, "swverify", print_usage);
 	while ((c = getopt(argc, argv, "c:qtvh")) != -1) {
 		switch (c) {
 		case 'c': code = optarg; break;

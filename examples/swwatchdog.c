@@ -19,6 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <stackwalk.h>
+#include "tool_options.h"
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: swwatchdog [TIMEOUT_MS]\n       swwatchdog --help | --version\n");
+}
 
 static pthread_mutex_t accounts = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t journal = PTHREAD_MUTEX_INITIALIZER;
@@ -91,6 +97,7 @@ int main(int argc, char **argv)
 	pthread_t t;
 	sw_status st;
 
+	tool_standard_options(argc, argv, "swwatchdog", print_usage);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((st = sw_watchdog_create(on_hang, NULL, NULL, &wd)) != SW_OK ||
 	    (st = sw_watchdog_arm(wd, 0, timeout_ms, NULL, NULL)) != SW_OK) {

@@ -22,6 +22,7 @@
 #include <stackwalk/image.h>
 #include <stackwalk/core.h>
 #include <stackwalk/process.h>
+#include <stackwalk/names.h>
 #include <stackwalk/deadlock.h>
 #include <stackwalk/watchdog.h>
 #include <stackwalk/sampler.h>

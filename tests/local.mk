@@ -118,3 +118,15 @@ EXTRA_DIST += tests/swprof-cputime.test
 # pprof output read back by go tool pprof; the interactive flame graph (issue 26).
 TESTS += tests/swprof-pprof.test tests/swprof-names.test
 EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test tests/swprof/svg_check.js
+# sw_names: demangling, this process's code named with its lines, bad input (issue 27).
+check_PROGRAMS += tests/check_names
+TESTS += tests/check_names
+tests_check_names_SOURCES = tests/check_names.c
+tests_check_names_CFLAGS = $(TEST_CFLAGS)
+tests_check_names_LDADD = $(TEST_LIBS)
+# swstack's names, inline frames, source lines and thread names against eu-stack -i -s and
+# gdb: a C++ and a Rust program, stripped with build-id and debuglink files, MiniDebugInfo.
+TESTS += tests/swstack-names.test
+EXTRA_DIST += tests/swstack-names.test tests/swstack/names.cc tests/swstack/names.rs \
+	tests/swstack/names_compare.py
+tests/swstack-names.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)

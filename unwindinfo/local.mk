@@ -11,7 +11,8 @@ lib_libsw_unwindinfo_la_SOURCES += \
 	unwindinfo/dump.c
 
 bin_PROGRAMS += examples/swdump
-examples_swdump_SOURCES = examples/swdump.c
+examples_swdump_SOURCES = examples/swdump.c \
+	examples/tool_options.c examples/tool_options.h
 examples_swdump_LDADD = libstackwalk.la
 
 check_PROGRAMS += tests/check_swu

@@ -20,7 +20,8 @@ tests_check_synth_CFLAGS = $(TEST_CFLAGS)
 tests_check_synth_LDADD = $(TEST_LIBS)
 
 bin_PROGRAMS += examples/swsynth
-examples_swsynth_SOURCES = examples/swsynth.c
+examples_swsynth_SOURCES = examples/swsynth.c \
+	examples/tool_options.c examples/tool_options.h
 examples_swsynth_LDADD = libstackwalk.la
 
 dist_man_MANS += \

@@ -99,13 +99,16 @@ gdb_frames() {
 	' "$1"
 }
 
-# swstack's frames, the same way.
+# swstack's frames, the same way.  gdb runs without separate debug files
+# here, and so without libc's inlined calls: swstack's inlined frames
+# (marked "inlined") are left out and the others numbered as gdb does.
 swstack_frames() {
 	awk '
-	/^Thread [0-9]+ \(LWP [0-9]+\):/ { lwp = $4; sub(/\):$/, "", lwp); next }
+	/^Thread [0-9]+ \(LWP [0-9]+\):/ { lwp = $4; sub(/\):$/, "", lwp); level = 0; next }
 	/^#[0-9]+ +0x/ {
+		if ($0 ~ /\] inlined( |$)/) next
 		pc = $2; sub(/^0x0*/, "0x", pc)
-		print lwp, substr($1, 2), pc
+		print lwp, level++, pc
 	}
 	' "$1"
 }

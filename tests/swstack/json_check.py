@@ -8,8 +8,9 @@ target (taken separately, of a target that did not move in between).  The
 JSON must parse strictly (no NaN or Infinity, no duplicate keys, nothing
 after the document), have exactly the documented keys and types (see
 swstack(1)), say target KIND, name NAME and arch ARCH, and give the same
-threads (LWPs, in order) and frames (level, pc, function, offset, module,
-trust, signal trampoline) as the text.  Prints one summary line; exits 1
+threads (LWPs and names, in order) and frames (level, pc, function,
+offset, module, trust, signal trampoline, inlined, file, line, column) as
+the text.  Prints one summary line; exits 1
 with the first difference otherwise.
 """
 import json
@@ -45,9 +46,9 @@ def keys(obj, required, optional=()):
          % (sorted(obj), sorted(missing), sorted(extra)))
 
 
-FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+) in (\?\?|(.+)\+0x([0-9a-f]+)) \((.*)\) \[(\w+)\]"
-                   r"( <signal handler called>)?$")
-THREAD = re.compile(r"^Thread (\d+) \(LWP (\d+)\):$")
+FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x([0-9a-f]+))?) \((.*?)\) \[(\w+)\]"
+                   r"( inlined)?(?: at (.+?)(?::(\d+)(?::(\d+))?)?)?( <signal handler called>)?$")
+THREAD = re.compile(r'^Thread (\d+) \(LWP (\d+)\):(?: "(.*)")?$')
 
 
 def parse_text(path):
@@ -59,15 +60,18 @@ def parse_text(path):
             m = THREAD.match(line)
             if m:
                 threads.append({"thread": int(m.group(1)), "lwp": int(m.group(2)),
-                                "frames": [], "stopped": False})
+                                "name": m.group(3), "frames": [], "stopped": False})
                 continue
             m = FRAME.match(line)
             if m:
                 want(threads, "a frame before any thread: " + line)
                 fr = {"level": int(m.group(1)), "pc": "0x%x" % int(m.group(2), 16),
                       "function": m.group(4), "module": None if m.group(6) == "??" else m.group(6),
-                      "trust": m.group(7), "signal_trampoline": m.group(8) is not None}
-                if m.group(4) is not None:
+                      "trust": m.group(7), "signal_trampoline": m.group(12) is not None,
+                      "inlined": m.group(8) is not None, "file": m.group(9),
+                      "line": int(m.group(10)) if m.group(10) else None,
+                      "column": int(m.group(11)) if m.group(11) else None}
+                if m.group(5) is not None:
                     fr["offset"] = int(m.group(5), 16)
                 threads[-1]["frames"].append(fr)
             elif line.startswith("Backtrace stopped"):
@@ -96,21 +100,24 @@ def main():
              % (len(doc["threads"]), len(text)))
         nframes = 0
         for jt, tt in zip(doc["threads"], text):
-            keys(jt, ("thread", "lwp", "frames", "error"))
+            keys(jt, ("thread", "lwp", "name", "frames", "error"))
             for k in ("thread", "lwp"):
                 want(type(jt[k]) is int and jt[k] == tt[k], "thread %s: %r, text %r"
                      % (k, jt[k], tt[k]))
+            want(jt["name"] is None or isinstance(jt["name"], str), "thread name type")
+            want(jt["name"] == tt["name"], "thread name %r, text %r" % (jt["name"], tt["name"]))
             want(isinstance(jt["frames"], list), "frames is not a list")
             want(len(jt["frames"]) == len(tt["frames"]), "LWP %d: %d frames in JSON, %d in text"
                  % (tt["lwp"], len(jt["frames"]), len(tt["frames"])))
             for level, (jf, tf) in enumerate(zip(jt["frames"], tt["frames"])):
-                keys(jf, ("level", "pc", "function", "module", "trust", "signal_trampoline"),
-                     ("offset",))
+                keys(jf, ("level", "pc", "function", "module", "trust", "signal_trampoline",
+                          "inlined", "file", "line", "column"), ("offset",))
                 want(type(jf["level"]) is int and jf["level"] == level, "level %r" % jf["level"])
                 want(isinstance(jf["pc"], str) and re.match(r"^0x[0-9a-f]+$", jf["pc"]),
                      "pc %r" % jf["pc"])
                 want(jf["function"] is None or isinstance(jf["function"], str), "function type")
-                want(("offset" in jf) == (jf["function"] is not None), "offset without function")
+                want("offset" not in jf or jf["function"] is not None, "offset without function")
+                want("offset" not in jf or not jf["inlined"], "an inlined frame with an offset")
                 want(type(jf.get("offset", 0)) is int and jf.get("offset", 0) >= 0, "offset type")
                 want(type(jf["signal_trampoline"]) is bool, "signal_trampoline type")
                 jf = dict(jf)
