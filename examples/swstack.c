@@ -727,6 +727,7 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 	f->module = m ? m->path : NULL;
 	if ((f->function = remote_map_name(&tl->remote, addr, &off)) != NULL) {
 		f->offset = off + (f->pc - addr);
+		f->has_offset = 1;
 		return;
 	}
 	if (m && m->img) {
