@@ -76,3 +76,9 @@ tests_swprof_harmless_SOURCES = tests/swprof_harmless.c
 tests_swprof_harmless_LDADD = -lpthread
 TESTS += tests/swprof-harmless.test
 EXTRA_DIST += tests/swprof-harmless.test
+
+# A file mapped 20,000 times is loaded once, live and from a core (issue 31).
+TESTS += tests/swstack-manymaps.test
+EXTRA_DIST += tests/swstack-manymaps.test tests/swstack/manymaps.c
+tests/swstack-manymaps.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+CLEANFILES += -r tests/swstack-manymaps.d
