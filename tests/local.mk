@@ -82,3 +82,10 @@ TESTS += tests/swstack-manymaps.test
 EXTRA_DIST += tests/swstack-manymaps.test tests/swstack/manymaps.c
 tests/swstack-manymaps.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/swstack-manymaps.d
+
+# Cores with hostile counts (repeated NT_FILE entries, limits), synthesized (issue 31).
+check_PROGRAMS += tests/check_core_limits
+TESTS += tests/check_core_limits
+tests_check_core_limits_SOURCES = tests/check_core_limits.c
+tests_check_core_limits_CFLAGS = $(TEST_CFLAGS)
+tests_check_core_limits_LDADD = $(TEST_LIBS)

@@ -248,6 +248,26 @@ static int cmp_mapping(const void *a, const void *b)
 	return x->m.start < y->m.start ? -1 : x->m.start > y->m.start;
 }
 
+/*
+ * An entry repeated in the note (the same range, offset and path; a
+ * rewritten core may list one thousands of times) is one mapping.  The
+ * table is sorted by start, so repeats are neighbours: O(n).  Entries that
+ * overlap without being equal stay an error.
+ */
+static size_t fold_repeated_mappings(struct core_mapping *maps, size_t n)
+{
+	size_t kept = n ? 1 : 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const sw_mapped_file *prev = &maps[kept - 1].m, *m = &maps[i].m;
+
+		if (m->start != prev->start || m->end != prev->end || m->offset != prev->offset ||
+		    strcmp(m->path, prev->path) != 0)
+			maps[kept++] = maps[i];
+	}
+	return kept;
+}
+
 static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len)
 {
 	sw_mapped_file *tmp;
@@ -275,9 +295,9 @@ static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len
 	free(tmp);
 	if (st != SW_OK)
 		return st;
-	c->nmaps = n;
 	qsort(c->maps, n, sizeof *c->maps, cmp_mapping);
-	for (size_t i = 1; i < n; i++)
+	c->nmaps = fold_repeated_mappings(c->maps, n);
+	for (size_t i = 1; i < c->nmaps; i++)
 		if (c->maps[i].m.start < c->maps[i - 1].m.end)
 			return SW_E_BADMETA;
 	return SW_OK;
