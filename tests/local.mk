@@ -89,3 +89,9 @@ TESTS += tests/check_core_limits
 tests_check_core_limits_SOURCES = tests/check_core_limits.c
 tests_check_core_limits_CFLAGS = $(TEST_CFLAGS)
 tests_check_core_limits_LDADD = $(TEST_LIBS)
+
+# A thread blocked in vfork() is reported, not waited for (issue 31).
+TESTS += tests/swstack-vfork.test
+EXTRA_DIST += tests/swstack-vfork.test tests/swstack/vfork.c
+tests/swstack-vfork.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+CLEANFILES += -r tests/swstack-vfork.d
