@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <stackwalk.h>
+#include "read_bounded.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
 
@@ -342,27 +343,6 @@ static void load_module(struct tool *tl, struct module *m, const char *file, con
 	}
 }
 
-/* Read a whole file of any size (an SWU image); NULL on failure. */
-static unsigned char *read_whole_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc(size ? (size_t)size : 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)size, f);
-		if (*len != (size_t)size) {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The --image given for a mapped path: the same path, or its file name. */
 static struct image_opt *image_for(const struct tool *tl, const char *path)
 {
@@ -386,6 +366,7 @@ static void load_image(struct tool *tl, struct module *m)
 {
 	struct image_opt *o = image_for(tl, m->path);
 	unsigned char *buf;
+	const char *why;
 	size_t len = 0;
 	sw_status st;
 
@@ -395,8 +376,8 @@ static void load_image(struct tool *tl, struct module *m)
 		return;
 	}
 	o->used = 1;
-	if (!(buf = read_whole_file(o->file, &len)) || len == 0) {
-		warn_module(tl, NULL, o->file, buf ? "empty" : strerror(errno));
+	if (!(buf = read_bounded(o->file, &len, &why)) || len == 0) {
+		warn_module(tl, NULL, o->file, buf ? "empty" : why);
 		free(buf);
 		return;
 	}

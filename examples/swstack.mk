@@ -3,7 +3,7 @@
 # with gdb on real programs built for x86-64, i686 and aarch64.
 bin_PROGRAMS += examples/swstack
 examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/swstack_elf.h \
-	examples/target_errors.c examples/target_errors.h
+	examples/target_errors.c examples/target_errors.h examples/read_bounded.c examples/read_bounded.h
 examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1
 

@@ -95,3 +95,9 @@ TESTS += tests/swstack-vfork.test
 EXTRA_DIST += tests/swstack-vfork.test tests/swstack/vfork.c
 tests/swstack-vfork.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/swstack-vfork.d
+
+# swstack --image and swverify refuse a directory or /dev/zero (issue 31).
+TESTS += tests/tools-bounded-read.test
+EXTRA_DIST += tests/tools-bounded-read.test
+tests/tools-bounded-read.log: examples/swstack$(EXEEXT) examples/swverify$(EXEEXT)
+CLEANFILES += -r tests/tools-bounded-read.d
