@@ -1,7 +1,8 @@
 /*
  * check_core_limits.c - core files whose counts and sizes are hostile:
  * an NT_FILE note that repeats one entry thousands of times, a note table
- * past the hard limit.  The cores are synthesized here, byte by byte, in
+ * past the hard limit, a megabyte of empty notes, more notes than a core
+ * may hold.  The cores are synthesized here, byte by byte, in
  * the layout the kernel writes (one PT_NOTE: NT_PRSTATUS, then NT_FILE),
  * so that each test says exactly which count it is about; real cores of
  * real programs are check_targets' and swstack-manymaps.test's.
@@ -151,6 +152,67 @@ START_TEST(file_entries_over_limit)
 }
 END_TEST
 
+/* Append bytes to the note segment, which core_with_files puts last in the file. */
+static void grow_notes(struct core_buf *b, const void *bytes, size_t n)
+{
+	Elf64_Phdr ph;
+
+	put(b, bytes, n);
+	memcpy(&ph, b->p + sizeof(Elf64_Ehdr), sizeof ph);
+	ph.p_filesz += n;
+	memcpy(b->p + sizeof(Elf64_Ehdr), &ph, sizeof ph);
+}
+
+/*
+ * A megabyte of zeros after the notes: empty notes, skipped at once with
+ * whatever follows them (here a second thread, which is not read).
+ */
+START_TEST(empty_notes_skipped)
+{
+	struct core_buf b = core_with_files(1, 1, "/x");
+	unsigned char prstatus[PRSTATUS_X64_SIZE] = { 0 };
+	struct core_buf tail = { 0 };
+	unsigned char *zeros = calloc(1, 1u << 20);
+	sw_core *c = NULL;
+
+	ck_assert_ptr_nonnull(zeros);
+	grow_notes(&b, zeros, 1u << 20);
+	put_note(&tail, NT_PRSTATUS, prstatus, sizeof prstatus);
+	grow_notes(&b, tail.p, tail.len);
+	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
+	ck_assert_uint_eq(sw_core_thread_count(c), 1);
+	ck_assert_uint_eq(sw_core_module_count(c), 1);
+	sw_core_close(c);
+	free(zeros);
+	free(tail.p);
+	free(b.p);
+}
+END_TEST
+
+/* More notes than any kernel writes for the threads a core may hold: SW_E_LIMIT. */
+START_TEST(note_count_limit)
+{
+	struct core_buf b = core_with_files(1, 1, "/x"), many = { 0 };
+	const size_t count = (1u << 16) * 8 + 100;
+	/* An unknown note type, named "CORE", no descriptor: 20 bytes each. */
+	Elf64_Nhdr nh = { 5, 0, 0x7777 };
+	unsigned char one[20] = { 0 };
+	sw_core *c = NULL;
+
+	memcpy(one, &nh, sizeof nh);
+	memcpy(one + sizeof nh, "CORE", 5);
+	many.p = malloc(count * sizeof one);
+	ck_assert_ptr_nonnull(many.p);
+	for (size_t i = 0; i < count; i++)
+		memcpy(many.p + i * sizeof one, one, sizeof one);
+	grow_notes(&b, many.p, count * sizeof one);
+	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_E_LIMIT);
+	ck_assert_ptr_null(c);
+	free(many.p);
+	free(b.p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core_limits");
@@ -161,6 +223,8 @@ int main(void)
 	tcase_add_test(tc, repeated_file_entries_fold);
 	tcase_add_test(tc, distinct_file_entries_kept);
 	tcase_add_test(tc, file_entries_over_limit);
+	tcase_add_test(tc, empty_notes_skipped);
+	tcase_add_test(tc, note_count_limit);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
