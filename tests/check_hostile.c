@@ -7,6 +7,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include "damaged_stack.h"
 #include "stack_builder.h"
 
 #define ITERATIONS 20000
@@ -223,44 +224,23 @@ END_TEST
 
 /*
  * The step bound follows the stack: 64 KiB hold at most 8192 frames of a
- * pointer or more, and as many Frames and trackers.  Here every frame
- * moves SP by one byte (CFA = SP + 1, the return address at CFA - 8, the
- * stack filled with that address's byte), which no compiler makes: 65,536
- * frames would fit, 2^21 steps would walk them all, and the bound the
- * stack's size gives must stop the walk with SW_E_DEPTH well before.
+ * pointer or more, and as many Frames and trackers.  On a damaged stack
+ * (damaged_stack.h) every frame moves SP by one byte: 65,536 frames would
+ * fit, 2^21 steps would walk them all, and the bound the stack's size
+ * gives must stop the walk with SW_E_DEPTH well before.
  */
 START_TEST(step_bound_follows_stack)
 {
-	const uint64_t ip = 0x4242424242424242ull, start = ip & ~0xffull;
 	const unsigned per_record = 4, slots = SB_STACK_SIZE / 8;
-	unsigned char blob[64];
-	size_t len = 0;
-	sw_swu_builder *b;
-	sw_code_info ci;
 	sw_context seed;
 	sw_walk_error err;
 	sb_world w;
 	unsigned n = 0;
 
 	sb_init(&w);
-	memset(w.buf, 0x42, SB_STACK_SIZE);
-	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
-	ck_assert_int_eq(sw_swu_def_cfa_offset(b, 1, 1), SW_OK);
-	ck_assert_int_eq(sw_swu_saved_at(b, 1, SW_X64_RIP, -8), SW_OK);
-	ck_assert_int_eq(sw_swu_finish(b, 0x100, blob, sizeof blob, &len), SW_OK);
-	sw_swu_builder_destroy(b);
-	memset(&ci, 0, sizeof ci);
-	ci.method = (void *)1;
-	ci.start = start;
-	ci.size = 0x100;
-	ci.unwind = blob;
-	ci.unwind_size = (uint32_t)len;
-	ck_assert_int_eq(sw_codemap_add(w.map, &ci), SW_OK);
+	ck_assert_int_eq(damaged_stack_method(w.map), SW_OK);
+	damaged_stack_fill(w.buf, SB_STACK_SIZE, SB_STACK_BASE, &seed);
 	w.thread.frame_head = 0;
-	sw_context_init(&seed, SW_ARCH_X64);
-	sw_context_set(&seed, SW_X64_RIP, ip);
-	sw_context_set(&seed, SW_X64_RSP, SB_STACK_BASE + 8);
-	sw_context_set(&seed, SW_X64_RBP, 0);
 	ck_assert_int_eq(sw_walk_frames(&w.thread, &seed, 0, count_cb, &n, 0, &err), SW_FAILED);
 	ck_assert_msg(err.status == SW_E_DEPTH, "status %d after %u frames", err.status, n);
 	/* Each frame takes three steps: the bound is reached at a third of it. */

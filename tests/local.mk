@@ -25,7 +25,8 @@ tests_check_backtrace_SOURCES = tests/check_backtrace.c tests/stack_builder.c te
 tests_check_backtrace_CFLAGS = $(TEST_CFLAGS)
 tests_check_backtrace_LDADD = $(TEST_LIBS)
 
-tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h
+tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h \
+	tests/damaged_stack.h
 tests_check_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_check_hostile_LDADD = $(TEST_LIBS)
 

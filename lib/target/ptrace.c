@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include "util.h"
+#include "array_grow.h"
 #include "core_notes.h"
 #include "stopped_target.h"
 #include "thread_state.h"
@@ -52,7 +53,7 @@ struct sw_process {
 	int *refused;           /* threads that refused to be seized (exiting) */
 	size_t nrefused;
 	struct swi_thread_state *unstopped;     /* threads left running: sw_process_unstopped */
-	size_t nunstopped;
+	size_t nunstopped, unstopped_cap;
 	struct swi_thread_regs *threads;
 	size_t nthreads, threads_cap;
 	struct proc_map *maps;  /* every mapping, by address */
@@ -109,7 +110,7 @@ static int known_tid(const sw_process *p, int tid)
  */
 static sw_status leave_if_unstoppable(sw_process *p, int tid, int *left)
 {
-	struct swi_thread_state ts, *v;
+	struct swi_thread_state ts;
 
 	swi_thread_state_read_one(p->pid, tid, &ts);
 	*left = swi_thread_waits_for_vfork(&ts);
@@ -117,10 +118,9 @@ static sw_status leave_if_unstoppable(sw_process *p, int tid, int *left)
 		return SW_OK;
 	if (p->nunstopped >= PROC_MAX_THREADS)
 		return SW_E_LIMIT;
-	v = realloc(p->unstopped, (p->nunstopped + 1) * sizeof *v);
-	if (!v)
+	if (swi_array_grow((void **)&p->unstopped, &p->unstopped_cap, p->nunstopped + 1,
+	                   sizeof *p->unstopped) != SW_OK)
 		return SW_E_NOMEM;
-	p->unstopped = v;
 	p->unstopped[p->nunstopped++] = ts;
 	return SW_OK;
 }

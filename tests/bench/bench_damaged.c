@@ -4,10 +4,8 @@
  * "Termination").  Built with the tree, run by `make bench-damaged` and
  * `make bench`, never as a test: no time is asserted.
  *
- * The damage: every byte of the stack is 0x42, and the one method in the
- * code map, at 0x4242424242424200, says its CFA is SP + 1 with the return
- * address at CFA - 8.  Each frame then returns into the same method one
- * byte higher: far more frames than the bound allows, each one a real
+ * The damage (damaged_stack.h): every frame returns into the same method
+ * one byte higher, far more frames than the bound allows, each one a real
  * lookup, decode and unwind.  The walk is timed the three ways a walk
  * runs (a callback, the iterator, arrays), best of RUNS: the machine
  * is shared, and the fastest run is the one least disturbed.
@@ -17,11 +15,10 @@
 #include <string.h>
 #include <time.h>
 #include <stackwalk.h>
+#include "damaged_stack.h"
 
 #define STACK_SIZE (8u << 20)
 #define STACK_BASE 0x7f0000000000ull
-#define DAMAGE_BYTE 0x42
-#define METHOD_START 0x4242424242424200ull
 #define RUNS 7
 
 static uint64_t now_ns(void)
@@ -37,29 +34,6 @@ static sw_walk_action count_cb(const sw_crawl_frame *cf, void *data)
 	(void)cf;
 	++*(size_t *)data;
 	return SW_CONTINUE;
-}
-
-/* The method whose frames are one byte each. */
-static int add_one_byte_method(sw_codemap *map)
-{
-	unsigned char blob[64];
-	size_t len = 0;
-	sw_swu_builder *b;
-	sw_code_info ci;
-	int ok;
-
-	if (sw_swu_builder_create(&b, SW_ARCH_X64) != SW_OK)
-		return -1;
-	ok = sw_swu_def_cfa_offset(b, 1, 1) == SW_OK && sw_swu_saved_at(b, 1, SW_X64_RIP, -8) == SW_OK &&
-	     sw_swu_finish(b, 0x100, blob, sizeof blob, &len) == SW_OK;
-	sw_swu_builder_destroy(b);
-	memset(&ci, 0, sizeof ci);
-	ci.method = (void *)1;
-	ci.start = METHOD_START;
-	ci.size = 0x100;
-	ci.unwind = blob;
-	ci.unwind_size = (uint32_t)len;
-	return ok && sw_codemap_add(map, &ci) == SW_OK ? 0 : -1;
 }
 
 static size_t walk_callback(const sw_thread *t, const sw_context *seed, sw_status *st)
@@ -115,17 +89,13 @@ int main(void)
 	sw_thread t;
 	sw_context seed;
 
-	if (!stack || sw_codemap_create(&map) != SW_OK || add_one_byte_method(map) != 0 ||
+	if (!stack || sw_codemap_create(&map) != SW_OK || damaged_stack_method(map) != SW_OK ||
 	    sw_memory_init_buffer(&mem, stack, STACK_SIZE, STACK_BASE) != SW_OK ||
 	    sw_thread_init(&t, SW_ARCH_X64, map, &mem, 0, STACK_BASE, STACK_BASE + STACK_SIZE) != SW_OK) {
 		fprintf(stderr, "bench-damaged: setup failed\n");
 		return 1;
 	}
-	memset(stack, DAMAGE_BYTE, STACK_SIZE);
-	sw_context_init(&seed, SW_ARCH_X64);
-	sw_context_set(&seed, SW_X64_RIP, METHOD_START + DAMAGE_BYTE);
-	sw_context_set(&seed, SW_X64_RSP, STACK_BASE + 8);
-	sw_context_set(&seed, SW_X64_RBP, 0);
+	damaged_stack_fill(stack, STACK_SIZE, STACK_BASE, &seed);
 
 	printf("bench-damaged: one walk of a damaged %u MB stack, best of %d\n", STACK_SIZE >> 20, RUNS);
 	for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {

@@ -48,7 +48,8 @@ tests_check_body_rule_LDADD = $(TEST_LIBS)
 # The worst case of one walk: a damaged 8 MB stack run to its step bound.
 BENCH_TARGETS += bench-damaged
 noinst_PROGRAMS += tests/bench/bench-damaged
-tests_bench_bench_damaged_SOURCES = tests/bench/bench_damaged.c
+tests_bench_bench_damaged_SOURCES = tests/bench/bench_damaged.c tests/damaged_stack.h
+tests_bench_bench_damaged_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_bench_bench_damaged_LDADD = libstackwalk.la
 bench-damaged: tests/bench/bench-damaged$(EXEEXT)
 	./tests/bench/bench-damaged$(EXEEXT)
