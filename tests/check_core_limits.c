@@ -101,37 +101,38 @@ static struct core_buf core_with_files(uint64_t entries, int repeat, const char 
 	return b;
 }
 
-/* One entry listed 10,000 times is one mapping. */
-START_TEST(repeated_file_entries_fold)
+/*
+ * A core whose NT_FILE note lists one file 10,000 times, all at one place
+ * (`repeat`) or each at its own: it opens with `mappings` mappings, by
+ * address, the last at `last_start`, and one thread.
+ */
+static void open_file_entries(int repeat, unsigned mappings, uint64_t last_start)
 {
-	struct core_buf b = core_with_files(10000, 1, "/usr/lib/libexample.so");
+	struct core_buf b = core_with_files(10000, repeat, "/usr/lib/libexample.so");
 	sw_mapped_file f;
 	sw_core *c = NULL;
 
 	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
 	ck_assert_uint_eq(sw_core_thread_count(c), 1);
-	ck_assert_uint_eq(sw_core_module_count(c), 1);
-	ck_assert_int_eq(sw_core_module(c, 0, &f), SW_OK);
-	ck_assert_uint_eq(f.start, 0x400000);
+	ck_assert_uint_eq(sw_core_module_count(c), mappings);
+	ck_assert_int_eq(sw_core_module(c, mappings - 1, &f), SW_OK);
+	ck_assert_uint_eq(f.start, last_start);
 	ck_assert_str_eq(f.path, "/usr/lib/libexample.so");
 	sw_core_close(c);
 	free(b.p);
 }
+
+/* One entry listed 10,000 times is one mapping. */
+START_TEST(repeated_file_entries_fold)
+{
+	open_file_entries(1, 1, 0x400000);
+}
 END_TEST
 
-/* 10,000 distinct entries of one file stay 10,000 mappings, in address order. */
+/* 10,000 distinct entries of one file stay 10,000 mappings. */
 START_TEST(distinct_file_entries_kept)
 {
-	struct core_buf b = core_with_files(10000, 0, "/usr/lib/libexample.so");
-	sw_mapped_file f;
-	sw_core *c = NULL;
-
-	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
-	ck_assert_uint_eq(sw_core_module_count(c), 10000);
-	ck_assert_int_eq(sw_core_module(c, 9999, &f), SW_OK);
-	ck_assert_uint_eq(f.start, 0x400000 + 9999 * 4096);
-	sw_core_close(c);
-	free(b.p);
+	open_file_entries(0, 10000, 0x400000 + 9999 * 4096);
 }
 END_TEST
 
