@@ -32,6 +32,7 @@
 #include <stackwalk.h>
 #include "frame_names.h"
 #include "remote_map.h"
+#include "read_bounded.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
 #include "tool_options.h"
@@ -39,6 +40,7 @@
 #define AT_SYSINFO_EHDR_TYPE 33         /* the vDSO's address, in the auxiliary vector */
 #define MAX_TRAMPOLINES 16              /* signal trampolines found by their code */
 #define MAX_REWALKS 4                   /* walks of one thread that find a new trampoline */
+#define MAX_MODULES 4096                /* files loaded as modules: a hard limit, swstack(1) */
 
 /* Exit codes (documented in swstack(1)). */
 enum { EXIT_WALKED = 0, EXIT_TARGET = 1, EXIT_USAGE = 2, EXIT_WALK_FAILED = 3 };
@@ -66,7 +68,9 @@ struct module {
 	char *path;
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
 	uint64_t offset;                /* the file offset mapped at `lo` */
+	unsigned segments;              /* consecutive mappings of the file that make it up */
 	int code;                       /* a mapping of it is executable, or the target does not say */
+	int duplicate;                  /* another mapping of the same file is the one loaded */
 	uint64_t bias;
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
@@ -216,6 +220,16 @@ static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t
 	                         sw_process_thread_count(*proc), sw_process_module_count(*proc),
 	                         proc_thread, proc_file, proc_bounds, sw_process_memory(*proc),
 	                         *proc, NULL, 0, 0 };
+	/* Threads the library did not stop (waiting for a vfork child): reported, not walked. */
+	for (unsigned i = 0; i < sw_process_unstopped_count(*proc); i++) {
+		int tid = 0;
+		char state = '?';
+
+		sw_process_unstopped(*proc, i, &tid, &state);
+		fprintf(stderr, "%s: LWP %d (state %c) not stopped: it waits for its vfork child; "
+		        "not walked\n", progname, tid, state);
+		tl->exit_code = EXIT_WALK_FAILED;
+	}
 	snprintf(path, sizeof path, "/proc/%d/auxv", tl->opt.pid);
 	tl->t.auxv = read_small_file(path, &tl->t.auxv_len);
 	tl->t.auxv_word = sw_arch_pointer_size(tl->t.arch);
@@ -342,27 +356,6 @@ static void load_module(struct tool *tl, struct module *m, const char *file, con
 	}
 }
 
-/* Read a whole file of any size (an SWU image); NULL on failure. */
-static unsigned char *read_whole_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc(size ? (size_t)size : 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)size, f);
-		if (*len != (size_t)size) {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The --image given for a mapped path: the same path, or its file name. */
 static struct image_opt *image_for(const struct tool *tl, const char *path)
 {
@@ -386,6 +379,7 @@ static void load_image(struct tool *tl, struct module *m)
 {
 	struct image_opt *o = image_for(tl, m->path);
 	unsigned char *buf;
+	const char *why;
 	size_t len = 0;
 	sw_status st;
 
@@ -395,8 +389,8 @@ static void load_image(struct tool *tl, struct module *m)
 		return;
 	}
 	o->used = 1;
-	if (!(buf = read_whole_file(o->file, &len)) || len == 0) {
-		warn_module(tl, NULL, o->file, buf ? "empty" : strerror(errno));
+	if (!(buf = read_bounded(o->file, &len, &why)) || len == 0) {
+		warn_module(tl, NULL, o->file, buf ? "empty" : why);
 		free(buf);
 		return;
 	}
@@ -425,12 +419,63 @@ static void load_image(struct tool *tl, struct module *m)
 	}
 }
 
+static int cmp_path_then_address(const void *a, const void *b)
+{
+	const struct module *x = *(struct module *const *)a, *y = *(struct module *const *)b;
+	int c = strcmp(x->path, y->path);
+
+	return c ? c : (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/*
+ * A file mapped at several places (a process that maps one ELF file
+ * thousands of times, or a core that lists it so) is loaded at one of
+ * them: the one with the most segments, which is the dynamic loader's
+ * (the lowest on a tie).  Loading every copy would cost time and memory in
+ * the count of mappings, and their code would overlap in the map; the
+ * others still name their frames' module.  Sorting by path keeps this
+ * O(n log n), with one warning per file.
+ */
+static int pick_one_per_file(struct tool *tl)
+{
+	struct module **by_path = malloc((tl->nmods ? tl->nmods : 1) * sizeof *by_path);
+	size_t end;
+
+	if (!by_path)
+		return -1;
+	for (size_t i = 0; i < tl->nmods; i++)
+		by_path[i] = &tl->mods[i];
+	qsort(by_path, tl->nmods, sizeof *by_path, cmp_path_then_address);
+	for (size_t i = 0; i < tl->nmods; i = end) {
+		struct module *best = by_path[i];
+		size_t others_with_code = 0;
+		char why[96];
+
+		for (end = i; end < tl->nmods && strcmp(by_path[end]->path, best->path) == 0; end++)
+			if (by_path[end]->segments > best->segments)
+				best = by_path[end];
+		for (size_t k = i; k < end; k++) {
+			by_path[k]->duplicate = by_path[k] != best;
+			others_with_code += by_path[k]->duplicate && by_path[k]->code;
+		}
+		if (others_with_code == 0)
+			continue;
+		snprintf(why, sizeof why, "mapped at %zu places; loaded at 0x%" PRIx64 " only",
+		         end - i, best->lo);
+		warn_module(tl, NULL, best->path, why);
+	}
+	free(by_path);
+	return 0;
+}
+
 /*
  * The mapped files, by address: consecutive mappings of one path are one
  * module, placed by its lowest mapping (file offset 0, normally).
  */
 static int load_files(struct tool *tl)
 {
+	size_t loaded = 0;
+
 	for (unsigned i = 0; i < tl->t.files; i++) {
 		sw_mapped_file f;
 		struct module *m;
@@ -447,18 +492,30 @@ static int load_files(struct tool *tl)
 			if (f.end > m->hi)
 				m->hi = f.end;
 			m->code |= code;
+			m->segments++;
 			continue;
 		}
 		if (!(m = add_module(tl, f.path, f.start, f.end)))
 			return -1;
 		m->offset = f.offset;
 		m->code = code;
+		m->segments = 1;
 	}
+	if (pick_one_per_file(tl) != 0)
+		return -1;
 	for (size_t i = 0; i < tl->nmods; i++) {
 		struct module *m = &tl->mods[i];
 		const char *file, *why;
 		char buf[4096];
 
+		if (m->duplicate)
+			continue;
+		if (++loaded > MAX_MODULES) {
+			snprintf(buf, sizeof buf, "over %d files mapped: this one and those above it "
+			         "are not loaded", MAX_MODULES);
+			warn_module(tl, NULL, m->path, buf);
+			break;
+		}
 		file = host_path(tl, m->path, buf, sizeof buf);
 		if ((why = file_bias(file, m->lo, m->offset, &m->bias)) != NULL)
 			warn_module(tl, m, m->path, why);

@@ -4,7 +4,8 @@
 bin_PROGRAMS += examples/swstack
 examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/swstack_elf.h \
 	examples/frame_names.c examples/frame_names.h examples/tool_options.c examples/tool_options.h \
-	examples/target_errors.c examples/target_errors.h examples/remote_map.c examples/remote_map.h
+	examples/target_errors.c examples/target_errors.h examples/remote_map.c examples/remote_map.h \
+	examples/read_bounded.c examples/read_bounded.h
 examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1
 

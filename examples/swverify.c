@@ -22,6 +22,7 @@
 #include <elf.h>
 #include <stackwalk.h>
 #include "tool_options.h"
+#include "read_bounded.h"
 #ifdef SWVERIFY_TOYJIT
 #include "toyjit.h"
 #endif
@@ -128,42 +129,14 @@ static int summary(const struct tally *t, const char *what)
 	return t->mismatched || t->errors ? 1 : 0;
 }
 
+/* An input file, whole (read_bounded.h); NULL with a message on failure. */
 static void *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n = 0;
+	const char *why;
+	unsigned char *buf = read_bounded(path, len, &why);
 
-	if (!f) {
-		perror(path);
-		return NULL;
-	}
-	for (;;) {
-		if (n == cap) {
-			uint8_t *nb = cap > ((size_t)1 << 31) ? NULL : realloc(buf, cap ? 2 * cap : 65536);
-
-			if (!nb) {
-				fprintf(stderr, "%s: too big\n", path);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-			cap = cap ? 2 * cap : 65536;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		perror(path);
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = n;
+	if (!buf)
+		fprintf(stderr, "%s: %s\n", path, why);
 	return buf;
 }
 

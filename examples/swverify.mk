@@ -2,7 +2,7 @@
 # image and its ELF file or code dump, and, where the toy JIT is built, for
 # its methods in process as it emits them.
 bin_PROGRAMS += examples/swverify
-examples_swverify_SOURCES = examples/swverify.c \
+examples_swverify_SOURCES = examples/swverify.c examples/read_bounded.c examples/read_bounded.h \
 	examples/tool_options.c examples/tool_options.h
 if TOYJIT_X64
 examples_swverify_CPPFLAGS = $(AM_CPPFLAGS) -DSWVERIFY_TOYJIT -I$(top_srcdir)/examples/toyjit

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include "damaged_stack.h"
 #include "stack_builder.h"
 
 #define ITERATIONS 20000
@@ -221,6 +222,34 @@ START_TEST(managed_step_bound)
 }
 END_TEST
 
+/*
+ * The step bound follows the stack: 64 KiB hold at most 8192 frames of a
+ * pointer or more, and as many Frames and trackers.  On a damaged stack
+ * (damaged_stack.h) every frame moves SP by one byte: 65,536 frames would
+ * fit, 2^21 steps would walk them all, and the bound the stack's size
+ * gives must stop the walk with SW_E_DEPTH well before.
+ */
+START_TEST(step_bound_follows_stack)
+{
+	const unsigned per_record = 4, slots = SB_STACK_SIZE / 8;
+	sw_context seed;
+	sw_walk_error err;
+	sb_world w;
+	unsigned n = 0;
+
+	sb_init(&w);
+	ck_assert_int_eq(damaged_stack_method(w.map), SW_OK);
+	damaged_stack_fill(w.buf, SB_STACK_SIZE, SB_STACK_BASE, &seed);
+	w.thread.frame_head = 0;
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &seed, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_msg(err.status == SW_E_DEPTH, "status %d after %u frames", err.status, n);
+	/* Each frame takes three steps: the bound is reached at a third of it. */
+	ck_assert_uint_le(n, per_record * (3 * slots + 6) / 3);
+	ck_assert_uint_gt(n, slots);
+	sb_fini(&w);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("hostile");
@@ -231,6 +260,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, random_stacks_under_real_methods);
 	tcase_add_test(tc, step_bound);
 	tcase_add_test(tc, managed_step_bound);
+	tcase_add_test(tc, step_bound_follows_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

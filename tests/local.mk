@@ -25,7 +25,8 @@ tests_check_backtrace_SOURCES = tests/check_backtrace.c tests/stack_builder.c te
 tests_check_backtrace_CFLAGS = $(TEST_CFLAGS)
 tests_check_backtrace_LDADD = $(TEST_LIBS)
 
-tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h
+tests_check_hostile_SOURCES = tests/check_hostile.c tests/stack_builder.c tests/stack_builder.h \
+	tests/damaged_stack.h
 tests_check_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_check_hostile_LDADD = $(TEST_LIBS)
 
@@ -130,3 +131,27 @@ TESTS += tests/swstack-names.test
 EXTRA_DIST += tests/swstack-names.test tests/swstack/names.cc tests/swstack/names.rs \
 	tests/swstack/names_compare.py
 tests/swstack-names.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+# A file mapped 20,000 times is loaded once, live and from a core (issue 31).
+TESTS += tests/swstack-manymaps.test
+EXTRA_DIST += tests/swstack-manymaps.test tests/swstack/manymaps.c
+tests/swstack-manymaps.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+CLEANFILES += -r tests/swstack-manymaps.d
+
+# Cores with hostile counts (repeated NT_FILE entries, limits), synthesized (issue 31).
+check_PROGRAMS += tests/check_core_limits
+TESTS += tests/check_core_limits
+tests_check_core_limits_SOURCES = tests/check_core_limits.c
+tests_check_core_limits_CFLAGS = $(TEST_CFLAGS)
+tests_check_core_limits_LDADD = $(TEST_LIBS)
+
+# A thread blocked in vfork() is reported, not waited for (issue 31).
+TESTS += tests/swstack-vfork.test
+EXTRA_DIST += tests/swstack-vfork.test tests/swstack/vfork.c
+tests/swstack-vfork.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+CLEANFILES += -r tests/swstack-vfork.d
+
+# swstack --image and swverify refuse a directory or /dev/zero (issue 31).
+TESTS += tests/tools-bounded-read.test
+EXTRA_DIST += tests/tools-bounded-read.test
+tests/tools-bounded-read.log: examples/swstack$(EXEEXT) examples/swverify$(EXEEXT)
+CLEANFILES += -r tests/tools-bounded-read.d

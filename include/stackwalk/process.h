@@ -50,6 +50,19 @@ SW_API sw_arch sw_process_arch(const sw_process *proc);
 SW_API unsigned sw_process_thread_count(const sw_process *proc);
 
 /*
+ * sw_process_unstopped_count, sw_process_unstopped - the threads
+ * sw_process_attach left running rather than wait for them without bound:
+ * a thread blocked in vfork() (or clone with CLONE_VFORK, as posix_spawn
+ * calls it) cannot stop until its child execs or exits.  They are not
+ * among sw_process_thread's and have no registers; thread `index`'s id
+ * and its scheduling state as /proc gives it ('D') into `tid` and
+ * `state`, either of which may be NULL.  SW_E_INVAL for a bad index.
+ */
+SW_API unsigned sw_process_unstopped_count(const sw_process *proc);
+SW_API sw_status sw_process_unstopped(const sw_process *proc, unsigned index, int *tid,
+                                      char *state);
+
+/*
  * sw_process_thread - thread `index` (0 is the thread group leader when it
  * is alive): its registers as read at attach (PTRACE_GETREGSET
  * NT_PRSTATUS) and its thread id (`tid` may be NULL).

@@ -26,6 +26,12 @@
 #define CORE_MAX_SEGMENTS (1u << 17)
 #define CORE_MAX_THREADS  (1u << 16)
 #define CORE_MAX_FILES    256   /* distinct mapped files kept open */
+/*
+ * Notes read from a core: the kernel writes a handful per thread (status,
+ * registers, extended state, signal info), so this allows every thread
+ * CORE_MAX_THREADS permits eight and a few per process.
+ */
+#define CORE_MAX_NOTES    (CORE_MAX_THREADS * 8u + 64u)
 
 struct core_segment {
 	uint64_t start, end;            /* [p_vaddr, p_vaddr + p_memsz) */
@@ -248,6 +254,26 @@ static int cmp_mapping(const void *a, const void *b)
 	return x->m.start < y->m.start ? -1 : x->m.start > y->m.start;
 }
 
+/*
+ * An entry repeated in the note (the same range, offset and path; a
+ * rewritten core may list one thousands of times) is one mapping.  The
+ * table is sorted by start, so repeats are neighbours: O(n).  Entries that
+ * overlap without being equal stay an error.
+ */
+static size_t fold_repeated_mappings(struct core_mapping *maps, size_t n)
+{
+	size_t kept = n ? 1 : 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const sw_mapped_file *prev = &maps[kept - 1].m, *m = &maps[i].m;
+
+		if (m->start != prev->start || m->end != prev->end || m->offset != prev->offset ||
+		    strcmp(m->path, prev->path) != 0)
+			maps[kept++] = maps[i];
+	}
+	return kept;
+}
+
 static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len)
 {
 	sw_mapped_file *tmp;
@@ -275,9 +301,9 @@ static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len
 	free(tmp);
 	if (st != SW_OK)
 		return st;
-	c->nmaps = n;
 	qsort(c->maps, n, sizeof *c->maps, cmp_mapping);
-	for (size_t i = 1; i < n; i++)
+	c->nmaps = fold_repeated_mappings(c->maps, n);
+	for (size_t i = 1; i < c->nmaps; i++)
 		if (c->maps[i].m.start < c->maps[i - 1].m.end)
 			return SW_E_BADMETA;
 	return SW_OK;
@@ -319,7 +345,17 @@ static sw_status read_note(sw_core *c, const GElf_Nhdr *nh, const char *name,
 	}
 }
 
-static sw_status read_notes(sw_core *c, const GElf_Phdr *ph)
+/*
+ * A note whose header is all zeros (no name, no descriptor, type 0) is no
+ * note anyone writes: the rest of the segment is padding or damage, and
+ * is skipped at once rather than twelve bytes at a time.
+ */
+static int is_empty_note(const GElf_Nhdr *nh)
+{
+	return nh->n_namesz == 0 && nh->n_descsz == 0 && nh->n_type == 0;
+}
+
+static sw_status read_notes(sw_core *c, const GElf_Phdr *ph, unsigned *notes)
 {
 	Elf_Data *d;
 	size_t off = 0;
@@ -338,6 +374,10 @@ static sw_status read_notes(sw_core *c, const GElf_Phdr *ph)
 		next = gelf_getnote(d, off, &nh, &name_off, &desc_off);
 		if (next == 0 || next <= off)
 			return SW_E_BADMETA;
+		if (is_empty_note(&nh))
+			return SW_OK;
+		if (++*notes > CORE_MAX_NOTES)
+			return SW_E_LIMIT;
 		/* gelf_getnote checks these; a second look costs nothing. */
 		if (desc_off > d->d_size || d->d_size - desc_off < nh.n_descsz ||
 		    name_off > d->d_size || d->d_size - name_off < nh.n_namesz)
@@ -449,6 +489,7 @@ static void open_mapped_files(sw_core *c)
 static sw_status core_parse(sw_core *c)
 {
 	GElf_Ehdr eh;
+	unsigned notes = 0;
 	size_t phnum;
 	sw_status st;
 
@@ -483,7 +524,7 @@ static sw_status core_parse(sw_core *c)
 			continue;
 		if (ph.p_offset > c->size || c->size - ph.p_offset < ph.p_filesz)
 			return SW_E_TRUNCATED;
-		st = read_notes(c, &ph);
+		st = read_notes(c, &ph, &notes);
 	}
 	if (st != SW_OK)
 		return st;

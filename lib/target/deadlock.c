@@ -57,6 +57,20 @@ static void options_or_defaults(const sw_hang_options *in, sw_hang_options *out)
 		                                                       : SWI_HANG_MAX_FRAMES;
 }
 
+/* What /proc said of a thread before the attach, into its report. */
+static sw_status copy_live_state(sw_hang_report *r, struct swi_hang_thread *th,
+                                 const struct swi_thread_state *ls)
+{
+	int failed = 0;
+
+	th->state = ls->state;
+	th->syscall = ls->syscall;
+	th->cpu_ns = ls->cpu_ns;
+	th->cpu_permille = ls->cpu_permille;
+	th->wchan = swi_hang_report_string(r, ls->wchan[0] ? ls->wchan : NULL, &failed);
+	return failed ? SW_E_NOMEM : SW_OK;
+}
+
 /* Walk thread i, keep its frames and state, and note what it waits in. */
 static sw_status gather_thread(struct analysis *a, swi_stack_set *set, unsigned i,
                                struct swi_frame *frames, const struct swi_thread_state *states,
@@ -92,15 +106,8 @@ static sw_status gather_thread(struct analysis *a, swi_stack_set *set, unsigned 
 
 		/* A thread born after /proc was read has no state: it is not blocked for long. */
 		a->g[i].live = ls;
-		if (ls) {
-			th->state = ls->state;
-			th->syscall = ls->syscall;
-			th->cpu_ns = ls->cpu_ns;
-			th->cpu_permille = ls->cpu_permille;
-			th->wchan = swi_hang_report_string(a->r, ls->wchan[0] ? ls->wchan : NULL, &failed);
-			if (failed)
-				return SW_E_NOMEM;
-		}
+		if (ls && copy_live_state(a->r, th, ls) != SW_OK)
+			return SW_E_NOMEM;
 	}
 	if (a->g[i].hint >= SWI_WAIT_MUTEX && a->g[i].hint <= SWI_WAIT_RWLOCK_WRITE &&
 	    (!states || a->g[i].live))
@@ -262,29 +269,55 @@ static sw_hang_class classify(const struct analysis *a, size_t i)
 	return SW_HANG_UNKNOWN;
 }
 
-static sw_status analyze(const struct swi_target *t, const struct swi_thread_state *states,
-                         size_t nstates, const sw_hang_options *opt, sw_hang_report **out)
+/*
+ * A thread the attach left running (sw_process_unstopped: it waits for its
+ * vfork child) goes into the report at `i` with what /proc says of it and
+ * no frames: its walk could not be done safely (SW_E_UNSAFE).
+ */
+static sw_status add_unstopped(struct analysis *a, size_t i, int tid,
+                               const struct swi_thread_state *states, size_t nstates)
+{
+	struct swi_hang_thread *th = &a->r->threads[i];
+	const struct swi_thread_state *ls = swi_thread_state_find(states, nstates, tid);
+
+	th->tid = tid;
+	th->walk_status = SW_E_UNSAFE;
+	a->tids[i] = tid;
+	a->g[i].live = ls;
+	return ls ? copy_live_state(a->r, th, ls) : SW_OK;
+}
+
+static sw_status analyze(const struct swi_target *t, const sw_process *proc,
+                         const struct swi_thread_state *states, size_t nstates,
+                         const sw_hang_options *opt, sw_hang_report **out)
 {
 	struct analysis a;
 	struct swi_frame *frames = NULL;
 	swi_stack_set *set = NULL;
+	unsigned unstopped = sw_process_unstopped_count(proc), total = t->threads + unstopped;
 	sw_status st;
 
 	memset(&a, 0, sizeof a);
 	a.t = t;
 	options_or_defaults(opt, &a.opt);
-	if (t->threads > SWI_HANG_MAX_THREADS)
+	if (t->threads > SWI_HANG_MAX_THREADS || unstopped > SWI_HANG_MAX_THREADS)
 		return SW_E_LIMIT;
 	if ((st = swi_stack_set_open(t, &set)) != SW_OK)
 		return st;
-	a.r = swi_hang_report_new(t->arch, t->threads);
-	a.g = calloc(t->threads + 1, sizeof *a.g);
-	a.tids = calloc(t->threads + 1, sizeof *a.tids);
-	a.next = calloc(t->threads + 1, sizeof *a.next);
+	a.r = swi_hang_report_new(t->arch, total);
+	a.g = calloc(total + 1, sizeof *a.g);
+	a.tids = calloc(total + 1, sizeof *a.tids);
+	a.next = calloc(total + 1, sizeof *a.next);
 	frames = malloc(a.opt.max_frames * sizeof *frames);
 	st = a.r && a.g && a.tids && a.next && frames ? SW_OK : SW_E_NOMEM;
 	for (unsigned i = 0; i < t->threads && st == SW_OK; i++)
 		st = gather_thread(&a, set, i, frames, states, nstates);
+	for (unsigned k = 0; k < unstopped && st == SW_OK; k++) {
+		int tid = 0;
+
+		sw_process_unstopped(proc, k, &tid, NULL);
+		st = add_unstopped(&a, t->threads + k, tid, states, nstates);
+	}
 	if (st == SW_OK) {
 		read_locks(&a);
 		st = find_cycles(&a);
@@ -317,7 +350,7 @@ sw_status sw_hang_analyze_core(const sw_core *core, const sw_hang_options *opt,
 	if (!core)
 		return SW_E_INVAL;
 	swi_target_from_core(&t, core);
-	return analyze(&t, NULL, 0, opt, out);
+	return analyze(&t, NULL, NULL, 0, opt, out);
 }
 
 /* The vDSO's address from /proc/PID/auxv, or 0. */
@@ -365,7 +398,7 @@ sw_status sw_hang_analyze_process(int pid, const sw_hang_options *opt, sw_hang_r
 		return st;
 	}
 	swi_target_from_process(&t, proc, process_vdso(pid, sw_process_arch(proc)));
-	st = analyze(&t, states, nstates, opt, out);
+	st = analyze(&t, proc, states, nstates, opt, out);
 	if (sw_process_detach(proc) != SW_OK && st == SW_OK) {
 		sw_hang_report_free(*out);
 		*out = NULL;

@@ -52,6 +52,8 @@ dist_man_MANS += \
 	man/sw_process_arch.3 \
 	man/sw_process_thread_count.3 \
 	man/sw_process_thread.3 \
+	man/sw_process_unstopped_count.3 \
+	man/sw_process_unstopped.3 \
 	man/sw_process_memory.3 \
 	man/sw_process_module_count.3 \
 	man/sw_process_module.3 \

@@ -14,8 +14,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include "util.h"
+#include "array_grow.h"
 #include "core_notes.h"
 #include "stopped_target.h"
+#include "thread_state.h"
 
 #if defined(__linux__)
 #include <dirent.h>
@@ -50,6 +52,8 @@ struct sw_process {
 	int seize_errno;        /* why the first thread that refused did */
 	int *refused;           /* threads that refused to be seized (exiting) */
 	size_t nrefused;
+	struct swi_thread_state *unstopped;     /* threads left running: sw_process_unstopped */
+	size_t nunstopped, unstopped_cap;
 	struct swi_thread_regs *threads;
 	size_t nthreads, threads_cap;
 	struct proc_map *maps;  /* every mapping, by address */
@@ -90,7 +94,35 @@ static int known_tid(const sw_process *p, int tid)
 	for (size_t i = 0; i < p->nrefused; i++)
 		if (p->refused[i] == tid)
 			return 1;
+	for (size_t i = 0; i < p->nunstopped; i++)
+		if (p->unstopped[i].tid == tid)
+			return 1;
 	return 0;
+}
+
+/*
+ * A thread waiting for its vfork child cannot stop until the child execs
+ * or exits, which may be never: waiting for it would hold every thread
+ * already stopped as long.  It is left alone, before PTRACE_SEIZE (a
+ * seized thread can be let go only once stopped), and reported.  *left
+ * says whether it was.  A thread that enters vfork() between this look
+ * and its interrupt is still waited for.
+ */
+static sw_status leave_if_unstoppable(sw_process *p, int tid, int *left)
+{
+	struct swi_thread_state ts;
+
+	swi_thread_state_read_one(p->pid, tid, &ts);
+	*left = swi_thread_waits_for_vfork(&ts);
+	if (!*left)
+		return SW_OK;
+	if (p->nunstopped >= PROC_MAX_THREADS)
+		return SW_E_LIMIT;
+	if (swi_array_grow((void **)&p->unstopped, &p->unstopped_cap, p->nunstopped + 1,
+	                   sizeof *p->unstopped) != SW_OK)
+		return SW_E_NOMEM;
+	p->unstopped[p->nunstopped++] = ts;
+	return SW_OK;
 }
 
 /*
@@ -164,6 +196,7 @@ static sw_status seize_new_threads(sw_process *p, size_t *added)
 	struct dirent *e;
 	sw_status st = SW_OK;
 	DIR *d;
+	int left;
 
 	snprintf(dir, sizeof dir, "/proc/%d/task", p->pid);
 	d = opendir(dir);
@@ -176,7 +209,9 @@ static sw_status seize_new_threads(sw_process *p, size_t *added)
 
 		if (*end != '\0' || tid <= 0 || tid > INT32_MAX || known_tid(p, (int)tid))
 			continue;
-		st = seize_thread(p, (int)tid);
+		st = leave_if_unstoppable(p, (int)tid, &left);
+		if (st == SW_OK && !left)
+			st = seize_thread(p, (int)tid);
 		/* A thread that came and went is counted; it makes us look again. */
 		(*added)++;
 	}
@@ -412,6 +447,7 @@ SW_API sw_status sw_process_detach(sw_process *p)
 		close(p->mem_fd);
 	free(p->threads);
 	free(p->refused);
+	free(p->unstopped);
 	free(p->maps);
 	free(p->modules);
 	free(p->maps_text);
@@ -445,6 +481,22 @@ SW_API sw_arch sw_process_arch(const sw_process *p)
 SW_API unsigned sw_process_thread_count(const sw_process *p)
 {
 	return p ? (unsigned)p->nthreads : 0;
+}
+
+SW_API unsigned sw_process_unstopped_count(const sw_process *p)
+{
+	return p ? (unsigned)p->nunstopped : 0;
+}
+
+SW_API sw_status sw_process_unstopped(const sw_process *p, unsigned index, int *tid, char *state)
+{
+	if (!p || index >= p->nunstopped)
+		return SW_E_INVAL;
+	if (tid)
+		*tid = p->unstopped[index].tid;
+	if (state)
+		*state = p->unstopped[index].state;
+	return SW_OK;
 }
 
 SW_API sw_status sw_process_thread(const sw_process *p, unsigned index, sw_context *ctx, int *tid)

@@ -3,7 +3,8 @@
  *
  * Each file-backed mapping is loaded once as a native module (its CFI
  * imported into SWU) at the load bias its mapping gives; consecutive
- * mappings of one path are one module.  The vDSO has no file: its image
+ * mappings of one path are one module, and a file mapped at several places
+ * is loaded at one of them (pick_one_per_file).  The vDSO has no file: its image
  * is copied out of the target's memory.  Threads are walked with native
  * frames and the frame-pointer fallback, as swstack(1) walks them.
  */
@@ -17,13 +18,17 @@
 #include "regular_file.h"
 
 #define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
+#define STACK_SET_MAX_MODULES 4096      /* files loaded as modules; the rest are not */
 
 struct loaded_module {
 	char *path;
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
+	uint64_t offset;                /* the file offset mapped at `lo` */
 	uint64_t bias;
+	unsigned segments;              /* consecutive mappings of the file that make it up */
 	sw_module *m;                   /* NULL when it could not be loaded */
 	int registered;
+	int duplicate;                  /* another mapping of the same file is the one loaded */
 };
 
 struct swi_stack_set {
@@ -138,8 +143,49 @@ static void load_module(swi_stack_set *s, struct loaded_module *m, const void *i
 	m->registered = sw_module_register(m->m, s->map) == SW_OK;
 }
 
+static int by_path_then_address(const void *a, const void *b)
+{
+	const struct loaded_module *x = *(struct loaded_module *const *)a;
+	const struct loaded_module *y = *(struct loaded_module *const *)b;
+	int c = strcmp(x->path, y->path);
+
+	return c ? c : (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/*
+ * A file mapped at many places (a process mapping one ELF file thousands
+ * of times, or a hostile core listing it so) is loaded once, at the copy
+ * with the most segments: the dynamic loader's.  Loading each copy costs
+ * time and memory in the count of mappings.  O(n log n) by sorting.
+ */
+static sw_status pick_one_per_file(swi_stack_set *s)
+{
+	struct loaded_module **order = calloc(s->nmods ? s->nmods : 1, sizeof *order);
+	size_t end;
+
+	if (!order)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < s->nmods; i++)
+		order[i] = &s->mods[i];
+	qsort(order, s->nmods, sizeof *order, by_path_then_address);
+	for (size_t i = 0; i < s->nmods; i = end) {
+		struct loaded_module *keep = order[i];
+
+		for (end = i; end < s->nmods && strcmp(order[end]->path, keep->path) == 0; end++)
+			if (order[end]->segments > keep->segments)
+				keep = order[end];
+		for (size_t k = i; k < end; k++)
+			order[k]->duplicate = order[k] != keep;
+	}
+	free(order);
+	return SW_OK;
+}
+
 static sw_status load_files(swi_stack_set *s)
 {
+	size_t loaded = 0;
+	sw_status st;
+
 	for (unsigned i = 0; i < s->t.files; i++) {
 		struct loaded_module *m;
 		sw_mapped_file f;
@@ -152,18 +198,25 @@ static sw_status load_files(swi_stack_set *s)
 			m = &s->mods[s->nmods - 1];
 			if (f.end > m->hi)
 				m->hi = f.end;
+			m->segments++;
 			continue;
 		}
 		if (!(m = add_module(s, f.path, f.start, f.end)))
 			return SW_E_NOMEM;
-		m->registered = file_bias(f.path, f.start, f.offset, &m->bias) == 0 ? -1 : 0;
+		m->offset = f.offset;
+		m->segments = 1;
 	}
-	/* Loaded once each module's extent is known. */
-	for (size_t i = 0; i < s->nmods; i++)
-		if (s->mods[i].registered == -1) {
-			s->mods[i].registered = 0;
-			load_module(s, &s->mods[i], NULL, 0);
+	if ((st = pick_one_per_file(s)) != SW_OK)
+		return st;
+	/* Loaded once each module's extent is known, each file once. */
+	for (size_t i = 0; i < s->nmods && loaded < STACK_SET_MAX_MODULES; i++) {
+		struct loaded_module *m = &s->mods[i];
+
+		if (!m->duplicate && file_bias(m->path, m->lo, m->offset, &m->bias) == 0) {
+			load_module(s, m, NULL, 0);
+			loaded++;
 		}
+	}
 	return SW_OK;
 }
 

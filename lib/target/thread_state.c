@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include "array_grow.h"
 #include "thread_state.h"
 
@@ -192,4 +193,46 @@ const struct swi_thread_state *swi_thread_state_find(const struct swi_thread_sta
 		if (states[i].tid == tid)
 			return &states[i];
 	return NULL;
+}
+
+void swi_thread_state_read_one(int pid, int tid, struct swi_thread_state *ts)
+{
+	memset(ts, 0, sizeof *ts);
+	ts->tid = tid;
+	read_stat(pid, ts);
+	read_syscall(pid, ts);
+}
+
+/*
+ * The system calls that create a task, by the numbers of the thread's own
+ * ABI as /proc/PID/task/TID/syscall gives them: the host's, and i386's on
+ * an x86-64 host.  Creating a task blocks for long only with CLONE_VFORK,
+ * and the kernel makes that wait uninterruptible (state D) until the
+ * child execs or exits.  The flags of clone3 lie in memory, not in a
+ * register: a thread blocked in any of these calls in state D is taken
+ * for a vfork parent.
+ */
+int swi_thread_waits_for_vfork(const struct swi_thread_state *ts)
+{
+	static const long creating[] = {
+#ifdef SYS_vfork
+		SYS_vfork,
+#endif
+#ifdef SYS_clone
+		SYS_clone,
+#endif
+#ifdef SYS_clone3
+		SYS_clone3,
+#endif
+#if defined(__x86_64__)
+		190, 120,       /* i386 vfork, clone */
+#endif
+	};
+
+	if (ts->state != 'D' || ts->syscall < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof creating / sizeof creating[0]; i++)
+		if (ts->syscall == creating[i])
+			return 1;
+	return 0;
 }

@@ -35,6 +35,16 @@ struct swi_thread_state {
 sw_status swi_thread_states_read(int pid, unsigned sample_ms, struct swi_thread_state **out,
                                  size_t *count);
 
+/* One thread's state and system call (not its wait channel or CPU share). */
+void swi_thread_state_read_one(int pid, int tid, struct swi_thread_state *ts);
+
+/*
+ * Is the thread blocked until a vfork child execs or exits?  Such a thread
+ * (in vfork(), or in clone/clone3 with CLONE_VFORK, as posix_spawn calls
+ * them) cannot enter ptrace-stop before then, which may be never.
+ */
+int swi_thread_waits_for_vfork(const struct swi_thread_state *ts);
+
 /* The state of thread `tid` in `states`, or NULL. */
 const struct swi_thread_state *swi_thread_state_find(const struct swi_thread_state *states,
                                                      size_t count, int tid);

@@ -399,6 +399,25 @@ static uint8_t trust_of(const sw_code_info *code)
  * most SWI_MAX_STACK_SWITCHES times and SP rises on each stack, so its
  * work stays bounded by the stacks' sizes.
  */
+/*
+ * The loop steps a walk may take on the stack [lo, hi).  Every frame but
+ * the first holds at least its return address, so the stack holds at most
+ * (hi - lo) / pointer-size frames above the first; Frames and exception
+ * trackers lie in it aligned and ascending, each passed once, so at most
+ * as many of each.  A frame that moves SP by less than a pointer is not
+ * one a compiler makes: a hostile stack full of them meets the bound and
+ * fails with SW_E_DEPTH.
+ */
+static uint32_t step_bound(const struct swi_arch *a, uint64_t lo, uint64_t hi)
+{
+	uint64_t slots = hi > lo ? (hi - lo) / a->ptr_size : 0;
+	uint64_t records = 3 * slots + SWI_MAX_STACK_SWITCHES + 2;
+
+	if (slots >= SWI_MAX_STEPS || records >= SWI_MAX_STEPS / SWI_STEPS_PER_RECORD)
+		return SWI_MAX_STEPS;
+	return (uint32_t)(SWI_STEPS_PER_RECORD * records);
+}
+
 static sw_status leave_alternate_stack(struct swi_iter *it, uint64_t sp, uint64_t isp,
                                        const struct swi_signal_stack *alt)
 {
@@ -421,6 +440,10 @@ static sw_status leave_alternate_stack(struct swi_iter *it, uint64_t sp, uint64_
 	it->switched.stack_hi = hi;
 	it->thread = &it->switched;
 	it->stack_switches++;
+	/* The new stack's frames get their own budget. */
+	it->max_steps += step_bound(it->arch, lo, hi);
+	if (it->max_steps > SWI_MAX_STEPS)
+		it->max_steps = SWI_MAX_STEPS;
 	return SW_OK;
 }
 
@@ -525,6 +548,7 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	it->flags = flags;
 	it->thread = t;
 	it->arch = a;
+	it->max_steps = step_bound(a, t->stack_lo, t->stack_hi);
 	it->cf.sp_reg = (uint8_t)a->sp_reg;
 	it->rd.caller_valid = 0;
 	if (start) {
@@ -855,8 +879,8 @@ static inline __attribute__((always_inline)) void fast_run_init(const struct swi
 	run->step_base = it->steps - 3 * it->depth;
 	run->depth = it->depth;
 	run->depth_end = it->depth;
-	if (it->steps + 3 <= SWI_MAX_STEPS)
-		run->depth_end += (SWI_MAX_STEPS - 3 - it->steps) / 3 + 1;
+	if (it->steps + 3 <= it->max_steps)
+		run->depth_end += (it->max_steps - 3 - it->steps) / 3 + 1;
 	run->trust = it->trust;
 	run->caller_trust = it->caller_trust;
 	run->entered = 0;
@@ -1079,7 +1103,7 @@ static __attribute__((noinline)) unsigned fast_rule_fill(struct swi_iter *it, ui
  * the generic path from the state set, or an error.  The caller has
  * checked fast_run_usable, and made sure that the three steps the generic
  * path would count for this frame (swi_iter_next's and two more) stay
- * within SWI_MAX_STEPS; it calls fast_leave when the run ends, but for -1
+ * within max_steps; it calls fast_leave when the run ends, but for -1
  * and errors, where this does.
  */
 /*
@@ -1365,7 +1389,7 @@ static int step_fast(struct swi_iter *it)
 	int r;
 
 	/* The generic path takes two more loop steps for this frame: keep the bound exact. */
-	if (!fast_step_allowed(it) || it->steps + 2 > SWI_MAX_STEPS)
+	if (!fast_step_allowed(it) || it->steps + 2 > it->max_steps)
 		return -2;
 	fast_run_init(it, &run);
 	/* swi_iter_next has counted this frame's first step. */
@@ -1790,7 +1814,7 @@ int swi_iter_next(struct swi_iter *it)
 	int r;
 
 	for (;;) {
-		if (++it->steps > SWI_MAX_STEPS)
+		if (++it->steps > it->max_steps)
 			return fail(it, SW_E_DEPTH);
 		switch (it->step) {
 		case SWI_STEP_START:

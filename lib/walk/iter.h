@@ -218,7 +218,8 @@ struct swi_iter {
 	struct swi_rule_table *cache;
 	uint8_t rules_turn;             /* a bit per pair of rules[]: the slot its next fill takes when both are full */
 	uint32_t depth;                 /* frames reported so far */
-	uint32_t steps;                 /* loop iterations, bounded */
+	uint32_t steps;                 /* loop iterations, at most max_steps */
+	uint32_t max_steps;             /* what the walk's stacks hold (iter.c: step_bound) */
 	uint32_t recent_next;           /* the recent[] slot the next miss fills */
 	/*
 	 * The last two addresses the code map did not have (iter.c:
@@ -307,7 +308,13 @@ struct swi_iter {
 
 #define SWI_ITER_MAGIC 0x53574954u     /* "SWIT" */
 
-/* Hard bound on the work one walk may do, whatever the stack holds. */
+/*
+ * A walk's loop steps are bounded by what its stack can hold (iter.c:
+ * step_bound): at most SWI_STEPS_PER_RECORD for each frame, Frame and
+ * exception tracker that fits in it, and never more than SWI_MAX_STEPS,
+ * which stacks of megabytes reach.  sw_walk_frames(3) states the worst case.
+ */
+#define SWI_STEPS_PER_RECORD 4
 #define SWI_MAX_STEPS (1u << 21)
 
 /*

@@ -44,3 +44,13 @@ TESTS += tests/check_body_rule
 tests_check_body_rule_SOURCES = tests/bench/check_body_rule.c
 tests_check_body_rule_CFLAGS = $(TEST_CFLAGS)
 tests_check_body_rule_LDADD = $(TEST_LIBS)
+
+# The worst case of one walk: a damaged 8 MB stack run to its step bound.
+BENCH_TARGETS += bench-damaged
+noinst_PROGRAMS += tests/bench/bench-damaged
+tests_bench_bench_damaged_SOURCES = tests/bench/bench_damaged.c tests/damaged_stack.h
+tests_bench_bench_damaged_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_bench_bench_damaged_LDADD = libstackwalk.la
+bench-damaged: tests/bench/bench-damaged$(EXEEXT)
+	./tests/bench/bench-damaged$(EXEEXT)
+.PHONY: bench-damaged
