@@ -13,10 +13,16 @@
  * walker to stop (the importer does the same for an FDE whose return
  * address is undefined from its first instruction).
  *
- * The PLT alone is described at every load (swi_analyze_plt): a thread
- * stopped in a stub is common (every call through it, every lazy
- * binding), AArch64's PLT has no CFI at all, and the work is a few
- * instructions an entry, reading no section but the PLT's.
+ * Every load runs it, not only an eager one (SW_MODULE_ANALYZE), because
+ * the walk cannot: Capstone allocates, and a walk may run in a signal
+ * handler of the process it walks, where nothing may allocate, lock or make
+ * a syscall.  So code that neither CFI nor a frame pointer describes (-Os
+ * code built without unwind tables, assembly) is analyzed here, once, and
+ * the walk only decodes the SWU it gave.  The cost is bounded per load: the
+ * whole PLT (a thread stopped in a stub is common, AArch64's PLT has no CFI,
+ * and an entry is a few instructions), then at most `code_budget` bytes of
+ * the rest, in address order; what is left stays unknown code, which the
+ * walk's frame-pointer fallback validates or stops at with a reason.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,6 +37,9 @@
 /* PLT entries analyzed in one module: a hostile .plt of the file's whole
  * size would otherwise cost every load seconds (real ones hold thousands). */
 #define MAX_PLT_ENTRIES   (1u << 18)
+/* What one candidate costs of the budget at least: a tiny function still
+ * costs a disassembler's set-up. */
+#define MIN_CANDIDATE_COST 64
 
 struct code_section {
 	uint64_t addr, size;
@@ -70,8 +79,8 @@ static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
 		s->entry = 8;
 }
 
-/* The code sections, or only the PLT's (whose bytes alone are then read). */
-static void read_sections(Elf *elf, struct amod *am, bool plt_only)
+/* The code sections (every load has read them already: sigreturn_code.c). */
+static void read_sections(Elf *elf, struct amod *am)
 {
 	size_t shstrndx;
 
@@ -89,7 +98,7 @@ static void read_sections(Elf *elf, struct amod *am, bool plt_only)
 		memset(s, 0, sizeof *s);
 		s->size = sh.sh_size;
 		plt_layout(am->arch, name ? name : "", s);
-		if ((plt_only && !s->plt) || !(d = swi_code_section_data(scn, &sh)))
+		if (!(d = swi_code_section_data(scn, &sh)))
 			continue;
 		s->addr = sh.sh_addr;
 		s->data = d->d_buf;
@@ -266,9 +275,9 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 	return SW_OK;
 }
 
-/* Analyze the PLT and, unless plt_only, the rest. */
-static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                                    size_t nsyms, bool plt_only, struct swi_cfi_import *imp)
+/* Analyze the PLT, then the rest while the budget lasts. */
+sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                             size_t nsyms, uint64_t code_budget, struct swi_cfi_import *imp)
 {
 	struct amod *am;
 	uint64_t end = 0;
@@ -282,19 +291,27 @@ static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_sym
 	am->arch = arch;
 	am->imp = imp;
 	am->imported = imp->nfns;
-	read_sections(elf, am, plt_only);
+	read_sections(elf, am);
 	st = gather_plt(am);
-	if (st == SW_OK && !plt_only)
+	if (st == SW_OK)
 		st = gather_rest(am, syms, nsyms);
 	if (st == SW_OK && am->ncands > 1)
 		qsort(am->cands, am->ncands, sizeof *am->cands, cand_cmp);
 	for (size_t i = 0; i < am->ncands && st == SW_OK; i++) {
 		const struct candidate *k = &am->cands[i];
+		uint64_t cost = k->size > MIN_CANDIDATE_COST ? k->size : MIN_CANDIDATE_COST;
 
 		/* The first of overlapping candidates wins; CFI beats them all. */
 		if (k->start < end || covered_by_imported(am, k->start, k->start + k->size))
 			continue;
 		end = k->start + k->size;
+		if (k->mode != SWI_ANALYZE_STUB && !k->outermost) {
+			if (cost > code_budget) {
+				imp->stats.analysis_failed++;
+				continue;
+			}
+			code_budget -= cost;
+		}
 		st = analyze_one(am, k);
 	}
 	/* Sorted again only if analysis added to it (a big module's CFI alone is sorted). */
@@ -303,15 +320,4 @@ static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_sym
 	free(am->cands);
 	free(am);
 	return st;
-}
-
-sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                             size_t nsyms, struct swi_cfi_import *imp)
-{
-	return analyze_candidates(elf, arch, syms, nsyms, false, imp);
-}
-
-sw_status swi_analyze_plt(Elf *elf, sw_arch arch, struct swi_cfi_import *imp)
-{
-	return analyze_candidates(elf, arch, NULL, 0, true, imp);
 }
