@@ -27,6 +27,7 @@ SW_API const char *sw_strerror(sw_status status)
 	case SW_E_UNMANAGED_CTX: return "the seed context is not in managed code";
 	case SW_E_UNSAFE:      return "the thread cannot be walked safely now";
 	case SW_E_IO:          return "a file could not be created or written";
+	case SW_E_NOCALLER:    return "no caller found for code without unwind data";
 	default:               return "unknown error";
 	}
 }
