@@ -86,7 +86,7 @@ typedef struct sw_module_import_stats {
 	                                 * one per run of describable instructions) */
 	uint32_t analysis_failed;       /* candidates analysis could not describe, or beyond the limit */
 	/* Outermost functions (_start, clone's child), flagged SW_CODE_OUTERMOST, not in `functions`:
-	 * FDEs whose return address is undefined from the start, and with the option a _start symbol. */
+	 * FDEs whose return address is undefined from the start, and a _start symbol no FDE covers. */
 	uint32_t outermost;
 	uint64_t index_bytes;           /* the table a code map searches (sw_module_register): 8 bytes
 	                                 * a function, 4 a distinct blob, a block index of at most
