@@ -54,6 +54,11 @@ struct candidate {
 	bool outermost;
 };
 
+/* A skipped FDE's start, and the furthest end of it and every one before (sorted by start). */
+struct skip_reach {
+	uint64_t start, reach;
+};
+
 struct amod {
 	sw_arch arch;
 	struct swi_cfi_import *imp;
@@ -62,6 +67,7 @@ struct amod {
 	struct candidate *cands;
 	size_t ncands, cands_cap;
 	size_t imported;                /* imp->fns[0 .. imported) came from CFI, sorted */
+	struct skip_reach *skips;       /* imp->skips, for covered(): every load asks it per symbol */
 	uint64_t fn_start;              /* the function being added */
 };
 
@@ -145,17 +151,57 @@ static bool covered_by_imported(const struct amod *am, uint64_t lo, uint64_t hi)
 	return swi_cfi_overlaps(am->imp, am->imported, lo, hi);
 }
 
+static int skip_reach_cmp(const void *pa, const void *pb)
+{
+	const struct skip_reach *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * The skipped FDEs sorted, each with the furthest end up to it, so that
+ * covered() is a binary search: a linear scan per symbol would cost a
+ * hostile file's symbols times its FDEs at every load.
+ */
+static sw_status index_skips(struct amod *am)
+{
+	const struct swi_cfi_import *imp = am->imp;
+	uint64_t reach = 0;
+
+	if (imp->nskips == 0)
+		return SW_OK;
+	am->skips = malloc(imp->nskips * sizeof *am->skips);
+	if (!am->skips)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < imp->nskips; i++)
+		am->skips[i] = (struct skip_reach){ imp->skips[i].start,
+		                                    imp->skips[i].start + imp->skips[i].size };
+	qsort(am->skips, imp->nskips, sizeof *am->skips, skip_reach_cmp);
+	for (size_t i = 0; i < imp->nskips; i++) {
+		if (am->skips[i].reach < reach)
+			am->skips[i].reach = reach;
+		reach = am->skips[i].reach;
+	}
+	return SW_OK;
+}
+
 /* ... or a skipped FDE? */
 static bool covered(const struct amod *am, uint64_t lo, uint64_t hi)
 {
-	const struct swi_cfi_import *imp = am->imp;
+	size_t below = 0, n = am->imp->nskips;
 
 	if (covered_by_imported(am, lo, hi))
 		return true;
-	for (size_t i = 0; i < imp->nskips; i++)
-		if (imp->skips[i].start < hi && lo < imp->skips[i].start + imp->skips[i].size)
-			return true;
-	return false;
+	/* below: how many skipped FDEs start before hi; the last of them reaches furthest. */
+	while (below < n) {
+		size_t mid = below + (n - below) / 2;
+
+		if (am->skips[mid].start < hi)
+			below = mid + 1;
+		else
+			n = mid;
+	}
+	return below > 0 && am->skips[below - 1].reach > lo;
 }
 
 /* The PLT, entry by entry. */
@@ -203,6 +249,8 @@ static sw_status gather_rest(struct amod *am, const struct swi_symbol_range *sym
 		}
 	}
 	/* Functions no FDE covers. */
+	if (st == SW_OK)
+		st = index_skips(am);
 	for (size_t i = 0; i < nsyms && st == SW_OK; i++) {
 		const struct swi_symbol_range *y = &syms[i];
 
@@ -317,6 +365,7 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 	/* Sorted again only if analysis added to it (a big module's CFI alone is sorted). */
 	if (st == SW_OK && imp->nfns > am->imported)
 		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
+	free(am->skips);
 	free(am->cands);
 	free(am);
 	return st;
