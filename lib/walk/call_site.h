@@ -7,7 +7,10 @@
  *
  * Code is read through sw_memory, which fails instead of faulting; nothing
  * allocates or locks (a walk may run in a signal handler).  Code that
- * cannot be read (a core file without the text) answers "unknown".
+ * cannot be read answers "unknown": a core file without the text, and in
+ * a walk of this process code outside the accessor's windows unless it
+ * probes (SW_MEMORY_PROBE, one process_vm_readv a read): without it these
+ * checks make no syscall, and see less.
  */
 #ifndef SW_WALK_CALL_SITE_H
 #define SW_WALK_CALL_SITE_H
