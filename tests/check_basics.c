@@ -11,7 +11,7 @@
 
 START_TEST(status_names)
 {
-	for (int s = 0; s >= SW_E_UNSAFE; s--) {
+	for (int s = 0; s >= SW_E_NOCALLER; s--) {
 		const char *m = sw_strerror(s);
 		ck_assert_ptr_nonnull(m);
 		ck_assert_str_ne(m, "unknown error");

@@ -1219,7 +1219,9 @@ static void load_hostile(const unsigned char *img, size_t len, unsigned *ok)
 	(*ok)++;
 	ck_assert_int_eq(sw_module_functions(m, &fns, &n), SW_OK);
 	ck_assert_int_eq(sw_module_stats(m, &s), SW_OK);
-	ck_assert_uint_eq(s.fdes, s.functions + s.outermost + s.skipped + s.ignored);
+	/* Every FDE counted once; outermost may add a _start symbol no FDE covers (analysis). */
+	ck_assert_uint_le(s.fdes, s.functions + s.outermost + s.skipped + s.ignored);
+	ck_assert_uint_le(s.functions + s.outermost + s.skipped + s.ignored, s.fdes + 1);
 	for (size_t i = 0; i < n; i++) {
 		sw_swu_rule r;
 		uint64_t step = fns[i].size / 64 + 1;

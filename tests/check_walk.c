@@ -769,33 +769,119 @@ START_TEST(frame_pointer_fallback)
 	sb_put(&w, S0 - 8, CALLER_RBP);
 	sb_put(&w, S0 - 96, A_START + 25);        /* A called X */
 	sb_put(&w, S0 - 104, S0 - 8);             /* X: push rbp; mov rbp, rsp */
-	sb_put(&w, S0 - 136, SB_NATIVE_IP + 0x40); /* X called Y */
-	sb_put(&w, S0 - 144, S0 - 104);           /* Y: push rbp; mov rbp, rsp */
 	sw_context_set(&w.seed, SW_X64_RIP, SB_NATIVE_IP + 0x900);
 	sw_context_set(&w.seed, SW_X64_RSP, S0 - 160);
-	sw_context_set(&w.seed, SW_X64_RBP, S0 - 144);
+	sw_context_set(&w.seed, SW_X64_RBP, S0 - 104);
 
 	walk_stopped(&w, &w.seed, both, trust_cb, &r, SW_E_BADSP, SB_NATIVE_IP);
-	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.n, 3);
 	ck_assert_int_eq(r.f[0].state, SW_STATE_NATIVE_FRAME);
 	ck_assert_int_eq(r.f[0].faulted, SW_TRUST_CONTEXT);
-	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
 	ck_assert_int_eq(r.f[1].faulted, SW_TRUST_FRAME_POINTER);
-	check_reg(&r.f[1], SW_X64_RIP, SB_NATIVE_IP + 0x40, S0 - 136);
-	check_reg(&r.f[1], SW_X64_RSP, S0 - 128, 0);
-	ck_assert_int_eq(r.f[2].state, SW_STATE_FRAMELESS);
-	ck_assert_ptr_eq(r.f[2].method, &method_a);
-	ck_assert_int_eq(r.f[2].faulted, SW_TRUST_FRAME_POINTER);
-	check_reg(&r.f[2], SW_X64_RBP, S0 - 8, S0 - 104);
-	check_reg(&r.f[2], SW_X64_RSP, S0 - 88, 0);
+	check_reg(&r.f[1], SW_X64_RIP, A_START + 25, S0 - 96);
+	check_reg(&r.f[1], SW_X64_RBP, S0 - 8, S0 - 104);
+	check_reg(&r.f[1], SW_X64_RSP, S0 - 88, 0);
 	/* A's caller cannot be stepped (its frame pointer is garbage): reported, then the walk stops there. */
-	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_FRAME);
-	ck_assert_uint_eq(sw_context_ip(&r.f[3].rd.cur), SB_NATIVE_IP);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_FRAME);
+	ck_assert_uint_eq(sw_context_ip(&r.f[2].rd.cur), SB_NATIVE_IP);
 	ck_assert_str_eq(sw_frame_trust_name(SW_TRUST_FRAME_POINTER), "fp");
 
 	/* Without the fallback nothing describes the seed: no frames, and the walk says it stopped. */
 	walk_stopped(&w, &w.seed, SW_WALK_NATIVE_FRAMES, record_cb, &r, SW_E_NOTFOUND, SB_NATIVE_IP + 0x900);
 	ck_assert_int_eq(r.n, 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/* Machine code in the buffer (the walker reads code through sw_memory too). */
+#define CODE_C    (SB_STACK_BASE + 0x1000)      /* native C: calls at +0x20 */
+#define CODE_STUB (SB_STACK_BASE + 0x2000)      /* a PLT-like stub: jmp *[rip + d] */
+#define CODE_UNK  (SB_STACK_BASE + 0x3000)      /* unknown code: calls at +0x40 */
+#define CODE_D    (SB_STACK_BASE + 0x4000)      /* native D, which C calls (within rel32's reach) */
+
+/* Bytes at addr (at most 8), the rest of their 8-byte slot nops. */
+static void put_code(sb_world *w, uint64_t addr, const unsigned char *code, unsigned n)
+{
+	uint64_t v = 0x9090909090909090ull;
+
+	for (unsigned i = 0; i < n; i++)
+		v = (v & ~(0xffull << (8 * i))) | ((uint64_t)code[i] << (8 * i));
+	sb_put(w, addr, v);
+}
+
+/* call rel32 from addr to target. */
+static void put_call(sb_world *w, uint64_t addr, uint64_t target)
+{
+	uint32_t rel = (uint32_t)(target - (addr + 5));
+	unsigned char c[5] = { 0xe8, (unsigned char)rel, (unsigned char)(rel >> 8),
+	                       (unsigned char)(rel >> 16), (unsigned char)(rel >> 24) };
+
+	put_code(w, addr, c, 5);
+}
+
+/* Unknown code whose frame record is checked: rbp -> [S0 - 144]: next rbp, return address. */
+static void seed_unknown(sb_world *w, uint64_t ra)
+{
+	sb_put(w, S0 - 144, S0 - 8);
+	sb_put(w, S0 - 136, ra);
+	sw_context_set(&w->seed, SW_X64_RIP, SB_NATIVE_IP + 0x900);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 160);
+	sw_context_set(&w->seed, SW_X64_RBP, S0 - 144);
+}
+
+/* The frames of a walk that passes the seed's frame-pointer step, however it ends past it. */
+static void walk_past_fallback(sb_world *w, recording *r)
+{
+	sw_walk_error err;
+
+	memset(r, 0, sizeof *r);
+	sw_walk_frames(&w->thread, &w->seed, 0, record_cb, r,
+	               SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK, &err);
+	ck_assert_int_ge(r->n, 2);
+}
+
+/*
+ * A frame record must lead to the unknown code's caller, or the walk stops
+ * there with SW_E_NOCALLER: never a frame skipped (code that keeps no frame
+ * pointer leaves an outer frame's record in it).
+ */
+START_TEST(frame_pointer_record_checks)
+{
+	static const unsigned char jmp_got[] = { 0xff, 0x25, 0, 0, 0, 0 };
+	unsigned both = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
+	sb_world w;
+	recording r;
+
+	sb_init(&w);
+	sb_add_method_b(&w, CODE_C, NULL);
+	reflag(&w, CODE_C, SW_CODE_NATIVE);
+	sb_add_method_b(&w, CODE_STUB, NULL);
+	reflag(&w, CODE_STUB, SW_CODE_NATIVE);
+	sb_add_method_b(&w, CODE_D, NULL);
+	reflag(&w, CODE_D, SW_CODE_NATIVE);
+	put_code(&w, CODE_STUB, jmp_got, sizeof jmp_got);
+
+	/* The return address goes back from C's direct call to D: the record is D's caller's. */
+	put_call(&w, CODE_C + 0x20, CODE_D);
+	seed_unknown(&w, CODE_C + 0x25);
+	walk_stopped(&w, &w.seed, both, record_cb, &r, SW_E_NOCALLER, SB_NATIVE_IP + 0x900);
+	ck_assert_int_eq(r.n, 1);
+
+	/* A direct call to a stub (a PLT entry) may have reached the unknown code. */
+	put_call(&w, CODE_C + 0x20, CODE_STUB);
+	walk_past_fallback(&w, &r);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), CODE_C + 0x25);
+
+	/* A return address in no known code, and not after a call: no caller. */
+	seed_unknown(&w, CODE_UNK + 0x45);
+	walk_stopped(&w, &w.seed, both, record_cb, &r, SW_E_NOCALLER, SB_NATIVE_IP + 0x900);
+	ck_assert_int_eq(r.n, 1);
+	/* After a call (here call *%rax) it is unknown code's return address: stepped. */
+	put_code(&w, CODE_UNK + 0x40, (const unsigned char[]){ 0x90, 0x90, 0x90, 0xff, 0xd0 }, 5);
+	walk_past_fallback(&w, &r);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), CODE_UNK + 0x45);
 	sb_fini(&w);
 }
 END_TEST
@@ -1242,6 +1328,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, native_frames);
 	tcase_add_test(tc, signal_frames);
 	tcase_add_test(tc, frame_pointer_fallback);
+	tcase_add_test(tc, frame_pointer_record_checks);
 	tcase_add_test(tc, outermost_function);
 	tcase_add_test(tc, quick_and_light_unwind);
 	tcase_add_test(tc, skipped_frames);

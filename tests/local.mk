@@ -63,6 +63,12 @@ tests_check_altstack_CFLAGS = $(TEST_CFLAGS)
 tests_check_altstack_LDADD = $(TEST_LIBS)
 tests/swstack-altstack.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
 
+# swstack through code without unwind data (-Os without CFI, copied machine code), against gdb.
+TESTS += tests/swstack-nocfi.test
+EXTRA_DIST += tests/swstack-nocfi.test tests/swstack/nocfi.c tests/swstack/nocfi-ping.c
+tests/swstack-nocfi.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-nocfi.d
+
 # Walks that stop early, reported by swstack, swdeadlock and swprof (issue 25).
 check_PROGRAMS += tests/swprof_stopped
 tests_swprof_stopped_SOURCES = tests/swprof_stopped.c

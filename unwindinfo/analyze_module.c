@@ -13,10 +13,16 @@
  * walker to stop (the importer does the same for an FDE whose return
  * address is undefined from its first instruction).
  *
- * The PLT alone is described at every load (swi_analyze_plt): a thread
- * stopped in a stub is common (every call through it, every lazy
- * binding), AArch64's PLT has no CFI at all, and the work is a few
- * instructions an entry, reading no section but the PLT's.
+ * Every load runs it, not only an eager one (SW_MODULE_ANALYZE), because
+ * the walk cannot: Capstone allocates, and a walk may run in a signal
+ * handler of the process it walks, where nothing may allocate, lock or make
+ * a syscall.  So code that neither CFI nor a frame pointer describes (-Os
+ * code built without unwind tables, assembly) is analyzed here, once, and
+ * the walk only decodes the SWU it gave.  The cost is bounded per load: the
+ * whole PLT (a thread stopped in a stub is common, AArch64's PLT has no CFI,
+ * and an entry is a few instructions), then at most `code_budget` bytes of
+ * the rest, in address order; what is left stays unknown code, which the
+ * walk's frame-pointer fallback validates or stops at with a reason.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,6 +37,9 @@
 /* PLT entries analyzed in one module: a hostile .plt of the file's whole
  * size would otherwise cost every load seconds (real ones hold thousands). */
 #define MAX_PLT_ENTRIES   (1u << 18)
+/* What one candidate costs of the budget at least: a tiny function still
+ * costs a disassembler's set-up. */
+#define MIN_CANDIDATE_COST 64
 
 struct code_section {
 	uint64_t addr, size;
@@ -45,6 +54,11 @@ struct candidate {
 	bool outermost;
 };
 
+/* A skipped FDE's start, and the furthest end of it and every one before (sorted by start). */
+struct skip_reach {
+	uint64_t start, reach;
+};
+
 struct amod {
 	sw_arch arch;
 	struct swi_cfi_import *imp;
@@ -53,6 +67,7 @@ struct amod {
 	struct candidate *cands;
 	size_t ncands, cands_cap;
 	size_t imported;                /* imp->fns[0 .. imported) came from CFI, sorted */
+	struct skip_reach *skips;       /* imp->skips, for covered(): every load asks it per symbol */
 	uint64_t fn_start;              /* the function being added */
 };
 
@@ -70,8 +85,8 @@ static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
 		s->entry = 8;
 }
 
-/* The code sections, or only the PLT's (whose bytes alone are then read). */
-static void read_sections(Elf *elf, struct amod *am, bool plt_only)
+/* The code sections (every load has read them already: sigreturn_code.c). */
+static void read_sections(Elf *elf, struct amod *am)
 {
 	size_t shstrndx;
 
@@ -89,7 +104,7 @@ static void read_sections(Elf *elf, struct amod *am, bool plt_only)
 		memset(s, 0, sizeof *s);
 		s->size = sh.sh_size;
 		plt_layout(am->arch, name ? name : "", s);
-		if ((plt_only && !s->plt) || !(d = swi_code_section_data(scn, &sh)))
+		if (!(d = swi_code_section_data(scn, &sh)))
 			continue;
 		s->addr = sh.sh_addr;
 		s->data = d->d_buf;
@@ -136,17 +151,57 @@ static bool covered_by_imported(const struct amod *am, uint64_t lo, uint64_t hi)
 	return swi_cfi_overlaps(am->imp, am->imported, lo, hi);
 }
 
+static int skip_reach_cmp(const void *pa, const void *pb)
+{
+	const struct skip_reach *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * The skipped FDEs sorted, each with the furthest end up to it, so that
+ * covered() is a binary search: a linear scan per symbol would cost a
+ * hostile file's symbols times its FDEs at every load.
+ */
+static sw_status index_skips(struct amod *am)
+{
+	const struct swi_cfi_import *imp = am->imp;
+	uint64_t reach = 0;
+
+	if (imp->nskips == 0)
+		return SW_OK;
+	am->skips = malloc(imp->nskips * sizeof *am->skips);
+	if (!am->skips)
+		return SW_E_NOMEM;
+	for (size_t i = 0; i < imp->nskips; i++)
+		am->skips[i] = (struct skip_reach){ imp->skips[i].start,
+		                                    imp->skips[i].start + imp->skips[i].size };
+	qsort(am->skips, imp->nskips, sizeof *am->skips, skip_reach_cmp);
+	for (size_t i = 0; i < imp->nskips; i++) {
+		if (am->skips[i].reach < reach)
+			am->skips[i].reach = reach;
+		reach = am->skips[i].reach;
+	}
+	return SW_OK;
+}
+
 /* ... or a skipped FDE? */
 static bool covered(const struct amod *am, uint64_t lo, uint64_t hi)
 {
-	const struct swi_cfi_import *imp = am->imp;
+	size_t below = 0, n = am->imp->nskips;
 
 	if (covered_by_imported(am, lo, hi))
 		return true;
-	for (size_t i = 0; i < imp->nskips; i++)
-		if (imp->skips[i].start < hi && lo < imp->skips[i].start + imp->skips[i].size)
-			return true;
-	return false;
+	/* below: how many skipped FDEs start before hi; the last of them reaches furthest. */
+	while (below < n) {
+		size_t mid = below + (n - below) / 2;
+
+		if (am->skips[mid].start < hi)
+			below = mid + 1;
+		else
+			n = mid;
+	}
+	return below > 0 && am->skips[below - 1].reach > lo;
 }
 
 /* The PLT, entry by entry. */
@@ -194,6 +249,8 @@ static sw_status gather_rest(struct amod *am, const struct swi_symbol_range *sym
 		}
 	}
 	/* Functions no FDE covers. */
+	if (st == SW_OK)
+		st = index_skips(am);
 	for (size_t i = 0; i < nsyms && st == SW_OK; i++) {
 		const struct swi_symbol_range *y = &syms[i];
 
@@ -266,9 +323,9 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 	return SW_OK;
 }
 
-/* Analyze the PLT and, unless plt_only, the rest. */
-static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                                    size_t nsyms, bool plt_only, struct swi_cfi_import *imp)
+/* Analyze the PLT, then the rest while the budget lasts. */
+sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
+                             size_t nsyms, uint64_t code_budget, struct swi_cfi_import *imp)
 {
 	struct amod *am;
 	uint64_t end = 0;
@@ -282,36 +339,34 @@ static sw_status analyze_candidates(Elf *elf, sw_arch arch, const struct swi_sym
 	am->arch = arch;
 	am->imp = imp;
 	am->imported = imp->nfns;
-	read_sections(elf, am, plt_only);
+	read_sections(elf, am);
 	st = gather_plt(am);
-	if (st == SW_OK && !plt_only)
+	if (st == SW_OK)
 		st = gather_rest(am, syms, nsyms);
 	if (st == SW_OK && am->ncands > 1)
 		qsort(am->cands, am->ncands, sizeof *am->cands, cand_cmp);
 	for (size_t i = 0; i < am->ncands && st == SW_OK; i++) {
 		const struct candidate *k = &am->cands[i];
+		uint64_t cost = k->size > MIN_CANDIDATE_COST ? k->size : MIN_CANDIDATE_COST;
 
 		/* The first of overlapping candidates wins; CFI beats them all. */
 		if (k->start < end || covered_by_imported(am, k->start, k->start + k->size))
 			continue;
 		end = k->start + k->size;
+		if (k->mode != SWI_ANALYZE_STUB && !k->outermost) {
+			if (cost > code_budget) {
+				imp->stats.analysis_failed++;
+				continue;
+			}
+			code_budget -= cost;
+		}
 		st = analyze_one(am, k);
 	}
 	/* Sorted again only if analysis added to it (a big module's CFI alone is sorted). */
 	if (st == SW_OK && imp->nfns > am->imported)
 		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);
+	free(am->skips);
 	free(am->cands);
 	free(am);
 	return st;
-}
-
-sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                             size_t nsyms, struct swi_cfi_import *imp)
-{
-	return analyze_candidates(elf, arch, syms, nsyms, false, imp);
-}
-
-sw_status swi_analyze_plt(Elf *elf, sw_arch arch, struct swi_cfi_import *imp)
-{
-	return analyze_candidates(elf, arch, NULL, 0, true, imp);
 }

@@ -161,19 +161,15 @@ struct swi_symbol_range {
 
 /*
  * Instruction analysis of what the CFI import left (analyze_module.c):
- * FDEs skipped for a rule SWU cannot say, function symbols no FDE covers,
- * PLT entries; a symbol _start no FDE covers is an outermost function
- * (swi_cfi_add_frameless).  Adds to imp->fns (sorted again) and imp's analysis
- * statistics; an error only for memory.
+ * PLT entries, then FDEs skipped for a rule SWU cannot say and function
+ * symbols no FDE covers, of at most `code_budget` bytes of code in all
+ * (the rest is counted in analysis_failed; SWI_ANALYZE_ALL for no limit);
+ * a symbol _start no FDE covers is an outermost function
+ * (swi_cfi_add_frameless).  Adds to imp->fns (sorted again) and imp's
+ * analysis statistics; an error only for memory.
  */
+#define SWI_ANALYZE_ALL UINT64_MAX
 sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_range *syms,
-                             size_t nsyms, struct swi_cfi_import *imp);
-
-/*
- * The PLT alone, as swi_analyze_module describes it (every load runs it):
- * PLT0 and the entries of .plt, .plt.sec, .plt.got and .iplt that no
- * imported FDE covers.  Reads only those sections; the same results.
- */
-sw_status swi_analyze_plt(Elf *elf, sw_arch arch, struct swi_cfi_import *imp);
+                             size_t nsyms, uint64_t code_budget, struct swi_cfi_import *imp);
 
 #endif /* SW_UNWINDINFO_CFI_IMPORT_H */

@@ -82,13 +82,13 @@ typedef struct sw_module_import_stats {
 	uint32_t symbols;               /* function symbols kept from .symtab and .dynsym */
 	uint32_t row_ops;               /* SWU row ops written */
 	uint64_t unwind_bytes;          /* SWU bytes kept, CFI and analysis (each distinct blob once) */
-	/* With SW_MODULE_ANALYZE (the PLT's entries at every load): */
+	/* Instruction analysis (every load; see SW_MODULE_ANALYZE): */
 	uint32_t analyzed;              /* functions described (wholly or in part) by instruction analysis */
 	uint32_t analyzed_entries;      /* the functions they gave (a function described in part gives
 	                                 * one per run of describable instructions) */
-	uint32_t analysis_failed;       /* candidates analysis could not describe */
+	uint32_t analysis_failed;       /* candidates analysis could not describe, or beyond the limit */
 	/* Outermost functions (_start, clone's child), flagged SW_CODE_OUTERMOST, not in `functions`:
-	 * FDEs whose return address is undefined from the start, and with the option a _start symbol. */
+	 * FDEs whose return address is undefined from the start, and a _start symbol no FDE covers. */
 	uint32_t outermost;
 	uint64_t index_bytes;           /* the table a code map searches (sw_module_register): 8 bytes
 	                                 * a function, 4 a distinct blob, a block index of at most
@@ -110,11 +110,12 @@ typedef struct sw_module_import_stats {
 /* Options of sw_module_load_flags() and sw_module_load_image_flags(). */
 enum {
 	/*
-	 * Also describe code that has no usable CFI by instruction analysis
-	 * (Capstone): FDEs skipped for expressions or register rules, function
-	 * symbols no FDE covers; and register a symbol _start no FDE covers as
-	 * outermost (SW_CODE_OUTERMOST).  The PLT's entries that no FDE covers
-	 * are analyzed at every load, with or without it.  See sw_module(3).
+	 * Describe all the code that has no usable CFI by instruction
+	 * analysis (Capstone): FDEs skipped for expressions or register rules,
+	 * function symbols no FDE covers, a symbol _start no FDE covers as
+	 * outermost (SW_CODE_OUTERMOST).  Every load does so for the PLT and
+	 * at most 256 KiB of the rest; the option lifts that limit.  See
+	 * sw_module(3).
 	 */
 	SW_MODULE_ANALYZE = 1,
 	/*

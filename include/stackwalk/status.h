@@ -39,7 +39,8 @@ enum {
 	SW_E_UNMANAGED_CTX = -20, /* a snapshot's seed context is not in managed code */
 	SW_E_UNSAFE      = -21,  /* the thread cannot be walked safely now */
 	SW_E_IO          = -22,  /* a file could not be created or written (errno says why) */
-	SW_E_NOTIMPORTED = -23   /* the code's unwind rules are not imported yet (a lazy module) */
+	SW_E_NOTIMPORTED = -23,  /* the code's unwind rules are not imported yet (a lazy module) */
+	SW_E_NOCALLER    = -24   /* code no unwind data describes: its caller cannot be found */
 };
 
 /* sw_strerror - a static, human-readable description of an sw_status. */

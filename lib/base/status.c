@@ -28,6 +28,7 @@ SW_API const char *sw_strerror(sw_status status)
 	case SW_E_UNSAFE:      return "the thread cannot be walked safely now";
 	case SW_E_IO:          return "a file could not be created or written";
 	case SW_E_NOTIMPORTED: return "unwind rules not imported yet";
+	case SW_E_NOCALLER:    return "no caller found for code without unwind data";
 	default:               return "unknown error";
 	}
 }

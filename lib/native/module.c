@@ -5,9 +5,9 @@
  * Loading does all the work, once: libelf reads the file, the CFI
  * importer (unwindinfo/cfi_import.c) turns every FDE it can into an SWU
  * blob, signal trampolines without CFI are found by their code
- * (unwindinfo/sigreturn_code.c), the PLT's stubs by theirs
- * (unwindinfo/analyze_module.c; all code CFI does not describe with
- * SW_MODULE_ANALYZE), and the function symbols of .symtab and
+ * (unwindinfo/sigreturn_code.c), the PLT's stubs and the code CFI does not
+ * describe by theirs (unwindinfo/analyze_module.c: within a budget, or
+ * all of it with SW_MODULE_ANALYZE), and the function symbols of .symtab and
  * .dynsym are copied and sorted.  Afterwards the file is closed; the module owns everything a
  * code-map entry points to (the sw_native_function records and the blobs).
  *
@@ -33,6 +33,15 @@
 #define MODULE_MAX_SYMBOLS   (1u << 22)
 #define MODULE_MAX_NAMES     (1u << 28)         /* bytes of symbol names */
 #define SYMBOLIZE_MAX_BACK   256                /* symbols looked at below an address */
+/*
+ * Bytes of code without CFI that a load without SW_MODULE_ANALYZE
+ * analyzes, besides the PLT: a small program's built without unwind
+ * tables, and the assembly and skipped FDEs of an ordinary library.  The
+ * analysis reads about 1 MB of x86-64 code a second on a loaded machine
+ * (2 MB of -O2 code in 2.7-3.3 s at a load average of 13), so a module
+ * without CFI does not make every load slow; SW_MODULE_ANALYZE has no limit.
+ */
+#define MODULE_ANALYSIS_BUDGET (256u << 10)
 
 struct module_symbol {
 	uint64_t start, size;           /* loaded addresses */
@@ -408,8 +417,8 @@ static uint64_t load_base(Elf *elf)
 	return base == UINT64_MAX ? 0 : base;
 }
 
-/* Instruction analysis of what the CFI did not describe (SW_MODULE_ANALYZE). */
-static sw_status analyze(sw_module *m, Elf *elf, struct swi_cfi_import *imp)
+/* Instruction analysis of what the CFI did not describe: all of it with SW_MODULE_ANALYZE. */
+static sw_status analyze(sw_module *m, Elf *elf, unsigned flags, struct swi_cfi_import *imp)
 {
 	struct swi_symbol_range *r = NULL;
 	sw_status st;
@@ -419,7 +428,8 @@ static sw_status analyze(sw_module *m, Elf *elf, struct swi_cfi_import *imp)
 	for (size_t i = 0; i < m->nsyms; i++)
 		r[i] = (struct swi_symbol_range){ m->syms[i].start - m->bias, m->syms[i].size,
 		                                  m->names + m->syms[i].name };
-	st = swi_analyze_module(elf, m->arch, r, m->nsyms, imp);
+	st = swi_analyze_module(elf, m->arch, r, m->nsyms,
+	                        (flags & SW_MODULE_ANALYZE) ? SWI_ANALYZE_ALL : MODULE_ANALYSIS_BUDGET, imp);
 	free(r);
 	return st;
 }
@@ -477,9 +487,9 @@ static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bi
 	st = swi_cfi_import(elf, arch, &imp);
 	if (st == SW_OK)
 		st = swi_find_sigreturn_code(elf, arch, &imp);
-	/* The PLT always: a thread is often stopped in a stub, and AArch64's have no CFI. */
+	/* At every load: the walk may not allocate, so it cannot analyze code itself (analyze_module.c). */
 	if (st == SW_OK)
-		st = (flags & SW_MODULE_ANALYZE) ? analyze(m, elf, &imp) : swi_analyze_plt(elf, arch, &imp);
+		st = analyze(m, elf, flags, &imp);
 	if (st == SW_OK)
 		st = take_functions(m, &imp);
 	if (st == SW_OK)

@@ -12,6 +12,7 @@
  */
 #include "iter_unwind.h"
 #include "frames_internal.h"
+#include "call_site.h"
 
 _Static_assert(sizeof(struct swi_iter) <= sizeof(sw_iter), "sw_iter too small");
 _Static_assert(SWI_RULES / 2 <= 8 && SWI_RULES <= 32, "rules_turn and rules_filled have a bit per pair and slot");
@@ -347,10 +348,70 @@ static const sw_code_info *unknown_code(struct swi_iter *it, uint64_t ip)
 }
 
 /*
+ * Where a frame-pointer step may land.  Code without a frame pointer
+ * leaves FP as its caller had it, pointing at the record of a frame further
+ * out: stepping by it would skip the frames between without a trace (the
+ * PostgreSQL backend whose LLVM JIT code lost ExecScan).  Nothing at the
+ * record itself tells the two apart, so its return address must be one:
+ * in code the walk knows (a module's function, a registered method), or
+ * else right after a call instruction (unknown code calling unknown code).
+ * Code that cannot be read is not judged, the record is taken as it is: a
+ * core file holds no text of a library it does not name (qemu's name
+ * none).  Where the call before it is a direct one, its callee must be
+ * what called us: known code there can
+ * only have been a stub on the way to us (a PLT entry), any other known
+ * callee means the record is another frame's.  Each failure is
+ * SW_E_NOCALLER.  A known function that tail-calls into unknown code fails
+ * the last test too: a stop with a reason, never a frame skipped.
+ */
+static sw_status check_frame_record_caller(struct swi_iter *it, uint64_t ra)
+{
+	const sw_code_info *callee;
+	uint64_t target;
+
+	if (!lookup_return(it, ra) && swi_follows_call(it->thread, ra) == SWI_CALL_NONE)
+		return SW_E_NOCALLER;
+	target = swi_direct_call_target(it->thread, ra);
+	if (target == 0 || !(callee = cached_lookup(it, target)) || callee->start != target ||
+	    swi_is_jump_stub(it->thread, target))
+		return SW_OK;
+	return SW_E_NOCALLER;
+}
+
+/*
+ * An active frame (its IP exact: the seed, code a signal interrupted) on an
+ * architecture with a link register may not have saved it yet (a leaf, or
+ * any function at its first instructions, as ld.so's resolver is when PLT0
+ * jumps to it).  FP's record is then its caller's own, and LR the only
+ * trace of the caller.  Where LR leads into known code and differs from the
+ * record's return address, the record is not this frame's (one that saved
+ * LR in its record has the two equal; one that made a call since has LR
+ * inside itself, unknown code): SW_E_NOCALLER.  Stepping to LR instead
+ * would be a guess: SP may have moved (PLT0 pushes 16 bytes before the
+ * resolver runs), and nothing says by how much.
+ */
+static sw_status check_link_register(struct swi_iter *it, uint64_t record_ra)
+{
+	const struct swi_arch *a = it->arch;
+	const sw_context *cur = &it->rd.cur;
+	uint64_t lr;
+
+	if (!it->active || a->lr_reg < 0 || !(cur->valid & (1ULL << a->lr_reg)))
+		return SW_OK;
+	lr = cur->regs[a->lr_reg] & ~it->thread->ptrauth_mask;
+	if (lr == 0 || lr == record_ra || !lookup_return(it, lr))
+		return SW_OK;
+	return SW_E_NOCALLER;
+}
+
+/*
  * One frame-pointer step: the frame record at FP holds the caller's FP and
  * the return address (x64, x86 and arm64 alike).  Only IP, SP and FP are
  * known afterwards.  The record must lie on the stack, at or above SP, so
- * the step moves toward the base.
+ * the step moves toward the base, and lead to the frame's real caller
+ * (check_frame_record_caller, check_link_register); else the frame fails
+ * with the reason and the walk stops there (stopped_by), never past a
+ * frame it could not see.  A return address of 0 ends the chain.
  */
 static sw_status frame_pointer_step(struct swi_iter *it)
 {
@@ -368,9 +429,13 @@ static sw_status frame_pointer_step(struct swi_iter *it)
 	if ((st = swi_read_ptr(it->thread->memory, p, fp, &next_fp)) != SW_OK ||
 	    (st = swi_read_ptr(it->thread->memory, p, fp + p, &ra)) != SW_OK)
 		return st;
+	ra &= ~it->thread->ptrauth_mask;
+	if (ra != 0 && ((st = check_frame_record_caller(it, ra)) != SW_OK ||
+	                (st = check_link_register(it, ra)) != SW_OK))
+		return st;
 	caller->arch = cur->arch;
 	caller->valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
-	caller->regs[a->ip_reg] = ra & ~it->thread->ptrauth_mask;
+	caller->regs[a->ip_reg] = ra;
 	it->rd.caller_loc[a->ip_reg] = fp + p;
 	caller->regs[a->sp_reg] = fp + 2 * (uint64_t)p;
 	it->rd.caller_loc[a->sp_reg] = 0;

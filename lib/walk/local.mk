@@ -5,6 +5,8 @@ lib_libsw_walk_la_SOURCES += \
 	lib/walk/iter.c \
 	lib/walk/iter_unwind.h \
 	lib/walk/iter_unwind.c \
+	lib/walk/call_site.h \
+	lib/walk/call_site.c \
 	lib/walk/crawl_frame.c \
 	lib/walk/gc_roots.c \
 	lib/walk/snapshot.c \
