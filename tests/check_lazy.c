@@ -89,7 +89,22 @@ static void same_function(const sw_codemap *map, const sw_native_function *f, ui
 	ck_assert(g->name == f->name || (g->name && f->name && strcmp(g->name, f->name) == 0));
 }
 
-/* Every function of the full load, and the gaps between them, through the lazy module. */
+/* Does `at` lie in an FDE whose import the full load skipped? */
+static int in_skipped_fde(const sw_module_skip *skips, size_t nskips, uint64_t at)
+{
+	for (size_t i = 0; i < nskips; i++)
+		if (at >= skips[i].start && at - skips[i].start < skips[i].size)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every function of the full load, and the gaps between them, through the
+ * lazy module.  One difference, by design: the full load analyzes the code
+ * of an FDE it could not import; the lazy module learns that only when it
+ * imports that FDE, so it leaves such code undescribed (the walk's checked
+ * frame-pointer fallback takes it).
+ */
 static void compare_with_full(const char *path)
 {
 	const sw_native_function *fns;
@@ -98,11 +113,17 @@ static void compare_with_full(const char *path)
 	sw_module *full, *lazy;
 	sw_codemap *map;
 	sw_code_info info;
-	size_t n, nskips, gaps = 0;
+	size_t n, nskips, gaps = 0, analyzed_in_skips = 0;
 
 	load_both(path, SW_MODULE_LAZY, &full, &lazy, &map);
 	ck_assert_int_eq(sw_module_functions(full, &fns, &n), SW_OK);
+	ck_assert_int_eq(sw_module_skips(full, &skips, &nskips), SW_OK);
 	for (size_t i = 0; i < n; i++) {
+		if (fns[i].source == SW_CFI_ANALYSIS && in_skipped_fde(skips, nskips, fns[i].start)) {
+			ck_assert_int_eq(sw_codemap_find(map, fns[i].start, &info), SW_E_NOTFOUND);
+			analyzed_in_skips++;
+			continue;
+		}
 		same_function(map, &fns[i], fns[i].start);
 		same_function(map, &fns[i], fns[i].start + fns[i].size / 2);
 		same_function(map, &fns[i], fns[i].start + fns[i].size - 1);
@@ -111,30 +132,22 @@ static void compare_with_full(const char *path)
 			gaps++;
 		}
 	}
-	/* The functions whose CFI the import skipped have no rules either way. */
-	ck_assert_int_eq(sw_module_skips(full, &skips, &nskips), SW_OK);
-	for (size_t i = 0; i < nskips; i++) {
-		sw_code_info in_full;
-		sw_codemap *full_map;
-
-		ck_assert_int_eq(sw_codemap_create(&full_map), SW_OK);
-		ck_assert_int_eq(sw_module_register(full, full_map), SW_OK);
-		ck_assert_int_eq(sw_codemap_find(map, skips[i].where, &info) == SW_OK,
-		                 sw_codemap_find(full_map, skips[i].where, &in_full) == SW_OK);
-		ck_assert_int_eq(sw_module_unregister(full, full_map), SW_OK);
-		sw_codemap_destroy(full_map);
-	}
+	/* The functions whose CFI the import skipped have no rules in the lazy module. */
+	for (size_t i = 0; i < nskips; i++)
+		ck_assert_int_eq(sw_codemap_find(map, skips[i].where, &info), SW_E_NOTFOUND);
 	ck_assert_int_eq(sw_module_stats(full, &full_s), SW_OK);
 	ck_assert_int_eq(sw_module_stats(lazy, &lazy_s), SW_OK);
 	ck_assert_uint_eq(lazy_s.functions, full_s.functions);
 	ck_assert_uint_eq(lazy_s.outermost, full_s.outermost);
 	ck_assert_uint_eq(lazy_s.signal_trampolines, full_s.signal_trampolines);
 	ck_assert_uint_eq(lazy_s.sigreturn_code, full_s.sigreturn_code);
-	ck_assert_uint_eq(lazy_s.analyzed_entries, full_s.analyzed_entries);
+	ck_assert_uint_eq(lazy_s.analyzed_entries + analyzed_in_skips, full_s.analyzed_entries);
 	ck_assert_uint_eq(lazy_s.lazy_not_imported, 0);
 	ck_assert_uint_gt(lazy_s.arena_bytes, 0);
-	printf("%s: %zu functions and %zu gaps alike; %u of %u imported, %llu arena bytes\n", path, n,
-	       gaps, lazy_s.lazy_imported, lazy_s.lazy, (unsigned long long)lazy_s.arena_bytes);
+	printf("%s: %zu functions and %zu gaps alike (%zu analyzed in skipped FDEs only in full);"
+	       " %u of %u imported, %llu arena bytes\n", path, n - analyzed_in_skips, gaps,
+	       analyzed_in_skips, lazy_s.lazy_imported, lazy_s.lazy,
+	       (unsigned long long)lazy_s.arena_bytes);
 	drop_both(full, lazy, map);
 }
 

@@ -32,7 +32,7 @@ typedef struct sw_module sw_module;
 enum {
 	SW_CFI_EH_FRAME    = 1,         /* .eh_frame (found through .eh_frame_hdr when present) */
 	SW_CFI_DEBUG_FRAME = 2,         /* .debug_frame */
-	SW_CFI_ANALYSIS    = 3,         /* no usable CFI: instruction analysis (SW_MODULE_ANALYZE) */
+	SW_CFI_ANALYSIS    = 3,         /* no usable CFI: instruction analysis */
 	SW_CFI_SIGRETURN_CODE = 4       /* no CFI: a signal trampoline known by its instructions */
 };
 

@@ -34,8 +34,6 @@
 #define HDR_COUNT_ENC     DW_EH_PE_udata4
 #define HDR_TABLE_ENC     (DW_EH_PE_datarel | DW_EH_PE_sdata4)
 
-#define MAX_PLT_SECTIONS 8
-
 /* One function as the arena keeps it. */
 struct lazy_fn {
 	sw_native_function fn;          /* the method handle a lookup gives */
@@ -262,11 +260,9 @@ static uint64_t sext32(const uint8_t *p)
 	return (uint64_t)(int64_t)(int32_t)(uint32_t)swi_load_le(p, 4);
 }
 
-/* Executable sections: the lowest address, their bytes, and the PLT's ranges. */
+/* Executable sections: the lowest address and their bytes. */
 struct code_layout {
 	uint64_t lo, bytes;
-	uint64_t plt_lo[MAX_PLT_SECTIONS], plt_hi[MAX_PLT_SECTIONS];
-	unsigned nplt;
 	bool debug_frame;
 	Elf_Data *hdr;
 	uint64_t hdr_addr;
@@ -300,11 +296,6 @@ static void read_layout(Elf *elf, struct code_layout *l)
 		if (sh.sh_addr < l->lo)
 			l->lo = sh.sh_addr;
 		l->bytes += sh.sh_size;
-		if ((strncmp(name, ".plt", 4) == 0 || strcmp(name, ".iplt") == 0) &&
-		    l->nplt < MAX_PLT_SECTIONS) {
-			l->plt_lo[l->nplt] = sh.sh_addr;
-			l->plt_hi[l->nplt++] = sh.sh_addr + sh.sh_size;
-		}
 	}
 }
 
@@ -396,21 +387,14 @@ static sw_status read_entries(struct swi_lazy_cfi *z, const struct code_layout *
 	return SW_OK;
 }
 
-static bool in_plt(const struct code_layout *l, uint64_t lo, uint64_t hi)
-{
-	for (unsigned k = 0; k < l->nplt; k++)
-		if (lo < l->plt_hi[k] && l->plt_lo[k] < hi)
-			return true;
-	return false;
-}
-
 /*
- * The PLT's stubs no FDE covers, and in a small module sigreturn code
- * without CFI, described now as a full load does (no FDE leads a lookup
- * to them): the analysis sees the FDEs' ranges that matter to it.
+ * What no FDE covers, described now as a full load does (no FDE leads a
+ * lookup to it): the PLT's stubs, code without CFI within the analysis
+ * budget, and in a small module sigreturn code.  The analysis sees every
+ * FDE's range, so that CFI always wins over it.
  */
 static sw_status describe_extras(struct swi_lazy_cfi *z, Elf *elf, const struct code_layout *l,
-                                 uint64_t *hi)
+                                 const struct swi_lazy_analysis *analysis, uint64_t *hi)
 {
 	bool small = l->bytes <= SWI_LAZY_SMALL_CODE;
 	struct swi_cfi_import imp;
@@ -420,7 +404,7 @@ static sw_status describe_extras(struct swi_lazy_cfi *z, Elf *elf, const struct 
 	for (uint32_t k = 0; k < z->n && st == SW_OK; k++) {
 		uint64_t lo = z->base + z->start[k];
 
-		if (!z->size[k] || !(small || in_plt(l, lo, lo + z->size[k])))
+		if (!z->size[k])
 			continue;
 		st = swi_array_grow((void **)&imp.fns, &imp.fns_cap, imp.nfns + 1, sizeof *imp.fns);
 		if (st == SW_OK)
@@ -429,7 +413,8 @@ static sw_status describe_extras(struct swi_lazy_cfi *z, Elf *elf, const struct 
 	if (st == SW_OK && small)
 		st = swi_find_sigreturn_code(elf, z->arch, &imp);
 	if (st == SW_OK)
-		st = swi_analyze_plt(elf, z->arch, &imp);
+		st = swi_analyze_module(elf, z->arch, analysis->syms, analysis->nsyms, analysis->budget,
+		                        &imp);
 	for (size_t i = 0; i < imp.nfns && st == SW_OK; i++) {
 		const struct swi_cfi_fn *f = &imp.fns[i];
 		struct lazy_fn *r;
@@ -489,7 +474,7 @@ static sw_status allocate(struct swi_lazy_cfi *z, uint32_t n)
 	return z->start && z->size && z->fde && z->slot && z->arena ? SW_OK : SW_E_NOMEM;
 }
 
-static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf)
+static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf, const struct swi_lazy_analysis *analysis)
 {
 	struct code_layout l;
 	const uint8_t *table = NULL;
@@ -505,7 +490,7 @@ static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf)
 		return st == SW_E_NOTFOUND ? SW_E_UNSUPPORTED : st;
 	if ((st = read_hdr(z, &l, &table, &count)) != SW_OK || (st = allocate(z, count)) != SW_OK ||
 	    (st = read_entries(z, &l, table, &hi)) != SW_OK ||
-	    (st = describe_extras(z, elf, &l, &hi)) != SW_OK)
+	    (st = describe_extras(z, elf, &l, analysis, &hi)) != SW_OK)
 		return st;
 	if (hi <= z->base)
 		return SW_E_UNSUPPORTED;        /* no code at all */
@@ -524,7 +509,8 @@ static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf)
 }
 
 sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
-                            const sw_module *m, struct swi_lazy_cfi **out)
+                            const sw_module *m, const struct swi_lazy_analysis *analysis,
+                            struct swi_lazy_cfi **out)
 {
 	struct swi_lazy_cfi *z;
 	sw_status st;
@@ -543,7 +529,7 @@ sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int w
 		free(z);
 		return SW_E_NOMEM;
 	}
-	if ((st = open_view(z, elf)) != SW_OK) {
+	if ((st = open_view(z, elf, analysis)) != SW_OK) {
 		swi_lazy_cfi_free(z);
 		return st;
 	}

@@ -51,8 +51,22 @@ struct swi_lazy_cfi;
  * that is unsorted, cut short, or points outside .eh_frame or at an FDE
  * that does not start where it says; SW_E_NOMEM.
  */
+struct swi_symbol_range;
+
+/*
+ * What instruction analysis may describe at the open, as a full load's:
+ * the PLT, then the symbols no FDE covers within `budget` bytes of code
+ * (swi_analyze_module).
+ */
+struct swi_lazy_analysis {
+	const struct swi_symbol_range *syms;
+	size_t nsyms;
+	uint64_t budget;
+};
+
 sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
-                            const sw_module *m, struct swi_lazy_cfi **out);
+                            const sw_module *m, const struct swi_lazy_analysis *analysis,
+                            struct swi_lazy_cfi **out);
 
 /* The code table to register (its source is the view). */
 const struct swi_code_table *swi_lazy_cfi_table(const struct swi_lazy_cfi *z);

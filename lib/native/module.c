@@ -417,17 +417,25 @@ static uint64_t load_base(Elf *elf)
 	return base == UINT64_MAX ? 0 : base;
 }
 
+/* The module's symbols as the analysis takes them (ELF addresses), or NULL for none or no memory. */
+static struct swi_symbol_range *symbol_ranges(const sw_module *m)
+{
+	struct swi_symbol_range *r = m->nsyms ? calloc(m->nsyms, sizeof *r) : NULL;
+
+	for (size_t i = 0; r && i < m->nsyms; i++)
+		r[i] = (struct swi_symbol_range){ m->syms[i].start - m->bias, m->syms[i].size,
+		                                  m->names + m->syms[i].name };
+	return r;
+}
+
 /* Instruction analysis of what the CFI did not describe: all of it with SW_MODULE_ANALYZE. */
 static sw_status analyze(sw_module *m, Elf *elf, unsigned flags, struct swi_cfi_import *imp)
 {
-	struct swi_symbol_range *r = NULL;
+	struct swi_symbol_range *r = symbol_ranges(m);
 	sw_status st;
 
-	if (m->nsyms && !(r = calloc(m->nsyms, sizeof *r)))
+	if (m->nsyms && !r)
 		return SW_E_NOMEM;
-	for (size_t i = 0; i < m->nsyms; i++)
-		r[i] = (struct swi_symbol_range){ m->syms[i].start - m->bias, m->syms[i].size,
-		                                  m->names + m->syms[i].name };
 	st = swi_analyze_module(elf, m->arch, r, m->nsyms,
 	                        (flags & SW_MODULE_ANALYZE) ? SWI_ANALYZE_ALL : MODULE_ANALYSIS_BUDGET, imp);
 	free(r);
@@ -440,12 +448,19 @@ static sw_status analyze(sw_module *m, Elf *elf, unsigned flags, struct swi_cfi_
  */
 static sw_status load_lazy(sw_module *m, Elf *elf, int fd, unsigned flags, bool *kept)
 {
+	struct swi_lazy_analysis analysis = { NULL, m->nsyms, MODULE_ANALYSIS_BUDGET };
+	struct swi_symbol_range *r;
 	sw_status st;
 
 	if (!(flags & MODULE_LAZY_FLAGS) || (flags & SW_MODULE_ANALYZE) || fd < 0)
 		return SW_E_UNSUPPORTED;
+	/* Code without CFI is analyzed at the open, as a full load does it (see analyze). */
+	if (!(r = symbol_ranges(m)) && m->nsyms)
+		return SW_E_NOMEM;
+	analysis.syms = r;
 	st = swi_lazy_cfi_open(elf, fd, m->arch, m->bias, !(flags & SW_MODULE_LAZY_SIGNAL_SAFE), m,
-	                       &m->lazy);
+	                       &analysis, &m->lazy);
+	free(r);
 	*kept = st == SW_OK;
 	return st;
 }
