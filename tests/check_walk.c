@@ -388,24 +388,34 @@ static sw_walk_action gc_walk_cb(const sw_crawl_frame *cf, void *data)
 	return SW_CONTINUE;
 }
 
+/*
+ * B (active at +20) called by A at +25, with the GC information a_gc and
+ * b_gc give them; `slot` at A's CFA + slot_offset holds `ref`.
+ */
+static void lay_out_gc(sb_world *w, void (*a_gc_info)(sw_swu_builder *),
+                       void (*b_gc_info)(sw_swu_builder *), int slot_offset, uint64_t ref)
+{
+	sb_init(w);
+	sb_add_method_a_ex(w, A_START, &method_a, a_gc_info);
+	sb_add_method_b_ex(w, B_START, &method_b, b_gc_info);
+	sb_put(w, S0, SB_NATIVE_IP);
+	sb_put(w, S0 - 8, CALLER_RBP);
+	sb_put(w, S0 - 16, CALLER_RBX);
+	sb_put(w, S0 - 96, A_START + 25);
+	sb_put(w, S0 - 104, CALLER_R12);
+	sb_put(w, S0 - 112, A_RBX);
+	sb_put(w, S0 + 8 + (uint64_t)(int64_t)slot_offset, ref);
+	sw_context_set(&w->seed, SW_X64_RIP, B_START + 20);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 128);
+	sw_context_set(&w->seed, SW_X64_RBP, S0 - 8);
+}
+
 START_TEST(gc_roots_of_managed_frames)
 {
 	sb_world w;
 	struct gc_seen g;
 
-	sb_init(&w);
-	sb_add_method_a_ex(&w, A_START, &method_a, a_gc);
-	sb_add_method_b_ex(&w, B_START, &method_b, b_gc);
-	sb_put(&w, S0, SB_NATIVE_IP);
-	sb_put(&w, S0 - 8, CALLER_RBP);
-	sb_put(&w, S0 - 16, CALLER_RBX);
-	sb_put(&w, S0 - 96, A_START + 25);
-	sb_put(&w, S0 - 104, CALLER_R12);
-	sb_put(&w, S0 - 112, A_RBX);
-	sb_put(&w, S0 + 8 - 40, 0x0b1ec7);          /* A's slot at CFA-40 */
-	sw_context_set(&w.seed, SW_X64_RIP, B_START + 20);
-	sw_context_set(&w.seed, SW_X64_RSP, S0 - 128);
-	sw_context_set(&w.seed, SW_X64_RBP, S0 - 8);
+	lay_out_gc(&w, a_gc, b_gc, -40, 0x0b1ec7);
 	sw_context_set(&w.seed, SW_X64_RBX, 0xb1b1);
 	sw_context_set(&w.seed, SW_X64_R12, 0xb2b2);
 
@@ -470,19 +480,7 @@ START_TEST(gc_roots_follow_coreclr_conventions)
 	sb_world w;
 	struct gc_seen g;
 
-	sb_init(&w);
-	sb_add_method_a_ex(&w, A_START, &method_a, a_gc_to_call);
-	sb_add_method_b_ex(&w, B_START, &method_b, b_gc_scratch);
-	sb_put(&w, S0, SB_NATIVE_IP);
-	sb_put(&w, S0 - 8, CALLER_RBP);
-	sb_put(&w, S0 - 16, CALLER_RBX);
-	sb_put(&w, S0 - 96, A_START + 25);
-	sb_put(&w, S0 - 104, CALLER_R12);
-	sb_put(&w, S0 - 112, A_RBX);
-	sb_put(&w, S0 + 8 - 48, 0x0b1ec8);          /* A's slot at CFA-48 */
-	sw_context_set(&w.seed, SW_X64_RIP, B_START + 20);
-	sw_context_set(&w.seed, SW_X64_RSP, S0 - 128);
-	sw_context_set(&w.seed, SW_X64_RBP, S0 - 8);
+	lay_out_gc(&w, a_gc_to_call, b_gc_scratch, -48, 0x0b1ec8);
 	sw_context_set(&w.seed, SW_X64_RCX, 0xc1c1);
 	sw_context_set(&w.seed, SW_X64_RAX, 0xdead);
 
