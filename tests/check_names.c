@@ -17,6 +17,18 @@
 #include <sys/stat.h>
 #include <stackwalk.h>
 
+/*
+ * LeakSanitizer (the ASan build): libdw keeps allocations it makes while
+ * reading some of the corrupted copies below and never frees them (seen as
+ * 105 blocks allocated inside libdw.so.1, with no frame of ours between).
+ * They are libdw's; a leak from this library's own code still fails.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libdw.so.1\n";
+}
+
 START_TEST(demangles_cxx_and_rust)
 {
 	sw_names *n;

@@ -110,8 +110,9 @@ static sw_status publish(sw_publisher *p)
 	for (size_t i = 0; i < p->nmethods; i++)
 		memcpy(spare->bytes + sizeof h + i * sizeof(struct published_method), &p->methods[i].rec,
 		       sizeof(struct published_method));
-	memcpy(spare->bytes + sizeof h + p->nmethods * sizeof(struct published_method), p->threads,
-	       p->nthreads * sizeof *p->threads);
+	if (p->nthreads)        /* no threads yet: no array to copy from */
+		memcpy(spare->bytes + sizeof h + p->nmethods * sizeof(struct published_method),
+		       p->threads, p->nthreads * sizeof *p->threads);
 	__atomic_store_n(&sw_published_codemap.snapshot, (uint64_t)(uintptr_t)spare->bytes,
 	                 __ATOMIC_RELEASE);
 	__atomic_store_n(&sw_published_codemap.generation, gen + 2, __ATOMIC_RELEASE);
