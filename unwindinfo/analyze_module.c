@@ -41,9 +41,14 @@
  * costs a disassembler's set-up. */
 #define MIN_CANDIDATE_COST 64
 
+/*
+ * A code section, by its place in the file: the analysis reads only the
+ * bytes of what it analyzes (the PLT and a budget), never a whole .text,
+ * which in a big library is tens of megabytes a load would copy.
+ */
 struct code_section {
 	uint64_t addr, size;
-	const uint8_t *data;
+	uint64_t offset;                /* in the file */
 	bool plt;
 	unsigned plt0, entry;           /* PLT: the first entry's size and the others' */
 };
@@ -60,9 +65,11 @@ struct skip_reach {
 };
 
 struct amod {
+	Elf *elf;
 	sw_arch arch;
 	struct swi_cfi_import *imp;
 	struct code_section secs[MAX_CODE_SECTIONS];
+	const uint8_t *plt_bytes[MAX_CODE_SECTIONS];    /* a PLT's, read whole at its first entry */
 	size_t nsecs;
 	struct candidate *cands;
 	size_t ncands, cands_cap;
@@ -85,7 +92,7 @@ static void plt_layout(sw_arch arch, const char *name, struct code_section *s)
 		s->entry = 8;
 }
 
-/* The code sections (every load has read them already: sigreturn_code.c). */
+/* The code sections. */
 static void read_sections(Elf *elf, struct amod *am)
 {
 	size_t shstrndx;
@@ -96,18 +103,15 @@ static void read_sections(Elf *elf, struct amod *am)
 		struct code_section *s = &am->secs[am->nsecs];
 		const char *name;
 		GElf_Shdr sh;
-		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh))
+		if (!swi_code_section(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		memset(s, 0, sizeof *s);
 		s->size = sh.sh_size;
 		plt_layout(am->arch, name ? name : "", s);
-		if (!(d = swi_code_section_data(scn, &sh)))
-			continue;
 		s->addr = sh.sh_addr;
-		s->data = d->d_buf;
+		s->offset = sh.sh_offset;
 		am->nsecs++;
 	}
 }
@@ -285,11 +289,42 @@ static sw_status add_piece(void *ctx, uint32_t offset, uint32_t size, const uint
 	return st;
 }
 
-static sw_status analyze_one(struct amod *am, const struct candidate *k)
+/* `size` bytes of the file at `offset`, kept by libelf until the ELF handle ends; or NULL. */
+static const uint8_t *file_bytes(Elf *elf, uint64_t offset, uint64_t size)
+{
+	Elf_Data *d;
+
+	if (offset > INT64_MAX || size > SIZE_MAX)
+		return NULL;
+	d = elf_getdata_rawchunk(elf, (int64_t)offset, (size_t)size, ELF_T_BYTE);
+	return d && d->d_buf && d->d_size == size ? d->d_buf : NULL;
+}
+
+/*
+ * The candidate's bytes, or NULL where the file does not hold them: a
+ * PLT is read once whole (its entries are many and small), other code one
+ * candidate at a time.
+ */
+static const uint8_t *candidate_bytes(struct amod *am, const struct candidate *k)
 {
 	const struct code_section *s = section_of(am, k->start, k->size);
+	const uint8_t **plt;
+
+	if (!s)
+		return NULL;
+	if (!s->plt)
+		return file_bytes(am->elf, s->offset + (k->start - s->addr), k->size);
+	plt = &am->plt_bytes[s - am->secs];
+	if (!*plt)
+		*plt = file_bytes(am->elf, s->offset, s->size);
+	return *plt ? *plt + (k->start - s->addr) : NULL;
+}
+
+static sw_status analyze_one(struct amod *am, const struct candidate *k)
+{
 	struct swi_analysis an;
 	size_t before = am->imp->nfns;
+	const uint8_t *code;
 	sw_status st;
 
 	if (k->size > SW_SWU_MAX_CODE_SIZE)
@@ -300,7 +335,11 @@ static sw_status analyze_one(struct amod *am, const struct candidate *k)
 			am->imp->stats.outermost++;
 		return st;
 	}
-	st = swi_analyze(am->arch, s->data + (k->start - s->addr), (size_t)k->size, k->start, k->mode, &an);
+	if (!(code = candidate_bytes(am, k))) {
+		am->imp->stats.analysis_failed++;
+		return SW_OK;
+	}
+	st = swi_analyze(am->arch, code, (size_t)k->size, k->start, k->mode, &an);
 	if (st == SW_E_NOMEM)
 		return st;
 	if (st != SW_OK || an.fail) {
@@ -336,6 +375,7 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 	am = calloc(1, sizeof *am);
 	if (!am)
 		return SW_E_NOMEM;
+	am->elf = elf;
 	am->arch = arch;
 	am->imp = imp;
 	am->imported = imp->nfns;

@@ -724,12 +724,17 @@ static sw_status note_skip(struct swi_cfi_import *out, uint64_t lo, uint64_t hi,
 	return SW_OK;
 }
 
+bool swi_code_section(Elf_Scn *scn, GElf_Shdr *sh)
+{
+	return gelf_getshdr(scn, sh) && sh->sh_type == SHT_PROGBITS && (sh->sh_flags & SHF_EXECINSTR) &&
+	       sh->sh_size != 0 && sh->sh_addr + sh->sh_size >= sh->sh_addr;
+}
+
 Elf_Data *swi_code_section_data(Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *d;
 
-	if (!gelf_getshdr(scn, sh) || sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
-	    sh->sh_size == 0 || sh->sh_addr + sh->sh_size < sh->sh_addr)
+	if (!swi_code_section(scn, sh))
 		return NULL;
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf || d->d_size != sh->sh_size)

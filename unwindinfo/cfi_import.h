@@ -120,8 +120,14 @@ sw_status swi_cfi_add_fn(struct swi_cfi_import *imp, uint64_t start, uint64_t si
                          uint32_t flags, const uint8_t *blob, size_t len);
 
 /*
- * The bytes of an executable PROGBITS section, whole and in memory, and
- * its header in *sh; NULL for any other section or one that cannot be read.
+ * Whether `scn` is an executable PROGBITS section with bytes, its header
+ * in *sh: the code a scan or an analysis reads.
+ */
+bool swi_code_section(Elf_Scn *scn, GElf_Shdr *sh);
+
+/*
+ * The bytes of such a section, whole and in memory, and its header in
+ * *sh; NULL for any other section or one that cannot be read.
  */
 Elf_Data *swi_code_section_data(Elf_Scn *scn, GElf_Shdr *sh);
 
