@@ -68,25 +68,77 @@ SWPROF_API void swprof_thread_frames(sw_frame **head)
 	sw_registry_add_self(prof.reg, prof.map, head, &id);
 }
 
+/*
+ * swprof_add_native_code - native code the runtime generated (a thunk into
+ * managed code, a stub), described by its SWU: walks go through it to the
+ * native code that called the managed code, and its frames are named
+ * `name`.  swprof_remove_native_code before the code goes away.  Both
+ * return an sw_status.
+ */
+SWPROF_API int swprof_add_native_code(const sw_code_info *info, const char *name);
+SWPROF_API int swprof_add_native_code(const sw_code_info *info, const char *name)
+{
+	sw_code_info native;
+	sw_status st;
+
+	if (!info)
+		return SW_E_INVAL;
+	if (!prof.started)
+		return SW_E_UNSUPPORTED;
+	native = *info;
+	native.flags |= SW_CODE_NATIVE;
+	sw_registry_unsafe_enter();
+	if ((st = sw_codemap_add(prof.map, &native)) == SW_OK && name) {
+		pthread_mutex_lock(&prof.stubs_lock);
+		if (prof.nstubs < MAX_STUBS) {
+			runtime_stub *r = &prof.stubs[prof.nstubs];
+
+			r->start = info->start;
+			r->size = info->size;
+			snprintf(r->name, sizeof r->name, "%s", name);
+			__atomic_store_n(&prof.nstubs, prof.nstubs + 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&prof.stubs_lock);
+	}
+	sw_registry_unsafe_leave();
+	return st;
+}
+
+SWPROF_API int swprof_remove_native_code(uint64_t start);
+SWPROF_API int swprof_remove_native_code(uint64_t start)
+{
+	sw_status st;
+
+	if (!prof.started)
+		return SW_E_UNSUPPORTED;
+	sw_registry_unsafe_enter();
+	st = sw_codemap_remove(prof.map, start);
+	sw_registry_unsafe_leave();
+	return st;
+}
+
 /* --- sampling: runs while the target is stopped ---------------------------------------- */
 
-typedef struct walk_buf {
-	uint64_t ip[MAX_DEPTH];
-	unsigned n;
-	int seed_only;          /* ip[0] is the initial native context */
-	int native_until_unknown;   /* stop at the first native frame no module knows */
-	int managed_only;       /* record managed frames only */
-	sw_status stopped;      /* why the walk stopped before the outermost frame, or SW_OK */
-} walk_buf;
 
 static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 {
 	walk_buf *w = data;
 	sw_frame_state st = sw_crawl_frame_state(cf);
 
+	if (st == SW_STATE_NATIVE_MARKER) {
+		w->native_caller = sw_crawl_frame_regdisplay(cf)->cur;
+		w->has_native_caller = 1;
+		return SW_CONTINUE;
+	}
 	if (st != SW_STATE_FRAMELESS && st != SW_STATE_NATIVE_FRAME && st != SW_STATE_INITIAL_NATIVE)
 		return SW_CONTINUE;
+	/* A managed frame after the marker: its native caller comes later, if at all. */
+	if (st == SW_STATE_FRAMELESS)
+		w->has_native_caller = 0;
 	if (w->managed_only && st != SW_STATE_FRAMELESS)
+		return SW_CONTINUE;
+	/* The agent's own frames (a thread's start, a wrapper) are not the program's. */
+	if (st != SW_STATE_FRAMELESS && agent_code(sw_crawl_frame_ip(cf)))
 		return SW_CONTINUE;
 	if (w->n == MAX_DEPTH)
 		return SW_ABORT;
@@ -97,8 +149,11 @@ static sw_walk_action add_frame(const sw_crawl_frame *cf, void *data)
 		uint64_t ip = NATIVE_KEY(sw_crawl_frame_ip(cf));
 
 		/* Past the modules (a runtime's stub, say): the Frame list goes on from here. */
-		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf))
+		if (w->native_until_unknown && st == SW_STATE_NATIVE_FRAME && !sw_crawl_frame_code_info(cf)) {
+			w->unknown_code = sw_crawl_frame_regdisplay(cf)->cur;
+			w->has_unknown_code = 1;
 			return SW_ABORT;
+		}
 		/* The seed is reported as the initial context, then as its native frame. */
 		if (st == SW_STATE_NATIVE_FRAME && w->n == 1 && w->seed_only && w->ip[0] == ip) {
 			w->seed_only = 0;
@@ -136,17 +191,17 @@ static sw_walk_cache managed_rules, native_rules;
  * w->stopped, and the frame it could not unwind (the error's IP) ends the
  * stack: a managed walk reports a frame only once it has unwound it.
  */
-static void walk_into(const sw_thread *t, const sw_sample *s, walk_buf *w, unsigned flags,
+static void walk_into(const sw_thread *t, const sw_context *seed, walk_buf *w, unsigned flags,
                       sw_walk_cache *rules)
 {
 	sw_walk_error err;
 	sw_code_info ci;
 	uint64_t last;
 
-	if (sw_walk_frames_cached(t, s->seed, 0, add_frame, w, flags, rules, &err) != SW_FAILED)
+	if (sw_walk_frames_cached(t, seed, 0, add_frame, w, flags, rules, &err) != SW_FAILED)
 		return;
 	w->stopped = err.status;
-	if (err.ip == 0 || w->n == MAX_DEPTH)
+	if (err.ip == 0 || w->n == MAX_DEPTH || agent_code(err.ip))
 		return;
 	last = NATIVE_KEY(err.ip);
 	if (sw_codemap_find(t->codemap, err.ip, &ci) == SW_OK && !(ci.flags & SW_CODE_NATIVE) &&
@@ -156,34 +211,86 @@ static void walk_into(const sw_thread *t, const sw_sample *s, walk_buf *w, unsig
 		w->ip[w->n++] = last;
 }
 
-static void walk_sample(const sw_sample *s, walk_buf *w)
+/*
+ * The native frames under the outermost managed chain (the thread's
+ * start, the runtime's entry into managed code): walked from the
+ * context the managed walk left managed code with, through the modules.
+ */
+static void walk_native_callers(sw_thread *t, walk_buf *w, unsigned flags)
 {
-	const unsigned native = s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
-	                        SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT;
+	sw_context caller = w->native_caller;
+
+	if (!w->has_native_caller || w->stopped != SW_OK)
+		return;
+	t->codemap = prof.map;
+	w->managed_only = w->native_until_unknown = w->seed_only = w->has_native_caller = 0;
+	walk_into(t, &caller, w, flags, &native_rules);
+}
+
+void walk_sample(const sw_sample *s, walk_buf *w)
+{
+	const unsigned native = s->walk_flags | SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK;
+	const unsigned managed = s->walk_flags | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
 	const sw_codemap *rt = __atomic_load_n(&prof.runtime_map, __ATOMIC_ACQUIRE);
 	sw_thread t = *s->thread;
 
 	if (rt && is_managed(rt, sw_context_ip(s->seed))) {
 		t.codemap = rt;
-		walk_into(&t, s, w, s->walk_flags, &managed_rules);
+		walk_into(&t, s->seed, w, managed, &managed_rules);
+		walk_native_callers(&t, w, native);
 		return;
 	}
 	w->native_until_unknown = rt && t.frame_head;
-	walk_into(&t, s, w, native, &native_rules);
+	walk_into(&t, s->seed, w, native | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, &native_rules);
 	if (rt && t.frame_head) {
-		/* Both walks make the stack: either one stopping leaves a hole in it. */
+		/*
+		 * Both walks make the stack: either one stopping leaves a hole in
+		 * it.  Where the native walk reached managed code (through a stub
+		 * the runtime described), the managed walk goes on from there;
+		 * else the Frame list leads it to the managed frames.
+		 */
+		const sw_context *from = s->seed;
+
+		if (w->has_unknown_code && is_managed(rt, sw_context_ip(&w->unknown_code)))
+			from = &w->unknown_code;
 		t.codemap = rt;
 		w->managed_only = 1;
-		walk_into(&t, s, w, s->walk_flags, &managed_rules);
-	} else if (rt && w->n <= 1) {
-		/* The native walk found nothing: the managed walk replaces it. */
+		walk_into(&t, from, w, managed, &managed_rules);
+		walk_native_callers(&t, w, native);
+	} else if (rt && w->n <= 1 && w->stopped != SW_E_NOTIMPORTED) {
+		/*
+		 * The native walk found nothing: the managed walk replaces it,
+		 * where it finds more (else the native walk's stop stands).
+		 */
+		walk_buf m;
+
+		memset(&m, 0, sizeof m);
 		t.codemap = rt;
-		w->n = 0;
-		w->seed_only = 0;
-		w->stopped = SW_OK;
-		walk_into(&t, s, w, s->walk_flags | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT,
+		walk_into(&t, s->seed, &m, managed | SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT,
 		          &managed_rules);
+		walk_native_callers(&t, &m, native);
+		if (m.n > w->n)
+			*w = m;
 	}
+}
+
+/* Keep a walked sample in prof.buf (the target may be stopped: no allocation). */
+void record_sample(const walk_buf *w, unsigned ticks)
+{
+	if (w->n == 0) {
+		prof.failed++;
+		return;
+	}
+	if (prof.used + 1 + w->n > BUFFER_WORDS) {
+		prof.dropped++;
+		return;
+	}
+	prof.buf[prof.used] = HEADER(w->n, ticks, w->stopped);
+	memcpy(&prof.buf[prof.used + 1], w->ip, w->n * sizeof w->ip[0]);
+	prof.used += 1 + w->n;
+	prof.samples++;
+	if (w->stopped != SW_OK)
+		prof.stopped++;
 }
 
 static sw_walk_action on_sample(const sw_sample *s, void *data)
@@ -193,20 +300,10 @@ static sw_walk_action on_sample(const sw_sample *s, void *data)
 	(void)data;
 	memset(&w, 0, sizeof w);
 	walk_sample(s, &w);
-	if (w.n == 0) {
-		prof.failed++;
+	/* Code not imported yet: walked again once it is (swprof_deferred.c). */
+	if (w.stopped == SW_E_NOTIMPORTED && defer_sample(s))
 		return SW_CONTINUE;
-	}
-	if (prof.used + 1 + w.n > BUFFER_WORDS) {
-		prof.dropped++;
-		return SW_CONTINUE;
-	}
-	prof.buf[prof.used] = HEADER(w.n, s->ticks, w.stopped);
-	memcpy(&prof.buf[prof.used + 1], w.ip, w.n * sizeof w.ip[0]);
-	prof.used += 1 + w.n;
-	prof.samples++;
-	if (w.stopped != SW_OK)
-		prof.stopped++;
+	record_sample(&w, s->ticks);
 	return SW_CONTINUE;
 }
 
@@ -243,6 +340,7 @@ static void sample_wall_clock(void)
 		struct timespec now;
 
 		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
+		walk_deferred();
 		/* Keep the rate: the next tick is due one period after the last. */
 		next.tv_nsec += period;
 		while (next.tv_nsec >= 1000000000L) {
@@ -276,8 +374,10 @@ static void *sampler_main(void *arg)
 	if (prof.wall_clock)
 		sample_wall_clock();
 	else
-		while (sampling_goes_on())
+		while (sampling_goes_on()) {
 			sw_sampler_wait(prof.reg, on_sample, NULL, CPU_WAIT_MS, NULL);
+			walk_deferred();
+		}
 	sw_sampler_stop(prof.reg);
 	if (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) && prof.fatal_signo) {
 		write_profile();
@@ -407,9 +507,10 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 		exe[n] = 0;
 		path = exe;
 	}
-	if (strstr(path, "linux-vdso") || strstr(path, "libswprof") || prof.nmodules == MAX_MODULES)
+	/* The agent's own code is registered too: a thread's start runs through it. */
+	if (strstr(path, "linux-vdso") || prof.nmodules == MAX_MODULES)
 		return 0;
-	if (sw_module_load(path, info->dlpi_addr, NULL, &m) != SW_OK)
+	if (sw_module_load_flags(path, info->dlpi_addr, SW_MODULE_LAZY_SIGNAL_SAFE, NULL, &m) != SW_OK)
 		return 0;
 	if (sw_module_register(m, prof.map) != SW_OK || !(lm->path = strdup(path))) {
 		sw_module_unregister(m, prof.map);
@@ -434,11 +535,12 @@ __attribute__((constructor)) static void swprof_init(void)
 	prof.wall_clock = clock && !strcmp(clock, "wall");
 	prof.pid = getpid();
 	prof.exec_generation = exec_generation_from_env();
+	pthread_mutex_init(&prof.stubs_lock, NULL);
 	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 	                               void *))dlsym(RTLD_NEXT, "pthread_create");
 	dl_iterate_phdr(find_own_text, (void *)(uintptr_t)swprof_init);
 	prof.buf = malloc(BUFFER_WORDS * sizeof prof.buf[0]);
-	if (!prof.buf || !real_pthread_create || sw_codemap_create(&prof.map) != SW_OK ||
+	if (!prof.buf || !deferred_init() || !real_pthread_create || sw_codemap_create(&prof.map) != SW_OK ||
 	    sw_registry_create(&prof.reg) != SW_OK) {
 		fprintf(stderr, "swprof: cannot start\n");
 		return;

@@ -39,6 +39,13 @@
 #define NOT_CODE_KEY (STOPPED_TAG | UINT64_C(0xffffffff))
 #define NATIVE_KEY(ip) ((ip) & (MANAGED_TAG | STOPPED_TAG) ? NOT_CODE_KEY : (ip))
 
+/* Native code a runtime generated and described (swprof_add_native_code), kept for its name. */
+#define MAX_STUBS 1024
+typedef struct runtime_stub {
+	uint64_t start, size;
+	char name[64];
+} runtime_stub;
+
 /* A native module registered at start, and the addresses it was loaded at. */
 typedef struct loaded_module {
 	sw_module *m;
@@ -53,6 +60,9 @@ typedef struct profile {
 	const char *(*method_name)(void *method);
 	loaded_module modules[MAX_MODULES];
 	unsigned nmodules;
+	runtime_stub stubs[MAX_STUBS];      /* in the order added; read at exit */
+	unsigned nstubs;                    /* under stubs_lock */
+	pthread_mutex_t stubs_lock;
 	uint64_t *buf;
 	size_t used;
 	unsigned long samples, dropped, failed, stopped, threads_seen;
@@ -110,6 +120,30 @@ typedef struct named_profile {
 	double naming_cpu_ms;   /* what building this cost */
 } named_profile;
 
+/* One sample's walk: its frames' IPs, leaf first (see the raw samples above). */
+typedef struct walk_buf {
+	uint64_t ip[MAX_DEPTH];
+	unsigned n;
+	int seed_only;          /* ip[0] is the initial native context */
+	int native_until_unknown;   /* stop at the first native frame no module knows */
+	int managed_only;       /* record managed frames only */
+	sw_status stopped;      /* why the walk stopped before the outermost frame, or SW_OK */
+	/* Where the outermost managed chain so far was called from native code. */
+	sw_context native_caller;
+	int has_native_caller;
+	/* Where the native walk met code the modules do not know (managed, perhaps). */
+	sw_context unknown_code;
+	int has_unknown_code;
+} walk_buf;
+
+void walk_sample(const sw_sample *s, walk_buf *w);  /* may run while the target is stopped */
+void record_sample(const walk_buf *w, unsigned ticks);
+
+/* swprof_deferred.c: samples walked again once the code they stopped in is imported */
+int deferred_init(void);                    /* 0: out of memory (samples then stay stopped) */
+int defer_sample(const sw_sample *s);       /* target stopped; 0: no room, record it as it is */
+void walk_deferred(void);                   /* target running: import, walk, record */
+
 /* swprof_names.c */
 int name_profile(named_profile *np);    /* 0: out of memory */
 void free_named_profile(named_profile *np);
@@ -130,5 +164,7 @@ void fork_child(void);
 unsigned exec_generation_from_env(void);
 void on_exit_status(int status, void *unused);
 int find_own_text(struct dl_phdr_info *info, size_t size, void *data);
+/* Whether `ip` is in the agent's own code: libswprof.so and the library linked into it. */
+int agent_code(uint64_t ip);
 
 #endif /* SWPROF_H */

@@ -67,10 +67,12 @@ static int profiled_here(void)
 /* Stop sampling and write the profile: the process ends. */
 static void finish_profile(void)
 {
-	if (!profiled_here())
-		return;
 	/* From here the thread runs the agent's code: no sample of it is taken. */
 	sw_registry_unsafe_enter();
+	if (!profiled_here()) {
+		sw_registry_unsafe_leave();
+		return;
+	}
 	stop_sampler();
 	sw_registry_remove_self(prof.reg);
 	sw_registry_unsafe_leave();
@@ -243,11 +245,14 @@ int find_own_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+int agent_code(uint64_t ip)
+{
+	return ip >= own_text_start && ip < own_text_end;
+}
+
 SWPROF_API int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
-	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
-
-	if (caller >= own_text_start && caller < own_text_end)
+	if (agent_code((uintptr_t)__builtin_return_address(0)))
 		return real_sigaction(signo, act, old);
 	return program_sigaction(signo, act, old);
 }
@@ -276,15 +281,19 @@ static int paused_for_fork;
 
 void fork_prepare(void)
 {
+	sw_registry_unsafe_enter();     /* the agent's work, no sample of the program */
 	paused_for_fork = profiled_here() && prof.sampling;
 	if (paused_for_fork)
 		stop_sampler();
+	sw_registry_unsafe_leave();
 }
 
 void fork_parent(void)
 {
+	sw_registry_unsafe_enter();
 	if (paused_for_fork)
 		start_sampler();
+	sw_registry_unsafe_leave();
 }
 
 void fork_child(void)

@@ -61,14 +61,27 @@ static const loaded_module *module_of(uint64_t address)
 	return NULL;
 }
 
+/* The runtime's stub at `address`: the newest, where code was generated there again. */
+static const runtime_stub *stub_of(uint64_t address)
+{
+	for (unsigned i = __atomic_load_n(&prof.nstubs, __ATOMIC_ACQUIRE); i-- > 0;)
+		if (address - prof.stubs[i].start < prof.stubs[i].size)
+			return &prof.stubs[i];
+	return NULL;
+}
+
 static void name_native(frame_entry *f, char *out, size_t size)
 {
 	const loaded_module *lm = module_of(f->key);
+	const runtime_stub *stub;
 	const char *sym, *base;
 	sw_code_info ci;
 
 	if (!lm) {
-		snprintf(out, size, "0x%llx", (unsigned long long)f->key);
+		if ((stub = stub_of(f->key)) != NULL)
+			snprintf(out, size, "%s", stub->name);
+		else
+			snprintf(out, size, "0x%llx", (unsigned long long)f->key);
 		return;
 	}
 	f->module = (uint32_t)(lm - prof.modules) + 1;

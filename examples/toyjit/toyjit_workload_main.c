@@ -14,13 +14,34 @@
 #include "toyjit_workload.h"
 
 static void (*thread_frames)(sw_frame **head);
+static int (*add_native_code)(const sw_code_info *info, const char *name);
+static int (*remove_native_code)(uint64_t start);
 
-/* Each worker, before its first run: the profiler learns where its Frames are. */
+/*
+ * Each worker, before its first run: the profiler learns where its Frames
+ * are, and the JIT's thunk and stubs (native code it described), through
+ * which a walk goes on from the managed frames to the C code below.
+ */
 static void tell_profiler_thread(toyjit_worker *w, void *data)
 {
 	(void)data;
 	if (thread_frames)
 		thread_frames(&w->head);
+	for (unsigned k = 0; add_native_code && k < w->jit->nnative; k++) {
+		const toyjit_native_code *c = &w->jit->native[k];
+		sw_code_info info = { NULL, c->start, c->size, c->swu, (uint32_t)c->swu_size,
+		                      SW_CODE_NATIVE, NULL };
+
+		add_native_code(&info, c->name);
+	}
+}
+
+/* Each worker, before its JIT's code goes away. */
+static void forget_profiler_thread(toyjit_worker *w, void *data)
+{
+	(void)data;
+	for (unsigned k = 0; remove_native_code && k < w->jit->nnative; k++)
+		remove_native_code(w->jit->native[k].start);
 }
 
 static void tell_profiler(const sw_codemap *map)
@@ -29,6 +50,8 @@ static void tell_profiler(const sw_codemap *map)
 
 	*(void **)&use = dlsym(RTLD_DEFAULT, "swprof_use_codemap");
 	*(void **)&thread_frames = dlsym(RTLD_DEFAULT, "swprof_thread_frames");
+	*(void **)&add_native_code = dlsym(RTLD_DEFAULT, "swprof_add_native_code");
+	*(void **)&remove_native_code = dlsym(RTLD_DEFAULT, "swprof_remove_native_code");
 	if (use)
 		use(map, toyjit_workload_method_name);
 }
@@ -47,7 +70,7 @@ int main(int argc, char **argv)
 {
 	toyjit_workload_options opt = {
 		.threads = 3, .min_depth = 1, .max_depth = 12, .pinvoke = 1, .helper_spin = 300,
-		.started = tell_profiler_thread
+		.started = tell_profiler_thread, .stopping = forget_profiler_thread
 	};
 	static toyjit_workload load;
 	double seconds = 2;
