@@ -137,6 +137,11 @@ TESTS += tests/swstack-names.test
 EXTRA_DIST += tests/swstack-names.test tests/swstack/names.cc tests/swstack/names.rs \
 	tests/swstack/names_compare.py
 tests/swstack-names.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+# sw_names against eu-addr2line and llvm-symbolizer on 2,000 addresses of a
+# generated C++ program, built with g++ and clang++ (its per-unit scope index).
+TESTS += tests/names-addr2line.test
+EXTRA_DIST += tests/names-addr2line.test tests/names-program.sh
+tests/names-addr2line.log: tests/bench/bench-names$(EXEEXT)
 # A file mapped 20,000 times is loaded once, live and from a core (issue 31).
 TESTS += tests/swstack-manymaps.test
 EXTRA_DIST += tests/swstack-manymaps.test tests/swstack/manymaps.c

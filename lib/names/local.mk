@@ -3,7 +3,9 @@
 lib_libsw_names_la_SOURCES += \
 	lib/names/names.c \
 	lib/names/demangled.c \
-	lib/names/demangled.h
+	lib/names/demangled.h \
+	lib/names/scope_index.c \
+	lib/names/scope_index.h
 dist_man_MANS += \
 	man/sw_names.3 \
 	man/sw_names_create.3 \

@@ -22,12 +22,14 @@
 #include <elfutils/libdwfl.h>
 #include <stackwalk/names.h>
 #include "demangled.h"
+#include "scope_index.h"
 
 struct sw_names {
 	Dwfl *dwfl;
 	Dwfl_Callbacks callbacks;       /* libdwfl keeps a pointer to it */
 	char *debug_dirs;               /* callbacks.debuginfo_path points here */
 	struct swi_demangled demangled;
+	struct swi_scope_units *scopes;     /* the units named so far, indexed by address */
 	Elf *core;                      /* sw_names_add_core's, open while its modules are */
 	int core_fd;
 };
@@ -59,7 +61,9 @@ sw_status sw_names_create(const char *debug_dirs, sw_names **out)
 	*out = NULL;
 	if (!(n = calloc(1, sizeof *n)))
 		return SW_E_NOMEM;
-	if (!(n->debug_dirs = strdup(debug_dirs ? debug_dirs : default_debug_dirs))) {
+	if (!(n->debug_dirs = strdup(debug_dirs ? debug_dirs : default_debug_dirs)) ||
+	    !(n->scopes = swi_scope_units_create())) {
+		free(n->debug_dirs);
 		free(n);
 		return SW_E_NOMEM;
 	}
@@ -70,6 +74,7 @@ sw_status sw_names_create(const char *debug_dirs, sw_names **out)
 	n->callbacks.section_address = dwfl_offline_section_address;
 	n->callbacks.debuginfo_path = &n->debug_dirs;
 	if (!(n->dwfl = dwfl_begin(&n->callbacks))) {
+		swi_scope_units_free(n->scopes);
 		free(n->debug_dirs);
 		free(n);
 		return SW_E_NOMEM;
@@ -82,6 +87,8 @@ void sw_names_free(sw_names *n)
 {
 	if (!n)
 		return;
+	/* The index refers to the units of the modules dwfl_end frees: it goes first. */
+	swi_scope_units_free(n->scopes);
 	dwfl_end(n->dwfl);
 	if (n->core)
 		elf_end(n->core);
@@ -237,42 +244,30 @@ static void put_frame(sw_name *out, sw_name_frame *frames, size_t max, const sw_
 #define SWI_NAMES_MAX_INLINE_DEPTH 1024
 
 /*
- * The source-level frames at `address`: the scopes that are functions,
- * innermost first, up to the first that is not inlined (the function
- * that holds the code).  Lexical blocks between them are not frames.
+ * The function scopes at `address` as libdw finds them, innermost first,
+ * out to the first subprogram: for a unit the index could not take.
  * dwarf_getscopes goes on from an inlined call into the scopes of its
  * abstract definition, not into its caller: the caller's scopes are
  * those that contain the inlined call's own DIE (dwarf_getscopes_die).
+ * Lexical blocks between them are not frames.
  */
-static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_name *out,
-                         sw_name_frame *frames, size_t max)
+static void libdw_chain(Dwarf_Die *cu, uint64_t address, struct swi_scope_chain *out)
 {
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = unit_at(mod, address, &bias), *scopes = NULL;
-	int nscopes = cu ? dwarf_getscopes(cu, address - bias, &scopes) : 0;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cu, address, &scopes);
 	unsigned depth = 0;
-	sw_name_frame f;
 
-	memset(&f, 0, sizeof f);
-	line_at(cu, bias, address, &f);
-	for (int i = 0; i < nscopes && depth < SWI_NAMES_MAX_INLINE_DEPTH; i++) {
+	out->n = 0;
+	for (int i = 0; i < nscopes && depth < SWI_NAMES_MAX_INLINE_DEPTH &&
+	                out->n < SWI_SCOPE_CHAIN_MAX; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Die *outer = NULL;
-		sw_name_frame caller;
 
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
-		f.raw = scope_raw_name(&scopes[i]);
-		f.inlined = tag == DW_TAG_inlined_subroutine;
-		if (!f.raw && !f.inlined)
-			f.raw = out->symbol;    /* a function DIE without a name */
-		f.function = sw_names_demangle(n, f.raw);
-		put_frame(out, frames, max, &f);
-		if (!f.inlined)
+		out->die[out->n++] = scopes[i];
+		if (tag != DW_TAG_inlined_subroutine)
 			break;
-		memset(&caller, 0, sizeof caller);
-		call_site(&scopes[i], &caller);
-		f = caller;
 		/* [0] is the inlined call itself; its caller's scopes follow. */
 		nscopes = dwarf_getscopes_die(&scopes[i], &outer);
 		free(scopes);
@@ -281,6 +276,41 @@ static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_nam
 		depth++;
 	}
 	free(scopes);
+}
+
+/*
+ * The source-level frames at `address`: the function scopes there,
+ * innermost first, up to the first that is not inlined (the function
+ * that holds the code), from the unit's index where it has one.
+ */
+static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_name *out,
+                         sw_name_frame *frames, size_t max)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = unit_at(mod, address, &bias);
+	struct swi_scope_chain chain;
+	sw_name_frame f;
+
+	chain.n = 0;
+	if (cu && swi_scope_chain(n->scopes, cu, address - bias, &chain) == 0)
+		libdw_chain(cu, address - bias, &chain);
+	memset(&f, 0, sizeof f);
+	line_at(cu, bias, address, &f);
+	for (size_t i = 0; i < chain.n; i++) {
+		sw_name_frame caller;
+
+		f.raw = scope_raw_name(&chain.die[i]);
+		f.inlined = dwarf_tag(&chain.die[i]) == DW_TAG_inlined_subroutine;
+		if (!f.raw && !f.inlined)
+			f.raw = out->symbol;    /* a function DIE without a name */
+		f.function = sw_names_demangle(n, f.raw);
+		put_frame(out, frames, max, &f);
+		if (!f.inlined)
+			break;
+		memset(&caller, 0, sizeof caller);
+		call_site(&chain.die[i], &caller);
+		f = caller;
+	}
 	/* No DWARF function here: the symbol is the one frame there is. */
 	if (out->frames == 0 && (out->symbol || f.file)) {
 		f.raw = out->symbol;

@@ -1,7 +1,12 @@
 /*
  * bench_names.c - the cost of naming sampled addresses with sw_names.
  *
- *   bench-names PROGRAM ADDRESSES
+ *   bench-names [-p] PROGRAM ADDRESSES
+ *
+ * With -p it also prints what it found for each address, in the form
+ * eu-addr2line -f -i -C -a prints it (the address, then each frame's
+ * function, "inlined at FILE:LINE:COLUMN in CALLER" for an inlined call,
+ * and its FILE:LINE:COLUMN), so the two can be compared line for line.
  *
  * ADDRESSES holds one hexadecimal address of PROGRAM (its ELF addresses:
  * the module is added at bias 0) per line, as a profiler's samples give
@@ -15,6 +20,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <stackwalk.h>
@@ -29,8 +35,36 @@ static double cpu_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void print_place(const sw_name_frame *f)
+{
+	if (f->file)
+		printf("%s:%u:%u", f->file, f->line, f->column);
+	else
+		printf("??:0");
+}
+
+/* One address as eu-addr2line -f -i -C -a shows it. */
+static void print_frames(uint64_t address, const sw_name_frame *frames, size_t n)
+{
+	printf("0x%016" PRIx64 "\n", address);
+	for (size_t k = 0; k < n; k++) {
+		const sw_name_frame *f = &frames[k];
+
+		printf("%s", f->function ? f->function : "??");
+		if (f->inlined && k + 1 < n) {
+			printf(" inlined at ");
+			print_place(&frames[k + 1]);
+			printf(" in %s", frames[k + 1].function ? frames[k + 1].function : "??");
+		}
+		printf("\n");
+		print_place(f);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
+	int print = 0;
 	static sw_name_frame frames[MAX_FRAMES];
 	uint64_t *addrs = NULL;
 	size_t n = 0, cap = 0, named = 0, lines = 0, inlined = 0;
@@ -40,8 +74,13 @@ int main(int argc, char **argv)
 	double t0, t1;
 	FILE *f;
 
+	if (argc == 4 && strcmp(argv[1], "-p") == 0) {
+		print = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s PROGRAM ADDRESSES\n", argv[0]);
+		fprintf(stderr, "usage: %s [-p] PROGRAM ADDRESSES\n", argv[0]);
 		return 2;
 	}
 	if (!(f = fopen(argv[2], "r"))) {
@@ -67,8 +106,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		sw_name nm;
 
-		if (sw_names_lookup(names, addrs[i], &nm, frames, MAX_FRAMES) != SW_OK || nm.frames == 0)
+		if (sw_names_lookup(names, addrs[i], &nm, frames, MAX_FRAMES) != SW_OK || nm.frames == 0) {
+			if (print)
+				printf("0x%016" PRIx64 "\n??\n??:0\n", addrs[i]);
 			continue;
+		}
+		if (print)
+			print_frames(addrs[i], frames, nm.frames < MAX_FRAMES ? nm.frames : MAX_FRAMES);
 		named++;
 		lines += frames[0].file != NULL;
 		inlined += nm.frames - 1;

@@ -6,11 +6,15 @@
     names_compare.py same SWSTACK_TEXT SWSTACK_TEXT2
     names_compare.py swdeadlock SWDEADLOCK_ALL_TEXT EU_STACK_TEXT
     names_compare.py gdb SWSTACK_TEXT GDB_TEXT
+    names_compare.py llvm SWSTACK_TEXT MAPS PROGRAM
 
 eu-stack: EU_STACK_TEXT is `eu-stack -i -s -p PID` of the process
 swstack printed: every thread, frame by frame, must have the same PC,
 function name and source file:line[:column]; an inlined frame is one
-eu-stack lists at the PC of the frame after it.
+eu-stack lists at the PC of the frame after it.  eu-stack names an
+assembler function by its symbol (__clone3) where a DWARF subprogram
+names it (clone3, as gdb and llvm-symbolizer do, and swstack): names
+are compared without leading underscores.
 
 gdb-libc: GDB_TEXT is gdb's `thread apply all bt` of that process.  Its
 frames are grouped by PC (an inlined frame carries the PC of the frame
@@ -33,16 +37,27 @@ swstack's loses it before comparing; a frame gdb gives a line
 swdeadlock: the same as eu-stack, for `swdeadlock --all` (its threads'
 list, each with its stack).
 
+llvm: every frame swstack shows in PROGRAM (its mappings in MAPS, a copy
+of /proc/PID/maps), asked of LLVM's llvm-symbolizer at the same address
+(the return address less one for a caller): the same chain of inlined
+calls and function, innermost first, names demangled by binutils'
+c++filt without Rust's hashes and disambiguators, and each frame's
+file's name, line and column.  For Rust, where eu-stack (libdw's
+dwarf_getscopes) does not look inside namespaces, rustc's home of every
+function, and so misses inlined calls that gdb and LLVM show.
+
 Prints a summary line; exits 1 with the differences otherwise.
 """
 import re
+import subprocess
 import sys
 
 SW_THREAD = re.compile(r"^Thread \d+ \(LWP (\d+)\):")
-SW_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \((.*?)\) \[\w+\]"
+# The module is the last parenthesis: a name may hold some ("FnOnce<(), Output = ()>").
+SW_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \(([^()]*)\) \[\w+\]"
                       r"( inlined)?(?: at (.+?))?( <signal handler called>)?$")
 DL_THREAD = re.compile(r"^  (\d+) [a-z-]+")
-DL_FRAME = re.compile(r"^    #(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \((.*?)\)"
+DL_FRAME = re.compile(r"^    #(\d+) +0x([0-9a-f]+) in (\?\?|(.+?)(?:\+0x[0-9a-f]+)?) \(([^()]*)\)"
                       r"( inlined)?(?: at (.+?))?$")
 EU_THREAD = re.compile(r"^TID (\d+):$")
 EU_FRAME = re.compile(r"^#(\d+) +0x([0-9a-f]+)(?: (.*))?$")
@@ -116,6 +131,69 @@ def gdb(path):
     return threads
 
 
+RUST_NOISE = re.compile(r"::h[0-9a-f]{16}$|\[[0-9a-f]{1,16}\]")
+
+
+def llvm_symbolizer(program, addresses):
+    """[[(name, FILE:LINE:COLUMN) innermost first] per address], from llvm-symbolizer."""
+    query = "".join("0x%x\n" % a for a in addresses)
+    raw = subprocess.run(["llvm-symbolizer", "--obj=" + program, "--no-demangle"], input=query,
+                         capture_output=True, text=True, check=True).stdout
+    names = subprocess.run(["c++filt"], input=raw, capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    out, block = [], []
+    for i in range(0, len(names) - 1):
+        line = names[i]
+        if not line:
+            out.append(block)
+            block = []
+        elif len(block) == 0 or isinstance(block[-1], tuple):
+            block.append(RUST_NOISE.sub("", line))
+        else:
+            block[-1] = (block[-1], line)
+    return out
+
+
+def short_place(source):
+    """FILE:LINE:COLUMN with the file's name alone; None where the file is unknown."""
+    if not source or source.startswith("??"):
+        return None
+    return source.rsplit("/", 1)[-1]
+
+
+def compare_llvm(sw, maps_path, program):
+    bias = None
+    with open(maps_path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[5] == program:
+                start, offset = int(parts[0].split("-")[0], 16), int(parts[2], 16)
+                if bias is None or offset < bias[1]:
+                    bias = (start - offset, offset)
+    if bias is None:
+        return ["%s: not in %s" % (program, maps_path)], 0
+    asked = []      # (lwp, pc, [(name, source)] innermost first)
+    for lwp in sorted(sw):
+        chain = []
+        for i, (pc, name, source, module, inlined) in enumerate(sw[lwp]):
+            chain.append((name, source))
+            if inlined:
+                continue
+            if module == program:
+                asked.append((lwp, pc, i == len(chain) - 1, chain))
+            chain = []
+    answers = llvm_symbolizer(program, [pc - bias[0] - (0 if first else 1)
+                                        for _, pc, first, _ in asked])
+    bad, n = [], 0
+    for (lwp, pc, _, mine), theirs in zip(asked, answers):
+        got = [(nm, short_place(src)) for nm, src in mine]
+        want = [(nm, short_place(src)) for nm, src in theirs]
+        if got != want:
+            bad.append("LWP %d 0x%x: swstack %s, llvm-symbolizer %s" % (lwp, pc, got, want))
+        n += len(mine)
+    return bad, n
+
+
 def compare_eu(sw, eu):
     bad, n = [], 0
     if sorted(sw) != sorted(eu):
@@ -125,8 +203,8 @@ def compare_eu(sw, eu):
         if len(a) != len(b):
             bad.append("LWP %d: %d frames, eu-stack %d" % (lwp, len(a), len(b)))
         for i, (x, y) in enumerate(zip(a, b)):
-            mine = (x[0], x[1], x[2])
-            theirs = (y[0], y[1], y[2])
+            mine = (x[0], plain(x[1] or ""), x[2])
+            theirs = (y[0], plain(y[1] or ""), y[2])
             if mine != theirs:
                 bad.append("LWP %d #%d: swstack %r, eu-stack %r" % (lwp, i, mine, theirs))
             n += 1
@@ -216,6 +294,10 @@ def compare_same(a, b):
 
 
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "llvm":
+        mode = "llvm"
+        bad, n = compare_llvm(swstack(sys.argv[2]), sys.argv[3], sys.argv[4])
+        return report(mode, bad, n, [])
     if len(sys.argv) != 4:
         sys.stderr.write(__doc__)
         return 2
@@ -234,6 +316,10 @@ def main():
     else:
         sys.stderr.write(__doc__)
         return 2
+    return report(mode, bad, n, gdb_only)
+
+
+def report(mode, bad, n, gdb_only):
     for g in gdb_only:
         print("names_compare: only gdb has (a tail call): %s" % g)
     if not bad and n == 0:
