@@ -91,11 +91,18 @@ int start_sampler(void);            /* 0 if the sampler thread could not start *
 void stop_sampler(void);            /* no sample signal is sent after it returns */
 void write_profile(void);           /* once per process (again after a failed exec) */
 
-/* One distinct frame: what it is (an address, MANAGED_TAG or STOPPED_TAG) and its name. */
+/*
+ * One distinct frame: what it is (an address, MANAGED_TAG or STOPPED_TAG)
+ * and the source-level frames at it: the calls inlined there, then the
+ * function that holds the code (sw_names), or just one name.
+ */
+#define MAX_INLINED 16
 typedef struct frame_entry {
 	uint64_t key;           /* a caller's address is its return address less one */
-	char *name;             /* folded-safe: no ';' or ' ' */
-	uint32_t function;      /* index into named_profile.functions */
+	char *name;             /* the folded frames, root first: "function;inlined;..." */
+	char *names[MAX_INLINED];   /* each folded-safe (no ';' or ' '), innermost first */
+	uint32_t function[MAX_INLINED]; /* their indices into named_profile.functions */
+	uint32_t nnames;        /* 1 or more */
 	uint32_t module;        /* 1 + index into prof.modules, or 0 */
 } frame_entry;
 
@@ -111,7 +118,7 @@ typedef struct profile_stack {
 typedef struct named_profile {
 	frame_entry *frames;    /* by key */
 	size_t nframes;
-	const char **functions; /* the distinct names, sorted */
+	const char **functions; /* the distinct names of every source-level frame, sorted */
 	size_t nfunctions;
 	profile_stack *stacks;
 	size_t nstacks;

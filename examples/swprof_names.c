@@ -1,12 +1,16 @@
 /*
  * swprof_names.c - the samples, named once per distinct frame.  At exit
  * the raw samples (see swprof.h) become distinct stacks with their
- * weights, and every distinct frame address is named once: from the
- * library's own symbol tables of the modules registered at start
- * (sw_module_symbolize), else, in stripped code, as "module+0xSTART" with
- * the function's start from the code map the modules' CFI filled (every
- * address of a function so makes one frame), else "0x...".  No dladdr:
- * it cost the run 72% of its CPU on a large C++ program.
+ * weights, and every distinct frame address is named once.  Native code
+ * is named by sw_names over the modules registered at start: the
+ * functions' names from their DWARF or symbols, separate debug files
+ * found as gdb finds them, demangled, and the calls inlined at the
+ * address as frames of their own (a profile without them blames the
+ * function they were inlined into).  Where it knows nothing, stripped
+ * code is named "module+0xSTART", with the function's start from the
+ * code map the modules' CFI filled (every address of a function so makes
+ * one frame), else "0x...".  No dladdr: it cost the run 72% of its CPU on
+ * a large C++ program.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -70,6 +74,43 @@ static const runtime_stub *stub_of(uint64_t address)
 	return NULL;
 }
 
+/* The modules' symbolizer, made when the profile is named. */
+static sw_names *names;
+
+static void open_names(void)
+{
+	if (sw_names_create(NULL, &names) != SW_OK)
+		return;
+	for (unsigned i = 0; i < prof.nmodules; i++)
+		sw_names_add_module(names, prof.modules[i].path, prof.modules[i].bias);
+}
+
+/* The source-level frames at f->key from sw_names, innermost first, into f->names. */
+static int name_by_debug_info(frame_entry *f)
+{
+	sw_name_frame frames[4 * MAX_INLINED];
+	size_t all;
+	sw_name nm;
+	uint32_t n;
+
+	if (!names || sw_names_lookup(names, f->key, &nm, frames, 4 * MAX_INLINED) != SW_OK)
+		return 0;
+	all = nm.frames < 4 * MAX_INLINED ? nm.frames : 4 * MAX_INLINED;
+	if (all == 0 || !frames[0].function)
+		return 0;
+	n = all < MAX_INLINED ? (uint32_t)all : MAX_INLINED;
+	/* Past MAX_INLINED frames the innermost are kept, and the function that holds the code. */
+	frames[n - 1] = frames[all - 1];
+	for (uint32_t k = 0; k < n; k++) {
+		const char *fn = frames[k].function ? frames[k].function : "??";
+
+		if (!(f->names[f->nnames] = strdup(fn)))
+			return f->nnames > 0;
+		folded_safe(f->names[f->nnames++]);
+	}
+	return 1;
+}
+
 static void name_native(frame_entry *f, char *out, size_t size)
 {
 	const loaded_module *lm = module_of(f->key);
@@ -85,6 +126,8 @@ static void name_native(frame_entry *f, char *out, size_t size)
 		return;
 	}
 	f->module = (uint32_t)(lm - prof.modules) + 1;
+	if (name_by_debug_info(f))
+		return;
 	if (sw_module_symbolize(lm->m, f->key, &sym, NULL) == SW_OK) {
 		snprintf(out, size, "%s", sym);
 		return;
@@ -98,6 +141,7 @@ static void name_native(frame_entry *f, char *out, size_t size)
 		snprintf(out, size, "%s+0x%llx", base, (unsigned long long)(f->key - lm->bias));
 }
 
+/* Names f->names (innermost first) of one frame, then f->name, folded, root first. */
 static void name_frame(frame_entry *f, char *out, size_t size)
 {
 	if (f->key & MANAGED_TAG) {
@@ -118,6 +162,31 @@ static void name_frame(frame_entry *f, char *out, size_t size)
 		name_native(f, out, size);
 	}
 	folded_safe(out);
+}
+
+/* f->names and f->name: the frames sw_names gave, or `one` name. */
+static int set_names(frame_entry *f, const char *one)
+{
+	size_t len = 0;
+
+	if (f->nnames == 0) {
+		if (!(f->names[0] = strdup(one)))
+			return 0;
+		f->nnames = 1;
+	}
+	for (uint32_t k = 0; k < f->nnames; k++)
+		len += strlen(f->names[k]) + 1;
+	if (!(f->name = malloc(len)))
+		return 0;
+	len = 0;
+	for (uint32_t k = f->nnames; k-- > 0;) {
+		size_t n = strlen(f->names[k]);
+
+		memcpy(f->name + len, f->names[k], n);
+		len += n;
+		f->name[len++] = k ? ';' : 0;
+	}
+	return 1;
 }
 
 static const uint64_t *sample_at(size_t offset)
@@ -161,32 +230,42 @@ static uint32_t frame_index(const named_profile *np, uint64_t key)
 	return 0;       /* every key was entered: not reached */
 }
 
-static int cmp_frame_names(const void *a, const void *b, void *frames)
+/* A source-level frame: frame_entry i's name k, packed as i * MAX_INLINED + k. */
+static const char *packed_name(const frame_entry *frames, uint64_t at)
 {
-	const frame_entry *f = frames;
-
-	return strcmp(f[*(const uint32_t *)a].name, f[*(const uint32_t *)b].name);
+	return frames[at / MAX_INLINED].names[at % MAX_INLINED];
 }
 
-/* Distinct names become functions (pprof's), numbered in name order. */
+static int cmp_frame_names(const void *a, const void *b, void *frames)
+{
+	return strcmp(packed_name(frames, *(const uint64_t *)a), packed_name(frames, *(const uint64_t *)b));
+}
+
+/* Distinct names of source-level frames become functions (pprof's), numbered in name order. */
 static int number_functions(named_profile *np)
 {
-	uint32_t *order = malloc((np->nframes + 1) * sizeof *order);
+	size_t total = 0, n = 0;
+	uint64_t *order;
 
-	np->functions = malloc((np->nframes + 1) * sizeof *np->functions);
+	for (size_t i = 0; i < np->nframes; i++)
+		total += np->frames[i].nnames;
+	order = malloc((total + 1) * sizeof *order);
+	np->functions = malloc((total + 1) * sizeof *np->functions);
 	if (!order || !np->functions) {
 		free(order);
 		return 0;
 	}
 	for (size_t i = 0; i < np->nframes; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, np->nframes, sizeof *order, cmp_frame_names, np->frames);
-	for (size_t i = 0; i < np->nframes; i++) {
-		frame_entry *f = &np->frames[order[i]];
+		for (uint32_t k = 0; k < np->frames[i].nnames; k++)
+			order[n++] = (uint64_t)i * MAX_INLINED + k;
+	qsort_r(order, n, sizeof *order, cmp_frame_names, np->frames);
+	for (size_t i = 0; i < n; i++) {
+		frame_entry *f = &np->frames[order[i] / MAX_INLINED];
+		const char *name = packed_name(np->frames, order[i]);
 
-		if (!np->nfunctions || strcmp(np->functions[np->nfunctions - 1], f->name))
-			np->functions[np->nfunctions++] = f->name;
-		f->function = (uint32_t)np->nfunctions - 1;
+		if (!np->nfunctions || strcmp(np->functions[np->nfunctions - 1], name))
+			np->functions[np->nfunctions++] = name;
+		f->function[order[i] % MAX_INLINED] = (uint32_t)np->nfunctions - 1;
 	}
 	free(order);
 	return 1;
@@ -291,12 +370,17 @@ int name_profile(named_profile *np)
 	memset(np, 0, sizeof *np);
 	ok = collect_stacks(np, &order, &nsamples) && collect_frames(np);
 	free(order);
+	if (ok)
+		open_names();
 	for (size_t i = 0; ok && i < np->nframes; i++) {
 		char name[256];
 
+		name[0] = 0;
 		name_frame(&np->frames[i], name, sizeof name);
-		ok = (np->frames[i].name = strdup(name)) != NULL;
+		ok = set_names(&np->frames[i], name);
 	}
+	sw_names_free(names);
+	names = NULL;
 	if (ok) {
 		link_stacks(np);
 		ok = number_functions(np);
@@ -307,8 +391,11 @@ int name_profile(named_profile *np)
 
 void free_named_profile(named_profile *np)
 {
-	for (size_t i = 0; np->frames && i < np->nframes; i++)
+	for (size_t i = 0; np->frames && i < np->nframes; i++) {
 		free(np->frames[i].name);
+		for (uint32_t k = 0; k < np->frames[i].nnames; k++)
+			free(np->frames[i].names[k]);
+	}
 	free(np->frames);
 	free(np->functions);
 	free(np->stacks);

@@ -5,7 +5,8 @@
  * examples/profile.proto at build time; zlib compresses.
  *
  * One Location per distinct frame (its address; a caller's is its return
- * address less one), one Function per distinct name, one Mapping per
+ * address less one) with a Line for each call inlined there and one for
+ * the function that holds the code, one Function per distinct name, one Mapping per
  * registered module, one Sample per distinct stack with two values: the
  * periods (count) and the time they stand for (nanoseconds of CPU, or of
  * real time in wall-clock mode).
@@ -57,8 +58,8 @@ static int alloc_parts(pprof_parts *p, const named_profile *np, size_t nstrings,
 	p->values = calloc(2 * np->nstacks + 1, sizeof *p->values);
 	p->locations = calloc(np->nframes + 1, sizeof *p->locations);
 	p->location_ptrs = calloc(np->nframes + 1, sizeof *p->location_ptrs);
-	p->lines = calloc(np->nframes + 1, sizeof *p->lines);
-	p->line_ptrs = calloc(np->nframes + 1, sizeof *p->line_ptrs);
+	p->lines = calloc(np->nframes * MAX_INLINED + 1, sizeof *p->lines);
+	p->line_ptrs = calloc(np->nframes * MAX_INLINED + 1, sizeof *p->line_ptrs);
 	p->functions = calloc(np->nfunctions + 1, sizeof *p->functions);
 	p->function_ptrs = calloc(np->nfunctions + 1, sizeof *p->function_ptrs);
 	p->mappings = calloc(prof.nmodules + 1, sizeof *p->mappings);
@@ -126,16 +127,23 @@ static void fill_locations(pb_profile *pb, pprof_parts *p, const named_profile *
 		const frame_entry *fe = &np->frames[i];
 		pb_location *l = &p->locations[i];
 
+		pb_line **lines = &p->line_ptrs[i * MAX_INLINED];
+
 		perftools__profiles__location__init(l);
-		perftools__profiles__line__init(&p->lines[i]);
-		p->lines[i].function_id = fe->function + 1;
-		p->line_ptrs[i] = &p->lines[i];
+		/* Inlined calls first, the function that holds the code last: pprof's order. */
+		for (uint32_t k = 0; k < fe->nnames; k++) {
+			pb_line *line = &p->lines[i * MAX_INLINED + k];
+
+			perftools__profiles__line__init(line);
+			line->function_id = fe->function[k] + 1;
+			lines[k] = line;
+		}
 		l->id = i + 1;
 		/* A method handle or a stopped walk has no address of its own. */
 		l->address = fe->key & (MANAGED_TAG | STOPPED_TAG) ? 0 : fe->key;
 		l->mapping_id = fe->module;
-		l->n_line = 1;
-		l->line = &p->line_ptrs[i];
+		l->n_line = fe->nnames;
+		l->line = lines;
 		p->location_ptrs[i] = l;
 	}
 	pb->n_location = np->nframes;
