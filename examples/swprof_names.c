@@ -74,26 +74,38 @@ static const runtime_stub *stub_of(uint64_t address)
 	return NULL;
 }
 
-/* The modules' symbolizer, made when the profile is named. */
+/*
+ * The modules' symbolizer, made when the profile is named.  A module is
+ * added when a frame is first in it: reading a library's symbols and
+ * debug files costs, and most modules have no frame in a profile.
+ */
 static sw_names *names;
+static unsigned char names_added[MAX_MODULES];
 
 static void open_names(void)
 {
+	memset(names_added, 0, sizeof names_added);
 	if (sw_names_create(NULL, &names) != SW_OK)
-		return;
-	for (unsigned i = 0; i < prof.nmodules; i++)
-		sw_names_add_module(names, prof.modules[i].path, prof.modules[i].bias);
+		names = NULL;
 }
 
-/* The source-level frames at f->key from sw_names, innermost first, into f->names. */
-static int name_by_debug_info(frame_entry *f)
+/* The source-level frames at f->key (in module lm) from sw_names, innermost first, into f->names. */
+static int name_by_debug_info(frame_entry *f, const loaded_module *lm)
 {
 	sw_name_frame frames[4 * MAX_INLINED];
 	size_t all;
 	sw_name nm;
 	uint32_t n;
 
-	if (!names || sw_names_lookup(names, f->key, &nm, frames, 4 * MAX_INLINED) != SW_OK)
+	size_t m = (size_t)(lm - prof.modules);
+
+	if (!names)
+		return 0;
+	if (!names_added[m]) {
+		names_added[m] = 1;
+		sw_names_add_module(names, lm->path, lm->bias);
+	}
+	if (sw_names_lookup(names, f->key, &nm, frames, 4 * MAX_INLINED) != SW_OK)
 		return 0;
 	all = nm.frames < 4 * MAX_INLINED ? nm.frames : 4 * MAX_INLINED;
 	if (all == 0 || !frames[0].function)
@@ -126,7 +138,7 @@ static void name_native(frame_entry *f, char *out, size_t size)
 		return;
 	}
 	f->module = (uint32_t)(lm - prof.modules) + 1;
-	if (name_by_debug_info(f))
+	if (name_by_debug_info(f, lm))
 		return;
 	if (sw_module_symbolize(lm->m, f->key, &sym, NULL) == SW_OK) {
 		snprintf(out, size, "%s", sym);

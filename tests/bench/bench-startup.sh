@@ -7,11 +7,13 @@
 # eu-stack's (the goals: time at most 2x, memory at most 4x), with the load
 # average beside them: on a loaded machine one timing says little.
 #
-# usage: bench-startup.sh [swstack] [runs]   (default examples/swstack, 5)
+# usage: bench-startup.sh [swstack] [runs] [libswprof.so]   (default examples/swstack, 5, none)
+# With libswprof.so it also times the profiler's start-up on clang --version.
 # A benchmark, not a test: it asserts nothing and exits 0 when a tool is missing.
 
 swstack=${1:-examples/swstack}
 runs=${2:-5}
+swprof=${3:-}
 lli=$(command -v lli || command -v lli-14)
 
 for tool in "$lli" eu-stack gdb /usr/bin/time; do
@@ -91,4 +93,23 @@ printf '  %-10s %8s ms %8s KiB max RSS\n' swstack "$sw_ms" "$sw_kb" eu-stack "$e
 echo "  swstack / eu-stack: time ${t_ratio}x (goal 2x: $(verdict "$t_ratio" 2)), RSS ${m_ratio}x (goal 4x: $(verdict "$m_ratio" 4))"
 echo "  swstack / gdb: time $(ratio "$sw_ms" "$gdb_ms")x, RSS $(ratio "$sw_kb" "$gdb_kb")x"
 echo "  load: $(uptime)"
+
+# The profiler's start-up: clang --version (libLLVM and libclang-cpp
+# loaded) under libswprof.so, beside the bare run and perf record's
+# DWARF mode, in the same run.  The goal: at most 1.2x the bare run.
+clang=$(command -v clang)
+if [ -n "$swprof" ] && [ -f "$swprof" ] && [ -n "$clang" ]; then
+	set -- $(bench "$clang" --version); bare_ms=$1; bare_kb=$2
+	set -- $(bench env SWPROF_OUT="$dir/folded" SWPROF_SVG=/dev/null SWPROF_PPROF=/dev/null \
+		LD_PRELOAD="$swprof" "$clang" --version); prof_ms=$1; prof_kb=$2
+	echo "profiling clang --version, median of $runs runs"
+	printf '  %-22s %8s ms %8s KiB max RSS\n' bare "$bare_ms" "$bare_kb" "under libswprof.so" "$prof_ms" "$prof_kb"
+	if command -v perf >/dev/null 2>&1 && perf record -q -o "$dir/perf.data" true >/dev/null 2>&1; then
+		set -- $(bench perf record -q -o "$dir/perf.data" --call-graph dwarf "$clang" --version)
+		printf '  %-22s %8s ms %8s KiB max RSS\n' "perf record (dwarf)" "$1" "$2"
+	fi
+	p_ratio=$(ratio "$prof_ms" "$bare_ms")
+	echo "  under libswprof.so / bare: time ${p_ratio}x (goal 1.2x: $(verdict "$p_ratio" 1.2))"
+	echo "  load: $(uptime)"
+fi
 exit 0
