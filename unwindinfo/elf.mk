@@ -9,7 +9,7 @@ lib_libsw_unwindinfo_elf_la_SOURCES += \
 	unwindinfo/cfi_expr.c \
 	unwindinfo/sigreturn_code.c
 lib_libsw_native_la_SOURCES += lib/native/module.c lib/native/lazy_cfi.h lib/native/lazy_cfi.c \
-	lib/native/backtrace_self.c
+	lib/native/backtrace_self.c lib/native/caller_context.h lib/native/caller_context.c
 stackwalkinclude_HEADERS += include/stackwalk/backtrace_self.h
 
 # Real programs of every architecture, compiled at check time from

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <ucontext.h>
 #include <stackwalk.h>
+#include "caller_context.h"
 
 #define SELF_MAX_MODULES   4096
 #define SELF_STACK_FRAMES  256          /* more than this are walked into the heap */
@@ -147,16 +148,26 @@ static sw_status sync_modules(void)
 
 /*
  * The walk from here, into ips (at most max).  Apart from
- * sw_backtrace_self: getcontext returns twice, and nothing of the caller's
- * may live across it.
+ * sw_backtrace_self, so that its frame is always there to leave out (and
+ * getcontext, where it is used, returns twice: nothing of the caller's may
+ * live across it).
  */
 static __attribute__((noinline)) int walk_from_here(uint64_t *ips, size_t max)
 {
 	sw_context ctx;
+#ifdef SWI_HAVE_CALLER_REGISTERS
+	uintptr_t regs[SWI_CALLER_REGISTERS];
+
+	/* Not getcontext: its signal mask costs a system call per backtrace. */
+	swi_caller_registers(regs);
+	if (swi_context_from_registers(&ctx, regs) != SW_OK)
+		return 0;
+#else
 	ucontext_t uc;
 
 	if (getcontext(&uc) != 0 || sw_context_from_ucontext(&ctx, &uc) != SW_OK)
 		return 0;
+#endif
 	return sw_backtrace(&self_thread.t, &ctx, 0, SW_WALK_NATIVE_FRAMES, ips, NULL, max,
 	                    &self_thread.cache, NULL);
 }
