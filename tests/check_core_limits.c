@@ -58,6 +58,23 @@ static void put_note(struct core_buf *b, uint32_t type, const void *desc, uint32
 	put(b, pad, (4 - descsz % 4) % 4);
 }
 
+/* The ELF header of an x86-64 core with `phnum` program headers right after it. */
+static void core_ehdr(Elf64_Ehdr *eh, unsigned phnum)
+{
+	memset(eh, 0, sizeof *eh);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof *eh;
+	eh->e_ehsize = sizeof *eh;
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = (Elf64_Half)phnum;
+}
+
 /*
  * An x86-64 core with one thread and an NT_FILE note of `entries` entries,
  * entry i mapping `path` at start(i) = 0x400000 + (repeat ? 0 : i) pages.
@@ -85,17 +102,7 @@ static struct core_buf core_with_files(uint64_t entries, int repeat, const char 
 	for (uint64_t i = 0; i < entries; i++)
 		put(&files, path, strlen(path) + 1);
 
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof eh;
-	eh.e_ehsize = sizeof eh;
-	eh.e_phentsize = sizeof ph;
-	eh.e_phnum = 1;
+	core_ehdr(&eh, 1);
 	put(&b, &eh, sizeof eh);
 	ph.p_type = PT_NOTE;
 	ph.p_offset = sizeof eh + sizeof ph;
@@ -268,17 +275,7 @@ static uint64_t write_core(int fd, uint64_t note_claim, uint64_t load_size, uint
 	memcpy(prstatus + PRSTATUS_X64_REGS + 19 * 8, &rsp, 8);
 	put_note(&notes, NT_PRSTATUS, prstatus, sizeof prstatus);
 	ck_assert_uint_le(notes.len, note_claim);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof eh;
-	eh.e_ehsize = sizeof eh;
-	eh.e_phentsize = sizeof ph[0];
-	eh.e_phnum = 2;
+	core_ehdr(&eh, 2);
 	ph[0].p_type = PT_NOTE;
 	ph[0].p_offset = NOTES_AT;
 	ph[0].p_filesz = note_claim;

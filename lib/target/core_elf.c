@@ -12,6 +12,28 @@
 /* Field `f` of the ELF structure `T` laid out at `p`. */
 #define FIELD(p, T, f) swi_load_le((p) + offsetof(T, f), sizeof(((T *)0)->f))
 
+/* What read_ehdr needs of an ELF header at `p`, of either class. */
+#define EHDR_FIELDS(p, Ehdr, Phdr) do {                                 \
+		type = (unsigned)FIELD(p, Ehdr, e_type);                \
+		machine = (unsigned)FIELD(p, Ehdr, e_machine);          \
+		eh->phoff = FIELD(p, Ehdr, e_phoff);                    \
+		shoff = FIELD(p, Ehdr, e_shoff);                        \
+		eh->phentsize = (unsigned)FIELD(p, Ehdr, e_phentsize);  \
+		phnum = (unsigned)FIELD(p, Ehdr, e_phnum);              \
+		entsize = sizeof(Phdr);                                 \
+	} while (0)
+
+/* A program header at `p`, of either class, into *ph. */
+#define PHDR_FIELDS(p, Phdr) do {                                       \
+		ph->type = (uint32_t)FIELD(p, Phdr, p_type);            \
+		ph->flags = (uint32_t)FIELD(p, Phdr, p_flags);          \
+		ph->offset = FIELD(p, Phdr, p_offset);                  \
+		ph->vaddr = FIELD(p, Phdr, p_vaddr);                    \
+		ph->filesz = FIELD(p, Phdr, p_filesz);                  \
+		ph->memsz = FIELD(p, Phdr, p_memsz);                    \
+		ph->align = FIELD(p, Phdr, p_align);                    \
+	} while (0)
+
 sw_arch swi_core_elf_arch(unsigned char class, unsigned machine)
 {
 	if (class == ELFCLASS64 && machine == EM_X86_64)
@@ -64,23 +86,10 @@ sw_status swi_core_read_ehdr(struct swi_core_window *w, struct swi_core_ehdr *eh
 	p = swi_core_window_get(w, 0, eh->word == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), &st);
 	if (!p)
 		return st;
-	if (eh->word == 8) {
-		type = (unsigned)FIELD(p, Elf64_Ehdr, e_type);
-		machine = (unsigned)FIELD(p, Elf64_Ehdr, e_machine);
-		eh->phoff = FIELD(p, Elf64_Ehdr, e_phoff);
-		shoff = FIELD(p, Elf64_Ehdr, e_shoff);
-		eh->phentsize = (unsigned)FIELD(p, Elf64_Ehdr, e_phentsize);
-		phnum = (unsigned)FIELD(p, Elf64_Ehdr, e_phnum);
-		entsize = sizeof(Elf64_Phdr);
-	} else {
-		type = (unsigned)FIELD(p, Elf32_Ehdr, e_type);
-		machine = (unsigned)FIELD(p, Elf32_Ehdr, e_machine);
-		eh->phoff = FIELD(p, Elf32_Ehdr, e_phoff);
-		shoff = FIELD(p, Elf32_Ehdr, e_shoff);
-		eh->phentsize = (unsigned)FIELD(p, Elf32_Ehdr, e_phentsize);
-		phnum = (unsigned)FIELD(p, Elf32_Ehdr, e_phnum);
-		entsize = sizeof(Elf32_Phdr);
-	}
+	if (eh->word == 8)
+		EHDR_FIELDS(p, Elf64_Ehdr, Elf64_Phdr);
+	else
+		EHDR_FIELDS(p, Elf32_Ehdr, Elf32_Phdr);
 	eh->arch = swi_core_elf_arch(p[EI_CLASS], machine);
 	if (eh->arch == SW_ARCH_NONE || type != ET_CORE)
 		return SW_E_UNSUPPORTED;
@@ -108,22 +117,9 @@ sw_status swi_core_read_phdr(struct swi_core_window *w, const struct swi_core_eh
 
 	if (!p)
 		return st;
-	if (eh->word == 8) {
-		ph->type = (uint32_t)FIELD(p, Elf64_Phdr, p_type);
-		ph->flags = (uint32_t)FIELD(p, Elf64_Phdr, p_flags);
-		ph->offset = FIELD(p, Elf64_Phdr, p_offset);
-		ph->vaddr = FIELD(p, Elf64_Phdr, p_vaddr);
-		ph->filesz = FIELD(p, Elf64_Phdr, p_filesz);
-		ph->memsz = FIELD(p, Elf64_Phdr, p_memsz);
-		ph->align = FIELD(p, Elf64_Phdr, p_align);
-	} else {
-		ph->type = (uint32_t)FIELD(p, Elf32_Phdr, p_type);
-		ph->flags = (uint32_t)FIELD(p, Elf32_Phdr, p_flags);
-		ph->offset = FIELD(p, Elf32_Phdr, p_offset);
-		ph->vaddr = FIELD(p, Elf32_Phdr, p_vaddr);
-		ph->filesz = FIELD(p, Elf32_Phdr, p_filesz);
-		ph->memsz = FIELD(p, Elf32_Phdr, p_memsz);
-		ph->align = FIELD(p, Elf32_Phdr, p_align);
-	}
+	if (eh->word == 8)
+		PHDR_FIELDS(p, Elf64_Phdr);
+	else
+		PHDR_FIELDS(p, Elf32_Phdr);
 	return SW_OK;
 }
