@@ -164,7 +164,7 @@ static sw_status read_omitted(const sw_core *c, uint64_t addr, unsigned char *ou
 static sw_status read_dumped(const sw_core *c, const struct core_segment *s, uint64_t addr,
                              unsigned char *out, size_t n)
 {
-	if (s->present_end - addr < n || addr >= s->present_end)
+	if (addr >= s->present_end || s->present_end - addr < n)
 		return SW_E_BADADDR;
 	if (swi_core_bytes_read(&c->bytes, s->offset + (addr - s->start), out, n) != SW_OK)
 		return SW_E_BADADDR;
