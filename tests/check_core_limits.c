@@ -2,15 +2,24 @@
  * check_core_limits.c - core files whose counts and sizes are hostile:
  * an NT_FILE note that repeats one entry thousands of times, a note table
  * past the hard limit, a megabyte of empty notes, more notes than a core
- * may hold.  The cores are synthesized here, byte by byte, in
- * the layout the kernel writes (one PT_NOTE: NT_PRSTATUS, then NT_FILE),
- * so that each test says exactly which count it is about; real cores of
- * real programs are check_targets' and swstack-manymaps.test's.
+ * may hold, a sparse core of 64 GiB opened under a 1 GiB address-space
+ * limit, a core cut inside its memory.  The cores are synthesized here,
+ * byte by byte, in the layout the kernel writes (one PT_NOTE: NT_PRSTATUS,
+ * then NT_FILE), so that each test says exactly which count it is about;
+ * real cores of real programs are check_targets', swstack-manymaps.test's
+ * and swstack-truncated.test's.
  */
+#define _GNU_SOURCE
 #include <check.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stackwalk.h>
 
 #define PRSTATUS_X64_SIZE 336           /* struct elf_prstatus on x86-64 */
@@ -49,6 +58,23 @@ static void put_note(struct core_buf *b, uint32_t type, const void *desc, uint32
 	put(b, pad, (4 - descsz % 4) % 4);
 }
 
+/* The ELF header of an x86-64 core with `phnum` program headers right after it. */
+static void core_ehdr(Elf64_Ehdr *eh, unsigned phnum)
+{
+	memset(eh, 0, sizeof *eh);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof *eh;
+	eh->e_ehsize = sizeof *eh;
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = (Elf64_Half)phnum;
+}
+
 /*
  * An x86-64 core with one thread and an NT_FILE note of `entries` entries,
  * entry i mapping `path` at start(i) = 0x400000 + (repeat ? 0 : i) pages.
@@ -76,17 +102,7 @@ static struct core_buf core_with_files(uint64_t entries, int repeat, const char 
 	for (uint64_t i = 0; i < entries; i++)
 		put(&files, path, strlen(path) + 1);
 
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof eh;
-	eh.e_ehsize = sizeof eh;
-	eh.e_phentsize = sizeof ph;
-	eh.e_phnum = 1;
+	core_ehdr(&eh, 1);
 	put(&b, &eh, sizeof eh);
 	ph.p_type = PT_NOTE;
 	ph.p_offset = sizeof eh + sizeof ph;
@@ -214,6 +230,187 @@ START_TEST(note_count_limit)
 }
 END_TEST
 
+/* ---- cores on disk: sparse, and cut ------------------------------------ */
+
+#define LOAD_VADDR 0x7f0000000000ull
+#define NOTES_AT   4096u               /* the note segment's file offset */
+
+/* A file in $TMPDIR (or /tmp) for one core; `path` gets its name. */
+static int temp_core(char *path, size_t size)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(path, size, "%s/sw-core-limits.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+static void pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+	ck_assert_int_eq(pwrite(fd, buf, n, (off_t)off), (ssize_t)n);
+}
+
+/*
+ * An x86-64 core on disk: one PT_NOTE at NOTES_AT whose header claims
+ * `note_claim` bytes (one thread, its rsp `load_size` - 4096 into the
+ * memory, then zeros), one PT_LOAD of `load_size` bytes of memory at
+ * LOAD_VADDR right after it, and the file cut (or extended, sparse) to
+ * `file_size` bytes; 0 means whole.  Its 8 bytes at rsp are `marker`.
+ * Returns the memory's file offset; only the headers and the marker are
+ * written, so a claim of gigabytes takes a few blocks of disk.
+ */
+static uint64_t write_core(int fd, uint64_t note_claim, uint64_t load_size, uint64_t file_size,
+                           uint64_t marker)
+{
+	unsigned char prstatus[PRSTATUS_X64_SIZE] = { 0 };
+	struct core_buf notes = { 0 };
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Phdr ph[2] = { { 0 } };
+	uint64_t load_at = NOTES_AT + note_claim, rsp = LOAD_VADDR + load_size - 4096;
+	uint64_t rip = 0x401000;
+
+	memcpy(prstatus + PRSTATUS_X64_REGS + 16 * 8, &rip, 8);
+	memcpy(prstatus + PRSTATUS_X64_REGS + 19 * 8, &rsp, 8);
+	put_note(&notes, NT_PRSTATUS, prstatus, sizeof prstatus);
+	ck_assert_uint_le(notes.len, note_claim);
+	core_ehdr(&eh, 2);
+	ph[0].p_type = PT_NOTE;
+	ph[0].p_offset = NOTES_AT;
+	ph[0].p_filesz = note_claim;
+	ph[0].p_align = 4;
+	ph[1].p_type = PT_LOAD;
+	ph[1].p_flags = PF_R | PF_W;
+	ph[1].p_offset = load_at;
+	ph[1].p_vaddr = LOAD_VADDR;
+	ph[1].p_filesz = ph[1].p_memsz = load_size;
+	ph[1].p_align = 4096;
+	pwrite_all(fd, &eh, sizeof eh, 0);
+	pwrite_all(fd, ph, sizeof ph, sizeof eh);
+	pwrite_all(fd, notes.p, notes.len, NOTES_AT);
+	free(notes.p);
+	pwrite_all(fd, &marker, sizeof marker, load_at + load_size - 4096);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(file_size ? file_size : load_at + load_size)), 0);
+	return load_at;
+}
+
+static void assert_reads(const sw_core *c, uint64_t addr, uint64_t want)
+{
+	uint64_t got = ~want;
+
+	ck_assert_int_eq(sw_memory_read(sw_core_memory(c), addr, &got, sizeof got), SW_OK);
+	ck_assert_uint_eq(got, want);
+}
+
+/*
+ * The issue's core: 64 GiB, sparse, its PT_NOTE claiming 32 GiB of which
+ * all but the first note is zeros.  It opens under an address-space limit
+ * of 1 GiB (the child's: Check's fork would do, but CK_FORK=no would not),
+ * and reads its memory at both ends.  Not under AddressSanitizer, whose
+ * shadow memory alone is terabytes of address space.
+ */
+START_TEST(sparse_core_over_address_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("SKIP sparse_core_over_address_limit: AddressSanitizer reserves more than the limit\n");
+#else
+	const uint64_t gib = 1ull << 30, marker = 0x5ca1ab1e0ddba11ull;
+	char path[512];
+	int fd = temp_core(path, sizeof path), status;
+	struct stat sb;
+	pid_t pid;
+
+	write_core(fd, 32 * gib, 32 * gib, 0, marker);
+	close(fd);
+	/* Sparse: the claim costs no disk (the test must not fill /tmp). */
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_ge((uint64_t)sb.st_size, 64 * gib);
+	ck_assert_uint_lt((uint64_t)sb.st_blocks * 512, 1u << 20);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { gib, gib };
+		sw_core *c = NULL;
+		int ok;
+
+		if (setrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(2);
+		ok = sw_core_open(path, &c) == SW_OK && sw_core_thread_count(c) == 1;
+		if (ok) {
+			uint64_t v = 1;
+
+			ok = sw_memory_read(sw_core_memory(c), LOAD_VADDR + 32 * gib - 4096, &v, 8) ==
+			             SW_OK && v == marker &&
+			     sw_memory_read(sw_core_memory(c), LOAD_VADDR, &v, 8) == SW_OK && v == 0;
+		}
+		sw_core_close(c);
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	unlink(path);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "a 64 GiB core under a 1 GiB address-space limit: status 0x%x", status);
+#endif
+}
+END_TEST
+
+/*
+ * A core cut inside its memory, as RLIMIT_CORE cuts the kernel's: it
+ * opens, the bytes the file holds read, those it lost give SW_E_BADADDR,
+ * and so does a read that straddles the cut.  Through the file and
+ * through an image.
+ */
+START_TEST(truncated_core_reads_what_it_holds)
+{
+	const uint64_t marker = 0x1122334455667788ull, note_claim = 4096;
+	char path[512];
+	int fd = temp_core(path, sizeof path);
+	/* 16 KiB of memory, the file cut 4 KiB + 100 bytes into it; the marker is in the lost part. */
+	uint64_t load_at = write_core(fd, note_claim, 16384, NOTES_AT + note_claim + 4096 + 100, marker);
+	unsigned char *img = malloc(load_at + 4096 + 100), buf[16];
+	sw_core *c[2] = { NULL, NULL };
+	uint64_t lo, hi;
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(pread(fd, img, load_at + 4096 + 100, 0), (ssize_t)(load_at + 4096 + 100));
+	close(fd);
+	ck_assert_int_eq(sw_core_open(path, &c[0]), SW_OK);
+	ck_assert_int_eq(sw_core_open_memory(img, load_at + 4096 + 100, 0, &c[1]), SW_OK);
+	for (int i = 0; i < 2; i++) {
+		const sw_memory *m = sw_core_memory(c[i]);
+
+		ck_assert_uint_eq(sw_core_thread_count(c[i]), 1);
+		/* The whole segment is the stack, as its headers say. */
+		ck_assert_int_eq(sw_core_stack_bounds(c[i], LOAD_VADDR + 100, &lo, &hi), SW_OK);
+		ck_assert_uint_eq(hi - lo, 16384);
+		assert_reads(c[i], LOAD_VADDR, 0);
+		ck_assert_int_eq(sw_memory_read(m, LOAD_VADDR + 4096 + 100 - 16, buf, 16), SW_OK);
+		ck_assert_int_eq(sw_memory_read(m, LOAD_VADDR + 4096 + 100 - 8, buf, 16), SW_E_BADADDR);
+		ck_assert_int_eq(sw_memory_read(m, LOAD_VADDR + 4096 + 100, buf, 1), SW_E_BADADDR);
+		ck_assert_int_eq(sw_memory_read(m, LOAD_VADDR + 16384 - 4096, buf, 8), SW_E_BADADDR);
+		sw_core_close(c[i]);
+	}
+	unlink(path);
+	free(img);
+}
+END_TEST
+
+/* Cut inside its notes, a core is refused: its threads are unknown. */
+START_TEST(core_cut_in_notes_refused)
+{
+	char path[512];
+	int fd = temp_core(path, sizeof path);
+	sw_core *c = NULL;
+
+	write_core(fd, 4096, 16384, NOTES_AT + 100, 0);
+	close(fd);
+	ck_assert_int_eq(sw_core_open(path, &c), SW_E_TRUNCATED);
+	ck_assert_ptr_null(c);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core_limits");
@@ -226,6 +423,11 @@ int main(void)
 	tcase_add_test(tc, file_entries_over_limit);
 	tcase_add_test(tc, empty_notes_skipped);
 	tcase_add_test(tc, note_count_limit);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("files");
+	tcase_add_test(tc, sparse_core_over_address_limit);
+	tcase_add_test(tc, truncated_core_reads_what_it_holds);
+	tcase_add_test(tc, core_cut_in_notes_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

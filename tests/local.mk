@@ -53,6 +53,18 @@ EXTRA_DIST += tests/swstack-plt.test tests/swstack/plt.c tests/swstack/plt-lib.c
 tests/swstack-plt.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
 CLEANFILES += -r tests/swstack-plt.d
 
+# swstack against gdb on kernel cores cut short, as RLIMIT_CORE leaves them (x86-64).
+TESTS += tests/swstack-truncated.test
+EXTRA_DIST += tests/swstack-truncated.test
+tests/swstack-truncated.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-truncated.d
+
+# swstack on a sparse kernel core bigger than its ulimit -v, against gdb (x86-64).
+TESTS += tests/swstack-bigcore.test
+EXTRA_DIST += tests/swstack-bigcore.test tests/swstack/bigcore.c
+tests/swstack-bigcore.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-bigcore.d
+
 # swstack across alternate signal stacks (sigaltstack) and nested signals, against gdb.
 TESTS += tests/swstack-altstack.test
 EXTRA_DIST += tests/swstack-altstack.test tests/swstack/altstack.c

@@ -55,8 +55,11 @@ enum {
  * sw_core_open - open the core file at `path` (with SW_CORE_MAPPED_FILES).
  * SW_E_INVAL if it cannot be opened or is not a regular file (errno says
  * why), SW_E_UNSUPPORTED for an ELF file that is not a little-endian core
- * of x86-64, i386 or AArch64, SW_E_TRUNCATED / SW_E_BADMETA for a short or
- * corrupt one, SW_E_LIMIT past a hard limit, SW_E_NOMEM.
+ * of x86-64, i386 or AArch64, SW_E_TRUNCATED / SW_E_BADMETA for one cut
+ * inside its headers or notes or corrupt, SW_E_LIMIT past a hard limit,
+ * SW_E_NOMEM.  The core is read as needed, never mapped or read whole; one
+ * cut inside its memory (RLIMIT_CORE) opens, and reads of what it lost
+ * give SW_E_BADADDR.
  */
 SW_API sw_status sw_core_open(const char *path, sw_core **core);
 
@@ -86,8 +89,9 @@ SW_API sw_status sw_core_thread(const sw_core *core, unsigned index, sw_context 
 
 /*
  * sw_core_memory - the dumped memory, valid until sw_core_close.  Reads
- * copy from the mapped core file; bytes the core omitted come from the
- * mapped files (a pread system call) or give SW_E_BADADDR.  Read-only.
+ * copy from the core (a pread system call, or the image); bytes the core
+ * omitted come from the mapped files (a pread) or give SW_E_BADADDR, as
+ * do bytes a truncated core lost.  Read-only.
  */
 SW_API const sw_memory *sw_core_memory(const sw_core *core);
 

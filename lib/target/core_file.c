@@ -1,29 +1,36 @@
 /*
  * core_file.c - an ELF core file as a walk target: threads from its
  * NT_PRSTATUS notes, memory from its PT_LOAD segments, mapped files from
- * its NT_FILE note.  Host-only (it opens and maps files), but it reads
+ * its NT_FILE note.  Host-only (it opens and reads files), but it reads
  * cores of every supported architecture on any host.
  *
- * The core is mapped read-only and parsed through libelf once, at open:
- * every offset and size in it is checked against the file there, so that
- * the memory accessor, on the walk path, only binary-searches a sorted
- * segment table and copies (no allocation, no lock; a system call only for
- * bytes the core omitted, which come from the mapped files).
+ * The core is never mapped or read whole (core_bytes.h): it may be larger
+ * than the address space allowed (`ulimit -v`), and sparse.  It is parsed
+ * once, at open, through a fixed window; every offset and size in it is
+ * checked against the file there, so that the memory accessor, on the
+ * walk path, only binary-searches a sorted segment table and copies the
+ * bytes asked for (no allocation, no lock; a pread() from the core, or
+ * from a mapped file for bytes the core omitted).
+ *
+ * A core cut at its end (RLIMIT_CORE does that) opens as long as its
+ * headers and notes are whole, as gdb reads it: the memory the file still
+ * holds is read, the rest gives SW_E_BADADDR, and a walk stops there.
  */
 #define _GNU_SOURCE
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <gelf.h>
 #include "util.h"
+#include "core_bytes.h"
+#include "core_elf.h"
 #include "core_notes.h"
 #include "regular_file.h"
 #include "stopped_target.h"
 
-/* Hard limits against hostile cores (Linux allows 65530 mappings by default). */
-#define CORE_MAX_SEGMENTS (1u << 17)
+/* Hard limits against hostile cores. */
+#define CORE_MAX_SEGMENTS SWI_CORE_MAX_SEGMENTS
 #define CORE_MAX_THREADS  (1u << 16)
 #define CORE_MAX_FILES    256   /* distinct mapped files kept open */
 /*
@@ -32,11 +39,22 @@
  * CORE_MAX_THREADS permits eight and a few per process.
  */
 #define CORE_MAX_NOTES    (CORE_MAX_THREADS * 8u + 64u)
+/*
+ * The one note read whole, NT_FILE: SWI_NT_FILE_MAX_ENTRIES entries of
+ * three words and a path.  65530 mappings with long paths take a few MiB.
+ */
+#define CORE_MAX_FILE_NOTE (64u << 20)
+/*
+ * Of the other notes the decoders need a few hundred bytes (registers,
+ * the auxiliary vector): longer descriptors are read only this far.
+ */
+#define CORE_MAX_NOTE_DESC 4096u
 
 struct core_segment {
 	uint64_t start, end;            /* [p_vaddr, p_vaddr + p_memsz) */
 	uint64_t dumped_end;            /* p_vaddr + p_filesz: later bytes were omitted */
-	const unsigned char *data;      /* the dumped bytes, inside the image */
+	uint64_t present_end;           /* up to dumped_end: what a truncated file still holds */
+	uint64_t offset;                /* p_offset: where the dumped bytes lie in the file */
 	unsigned prot;                  /* SW_PROT_* from p_flags */
 };
 
@@ -55,10 +73,8 @@ struct sw_core {
 	sw_arch arch;
 	unsigned word;                  /* the target's pointer size */
 	unsigned flags;                 /* SW_CORE_* */
-	Elf *elf;
-	const unsigned char *image;
-	size_t size;
-	void *map;                      /* our mapping of the file (sw_core_open), or NULL */
+	struct swi_core_bytes bytes;    /* the file: an image, or a descriptor we own */
+	unsigned char *file_note;       /* the NT_FILE descriptor: the mappings' paths */
 	struct core_segment *segs;      /* sorted by start, disjoint */
 	size_t nsegs;
 	struct swi_thread_regs *threads;
@@ -141,7 +157,22 @@ static sw_status read_omitted(const sw_core *c, uint64_t addr, unsigned char *ou
 }
 
 /*
- * Dumped bytes are copied from the image.  Bytes the core omitted - past a
+ * Dumped bytes [addr, addr + n) of segment s, n > 0, from the core.  Those
+ * a truncated core lost are unreadable: the core says they were written
+ * (they may differ from any file's), so nothing else stands in for them.
+ */
+static sw_status read_dumped(const sw_core *c, const struct core_segment *s, uint64_t addr,
+                             unsigned char *out, size_t n)
+{
+	if (addr >= s->present_end || s->present_end - addr < n)
+		return SW_E_BADADDR;
+	if (swi_core_bytes_read(&c->bytes, s->offset + (addr - s->start), out, n) != SW_OK)
+		return SW_E_BADADDR;
+	return SW_OK;
+}
+
+/*
+ * Dumped bytes are read from the core.  Bytes the core omitted - past a
  * segment's p_filesz (the kernel, qemu), or with no segment at all (gdb
  * leaves read-only file mappings out) - come from the mapped files.
  */
@@ -163,8 +194,8 @@ static sw_status core_read(void *ctx, uint64_t addr, void *buf, size_t len)
 			if (addr < s->dumped_end) {
 				size_t d = s->dumped_end - addr < n ? (size_t)(s->dumped_end - addr) : n;
 
-				memcpy(out, s->data + (addr - s->start), d);
-				if (d < n && read_omitted(c, addr + d, out + d, n - d) != SW_OK)
+				if (read_dumped(c, s, addr, out, d) != SW_OK ||
+				    (d < n && read_omitted(c, addr + d, out + d, n - d) != SW_OK))
 					return SW_E_BADADDR;
 			} else if (read_omitted(c, addr, out, n) != SW_OK) {
 				return SW_E_BADADDR;
@@ -185,17 +216,6 @@ static sw_status core_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* ---- opening ---------------------------------------------------------- */
 
-static sw_arch arch_of(const GElf_Ehdr *eh)
-{
-	if (eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_machine == EM_X86_64)
-		return SW_ARCH_X64;
-	if (eh->e_ident[EI_CLASS] == ELFCLASS32 && eh->e_machine == EM_386)
-		return SW_ARCH_X86;
-	if (eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_machine == EM_AARCH64)
-		return SW_ARCH_ARM64;
-	return SW_ARCH_NONE;        /* x32 (ELFCLASS32 x86-64) included */
-}
-
 /* The ELF header of a little-endian ELF file of one of our architectures. */
 static sw_status check_ehdr(Elf *elf, size_t size, GElf_Ehdr *eh, sw_arch *arch)
 {
@@ -207,27 +227,9 @@ static sw_status check_ehdr(Elf *elf, size_t size, GElf_Ehdr *eh, sw_arch *arch)
 		return SW_E_TRUNCATED;
 	if (eh->e_ident[EI_DATA] != ELFDATA2LSB)
 		return SW_E_UNSUPPORTED;
-	*arch = arch_of(eh);
+	*arch = swi_core_elf_arch(eh->e_ident[EI_CLASS], eh->e_machine);
 	if (*arch == SW_ARCH_NONE)
 		return SW_E_UNSUPPORTED;
-	return SW_OK;
-}
-
-/* The program header table lies inside the file. */
-static sw_status check_phdrs(Elf *elf, const GElf_Ehdr *eh, size_t size, size_t *phnum)
-{
-	size_t entsize = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
-
-	if (elf_getphdrnum(elf, phnum) != 0)
-		return SW_E_BADMETA;
-	if (*phnum == 0)
-		return SW_OK;
-	if (eh->e_phentsize != entsize)
-		return SW_E_BADMETA;
-	if (*phnum > CORE_MAX_SEGMENTS)
-		return SW_E_LIMIT;
-	if (eh->e_phoff > size || (size - eh->e_phoff) / entsize < *phnum)
-		return SW_E_TRUNCATED;
 	return SW_OK;
 }
 
@@ -280,10 +282,6 @@ static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len
 	size_t n;
 	sw_status st;
 
-	/* One NT_FILE per core: a second one is ignored. */
-	if (c->seen_file_note)
-		return SW_OK;
-	c->seen_file_note = 1;
 	st = swi_nt_file_decode(c->word, desc, len, NULL, &n);
 	if (st != SW_OK || n == 0)
 		return st;
@@ -309,35 +307,35 @@ static sw_status add_file_note(sw_core *c, const unsigned char *desc, size_t len
 	return SW_OK;
 }
 
-static int is_core_name(const GElf_Nhdr *nh, const char *name)
+/* Only notes named "CORE" are read ("LINUX" ones hold extended register state). */
+static int is_core_name(struct swi_core_window *w, const struct swi_core_phdr *ph,
+                        uint32_t namesz, uint64_t name)
 {
-	return nh->n_namesz == 5 && memcmp(name, "CORE", 5) == 0;
+	sw_status st;
+	const unsigned char *p = namesz == 5 ? swi_core_window_get(w, ph->offset + name, 5, &st) : NULL;
+
+	return p && memcmp(p, "CORE", 5) == 0;
 }
 
-static sw_status read_note(sw_core *c, const GElf_Nhdr *nh, const char *name,
-                           const unsigned char *desc)
+/* A "CORE" note other than NT_FILE; `desc` holds its first `len` bytes. */
+static sw_status read_note(sw_core *c, uint32_t type, const unsigned char *desc, size_t len)
 {
 	uint64_t v;
 
-	if (!is_core_name(nh, name))
-		return SW_OK;   /* "LINUX" notes: extended register state */
-	switch (nh->n_type) {
+	switch (type) {
 	case SWI_NT_PRSTATUS:
-		return add_thread(c, desc, nh->n_descsz);
+		return add_thread(c, desc, len);
 	case SWI_NT_PRFPREG:
 		/* Per-thread notes follow their thread's NT_PRSTATUS. */
 		if (c->nthreads == 0)
 			return SW_OK;
-		return swi_prfpreg_decode(c->arch, desc, nh->n_descsz,
-		                          &c->threads[c->nthreads - 1].ctx);
-	case SWI_NT_FILE:
-		return add_file_note(c, desc, nh->n_descsz);
+		return swi_prfpreg_decode(c->arch, desc, len, &c->threads[c->nthreads - 1].ctx);
 	case SWI_NT_AUXV:
-		if (swi_auxv_find(c->word, desc, nh->n_descsz, SWI_AT_ENTRY, &v) == SW_OK) {
+		if (swi_auxv_find(c->word, desc, len, SWI_AT_ENTRY, &v) == SW_OK) {
 			c->entry = v;
 			c->has_entry = 1;
 		}
-		if (swi_auxv_find(c->word, desc, nh->n_descsz, SWI_AT_SYSINFO_EHDR, &v) == SW_OK)
+		if (swi_auxv_find(c->word, desc, len, SWI_AT_SYSINFO_EHDR, &v) == SW_OK)
 			c->vdso = v;
 		return SW_OK;
 	default:
@@ -346,47 +344,105 @@ static sw_status read_note(sw_core *c, const GElf_Nhdr *nh, const char *name,
 }
 
 /*
+ * The NT_FILE note, read whole (its paths are the mappings' names until
+ * sw_core_close), within CORE_MAX_FILE_NOTE.  One per core: a second one
+ * is ignored.
+ */
+static sw_status read_file_note(sw_core *c, uint64_t off, uint32_t len)
+{
+	if (c->seen_file_note)
+		return SW_OK;
+	c->seen_file_note = 1;
+	if (len > CORE_MAX_FILE_NOTE)
+		return SW_E_LIMIT;
+	c->file_note = malloc(len ? len : 1);
+	if (!c->file_note)
+		return SW_E_NOMEM;
+	if (swi_core_bytes_read(&c->bytes, off, c->file_note, len) != SW_OK)
+		return SW_E_TRUNCATED;
+	return add_file_note(c, c->file_note, len);
+}
+
+/* Where one note's parts lie, as offsets into its segment. */
+struct note_at {
+	uint32_t namesz, descsz, type;
+	uint64_t name, desc, next;
+};
+
+static uint64_t align_up(uint64_t v, unsigned a)
+{
+	return (v + a - 1) & ~(uint64_t)(a - 1);
+}
+
+/*
+ * The note at `off` of a note segment: its header, and its name and
+ * descriptor checked to lie inside the segment.  Name and descriptor are
+ * padded to 4 bytes, or 8 in a segment aligned so.
+ */
+static sw_status locate_note(struct swi_core_window *w, const struct swi_core_phdr *ph,
+                             uint64_t off, struct note_at *n)
+{
+	unsigned align = ph->align == 8 ? 8 : 4;
+	const unsigned char *h;
+	sw_status st;
+
+	if (ph->filesz - off < 12)
+		return SW_E_BADMETA;
+	h = swi_core_window_get(w, ph->offset + off, 12, &st);
+	if (!h)
+		return st;
+	n->namesz = (uint32_t)swi_load_le(h, 4);
+	n->descsz = (uint32_t)swi_load_le(h + 4, 4);
+	n->type = (uint32_t)swi_load_le(h + 8, 4);
+	n->name = off + 12;
+	if (ph->filesz - n->name < n->namesz)
+		return SW_E_BADMETA;
+	n->desc = align_up(n->name + n->namesz, align);
+	if (n->desc > ph->filesz || ph->filesz - n->desc < n->descsz)
+		return SW_E_BADMETA;
+	n->next = align_up(n->desc + n->descsz, align);
+	return SW_OK;
+}
+
+/*
  * A note whose header is all zeros (no name, no descriptor, type 0) is no
  * note anyone writes: the rest of the segment is padding or damage, and
  * is skipped at once rather than twelve bytes at a time.
  */
-static int is_empty_note(const GElf_Nhdr *nh)
+static int is_empty_note(const struct note_at *n)
 {
-	return nh->n_namesz == 0 && nh->n_descsz == 0 && nh->n_type == 0;
+	return n->namesz == 0 && n->descsz == 0 && n->type == 0;
 }
 
-static sw_status read_notes(sw_core *c, const GElf_Phdr *ph, unsigned *notes)
+/* The notes of one PT_NOTE segment, which lies inside the file. */
+static sw_status read_notes(sw_core *c, struct swi_core_window *w, const struct swi_core_phdr *ph,
+                            unsigned *notes)
 {
-	Elf_Data *d;
-	size_t off = 0;
+	for (uint64_t off = 0; off < ph->filesz;) {
+		struct note_at n = { 0 };
+		const unsigned char *desc;
+		size_t len;
+		sw_status st = locate_note(w, ph, off, &n);
 
-	if (ph->p_filesz == 0)
-		return SW_OK;
-	d = elf_getdata_rawchunk(c->elf, (int64_t)ph->p_offset, ph->p_filesz,
-	                         ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-	if (!d)
-		return SW_E_BADMETA;
-	while (off < d->d_size) {
-		GElf_Nhdr nh;
-		size_t name_off, desc_off, next;
-		sw_status st;
-
-		next = gelf_getnote(d, off, &nh, &name_off, &desc_off);
-		if (next == 0 || next <= off)
-			return SW_E_BADMETA;
-		if (is_empty_note(&nh))
+		if (st != SW_OK)
+			return st;
+		if (is_empty_note(&n))
 			return SW_OK;
 		if (++*notes > CORE_MAX_NOTES)
 			return SW_E_LIMIT;
-		/* gelf_getnote checks these; a second look costs nothing. */
-		if (desc_off > d->d_size || d->d_size - desc_off < nh.n_descsz ||
-		    name_off > d->d_size || d->d_size - name_off < nh.n_namesz)
-			return SW_E_TRUNCATED;
-		st = read_note(c, &nh, (const char *)d->d_buf + name_off,
-		               (const unsigned char *)d->d_buf + desc_off);
+		off = n.next;
+		if (!is_core_name(w, ph, n.namesz, n.name))
+			continue;
+		if (n.type == SWI_NT_FILE) {
+			st = read_file_note(c, ph->offset + n.desc, n.descsz);
+		} else {
+			len = n.descsz < CORE_MAX_NOTE_DESC ? n.descsz : CORE_MAX_NOTE_DESC;
+			desc = swi_core_window_get(w, ph->offset + n.desc, len, &st);
+			if (desc)
+				st = read_note(c, n.type, desc, len);
+		}
 		if (st != SW_OK)
 			return st;
-		off = next;
 	}
 	return SW_OK;
 }
@@ -398,37 +454,49 @@ static int cmp_segment(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* PT_LOAD segments: every one inside the file, none overlapping. */
-static sw_status read_segments(sw_core *c, size_t phnum)
+/*
+ * The part of a segment's dumped bytes the file holds: all of them, or,
+ * in a core cut at its end, those before the cut.
+ */
+static uint64_t bytes_held(const sw_core *c, const struct swi_core_phdr *ph)
+{
+	if (ph->offset >= c->bytes.size)
+		return 0;
+	return c->bytes.size - ph->offset < ph->filesz ? c->bytes.size - ph->offset : ph->filesz;
+}
+
+/* PT_LOAD segments: none overlapping; those past the file's end are kept, unreadable. */
+static sw_status read_segments(sw_core *c, struct swi_core_window *w,
+                               const struct swi_core_ehdr *eh)
 {
 	uint64_t addr_max = c->word == 8 ? UINT64_MAX : UINT32_MAX;
 	size_t n = 0;
 
-	c->segs = calloc(phnum ? phnum : 1, sizeof *c->segs);
+	c->segs = calloc(eh->phnum ? eh->phnum : 1, sizeof *c->segs);
 	if (!c->segs)
 		return SW_E_NOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
+	for (size_t i = 0; i < eh->phnum; i++) {
+		struct swi_core_phdr ph;
 		struct core_segment *s;
+		sw_status st = swi_core_read_phdr(w, eh, i, &ph);
 
-		if (!gelf_getphdr(c->elf, (int)i, &ph))
-			return SW_E_BADMETA;
-		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+		if (st != SW_OK)
+			return st;
+		if (ph.type != PT_LOAD || ph.memsz == 0)
 			continue;
-		if (ph.p_filesz > ph.p_memsz || ph.p_vaddr > addr_max ||
-		    addr_max - ph.p_vaddr < ph.p_memsz - 1)
+		if (ph.filesz > ph.memsz || ph.vaddr > addr_max ||
+		    addr_max - ph.vaddr < ph.memsz - 1 || ph.offset > UINT64_MAX - ph.filesz)
 			return SW_E_BADMETA;
-		if (ph.p_offset > c->size || c->size - ph.p_offset < ph.p_filesz)
-			return SW_E_TRUNCATED;
 		s = &c->segs[n++];
-		s->start = ph.p_vaddr;
-		s->end = ph.p_vaddr + ph.p_memsz;
+		s->start = ph.vaddr;
+		s->end = ph.vaddr + ph.memsz;
 		/* Ending at the very top of a 64-bit space: its last byte is lost. */
 		if (s->end == 0)
 			s->end = UINT64_MAX;
-		s->dumped_end = ph.p_vaddr + ph.p_filesz;
-		s->data = c->image + ph.p_offset;
-		s->prot = prot_from_pflags(ph.p_flags);
+		s->dumped_end = ph.vaddr + ph.filesz;
+		s->present_end = ph.vaddr + bytes_held(c, &ph);
+		s->offset = ph.offset;
+		s->prot = prot_from_pflags(ph.flags);
 	}
 	c->nsegs = n;
 	qsort(c->segs, n, sizeof *c->segs, cmp_segment);
@@ -486,46 +554,42 @@ static void open_mapped_files(sw_core *c)
 	}
 }
 
+/* The headers, segments and notes, through a window onto the file. */
+static sw_status parse_headers(sw_core *c, struct swi_core_window *w)
+{
+	struct swi_core_ehdr eh;
+	unsigned notes = 0;
+	sw_status st = swi_core_read_ehdr(w, &eh);
+
+	if (st != SW_OK)
+		return st;
+	c->arch = eh.arch;
+	c->word = eh.word;
+	st = read_segments(c, w, &eh);
+	for (size_t i = 0; st == SW_OK && i < eh.phnum; i++) {
+		struct swi_core_phdr ph;
+
+		st = swi_core_read_phdr(w, &eh, i, &ph);
+		if (st != SW_OK || ph.type != PT_NOTE)
+			continue;
+		/* Notes are never cut: a core without all of them is refused. */
+		if (ph.offset > c->bytes.size || c->bytes.size - ph.offset < ph.filesz)
+			return SW_E_TRUNCATED;
+		st = read_notes(c, w, &ph, &notes);
+	}
+	return st;
+}
+
 static sw_status core_parse(sw_core *c)
 {
-	GElf_Ehdr eh;
-	unsigned notes = 0;
-	size_t phnum;
+	struct swi_core_window *w = malloc(sizeof *w);
 	sw_status st;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return SW_E_UNSUPPORTED;
-	if (memcmp(c->image, ELFMAG, SELFMAG) != 0)
-		return SW_E_UNSUPPORTED;        /* not an ELF file */
-	/* An ELF file cut inside its header. */
-	if (c->size < sizeof(Elf32_Ehdr) ||
-	    (c->image[EI_CLASS] == ELFCLASS64 && c->size < sizeof(Elf64_Ehdr)))
-		return SW_E_TRUNCATED;
-	/* libelf only reads the image: ELF_C_READ_MMAP semantics, no conversion in place. */
-	c->elf = elf_memory((char *)(uintptr_t)c->image, c->size);
-	if (!c->elf)
-		return SW_E_BADMETA;
-	st = check_ehdr(c->elf, c->size, &eh, &c->arch);
-	if (st != SW_OK)
-		return st;
-	if (eh.e_type != ET_CORE)
-		return SW_E_UNSUPPORTED;
-	c->word = sw_arch_pointer_size(c->arch);
-	st = check_phdrs(c->elf, &eh, c->size, &phnum);
-	if (st != SW_OK)
-		return st;
-	st = read_segments(c, phnum);
-	for (size_t i = 0; st == SW_OK && i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(c->elf, (int)i, &ph))
-			return SW_E_BADMETA;
-		if (ph.p_type != PT_NOTE)
-			continue;
-		if (ph.p_offset > c->size || c->size - ph.p_offset < ph.p_filesz)
-			return SW_E_TRUNCATED;
-		st = read_notes(c, &ph, &notes);
-	}
+	if (!w)
+		return SW_E_NOMEM;
+	swi_core_window_init(w, &c->bytes);
+	st = parse_headers(c, w);
+	free(w);
 	if (st != SW_OK)
 		return st;
 	/* A core without registers gives a walk nothing to start from. */
@@ -537,15 +601,30 @@ static sw_status core_parse(sw_core *c)
 	return SW_OK;
 }
 
-static sw_status core_new(const void *image, size_t size, unsigned flags, sw_core **out)
+/* A core read from `image` (NULL: from `fd`, which it then owns) of `size` bytes. */
+static sw_status core_open_bytes(const void *image, int fd, uint64_t size, unsigned flags,
+                                 sw_core **out)
 {
 	sw_core *c = calloc(1, sizeof *c);
+	sw_status st;
 
-	if (!c)
+	if (!c) {
+		if (fd >= 0)
+			close(fd);
 		return SW_E_NOMEM;
-	c->image = image;
-	c->size = size;
+	}
+	c->bytes.image = image;
+	c->bytes.fd = fd;
+	c->bytes.size = size;
 	c->flags = flags;
+	if (size < EI_NIDENT)
+		st = SW_E_TRUNCATED;
+	else
+		st = core_parse(c);
+	if (st != SW_OK) {
+		sw_core_close(c);
+		return st;
+	}
 	*out = c;
 	return SW_OK;
 }
@@ -553,31 +632,17 @@ static sw_status core_new(const void *image, size_t size, unsigned flags, sw_cor
 SW_API sw_status sw_core_open_memory(const void *image, size_t size, unsigned flags,
                                      sw_core **core)
 {
-	sw_core *c;
-	sw_status st;
-
 	if (!core || (!image && size) || (flags & ~(unsigned)SW_CORE_MAPPED_FILES))
 		return SW_E_INVAL;
 	*core = NULL;
 	if (size < EI_NIDENT)
 		return SW_E_TRUNCATED;
-	st = core_new(image, size, flags, &c);
-	if (st != SW_OK)
-		return st;
-	st = core_parse(c);
-	if (st != SW_OK) {
-		sw_core_close(c);
-		return st;
-	}
-	*core = c;
-	return SW_OK;
+	return core_open_bytes(image, -1, size, flags, core);
 }
 
 SW_API sw_status sw_core_open(const char *path, sw_core **core)
 {
 	off_t size;
-	void *map;
-	sw_status st;
 	int fd;
 
 	if (!path || !core)
@@ -586,48 +651,30 @@ SW_API sw_status sw_core_open(const char *path, sw_core **core)
 	fd = swi_open_regular(path, &size);
 	if (fd < 0)
 		return SW_E_INVAL;
-	if ((uint64_t)size < EI_NIDENT) {
-		close(fd);
-		return SW_E_TRUNCATED;
-	}
-	if ((uint64_t)size > SIZE_MAX) {
-		close(fd);
-		return SW_E_LIMIT;
-	}
 	/*
-	 * Mapped, not read: cores are large and a walk touches little of them.
-	 * A core truncated by someone else while open would raise SIGBUS.
+	 * Read, not mapped: a core may be larger than the address space we
+	 * may use, and a walk reads little of it.  A file cut while it is
+	 * open makes reads fail, not raise SIGBUS.
 	 */
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return SW_E_NOMEM;
-	st = sw_core_open_memory(map, (size_t)size, SW_CORE_MAPPED_FILES, core);
-	if (st != SW_OK) {
-		munmap(map, (size_t)size);
-		return st;
-	}
-	(*core)->map = map;
-	return SW_OK;
+	return core_open_bytes(NULL, fd, (uint64_t)size, SW_CORE_MAPPED_FILES, core);
 }
 
 SW_API void sw_core_close(sw_core *c)
 {
 	if (!c)
 		return;
-	if (c->elf)
-		elf_end(c->elf);
+	if (c->bytes.fd >= 0)
+		close(c->bytes.fd);
 	for (unsigned i = 0; i < c->nfiles; i++)
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
 	for (size_t i = 0; i < c->nowned; i++)
 		free(c->owned[i]);
 	free(c->owned);
-	if (c->map)
-		munmap(c->map, c->size);
 	free(c->segs);
 	free(c->threads);
 	free(c->maps);
+	free(c->file_note);
 	free(c);
 }
 
@@ -785,6 +832,8 @@ SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 		return SW_E_INVAL;
 	if (c->nfiles == CORE_MAX_FILES)
 		return SW_E_LIMIT;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return SW_E_UNSUPPORTED;
 	fd = swi_open_regular(path, &size);
 	if (fd < 0)
 		return SW_E_INVAL;

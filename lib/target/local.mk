@@ -7,6 +7,10 @@ lib_libsw_target_core_la_SOURCES += \
 # swregs example, their test and manual pages.  Host-only code, kept out of
 # the portable core: it is built into libstackwalk_elf.la.
 lib_libsw_target_la_SOURCES += \
+	lib/target/core_bytes.h \
+	lib/target/core_bytes.c \
+	lib/target/core_elf.h \
+	lib/target/core_elf.c \
 	lib/target/core_notes.h \
 	lib/target/core_notes.c \
 	lib/target/core_file.c \

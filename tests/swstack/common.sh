@@ -71,6 +71,26 @@ dump_core() {
 	[ -s "$work/$1.core" ] && echo "$work/$1.core"
 }
 
+# The kernel's core of $work/$1, run with the arguments after it, moved to
+# $work/$1.core.  Returns 1 (kernel_core_why says why)
+# where the kernel does not write cores to the working directory
+# (core_pattern not "core" or "core.%p"), or wrote none (RLIMIT_CORE).
+kernel_core() {
+	kernel_core_why=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+	case $kernel_core_why in
+	core | core.%p) ;;
+	*) kernel_core_why="core_pattern is \"$kernel_core_why\", not \"core\""; return 1 ;;
+	esac
+	kc_prog=$1
+	shift
+	(cd "$work" && ulimit -c unlimited 2>/dev/null && exec "./$kc_prog" "$@") >/dev/null 2>&1
+	for c in "$work/core" "$work"/core.[0-9]*; do
+		[ -f "$c" ] && mv "$c" "$work/$kc_prog.core" && return 0
+	done
+	kernel_core_why="the kernel wrote no core (RLIMIT_CORE?)"
+	return 1
+}
+
 # gdb's view of program $1's core $2, in the two parts gdb_frames reads,
 # into $3 (gdb run with the test's $gdb_flags).
 gdb_core_dump() {
