@@ -3309,6 +3309,13 @@ START_TEST(psp_builder_misuse)
 	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 25, 31));
 	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
 	sw_swu_builder_reset(b);
+	/* The PSP slot is the funclet's own: not rbp's save slot, not below SP. */
+	funclet_ops(b);
+	OK(sw_swu_psp_slot(b, -16));
+	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
+	OK(sw_swu_psp_slot(b, -40));
+	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
+	sw_swu_builder_reset(b);
 	/* Row operations describe imported native code, never a funclet. */
 	OK(sw_swu_psp_slot(b, -16));
 	OK(sw_swu_def_cfa_offset(b, 1, 16));

@@ -789,8 +789,8 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 	for (uint32_t i = 0; i < b->ngc; i++)
 		if (b->gc[i].ranges[b->gc[i].nranges - 1].end > code_size)
 			return SW_E_INVAL;
-	/* A PSP slot belongs to a method described in the prolog form. */
-	if (b->psp && b->nrops)
+	/* A PSP slot belongs to a method described in the prolog form, in its body frame. */
+	if (b->psp && (b->nrops || !swu_state_free_slot(&b->body, b->psp)))
 		return SW_E_INVAL;
 	if (!parent_slots_ok(b, prolog_size))
 		return SW_E_INVAL;

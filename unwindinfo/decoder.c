@@ -700,20 +700,6 @@ static sw_status parent_ranges_ok(struct swu_reader ranges, uint32_t nranges,
 }
 
 /*
- * The PSP slot is the funclet's own: in its body frame (at or above SP)
- * and not where the prolog saved a register.
- */
-static sw_status psp_slot_ok(const struct swu_state *body, int32_t psp)
-{
-	if (psp < -body->sp_depth)
-		return SW_E_BADMETA;
-	for (uint64_t m = body->saved_mask; m; m &= m - 1)
-		if (body->saved[__builtin_ctzll(m)] == psp)
-			return SW_E_BADMETA;
-	return SW_OK;
-}
-
-/*
  * The GC section: locations strictly ascending (so none repeats), each
  * with sorted, disjoint, non-touching ranges inside the code, and the
  * section exactly as long as the header says; slots in the parent's frame
@@ -843,8 +829,11 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	if (prolog_end && !h.row_ops)
 		prolog_end(ctx, &h, &w.body);
 	prev = h.prolog_size;
-	if (psp && (st = psp_slot_ok(&w.body, psp)) != SW_OK)
+	/* The PSP slot is the funclet's own, in its body frame. */
+	if (psp && !swu_state_free_slot(&w.body, psp)) {
+		st = SW_E_BADMETA;
 		goto out;
+	}
 	cursor = (struct epilog_cursor){ .r = r, .h = &h, .left = h.epilogs, .prev = prev };
 	first_epilog = cursor;
 	for (uint32_t i = 0; i < h.epilogs; i++) {
