@@ -3199,9 +3199,8 @@ END_TEST
  * [rsp]) | body | add rsp, 16; pop rbp; ret.  CFA - 32 is the PSP slot;
  * the parent's [CFA - 24] is live in [12, 20).
  */
-static void funclet_ops(sw_swu_builder *b)
+static void funclet_frame_ops(sw_swu_builder *b)
 {
-	OK(sw_swu_psp_slot(b, -32));
 	OK(sw_swu_push_reg(b, 1, RBP));
 	OK(sw_swu_alloc_stack(b, 5, 16));
 	OK(sw_swu_end_prolog(b, 12));
@@ -3209,6 +3208,12 @@ static void funclet_ops(sw_swu_builder *b)
 	OK(sw_swu_free_stack(b, 34, 16));
 	OK(sw_swu_pop_reg(b, 35, RBP));
 	OK(sw_swu_epilog_end(b, 36));
+}
+
+static void funclet_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_psp_slot(b, -32));
+	funclet_frame_ops(b);
 }
 
 static struct blob shape_funclet(void)
@@ -3255,13 +3260,7 @@ START_TEST(psp_slot)
 	free(text);
 
 	/* Without the PSP slot the blob is the one it always was: no flag 0x10. */
-	OK(sw_swu_push_reg(b, 1, RBP));
-	OK(sw_swu_alloc_stack(b, 5, 16));
-	OK(sw_swu_end_prolog(b, 12));
-	OK(sw_swu_epilog_begin(b, 30));
-	OK(sw_swu_free_stack(b, 34, 16));
-	OK(sw_swu_pop_reg(b, 35, RBP));
-	OK(sw_swu_epilog_end(b, 36));
+	funclet_frame_ops(b);
 	plain = finish(b, 40);
 	ck_assert_uint_eq(plain.p[2], 0x00);
 	check_same_rules(&bl, &plain, 40);
@@ -3290,13 +3289,10 @@ START_TEST(psp_builder_misuse)
 	sw_swu_builder_reset(b);
 	/* A slot in the parent's frame needs the PSP slot ... */
 	funclet_ops(b);
-	OK(sw_swu_psp_slot(b, -32));
 	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 12, 20));
 	OK(sw_swu_finish(b, 40, buf, sizeof buf, &len));
 	sw_swu_builder_reset(b);
-	OK(sw_swu_push_reg(b, 1, RBP));
-	OK(sw_swu_alloc_stack(b, 5, 16));
-	OK(sw_swu_end_prolog(b, 12));
+	funclet_frame_ops(b);
 	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 12, 20));
 	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
 	sw_swu_builder_reset(b);

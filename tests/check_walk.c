@@ -221,18 +221,15 @@ START_TEST(functions_only_skips_funclets)
 }
 END_TEST
 
-/* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
+/* Re-register the method at F_START as funclet 0xf0f0 of A (same code shape and metadata). */
 #define F_START 0x10003000ull
-static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
+static void make_funclet_of_a(sb_world *w, uint32_t funclet_flags)
 {
-	sb_method a, b, f;
 	sw_code_info ci;
 	unsigned char blob[256];
 
-	lay_out_b_over_a(w, &a, &b);
-	f = sb_add_method_b(w, F_START, &method_b);
-	/* Re-register F as a funclet of A (same code shape and metadata). */
 	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
+	ck_assert_uint_le(ci.unwind_size, sizeof blob);
 	memcpy(blob, ci.unwind, ci.unwind_size);
 	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
 	ci.unwind = blob;
@@ -240,6 +237,16 @@ static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
 	ci.flags = funclet_flags;
 	ci.parent = &method_a;
 	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+}
+
+/* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
+static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
+{
+	sb_method a, b, f;
+
+	lay_out_b_over_a(w, &a, &b);
+	f = sb_add_method_b(w, F_START, &method_b);
+	make_funclet_of_a(w, funclet_flags);
 	sb_put(w, S0 - 136, B_START + 20);
 	sb_put(w, S0 - 144, 0xb2b2);
 	sb_put(w, S0 - 152, 0xb1b1);
@@ -446,21 +453,12 @@ static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
 	uint64_t block = M3_S - 144;
 	uint64_t fields[2] = { 0x7f7f, block };
 	sb_method f;
-	sw_code_info ci;
-	unsigned char blob[256];
 
 	sb_init(w);
 	sb_add_method_a_ex(w, A_START, &method_a, m_gc);
 	psp_parent_slot = with_psp;
 	f = sb_add_method_b_ex(w, F_START, &method_b, f_gc);
-	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
-	memcpy(blob, ci.unwind, ci.unwind_size);
-	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
-	ci.unwind = blob;
-	ci.method = (void *)0xf0f0;
-	ci.flags = SW_CODE_FUNCLET;
-	ci.parent = &method_a;
-	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	make_funclet_of_a(w, SW_CODE_FUNCLET);
 
 	for (int i = 0; i < 3; i++) {
 		sb_put(w, s[i], i == 0 ? SB_NATIVE_IP : A_START + 25);
