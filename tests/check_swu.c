@@ -3272,6 +3272,16 @@ END_TEST
 
 START_TEST(psp_builder_misuse)
 {
+	static const struct {
+		int psp;
+		uint32_t start, end;
+		sw_status want;
+	} parent_slots[] = {
+		{ 1, 12, 20, SW_OK },
+		{ 0, 12, 20, SW_E_INVAL },      /* no PSP slot */
+		{ 1, 10, 20, SW_E_INVAL },      /* in the prolog */
+		{ 1, 25, 31, SW_E_INVAL },      /* into the epilog */
+	};
 	sw_swu_builder *b = new_builder();
 	unsigned char buf[128];
 	size_t len;
@@ -3287,24 +3297,16 @@ START_TEST(psp_builder_misuse)
 	/* A register is the funclet's own. */
 	ck_assert_int_eq(sw_swu_gc_register(b, RBX, SW_GC_PARENT_FRAME, 12, 20), SW_E_INVAL);
 	sw_swu_builder_reset(b);
-	/* A slot in the parent's frame needs the PSP slot ... */
-	funclet_ops(b);
-	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 12, 20));
-	OK(sw_swu_finish(b, 40, buf, sizeof buf, &len));
-	sw_swu_builder_reset(b);
-	funclet_frame_ops(b);
-	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 12, 20));
-	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
-	sw_swu_builder_reset(b);
-	/* ... and is live only in the body, outside the epilogs. */
-	funclet_ops(b);
-	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 10, 20));
-	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
-	sw_swu_builder_reset(b);
-	funclet_ops(b);
-	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 25, 31));
-	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
-	sw_swu_builder_reset(b);
+	/* A slot in the parent's frame needs the PSP slot, and is live only in the body outside the epilogs. */
+	for (unsigned i = 0; i < NROWS(parent_slots); i++) {
+		if (parent_slots[i].psp)
+			funclet_ops(b);
+		else
+			funclet_frame_ops(b);
+		OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, parent_slots[i].start, parent_slots[i].end));
+		ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), parent_slots[i].want);
+		sw_swu_builder_reset(b);
+	}
 	/* The PSP slot is the funclet's own: not rbp's save slot, not below SP. */
 	funclet_ops(b);
 	OK(sw_swu_psp_slot(b, -16));
