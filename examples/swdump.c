@@ -117,8 +117,9 @@ static int add_gc(void *data, const sw_swu_gc_slot *slot)
 	if (slot->in_register)
 		snprintf(where, sizeof where, "%s", reg(g->arch, slot->reg, b, sizeof b));
 	else
-		snprintf(where, sizeof where, "[cfa %c %ld]", slot->cfa_offset < 0 ? '-' : '+',
-		         labs((long)slot->cfa_offset));
+		snprintf(where, sizeof where, "[%scfa %c %ld]",
+		         slot->flags & SW_GC_PARENT_FRAME ? "parent " : "",
+		         slot->cfa_offset < 0 ? '-' : '+', labs((long)slot->cfa_offset));
 	n = snprintf(g->text + g->len, sizeof g->text - g->len, "%s%s%s%s", g->n ? ", " : "",
 	             where, slot->flags & SW_GC_INTERIOR ? " interior" : "",
 	             slot->flags & SW_GC_PINNED ? " pinned" : "");

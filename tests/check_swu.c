@@ -1159,7 +1159,7 @@ START_TEST(bad_headers)
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
 	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
-	PATCH(2, 0x10, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x20, SW_E_UNSUPPORTED);               /* unknown flags */
 	PATCH(2, 0x08, SW_E_BADMETA);                   /* compact without rows */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
@@ -1433,7 +1433,7 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 0x11, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x21, SW_E_UNSUPPORTED);       /* an unknown section */
 	PATCH(2, 9, SW_E_BADMETA);              /* compact without rows */
 	PATCH(2, 5, SW_E_BADMETA);              /* rows cannot have body ops */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
@@ -2104,7 +2104,7 @@ START_TEST(gc_bad_blobs)
 	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
-	PATCH(2, 0x12, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x22, SW_E_UNSUPPORTED);       /* an unknown section */
 	PATCH(2, 0x0a, SW_E_BADMETA);           /* compact without rows */
 	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
 	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */
@@ -2342,7 +2342,9 @@ static void fuzz_one(const unsigned char *bytes, size_t len, FILE *null)
 			for (unsigned i = 0; i < g.n && i < GC_MAX_LIVE; i++) {
 				const sw_swu_gc_slot *s = &g.s[i];
 
-				REQUIRE(s->flags <= 3 && s->in_register <= 1);
+				/* SW_GC_PARENT_FRAME: stack slots of a blob with a PSP slot only. */
+				REQUIRE((s->flags & ~(uint32_t)SW_GC_PARENT_FRAME) <= 3 && s->in_register <= 1);
+				REQUIRE(!(s->flags & SW_GC_PARENT_FRAME) || !s->in_register);
 				if (s->in_register)
 					REQUIRE(s->reg < SW_MAX_REGS && gc_reg_ok((sw_arch)h.arch, s->reg) &&
 					        sw_arch_reg_name((sw_arch)h.arch, s->reg) != NULL);
@@ -3186,6 +3188,172 @@ START_TEST(dump_text_gc)
 	ck_assert_ptr_null(strstr(text, "[cfa + 8]"));
 	ck_assert_ptr_nonnull(strstr(text, "error at byte 79: "));
 	free(text);
+	free(bl.p);
+}
+END_TEST
+
+/* ---- Funclets: the PSP slot and slots in the parent's frame ---- */
+
+/*
+ * A funclet: push rbp; sub rsp, 16; (7 bytes storing its parent's CFA at
+ * [rsp]) | body | add rsp, 16; pop rbp; ret.  CFA - 32 is the PSP slot;
+ * the parent's [CFA - 24] is live in [12, 20).
+ */
+static void funclet_frame_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_push_reg(b, 1, RBP));
+	OK(sw_swu_alloc_stack(b, 5, 16));
+	OK(sw_swu_end_prolog(b, 12));
+	OK(sw_swu_epilog_begin(b, 30));
+	OK(sw_swu_free_stack(b, 34, 16));
+	OK(sw_swu_pop_reg(b, 35, RBP));
+	OK(sw_swu_epilog_end(b, 36));
+}
+
+static void funclet_ops(sw_swu_builder *b)
+{
+	OK(sw_swu_psp_slot(b, -32));
+	funclet_frame_ops(b);
+}
+
+static struct blob shape_funclet(void)
+{
+	sw_swu_builder *b = new_builder();
+	struct blob bl;
+
+	funclet_ops(b);
+	OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 12, 20));
+	OK(sw_swu_gc_stack_slot(b, -24, 0, 12, 14));    /* the funclet's own, at the same offset */
+	bl = finish(b, 40);
+	sw_swu_builder_destroy(b);
+	return bl;
+}
+
+START_TEST(psp_slot)
+{
+	/* swu(5): flags GC | PSP, code 40, prolog 12, 2 ops, 1 epilog, PSP slot -32 / 8. */
+	static const unsigned char head[] = { 0xe5, 0x11, 0x12, 0x28, 0x0c, 0x02, 0x01, 0x7c, 0x02 };
+	struct blob bl = shape_funclet(), plain;
+	sw_swu_builder *b = new_builder();
+	sw_status st;
+	char *text;
+
+	ck_assert(!memcmp(bl.p, head, sizeof head));
+	/* Own slot first, the parent's after it (bit 3 is the highest flag). */
+	for (uint32_t off = 0; off <= 40; off++) {
+		struct gc_set g = { 0 };
+
+		OK(sw_swu_gc_live(bl.p, bl.len, off, gc_collect, &g));
+		ck_assert_uint_eq(g.n, off >= 12 && off < 14 ? 2 : off >= 12 && off < 20 ? 1 : 0);
+		if (g.n) {
+			ck_assert_int_eq(g.s[g.n - 1].cfa_offset, -24);
+			ck_assert_uint_eq(g.s[g.n - 1].flags, SW_GC_PARENT_FRAME);
+		}
+		if (g.n == 2)
+			ck_assert_uint_eq(g.s[0].flags, 0);
+	}
+	text = dump_to_string(&bl, &st);
+	OK(st);
+	ck_assert_ptr_nonnull(strstr(text, "funclet: parent's CFA (PSP slot) at [cfa - 32]\n"));
+	ck_assert_ptr_nonnull(strstr(text, "  [cfa - 24]                     [12, 14)\n"));
+	ck_assert_ptr_nonnull(strstr(text, "  [parent cfa - 24]" "                   [12, 20)\n"));
+	free(text);
+
+	/* Without the PSP slot the blob is the one it always was: no flag 0x10. */
+	funclet_frame_ops(b);
+	plain = finish(b, 40);
+	ck_assert_uint_eq(plain.p[2], 0x00);
+	check_same_rules(&bl, &plain, 40);
+	free(plain.p);
+	free(bl.p);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(psp_builder_misuse)
+{
+	static const struct {
+		int psp;
+		uint32_t start, end;
+		sw_status want;
+	} parent_slots[] = {
+		{ 1, 12, 20, SW_OK },
+		{ 0, 12, 20, SW_E_INVAL },      /* no PSP slot */
+		{ 1, 10, 20, SW_E_INVAL },      /* in the prolog */
+		{ 1, 25, 31, SW_E_INVAL },      /* into the epilog */
+	};
+	sw_swu_builder *b = new_builder();
+	unsigned char buf[128];
+	size_t len;
+
+	ck_assert_int_eq(sw_swu_psp_slot(NULL, -32), SW_E_INVAL);
+	/* Not below the CFA, the return address's slot, misaligned. */
+	ck_assert_int_eq(sw_swu_psp_slot(b, 0), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_psp_slot(b, -8), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	ck_assert_int_eq(sw_swu_psp_slot(b, -20), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* A register is the funclet's own. */
+	ck_assert_int_eq(sw_swu_gc_register(b, RBX, SW_GC_PARENT_FRAME, 12, 20), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* A slot in the parent's frame needs the PSP slot, and is live only in the body outside the epilogs. */
+	for (unsigned i = 0; i < NROWS(parent_slots); i++) {
+		if (parent_slots[i].psp)
+			funclet_ops(b);
+		else
+			funclet_frame_ops(b);
+		OK(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, parent_slots[i].start, parent_slots[i].end));
+		ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), parent_slots[i].want);
+		sw_swu_builder_reset(b);
+	}
+	/* The PSP slot is the funclet's own: not rbp's save slot, not below SP. */
+	funclet_ops(b);
+	OK(sw_swu_psp_slot(b, -16));
+	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
+	OK(sw_swu_psp_slot(b, -40));
+	ck_assert_int_eq(sw_swu_finish(b, 40, buf, sizeof buf, &len), SW_E_INVAL);
+	sw_swu_builder_reset(b);
+	/* Row operations describe imported native code, never a funclet. */
+	OK(sw_swu_psp_slot(b, -16));
+	OK(sw_swu_def_cfa_offset(b, 1, 16));
+	ck_assert_int_eq(sw_swu_finish(b, 8, buf, sizeof buf, &len), SW_E_INVAL);
+	sw_swu_builder_destroy(b);
+}
+END_TEST
+
+START_TEST(psp_bad_blobs)
+{
+	struct blob bl = shape_funclet();
+	unsigned char b[128];
+	size_t n = bl.len;
+
+	ck_assert_uint_le(n, sizeof b);
+#define PATCH(i, v, want) do { memcpy(b, bl.p, n); b[i] = (v); \
+	ck_assert_int_eq(validate_bytes(b, n), (want)); } while (0)
+	PATCH(7, 0x7d, SW_OK);                  /* cfa - 24: free in the body frame */
+	PATCH(7, 0x00, SW_E_BADMETA);           /* at the CFA */
+	PATCH(7, 0x01, SW_E_BADMETA);           /* above it */
+	PATCH(7, 0x7f, SW_E_BADMETA);           /* the return address */
+	PATCH(7, 0x7e, SW_E_BADMETA);           /* where the prolog saved rbp */
+	PATCH(7, 0x7b, SW_E_BADMETA);           /* below the body's SP */
+	PATCH(2, 0x16, SW_E_BADMETA);           /* with rows */
+	/* The parent's range (the last two bytes: start delta, length) in the prolog or an epilog. */
+	PATCH(n - 2, 4, SW_E_BADMETA);
+	PATCH(n - 1, 20, SW_E_BADMETA);
+	PATCH(n - 1, 17, SW_OK);                /* [12, 29): up to the epilog */
+	/* The parent's slot without the PSP slot: flag and byte gone. */
+	memcpy(b, bl.p, 7);
+	memcpy(b + 7, bl.p + 8, n - 8);
+	b[2] = 0x02;
+	ck_assert_int_eq(validate_bytes(b, n - 1), SW_E_BADMETA);
+	ck_assert_int_eq(sw_swu_gc_live(b, n - 1, 15, gc_collect, &(struct gc_set){ 0 }), SW_E_BADMETA);
+	/* A register in the parent's frame: the kind byte of the first of the two 5-byte locations. */
+	memcpy(b, bl.p, n);
+	ck_assert_uint_eq(b[n - 10], 0x00);
+	b[n - 10] = 0x0c;
+	ck_assert_int_eq(validate_bytes(b, n), SW_E_BADMETA);
+#undef PATCH
 	free(bl.p);
 }
 END_TEST
@@ -4243,6 +4411,8 @@ static Suite *swu_suite(void)
 	tcase_add_test(tc, gc_with_body_ops);
 	tcase_add_test(tc, gc_builder_misuse);
 	tcase_add_test(tc, gc_builder_limits);
+	tcase_add_test(tc, psp_slot);
+	tcase_add_test(tc, psp_builder_misuse);
 	tcase_add_test(tc, rows_x64);
 	tcase_add_test(tc, rows_x86_and_arm64);
 	tcase_add_test(tc, rows_misuse);
@@ -4263,6 +4433,7 @@ static Suite *swu_suite(void)
 	tcase_add_test(fz, random_builds);
 	tcase_add_test(fz, random_x86_body);
 	tcase_add_test(fz, gc_bad_blobs);
+	tcase_add_test(fz, psp_bad_blobs);
 	tcase_add_test(fz, random_gc);
 	tcase_add_test(fz, rows_bad_blobs);
 	tcase_add_test(fz, compact_bad_blobs);

@@ -697,6 +697,8 @@ START_TEST(test_funclet)
 	ck_assert_msg(g.gc_status == SW_OK, "%s: %s", sw_strerror(g.gc_status),
 	              g.gc_stats.what ? g.gc_stats.what : "");
 	ck_assert_uint_eq(g.gc_stats.funclets, 1);
+	/* The thrower's reference: reported by its funclet, in the thrower's frame, once. */
+	ck_assert_uint_eq(g.gc_stats.parent_roots, 1);
 	ck_assert_uint_eq(g.gc_stats.skipped, 1);
 	ck_assert_uint_eq(g.gc_stats.moved, 2 * depth + 1);
 	ck_assert_uint_eq(g.gc_stats.reg_roots, 0);

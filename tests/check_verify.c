@@ -262,6 +262,61 @@ START_TEST(described_code)
 }
 END_TEST
 
+/*
+ * A funclet that stores its parent's CFA in its PSP slot at the end of its
+ * prolog (as the toy JIT's does): swverify's check takes the slot the
+ * blob names only where it is the funclet's own.
+ */
+static const uint8_t x64_funclet_code[] = {
+	0x55,                           /*  0 push rbp */
+	0x48, 0x83, 0xec, 0x10,         /*  1 sub rsp, 16 */
+	0x48, 0x89, 0xfd,               /*  5 mov rbp, rdi */
+	0x48, 0x8d, 0x45, 0x10,         /*  8 lea rax, [rbp + 16] */
+	0x48, 0x89, 0x04, 0x24,         /* 12 mov [rsp], rax: the PSP slot */
+	0x90,                           /* 16 nop (the body) */
+	0x48, 0x83, 0xc4, 0x10,         /* 17 add rsp, 16 */
+	0x5d,                           /* 21 pop rbp */
+	0xc3,                           /* 22 ret */
+};
+
+static void describe_x64_funclet(int32_t psp, struct blob *out)
+{
+	sw_swu_builder *b = builder(SW_ARCH_X64);
+
+	ck_assert_int_eq(sw_swu_psp_slot(b, psp), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_alloc_stack(b, 5, 16), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 16), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_begin(b, 17), SW_OK);
+	ck_assert_int_eq(sw_swu_free_stack(b, 21, 16), SW_OK);
+	ck_assert_int_eq(sw_swu_pop_reg(b, 22, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_end(b, 23), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -24, SW_GC_PARENT_FRAME, 16, 17), SW_OK);
+	finish(b, sizeof x64_funclet_code, out);
+}
+
+START_TEST(funclet_psp_slot)
+{
+	sw_verify_result r;
+	struct blob b;
+	size_t at;
+
+	describe_x64_funclet(-32, &b);
+	ck_assert_int_eq(sw_unwind_verify(SW_ARCH_X64, x64_funclet_code, sizeof x64_funclet_code, 0,
+	                                  b.buf, b.len, &r), SW_OK);
+	/* The PSP slot's byte (after magic, arch, flags, code size, prolog size, 2 counts): rbp's save slot. */
+	at = 7;
+	ck_assert_uint_eq(b.buf[at], 0x7c);
+	b.buf[at] = 0x7e;
+	ck_assert_int_eq(sw_unwind_verify(SW_ARCH_X64, x64_funclet_code, sizeof x64_funclet_code, 0,
+	                                  b.buf, b.len, &r), SW_E_BADMETA);
+	/* Below the body's SP. */
+	b.buf[at] = 0x7b;
+	ck_assert_int_eq(sw_unwind_verify(SW_ARCH_X64, x64_funclet_code, sizeof x64_funclet_code, 0,
+	                                  b.buf, b.len, &r), SW_E_BADMETA);
+}
+END_TEST
+
 /* An epilog must end with its return: here the code has a nop where the ret was. */
 START_TEST(epilog_without_return)
 {
@@ -431,6 +486,7 @@ static Suite *suite(void)
 
 	tcase_add_loop_test(tc, described_code, 0, NCASES);
 	tcase_add_test(tc, epilog_without_return);
+	tcase_add_test(tc, funclet_psp_slot);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, hostile_code);
 	if (sw_arch_host() == SW_ARCH_X64) {

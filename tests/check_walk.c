@@ -221,18 +221,15 @@ START_TEST(functions_only_skips_funclets)
 }
 END_TEST
 
-/* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
+/* Re-register the method at F_START as funclet 0xf0f0 of A (same code shape and metadata). */
 #define F_START 0x10003000ull
-static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
+static void make_funclet_of_a(sb_world *w, uint32_t funclet_flags)
 {
-	sb_method a, b, f;
 	sw_code_info ci;
 	unsigned char blob[256];
 
-	lay_out_b_over_a(w, &a, &b);
-	f = sb_add_method_b(w, F_START, &method_b);
-	/* Re-register F as a funclet of A (same code shape and metadata). */
 	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
+	ck_assert_uint_le(ci.unwind_size, sizeof blob);
 	memcpy(blob, ci.unwind, ci.unwind_size);
 	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
 	ci.unwind = blob;
@@ -240,6 +237,16 @@ static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
 	ci.flags = funclet_flags;
 	ci.parent = &method_a;
 	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+}
+
+/* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
+static void lay_out_funclet_over_b(sb_world *w, uint32_t funclet_flags)
+{
+	sb_method a, b, f;
+
+	lay_out_b_over_a(w, &a, &b);
+	f = sb_add_method_b(w, F_START, &method_b);
+	make_funclet_of_a(w, funclet_flags);
 	sb_put(w, S0 - 136, B_START + 20);
 	sb_put(w, S0 - 144, 0xb2b2);
 	sb_put(w, S0 - 152, 0xb1b1);
@@ -387,6 +394,226 @@ static sw_walk_action gc_walk_cb(const sw_crawl_frame *cf, void *data)
 	ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, data), SW_OK);
 	return SW_CONTINUE;
 }
+
+/*
+ * A method that recurses, M1 -> M2 -> M3 (all shape A, the same handle,
+ * each calling the next at A+25); M3 threw through a stub whose
+ * TransitionFrame holds its state, and the runtime's (native) dispatcher
+ * called funclet F of M2's invocation, active in its body at +20.
+ *
+ * CoreCLR's rule, from its sources (dotnet/runtime, src/coreclr/vm):
+ * - exinfo.cpp, ExInfo::FindParentStackFrameHelper: a funclet called by
+ *   the runtime names its parent by the caller SP of the enclosing
+ *   clause's frame (m_csfEnclosingClause), i.e. the parent's caller SP;
+ *   ExInfo::IsUnwoundToTargetParentFrame matches it against each frame's
+ *   caller SP (GetStackFrameForParentCheck).  So the parent is M2, the
+ *   frame whose caller SP (CFA) is M2_CFA, not M3, the nearest frame of
+ *   the same method (dead: the exception unwound it).
+ * - stackwalk.cpp, StackFrameIterator::Filter: SKIPFUNCLETS skips the
+ *   funclet and every frame until that parent, which it reports; under
+ *   GC_FUNCLET_REFERENCE_REPORTING the funclet is reported, the frames up
+ *   to the parent are not, and the parent is reported with
+ *   fShouldParentToFuncletSkipReportingGCReferences: it reports no
+ *   references, because the funclet (RyuJIT's WantsReportOnlyLeaf) reports
+ *   everything it and its parent hold.
+ * - eetwain.cpp: a funclet reaches its parent's frame through the PSPSym.
+ *   Here F's PSP slot ([F's CFA - 40]) holds M2_CFA, and F's GC
+ *   information names M's local at [parent CFA - 40] (SW_GC_PARENT_FRAME):
+ *   M2's slot is reported once, by F, at its address in M2's frame; M1,
+ *   no funclet's parent, reports its own; M3's, dead, by no one.
+ */
+#define M1_S   S0                       /* each M's entry SP */
+#define M2_S   (M1_S - 96)
+#define M3_S   (M2_S - 96)
+#define M2_CFA (M2_S + 8)
+#define REC_TF (M3_S - 176)             /* M3's stub's TransitionFrame */
+#define F_S    (M3_S - 400)             /* F's entry SP; its body SP is F_S - 32 */
+#define F_CFA  (F_S + 8)
+#define M_REF(s) (0x0b1ec700ull + ((s) & 0xfff))        /* what [CFA - 40] holds in each M */
+
+static int psp_parent_slot;             /* f_gc: also name the PSP slot and M's slot through it */
+
+static void m_gc(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, 0, 20, 30), SW_OK);
+}
+
+static void f_gc(sw_swu_builder *b)
+{
+	if (!psp_parent_slot)
+		return;
+	ck_assert_int_eq(sw_swu_psp_slot(b, -40), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, SW_GC_PARENT_FRAME, 15, 25), SW_OK);
+}
+
+/* M1 -> M2 -> M3 -> stub (TransitionFrame) ... dispatcher -> F; F's PSP slot holds `psp`. */
+static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
+{
+	const uint64_t s[3] = { M1_S, M2_S, M3_S };
+	uint64_t block = M3_S - 144;
+	uint64_t fields[2] = { 0x7f7f, block };
+	sb_method f;
+
+	sb_init(w);
+	sb_add_method_a_ex(w, A_START, &method_a, m_gc);
+	psp_parent_slot = with_psp;
+	f = sb_add_method_b_ex(w, F_START, &method_b, f_gc);
+	make_funclet_of_a(w, SW_CODE_FUNCLET);
+
+	for (int i = 0; i < 3; i++) {
+		sb_put(w, s[i], i == 0 ? SB_NATIVE_IP : A_START + 25);
+		sb_put(w, s[i] - 8, i == 0 ? CALLER_RBP : s[i - 1] - 8);       /* rbp */
+		sb_put(w, s[i] - 16, i == 0 ? CALLER_RBX : A_RBX);              /* rbx */
+		sb_put(w, s[i] + 8 - 40, M_REF(s[i]));
+	}
+	/* M3's stub: a transition block (r15 .. rbp, return address) and its Frame. */
+	sb_put(w, M3_S - 96, A_START + 25);
+	sb_put(w, M3_S - 104, M3_S - 8);
+	sb_put(w, M3_S - 112, A_RBX);
+	sb_put(w, M3_S - 120, CALLER_R12);
+	sb_put(w, M3_S - 128, R13);
+	sb_put(w, M3_S - 136, R14);
+	sb_put(w, M3_S - 144, R15);
+	sb_frame(w, REC_TF, 0, SW_FRAME_TRANSITION, 0, fields, 2);
+	sb_put(w, SB_HEAD_SLOT, REC_TF);
+	/* F, called by native code, with its saves and its PSP slot. */
+	sb_put(w, F_S, SB_NATIVE_IP + 0x200);
+	sb_put(w, F_S - 8, 0x1212);
+	sb_put(w, F_S - 16, 0xb1b1);
+	sb_put(w, F_CFA - 40, psp);
+	sw_context_set(&w->seed, SW_X64_RIP, F_START + f.body);
+	sw_context_set(&w->seed, SW_X64_RSP, F_CFA - 40);
+}
+
+/* A frame as the funclet tests see it, and the roots it reported. */
+struct fun_rec {
+	sw_frame_state state;
+	void *method;
+	uint64_t cfa;
+	int funclet, parent, reports;
+};
+
+struct fun_walk {
+	struct fun_rec f[16];
+	int n;
+	int enum_roots;
+	struct gc_seen *roots;
+};
+
+static sw_walk_action fun_cb(const sw_crawl_frame *cf, void *data)
+{
+	struct fun_walk *fw = data;
+	struct fun_rec *x;
+	const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
+
+	ck_assert_int_lt(fw->n, 16);
+	x = &fw->f[fw->n++];
+	x->state = sw_crawl_frame_state(cf);
+	x->method = sw_crawl_frame_method(cf);
+	x->cfa = rd->caller_valid ? sw_context_sp(&rd->caller) : 0;
+	x->funclet = sw_crawl_frame_is_funclet(cf);
+	x->parent = sw_crawl_frame_is_parent_of_funclet(cf);
+	x->reports = sw_crawl_frame_should_report_gc(cf);
+	if (fw->enum_roots && x->reports)
+		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, fw->roots), SW_OK);
+	return SW_CONTINUE;
+}
+
+/* The managed frames of a walk, in order. */
+static int fun_walk_managed(sb_world *w, unsigned flags, struct fun_walk *fw, struct fun_rec *out)
+{
+	int n = 0;
+
+	ck_assert_int_eq(sw_walk_frames(&w->thread, &w->seed, 0, fun_cb, fw, flags, NULL), SW_CONTINUE);
+	for (int i = 0; i < fw->n; i++)
+		if (fw->f[i].state == SW_STATE_FRAMELESS)
+			out[n++] = fw->f[i];
+	return n;
+}
+
+START_TEST(funclet_parent_by_stack_position)
+{
+	struct fun_rec m[16];
+	struct fun_walk fw;
+	struct gc_seen g;
+	sb_world w;
+	sw_walk_error err;
+
+	lay_out_recursion(&w, 1, M2_CFA);
+
+	/* Every frame: F, M3, then M2 flagged as the parent (its CFA is the one F records), M1. */
+	memset(&fw, 0, sizeof fw);
+	ck_assert_int_eq(fun_walk_managed(&w, 0, &fw, m), 4);
+	ck_assert_ptr_eq(m[0].method, (void *)0xf0f0);
+	ck_assert_int_eq(m[0].funclet, 1);
+	ck_assert_uint_eq(m[0].cfa, F_CFA);
+	ck_assert_uint_eq(m[1].cfa, M3_S + 8);
+	ck_assert_int_eq(m[1].parent, 0);
+	ck_assert_ptr_eq(m[2].method, &method_a);
+	ck_assert_uint_eq(m[2].cfa, M2_CFA);
+	ck_assert_int_eq(m[2].parent, 1);
+	ck_assert_uint_eq(m[3].cfa, M1_S + 8);
+	ck_assert_int_eq(m[3].parent, 0);
+
+	/* SKIPFUNCLETS: the funclet and the dead M3 are skipped; M2 is the first reported. */
+	memset(&fw, 0, sizeof fw);
+	ck_assert_int_eq(fun_walk_managed(&w, SW_WALK_SKIPFUNCLETS, &fw, m), 2);
+	ck_assert_uint_eq(m[0].cfa, M2_CFA);
+	ck_assert_int_eq(m[0].parent, 1);
+	ck_assert_uint_eq(m[1].cfa, M1_S + 8);
+
+	/*
+	 * For the GC: F reports M2's slot, in M2's frame; M3 is not reported;
+	 * M2 gets the skip mark and reports nothing; M1 reports its own slot.
+	 */
+	memset(&fw, 0, sizeof fw);
+	memset(&g, 0, sizeof g);
+	fw.enum_roots = 1;
+	fw.roots = &g;
+	ck_assert_int_eq(fun_walk_managed(&w, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING, &fw, m), 3);
+	ck_assert_ptr_eq(m[0].method, (void *)0xf0f0);
+	ck_assert_int_eq(m[0].reports, 1);
+	ck_assert_uint_eq(m[1].cfa, M2_CFA);
+	ck_assert_int_eq(m[1].parent, 1);
+	ck_assert_int_eq(m[1].reports, 0);
+	ck_assert_uint_eq(m[2].cfa, M1_S + 8);
+	ck_assert_int_eq(m[2].reports, 1);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_ptr_eq(g.method[0], (void *)0xf0f0);
+	ck_assert_uint_eq(g.addr[0], M2_CFA - 40);
+	ck_assert_uint_eq(g.value[0], M_REF(M2_S));
+	ck_assert_uint_eq(g.flags[0], SW_GC_PARENT_FRAME);
+	ck_assert_ptr_eq(g.method[1], &method_a);
+	ck_assert_uint_eq(g.addr[1], M1_S + 8 - 40);
+	ck_assert_uint_eq(g.flags[1], 0);
+	sb_fini(&w);
+
+	/*
+	 * A funclet without a PSP slot (a blob of before swu(5)'s flag 0x10)
+	 * still names its parent by method handle: the nearest M, M3.  This
+	 * is the library's old rule, not CoreCLR's (doc/clr.md).
+	 */
+	lay_out_recursion(&w, 0, 0);
+	memset(&fw, 0, sizeof fw);
+	ck_assert_int_eq(fun_walk_managed(&w, 0, &fw, m), 4);
+	ck_assert_int_eq(m[1].parent, 1);
+	ck_assert_uint_eq(m[1].cfa, M3_S + 8);
+	ck_assert_int_eq(m[2].parent, 0);
+	sb_fini(&w);
+
+	/* A PSP slot naming no frame of the stack fails the walk once it is passed, ... */
+	lay_out_recursion(&w, 1, M2_CFA + 8);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &fw.n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+	sb_fini(&w);
+	/* ... and one below the funclet's own CFA at once. */
+	lay_out_recursion(&w, 1, F_CFA - 8);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &fw.n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+	ck_assert_uint_eq(err.ip, F_START + 20);
+	sb_fini(&w);
+}
+END_TEST
 
 /*
  * B (active at +20) called by A at +25, with the GC information a_gc and
@@ -1318,6 +1545,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, managed_frames_and_marker);
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
+	tcase_add_test(tc, funclet_parent_by_stack_position);
 	tcase_add_test(tc, gc_roots_of_managed_frames);
 	tcase_add_test(tc, gc_roots_follow_coreclr_conventions);
 	tcase_add_test(tc, accepted_and_checking_flags);

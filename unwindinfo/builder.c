@@ -15,6 +15,10 @@
  * GC live ranges may come in any order: each location keeps its ranges
  * sorted, touching ones merged, and the locations stay in the order the
  * format wants (swu_gc_cmp), so finish only writes them out.
+ *
+ * A funclet's PSP slot (sw_swu_psp_slot) may be named at any time; finish
+ * checks what depends on the whole method: that slots in the parent's
+ * frame have it, and are live only where it holds the parent's CFA.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,7 @@ struct sw_swu_builder {
 	 * spares that keep their range arrays for reuse. */
 	struct gc_entry *gc;
 	size_t ngc, gc_cap;
+	int32_t psp;                    /* the PSP slot's CFA offset, 0 for none */
 };
 
 SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
@@ -123,6 +128,7 @@ SW_API void sw_swu_builder_reset(sw_swu_builder *b)
 	for (uint32_t i = 0; i < b->ngc; i++)
 		b->gc[i].nranges = 0;
 	b->ngc = 0;
+	b->psp = 0;
 	swu_state_init(&b->body, b->arch);
 	b->args = b->body;
 	b->rows = b->body;
@@ -616,9 +622,51 @@ SW_API sw_status sw_swu_gc_register(sw_swu_builder *b, unsigned reg, uint32_t fl
 
 	if ((st = gc_args(b, flags, start, end)) != SW_OK)
 		return st;
+	/* A register is the funclet's own; only a stack slot lies in the parent's frame. */
+	if (flags & SW_GC_PARENT_FRAME)
+		return fail(b, SW_E_INVAL);
 	if ((st = swu_gc_check_register(b->arch, reg)) != SW_OK)
 		return fail(b, st);
 	return gc_add(b, &slot, start, end);
+}
+
+SW_API sw_status sw_swu_psp_slot(sw_swu_builder *b, int32_t cfa_offset)
+{
+	sw_status st;
+
+	if (!b)
+		return SW_E_INVAL;
+	if (b->error != SW_OK)
+		return b->error;
+	/* The slot is the funclet's own: below the CFA, and not the return address's. */
+	if (cfa_offset >= 0)
+		return fail(b, SW_E_INVAL);
+	if ((st = swu_gc_check_slot(b->arch, cfa_offset)) != SW_OK)
+		return fail(b, st);
+	b->psp = cfa_offset;
+	return SW_OK;
+}
+
+/*
+ * Slots in the parent's frame need the PSP slot, and are live only where
+ * it holds the parent's CFA: in the body, outside the epilogs.
+ */
+static bool parent_slots_ok(const sw_swu_builder *b, uint32_t prolog_size)
+{
+	for (uint32_t i = 0; i < b->ngc; i++) {
+		const struct gc_entry *e = &b->gc[i];
+
+		if (!(e->slot.flags & SW_GC_PARENT_FRAME))
+			continue;
+		if (!b->psp || e->ranges[0].start < prolog_size)
+			return false;
+		for (uint32_t j = 0; j < b->nepilogs; j++)
+			for (uint32_t k = 0; k < e->nranges; k++)
+				if (e->ranges[k].start < b->epilogs[j].end &&
+				    b->epilogs[j].start < e->ranges[k].end)
+					return false;
+	}
+	return true;
 }
 
 /* The GC section: each location's head, then its ranges as deltas. */
@@ -686,7 +734,7 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 	swu_put_byte(w, SWU_MAGIC);
 	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
 	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0) |
-	             (b->nrops ? SWU_FLAG_ROWS | SWU_FLAG_COMPACT : 0));
+	             (b->nrops ? SWU_FLAG_ROWS | SWU_FLAG_COMPACT : 0) | (b->psp ? SWU_FLAG_PSP : 0));
 	swu_put_uleb(w, code_size);
 	if (b->nrops) {
 		swu_put_uleb(w, b->nrops);
@@ -697,6 +745,8 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 	}
 	if (b->nbops)
 		swu_put_uleb(w, b->nbops);
+	if (b->psp)
+		swu_put_sleb(w, b->psp / (int32_t)b->arch->ptr_size);
 	if (b->ngc) {
 		/* Where the GC section begins: measure the ops. */
 		struct swu_writer count = { NULL, 0, 0 };
@@ -739,6 +789,11 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 	for (uint32_t i = 0; i < b->ngc; i++)
 		if (b->gc[i].ranges[b->gc[i].nranges - 1].end > code_size)
 			return SW_E_INVAL;
+	/* A PSP slot belongs to a method described in the prolog form, in its body frame. */
+	if (b->psp && (b->nrops || !swu_state_free_slot(&b->body, b->psp)))
+		return SW_E_INVAL;
+	if (!parent_slots_ok(b, prolog_size))
+		return SW_E_INVAL;
 	/* finish leaves the builder as it was, so it may be called again. */
 	encode(b, code_size, &w);
 	*len = w.len;

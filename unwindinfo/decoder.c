@@ -479,11 +479,12 @@ SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
 	const struct swi_arch *arch;
 	struct swu_reader r, gc;
 	sw_swu_header h;
+	uint32_t flags;
 	sw_status st;
 
 	if (!fn)
 		return SW_E_INVAL;
-	if ((st = swu_read_header(&r, blob, size, &h, &arch, NULL)) != SW_OK)
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK)
 		return st;
 	if (offset > h.code_size)
 		return SW_E_BADIP;
@@ -495,6 +496,9 @@ SW_API sw_status sw_swu_gc_live(const void *blob, size_t size, uint32_t offset,
 
 		if ((st = swu_read_gc_loc(&gc, arch, &loc)) != SW_OK)
 			return st;
+		/* A slot in the parent's frame is reached through the PSP slot only. */
+		if ((loc.slot.flags & SW_GC_PARENT_FRAME) && !(flags & SWU_FLAG_PSP))
+			return SW_E_BADMETA;
 		/* Ranges ascend: stop at the first that ends past the offset. */
 		while (j < loc.nranges) {
 			st = swu_read_gc_range(&gc, prev, j == 0, h.code_size, &start, &end);
@@ -669,12 +673,41 @@ static bool group_ok(const struct gc_group *g, uint32_t code_size)
 }
 
 /*
+ * A slot in the parent's frame is found through the PSP slot, which holds
+ * the parent's CFA only in the body outside the epilogs: its ranges must
+ * lie there.  Both lists ascend: one pass over each.
+ */
+static sw_status parent_ranges_ok(struct swu_reader ranges, uint32_t nranges,
+                                  const sw_swu_header *h, struct epilog_cursor c)
+{
+	uint32_t start, end = 0;
+	sw_status st;
+
+	if ((st = cursor_next(&c)) != SW_OK)
+		return st;
+	for (uint32_t i = 0; i < nranges; i++) {
+		if ((st = swu_read_gc_range(&ranges, end, i == 0, h->code_size, &start, &end)) != SW_OK)
+			return st;
+		if (start < h->prolog_size)
+			return SW_E_BADMETA;
+		while (c.have && c.e.end <= start)
+			if ((st = cursor_next(&c)) != SW_OK)
+				return st;
+		if (c.have && c.e.start < end)
+			return SW_E_BADMETA;
+	}
+	return SW_OK;
+}
+
+/*
  * The GC section: locations strictly ascending (so none repeats), each
  * with sorted, disjoint, non-touching ranges inside the code, and the
- * section exactly as long as the header says.
+ * section exactly as long as the header says; slots in the parent's frame
+ * only with a PSP slot, live where it holds (parent_ranges_ok).
  */
 static sw_status walk_gc(struct swu_walk_ctx *w, struct swu_reader *r, const sw_swu_header *h,
-                         const struct swi_arch *arch)
+                         const struct swi_arch *arch, int32_t psp,
+                         const struct epilog_cursor *epilogs)
 {
 	struct gc_group g = { 0 };
 	sw_swu_gc_slot prev = { 0 };
@@ -702,6 +735,12 @@ static sw_status walk_gc(struct swu_walk_ctx *w, struct swu_reader *r, const sw_
 			if ((st = swu_read_gc_range(r, end, j == 0, h->code_size, &start, &end)) != SW_OK)
 				return st;
 		ranges.end = r->p;
+		if (loc.slot.flags & SW_GC_PARENT_FRAME) {
+			if (!psp)
+				return SW_E_BADMETA;
+			if ((st = parent_ranges_ok(ranges, loc.nranges, h, *epilogs)) != SW_OK)
+				return st;
+		}
 		/* Flags ascend within a place and have two bits: four variants at most. */
 		if (g.n >= sizeof g.v / sizeof g.v[0])
 			return SW_E_BADMETA;
@@ -750,7 +789,7 @@ static sw_status walk_rows(struct swu_walk_ctx *w, struct swu_reader *r, const s
 static sw_status walk_blob(const void *blob, size_t size, const struct swu_visitor *v,
                            void *ctx, size_t *where, swu_prolog_end_fn prolog_end)
 {
-	struct epilog_cursor cursor;
+	struct epilog_cursor cursor, first_epilog;
 	struct swu_walk_ctx w = { v, ctx, blob, blob, { 0 } };
 	const struct swi_arch *arch;
 	struct swu_reader r;
@@ -758,9 +797,11 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	struct swu_op op;
 	sw_swu_header h;
 	uint32_t prev = 0, flags = 0;
+	int32_t psp = 0;
 	sw_status st;
 
-	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK) {
+	if ((st = swu_read_header(&r, blob, size, &h, &arch, &flags)) != SW_OK ||
+	    (st = swu_read_psp_slot(blob, size, &psp)) != SW_OK) {
 		if (blob)
 			w.item = r.p;
 		goto out;
@@ -788,7 +829,13 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	if (prolog_end && !h.row_ops)
 		prolog_end(ctx, &h, &w.body);
 	prev = h.prolog_size;
+	/* The PSP slot is the funclet's own, in its body frame. */
+	if (psp && !swu_state_free_slot(&w.body, psp)) {
+		st = SW_E_BADMETA;
+		goto out;
+	}
 	cursor = (struct epilog_cursor){ .r = r, .h = &h, .left = h.epilogs, .prev = prev };
+	first_epilog = cursor;
 	for (uint32_t i = 0; i < h.epilogs; i++) {
 		w.item = r.p;
 		if ((st = swu_read_epilog(&r, &h, prev, &e)) != SW_OK)
@@ -808,7 +855,7 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 	if (h.gc_locations) {
 		struct swu_reader gc = swu_gc_section(blob, size, &r);
 
-		if ((st = walk_gc(&w, &gc, &h, arch)) != SW_OK)
+		if ((st = walk_gc(&w, &gc, &h, arch, psp, &first_epilog)) != SW_OK)
 			goto out;
 	}
 	st = SW_OK;

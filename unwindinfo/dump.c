@@ -14,6 +14,7 @@
 
 struct dump_ctx {
 	FILE *out;
+	const void *blob;
 	size_t size;
 	sw_arch arch;
 	uint32_t code_size;
@@ -33,6 +34,7 @@ static void dump_header(void *ctx, const sw_swu_header *h)
 {
 	struct dump_ctx *d = ctx;
 	const char *arch = sw_arch_name((sw_arch)h->arch);
+	int32_t psp;
 
 	d->arch = (sw_arch)h->arch;
 	fprintf(d->out, "SWU version %" PRIu32 ", %s, %zu bytes\n",
@@ -56,6 +58,9 @@ static void dump_header(void *ctx, const sw_swu_header *h)
 		fprintf(d->out, ", %" PRIu32 " GC location%s", h->gc_locations,
 		        h->gc_locations == 1 ? "" : "s");
 	fputc('\n', d->out);
+	/* The header was read whole before this call: the PSP slot reads too. */
+	if (swu_read_psp_slot(d->blob, d->size, &psp) == SW_OK && psp)
+		fprintf(d->out, "funclet: parent's CFA (PSP slot) at [cfa - %ld]\n", labs((long)psp));
 	fprintf(d->out, "prolog [0, %" PRIu32 "):\n", h->prolog_size);
 }
 
@@ -93,8 +98,9 @@ static void dump_gc_loc(void *ctx, const struct swu_gc_loc *loc, const struct sw
 	if (loc->slot.in_register)
 		snprintf(where, sizeof where, "%s", reg_name(d, loc->slot.reg, b1, sizeof b1));
 	else
-		snprintf(where, sizeof where, "[cfa %c %ld]", loc->slot.cfa_offset < 0 ? '-' : '+',
-		         labs((long)loc->slot.cfa_offset));
+		snprintf(where, sizeof where, "[%scfa %c %ld]",
+		         loc->slot.flags & SW_GC_PARENT_FRAME ? "parent " : "",
+		         loc->slot.cfa_offset < 0 ? '-' : '+', labs((long)loc->slot.cfa_offset));
 	fprintf(d->out, "  %-12s%-10s%-8s", where,
 	        loc->slot.flags & SW_GC_INTERIOR ? "interior" : "",
 	        loc->slot.flags & SW_GC_PINNED ? "pinned" : "");
@@ -143,7 +149,7 @@ static void plain_text(const struct swu_op *op, const char *r, const char *r2, c
  */
 void swu_op_text(sw_arch arch, uint32_t fp_reg, const struct swu_op *op, char *text, size_t len)
 {
-	const struct dump_ctx dc = { NULL, 0, arch, 0 };
+	const struct dump_ctx dc = { NULL, NULL, 0, arch, 0 };
 	const struct dump_ctx *d = &dc;
 	const struct swi_arch *a = swi_arch_get(arch);
 	char b1[24], b2[24], b3[24];
@@ -222,7 +228,7 @@ SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)
 	static const struct swu_visitor printer = {
 		dump_header, dump_op, dump_epilog, dump_body, dump_gc, dump_gc_loc
 	};
-	struct dump_ctx d = { out, size, SW_ARCH_NONE, 0 };
+	struct dump_ctx d = { out, blob, size, SW_ARCH_NONE, 0 };
 	size_t where = 0;
 	sw_status st;
 

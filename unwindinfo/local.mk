@@ -61,5 +61,6 @@ dist_man_MANS += \
 	man/sw_swu_call_pops_args.3 \
 	man/sw_swu_decode_return_address.3 \
 	man/sw_swu_gc_stack_slot.3 \
+	man/sw_swu_psp_slot.3 \
 	man/sw_swu_gc_register.3 \
 	man/sw_swu_gc_live.3

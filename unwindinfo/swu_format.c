@@ -110,10 +110,28 @@ sw_status swu_read_op(struct swu_reader *r, uint32_t prev_end, uint32_t min_delt
 	return read_operands(r, op);
 }
 
-sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
-                          sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out)
+/* A PSP slot: in the frame, below the return address (swu_gc_check_slot), never above the CFA. */
+static sw_status read_psp(struct swu_reader *r, const struct swi_arch *a, int32_t *cfa_offset)
+{
+	int32_t index;
+	int64_t off;
+	sw_status st;
+
+	if ((st = swu_read_sleb(r, &index)) != SW_OK)
+		return st;
+	off = (int64_t)index * a->ptr_size;
+	if (off >= 0 || swu_gc_check_slot(a, off) != SW_OK)
+		return SW_E_BADMETA;
+	*cfa_offset = (int32_t)off;
+	return SW_OK;
+}
+
+static sw_status read_header(struct swu_reader *r, const void *blob, size_t size,
+                             sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out,
+                             int32_t *psp_out)
 {
 	uint32_t flags;
+	int32_t psp = 0;
 	sw_status st;
 
 	if (!blob)
@@ -167,6 +185,15 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 	}
 	if ((flags & SWU_FLAG_BODY_OPS) && (st = swu_read_uleb(r, &h->body_ops)) != SW_OK)
 		return st;
+	if (flags & SWU_FLAG_PSP) {
+		/* Funclets are JIT code, described in the prolog form. */
+		if (flags & SWU_FLAG_ROWS)
+			return SW_E_BADMETA;
+		if ((st = read_psp(r, *arch, &psp)) != SW_OK)
+			return st;
+	}
+	if (psp_out)
+		*psp_out = psp;
 	if (flags & SWU_FLAG_GC) {
 		uint32_t unwind_bytes;
 
@@ -194,6 +221,21 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
 	if (h->body_ops > h->code_size - h->prolog_size)
 		return SW_E_BADMETA;
 	return SW_OK;
+}
+
+sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
+                          sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out)
+{
+	return read_header(r, blob, size, h, arch, flags_out, NULL);
+}
+
+sw_status swu_read_psp_slot(const void *blob, size_t size, int32_t *cfa_offset)
+{
+	struct swu_reader r;
+	const struct swi_arch *arch;
+	sw_swu_header h;
+
+	return read_header(&r, blob, size, &h, &arch, NULL, cfa_offset);
 }
 
 /* ---- Row ops, plain or compact ---- */
@@ -496,6 +538,8 @@ int swu_gc_cmp(const sw_swu_gc_slot *a, const sw_swu_gc_slot *b, bool flags)
 			return a->reg < b->reg ? -1 : 1;
 		return a->cfa_offset < b->cfa_offset ? -1 : 1;
 	}
+	if ((a->flags ^ b->flags) & SW_GC_PARENT_FRAME)
+		return (a->flags & SW_GC_PARENT_FRAME) ? 1 : -1;
 	if (!flags || a->flags == b->flags)
 		return 0;
 	return a->flags < b->flags ? -1 : 1;
@@ -513,6 +557,9 @@ sw_status swu_read_gc_loc(struct swu_reader *r, const struct swi_arch *a, struct
 		return SW_E_BADMETA;
 	loc->slot.flags = kind & SWU_GC_FLAGS;
 	loc->slot.in_register = (kind & SWU_GC_REGISTER) != 0;
+	/* A register is the funclet's own: only stack slots lie in the parent's frame. */
+	if (loc->slot.in_register && (kind & SW_GC_PARENT_FRAME))
+		return SW_E_BADMETA;
 	loc->slot.reg = 0;
 	loc->slot.cfa_offset = 0;
 	if (loc->slot.in_register) {

@@ -12,6 +12,7 @@
  *   prolog op count
  *   epilog count
  *   body op count      only with SWU_FLAG_BODY_OPS
+ *   PSP slot           only with SWU_FLAG_PSP: SLEB128 CFA offset / pointer size
  *   GC location count  only with SWU_FLAG_GC
  *   unwind op bytes    only with SWU_FLAG_GC: where the GC section begins
  *   prolog ops         end delta, opcode byte, operands
@@ -82,7 +83,16 @@
 #define SWU_FLAG_GC        0x02u        /* GC location count and op bytes in the header, GC section last */
 #define SWU_FLAG_ROWS      0x04u        /* row form: code size, row op count, row ops (no prolog, epilogs) */
 #define SWU_FLAG_COMPACT   0x08u        /* with SWU_FLAG_ROWS: row ops in the compact encoding */
-#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS | SWU_FLAG_COMPACT)
+/*
+ * A funclet's PSP slot (CoreCLR's PSPSym): the frame slot where the
+ * funclet keeps its parent's CFA, through which the walker finds the
+ * parent by stack position and the funclet reports the parent's slots
+ * (SW_GC_PARENT_FRAME).  Not with SWU_FLAG_ROWS.  A decoder older than the
+ * flag rejects such a blob as unsupported, as it does any unknown flag.
+ */
+#define SWU_FLAG_PSP       0x10u
+#define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS | SWU_FLAG_COMPACT | \
+                            SWU_FLAG_PSP)
 
 /* The compact row encoding's first bytes (see above). */
 #define SWU_C_FULL_OP      0x10u        /* 0x10-0x15: opcode, then d, operands */
@@ -256,6 +266,13 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
                           sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags);
 
 /*
+ * The blob's PSP slot (SWU_FLAG_PSP): *cfa_offset receives its CFA offset,
+ * or 0 when the blob has none (a PSP slot is always below the CFA).  The
+ * header is checked as swu_read_header checks it, nothing more.
+ */
+sw_status swu_read_psp_slot(const void *blob, size_t size, int32_t *cfa_offset);
+
+/*
  * Row ops, plain or compact.  A compact push byte is two ops: the reader
  * keeps the second for the next call.  Once the header's count of ops is
  * read, `pending` must be false, or the last byte held more ops than the
@@ -278,14 +295,16 @@ void swu_row_reader_init(struct swu_row_reader *rr, const struct swu_reader *r,
 sw_status swu_read_row_op(struct swu_row_reader *rr, uint32_t prev_end, struct swu_op *op);
 
 /*
- * GC locations.  The kind byte holds the SW_GC_* flags in bits 0-1 and
- * SWU_GC_REGISTER in bit 2; bits 3-7 are reserved (zero).  A register is a
+ * GC locations.  The kind byte holds the SW_GC_* flags in bits 0-1 and 3
+ * (SW_GC_PARENT_FRAME: a slot in the parent's frame, only in a blob with a
+ * PSP slot) and SWU_GC_REGISTER in bit 2; bits 4-7 are reserved (zero).
+ * A register is a
  * ULEB128 number; a stack slot is its CFA offset divided by the pointer
  * size, an SLEB128.  Locations ascend by (registers before slots, register
  * number or offset, flags), so none repeats.  The smallest location is 5
  * bytes: kind, register, count 1, start delta, length.
  */
-#define SWU_GC_FLAGS        0x03u       /* SW_GC_INTERIOR | SW_GC_PINNED */
+#define SWU_GC_FLAGS        0x0bu       /* SW_GC_INTERIOR | SW_GC_PINNED | SW_GC_PARENT_FRAME */
 #define SWU_GC_REGISTER     0x04u
 #define SWU_GC_MIN_BYTES    5
 
@@ -307,7 +326,9 @@ sw_status swu_gc_check_slot(const struct swi_arch *a, int64_t cfa_offset);
 
 /*
  * The order of locations: registers (by number) before stack slots (by CFA
- * offset), then by flags.  Without `flags`, 0 means the same place.
+ * offset), then by flags.  Without `flags`, 0 means the same place: a slot
+ * in the parent's frame (SW_GC_PARENT_FRAME, the highest flag, so a
+ * place's variants stay adjacent) is not the funclet's slot at that offset.
  */
 int swu_gc_cmp(const sw_swu_gc_slot *a, const sw_swu_gc_slot *b, bool flags);
 

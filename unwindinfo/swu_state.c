@@ -544,3 +544,13 @@ void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule
 			out->saved_base[r] = s->base[r];
 	}
 }
+
+bool swu_state_free_slot(const struct swu_state *s, int32_t cfa_offset)
+{
+	if (cfa_offset >= 0 || cfa_offset < -s->sp_depth)
+		return false;
+	for (uint64_t m = s->saved_mask & ~s->based_mask; m; m &= m - 1)
+		if (s->saved[__builtin_ctzll(m)] == cfa_offset)
+			return false;
+	return true;
+}

@@ -70,6 +70,13 @@ bool swu_state_is_entry(const struct swu_state *s);
 void swu_state_rule(const struct swu_state *s, sw_swu_region region, sw_swu_rule *out);
 
 /*
+ * Is [CFA + cfa_offset] (below the CFA) a slot of the frame the state
+ * describes, at or above SP, that no register was saved to?  What a
+ * funclet's PSP slot must be in its body state.
+ */
+bool swu_state_free_slot(const struct swu_state *s, int32_t cfa_offset);
+
+/*
  * swu_walk - parse and check a whole blob, replaying every op: what
  * sw_swu_validate does.  The visitor (optional, as is each of its hooks)
  * sees each item once it has been checked; *where (optional) receives the

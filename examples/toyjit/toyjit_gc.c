@@ -74,6 +74,8 @@ static sw_walk_action keep_root(const sw_crawl_frame *cf, const sw_gc_root *root
 	r->kind = sw_crawl_frame_state(cf);
 	if (root->flags & (SW_GC_INTERIOR | SW_GC_PINNED))
 		failed(c, SW_E_MISMATCH, "the toy JIT reports no interior or pinned reference", root->addr);
+	if (root->flags & SW_GC_PARENT_FRAME)
+		c->stats->parent_roots++;
 	return SW_CONTINUE;
 }
 

@@ -26,6 +26,7 @@ typedef struct toyjit_gc_stats {
 	unsigned frames;            /* frames whose roots were enumerated */
 	unsigned skipped;           /* frames the walk reported with should_report_gc 0 */
 	unsigned funclets;          /* funclet frames seen (they report their parent's references) */
+	unsigned parent_roots;      /* roots funclets reported in their parent's frame (SW_GC_PARENT_FRAME) */
 	unsigned roots;             /* root locations updated, of which: */
 	unsigned slot_roots;        /*   stack slots of managed frames */
 	unsigned saved_roots;       /*   registers a callee saved (updated in its save slot) */

@@ -713,44 +713,47 @@ static void x64_thrower(struct emit *e)
  *
  *   push rbp; sub rsp, 16                         (CFA = rsp + 32)
  *   mov rbp, rdi                                  the parent's frame
- *   [rsp] = [rbp - 8]                             its A, in the funclet's own slot
- *   call [stub_entry] with rsi = A                the walk and the GC happen there
- *   rax = [rsp]; result += rax->payload; [rbp - 8] = rax
+ *   lea rax, [rbp + 16]; [rsp] = rax              the PSP slot: the parent's CFA;
+ *                                                 the prolog ends here
+ *   call [stub_entry] with rsi = [rbp - 8]        the walk and the GC happen there
+ *   rax = [rbp - 8]; result += rax->payload       A, where the GC left it
  *   add rsp, 16; pop rbp; ret
  *
- * A walk for the GC reports the funclet and not its parent: the shared
- * reference is copied into a slot the funclet's own GC information covers,
- * and written back to the parent's slot once the call has returned.
+ * A walk for the GC reports the funclet and not its parent: the funclet's
+ * GC information names the parent's slot (SW_GC_PARENT_FRAME), which the
+ * walker finds from the PSP slot, as CoreCLR's funclets reach their
+ * parent's frame through the PSPSym.
  */
+#define FUNCLET_PSP (-32)       /* CFA-relative: [rsp] in the body */
+
 static void x64_funclet(struct emit *e)
 {
 	x64_buf *b = e->b;
-	uint32_t from, slot_from, arg_from, use;
+	uint32_t psp_from, arg_from, use;
 
+	/* The prolog ends once the PSP slot is written: from there on it holds the parent's CFA. */
+	note(e, sw_swu_psp_slot(e->sb, FUNCLET_PSP));
 	push_reg(e, X64_RBP);
 	alloc_stack(e, 16);
-	note(e, sw_swu_end_prolog(e->sb, here(e)));
-	e->m->prolog_size = here(e);
-
 	x64_mov_rr(b, X64_RBP, X64_RDI);
-	x64_mov_rm(b, X64_RAX, X64_RBP, THROWER_SLOT);
-	from = here(e);
+	x64_lea(b, X64_RAX, X64_RBP, 16);
 	x64_mov_mr(b, X64_RSP, 0, X64_RAX);
-	slot_from = here(e);
-	gc_live_reg(e, X64_RAX, from, slot_from);
-	x64_mov_rm(b, X64_RSI, X64_RSP, 0);
+	psp_from = here(e);
+	note(e, sw_swu_end_prolog(e->sb, psp_from));
+	e->m->prolog_size = psp_from;
+	x64_mov_rm(b, X64_RSI, X64_RBP, THROWER_SLOT);
 	arg_from = here(e);
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)&e->jit->stub_entry);
 	x64_call_m(b, X64_RAX, 0);
 	tj_call_site(e, 0);
 	gc_live_reg(e, X64_RSI, arg_from, here(e));
 
-	x64_mov_rm(b, X64_RAX, X64_RSP, 0);
+	x64_mov_rm(b, X64_RAX, X64_RBP, THROWER_SLOT);
 	use = here(e);
-	gc_live_slot(e, -32, slot_from, use);
+	/* The parent's slot, CFA-relative in its frame (its CFA = rbp + 16). */
+	note(e, sw_swu_gc_stack_slot(e->sb, THROWER_SLOT - 16, SW_GC_PARENT_FRAME, psp_from, use));
 	x64_mov_rm(b, X64_RCX, X64_RAX, TOYJIT_OBJ_PAYLOAD * 8);
 	add_to_result(e, X64_RCX);
-	x64_mov_mr(b, X64_RBP, THROWER_SLOT, X64_RAX);      /* write back to the parent */
 	gc_live_reg(e, X64_RAX, use, here(e));
 
 	note(e, sw_swu_epilog_begin(e->sb, here(e)));

@@ -156,7 +156,13 @@ SW_API sw_status sw_swu_saved_at_reg(sw_swu_builder *b, uint32_t end, unsigned r
  */
 enum {
 	SW_GC_INTERIOR = 1,     /* points inside an object (a byref) */
-	SW_GC_PINNED   = 2      /* the object must not move */
+	SW_GC_PINNED   = 2,     /* the object must not move */
+	/*
+	 * A funclet's stack slot in its parent's frame, at [parent CFA +
+	 * cfa_offset]; the parent's CFA is read from the funclet's PSP slot
+	 * (sw_swu_psp_slot), which the blob must have.  Stack slots only.
+	 */
+	SW_GC_PARENT_FRAME = 8
 };
 /* A stack slot at [CFA + cfa_offset] (pointer-sized) holds a reference in [start, end). */
 SW_API sw_status sw_swu_gc_stack_slot(sw_swu_builder *b, int32_t cfa_offset, uint32_t flags,
@@ -164,6 +170,18 @@ SW_API sw_status sw_swu_gc_stack_slot(sw_swu_builder *b, int32_t cfa_offset, uin
 /* Register `reg` holds a reference in [start, end). */
 SW_API sw_status sw_swu_gc_register(sw_swu_builder *b, unsigned reg, uint32_t flags,
                                     uint32_t start, uint32_t end);
+
+/*
+ * sw_swu_psp_slot - the method is a funclet that keeps its parent's CFA
+ * (the parent's caller SP: CoreCLR's PSPSym, the establisher frame) in the
+ * pointer-sized slot at [CFA + cfa_offset] (below the CFA), written by
+ * the end of its prolog and kept until its first epilog instruction.  The
+ * walker finds the funclet's parent by that value, not by method handle,
+ * and reports SW_GC_PARENT_FRAME slots relative to it.  Any time after
+ * sw_swu_builder_create; a later call replaces the slot.  Not with row
+ * operations.
+ */
+SW_API sw_status sw_swu_psp_slot(sw_swu_builder *b, int32_t cfa_offset);
 
 /*
  * sw_swu_finish - check the description against a method of `code_size`

@@ -120,7 +120,11 @@ SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf);
 /* A funclet's frame; a filter funclet's. */
 SW_API int sw_crawl_frame_is_funclet(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_filter_funclet(const sw_crawl_frame *cf);
-/* A method whose funclet was walked below it (it is suspended in that funclet's call). */
+/*
+ * A method whose funclet was walked below it (it is suspended in that
+ * funclet's call): the frame whose CFA the funclet's PSP slot holds, else
+ * the nearest frame of the funclet's parent method.
+ */
 SW_API int sw_crawl_frame_is_parent_of_funclet(const sw_crawl_frame *cf);
 /*
  * GC roots.  A root is a location holding an object reference: a stack slot
@@ -134,7 +138,7 @@ typedef struct sw_gc_root {
 	uint64_t addr;          /* where the reference is, or 0: in register `reg` of the seed */
 	uint64_t value;         /* the reference, as read */
 	uint32_t reg;           /* the register it was found in, if any (else ~0u) */
-	uint32_t flags;         /* SW_GC_INTERIOR, SW_GC_PINNED */
+	uint32_t flags;         /* SW_GC_INTERIOR, SW_GC_PINNED, SW_GC_PARENT_FRAME */
 } sw_gc_root;
 
 typedef sw_walk_action (*sw_gc_root_callback)(const sw_crawl_frame *cf, const sw_gc_root *root,
@@ -153,7 +157,8 @@ SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_ro
 /*
  * With GC_FUNCLET_REFERENCE_REPORTING, the parent of a (non-filter)
  * funclet does not report its references: the funclet, which shares its
- * frame, does.  0 then, 1 otherwise.
+ * frame, does (its SW_GC_PARENT_FRAME slots lie in the parent's frame).
+ * 0 then, 1 otherwise.
  */
 SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf);
 

@@ -21,6 +21,12 @@
  *   fault (an aborted call); one that faulted reports at the faulting IP.
  * - No frame but the active one reports a scratch register: its value did
  *   not survive the call or the fault.
+ * - A funclet reports the slots it shares with its parent where they are,
+ *   in the parent's frame (SW_GC_PARENT_FRAME: from the parent's CFA, which
+ *   its PSP slot holds, as CoreCLR's funclets reach the parent's frame
+ *   through the PSPSym, vm/eetwain.cpp); the parent, marked to skip under
+ *   GC_FUNCLET_REFERENCE_REPORTING (iter.c: see_managed_frame), then
+ *   reports none, so each is reported once.
  */
 #include "iter.h"
 #include "frames_internal.h"
@@ -68,7 +74,16 @@ static int managed_slot(void *data, const sw_swu_gc_slot *slot)
 		root.value = rd->cur.regs[r];
 		return deliver(w, &root);
 	}
-	root.addr = w->cfa + (uint64_t)(int64_t)slot->cfa_offset;
+	if (slot->flags & SW_GC_PARENT_FRAME) {
+		/* Live only where the PSP slot holds the parent's CFA (swu(5)); not a funclet's frame, else. */
+		if (!w->cf->parent_cfa) {
+			w->status = SW_E_BADMETA;
+			return 1;
+		}
+		root.addr = w->cf->parent_cfa + (uint64_t)(int64_t)slot->cfa_offset;
+	} else {
+		root.addr = w->cfa + (uint64_t)(int64_t)slot->cfa_offset;
+	}
 	w->status = swi_read_ptr(w->cf->thread->memory, w->arch->ptr_size, root.addr, &root.value);
 	if (w->status != SW_OK)
 		return 1;

@@ -77,6 +77,72 @@ static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
 }
 
 /*
+ * Where a funclet's parent is.  CoreCLR finds it by stack position, not by
+ * method: vm/exinfo.cpp, ExInfo::FindParentStackFrameHelper, takes the
+ * caller SP of the enclosing clause's frame from the exception tracker (or,
+ * for a finally called straight from its method, the funclet's caller's
+ * caller SP), and ExInfo::IsUnwoundToTargetParentFrame matches it against
+ * each frame's own caller SP (GetStackFrameForParentCheck).  Here the
+ * funclet's PSP slot (swu(5); vm/eetwain.cpp keeps the parent's frame in
+ * the PSPSym the same way) holds that value, so a method that recurses
+ * gets the right invocation as the parent.  A funclet without a PSP slot,
+ * or active in its prolog or an epilog, where the slot does not hold it,
+ * names its parent by method handle (funclet_parent_sp 0).
+ */
+static sw_status note_funclet_parent(struct swi_iter *it, const sw_code_info *code)
+{
+	uint64_t cfa = it->rd.caller.regs[it->arch->sp_reg], parent_sp;
+	int32_t psp;
+	sw_status st;
+
+	it->funclet_parent = code->parent;
+	it->funclet_parent_sp = 0;
+	if ((st = swu_read_psp_slot(code->unwind, code->unwind_size, &psp)) != SW_OK)
+		return st;
+	if (!psp)
+		return SW_OK;
+	if (it->active) {
+		uint64_t ip = cur_reg(it, it->arch->ip_reg);
+		sw_swu_rule rule;
+
+		if ((st = sw_swu_decode(code->unwind, code->unwind_size,
+		                        (uint32_t)(ip - code->start), &rule)) != SW_OK)
+			return st;
+		if (rule.region != SW_SWU_BODY)
+			return SW_OK;
+	}
+	if ((st = swi_read_ptr(it->thread->memory, it->arch->ptr_size, cfa + (uint64_t)(int64_t)psp,
+	                       &parent_sp)) != SW_OK)
+		return st;
+	/* The parent called into the funclet's caller: its caller SP lies above the funclet's. */
+	if (parent_sp <= cfa || parent_sp > it->thread->stack_hi)
+		return SW_E_BADSP;
+	it->funclet_parent_sp = parent_sp;
+	it->cf.parent_cfa = parent_sp;
+	return SW_OK;
+}
+
+/*
+ * Is this frame (not a funclet) the parent funclet_parent names?  A
+ * parent known by caller SP that the walk has gone past was never on this
+ * stack: the PSP slot held garbage.
+ */
+static sw_status is_funclet_parent(const struct swi_iter *it, const sw_code_info *code, int *yes)
+{
+	uint64_t caller_sp = it->rd.caller.regs[it->arch->sp_reg];
+
+	*yes = 0;
+	if (!it->funclet_parent_sp) {
+		*yes = it->funclet_parent && code->method == it->funclet_parent;
+		return SW_OK;
+	}
+	if (caller_sp > it->funclet_parent_sp)
+		return SW_E_BADSP;
+	*yes = caller_sp == it->funclet_parent_sp;
+	return SW_OK;
+}
+
+/*
  * Funclets (exception handlers registered apart from their method): note
  * the parent to flag.  SKIPFUNCLETS, FUNCTIONSONLY and
  * GC_FUNCLET_REFERENCE_REPORTING skip what lies between a funclet and its
@@ -86,37 +152,46 @@ static uint64_t cur_reg(const struct swi_iter *it, unsigned r)
  * itself, but not a filter (CoreCLR, vm/stackwalk.cpp,
  * StackFrameIterator::Filter: FindParentStackFrameForStackWalk gives a
  * filter no parent to skip to, so its callback is made); for the GC the
- * funclet reports the references it shares with its parent, and the parent
- * then reports none.
+ * funclet reports the references it shares with its parent (its own slots
+ * and, through its PSP slot, the parent's: SW_GC_PARENT_FRAME), and the
+ * parent then reports none (StackFrameIterator::Filter sets
+ * fShouldParentToFuncletSkipReportingGCReferences on the frame it matched).
  */
-static void see_managed_frame(struct swi_iter *it)
+static sw_status see_managed_frame(struct swi_iter *it)
 {
 	const sw_code_info *code = it->code;
 	unsigned skippers = SW_WALK_SKIPFUNCLETS | SW_WALK_FUNCTIONSONLY |
 	                    SW_WALK_GC_FUNCLET_REFERENCE_REPORTING;
+	sw_status st;
+	int parent;
 
 	it->cf.is_parent_of_funclet = 0;
 	it->cf.skip_gc_report = 0;
+	it->cf.parent_cfa = 0;
 	it->report_funclet = 0;
 	if (code->flags & SW_CODE_FUNCLET) {
 		int filter = (code->flags & SW_CODE_FILTER) != 0;
 
 		/* Inside a region being skipped, a funclet is as dead as the rest. */
 		if (it->skip_to_parent)
-			return;
+			return SW_OK;
+		if ((st = note_funclet_parent(it, code)) != SW_OK)
+			return st;
 		it->report_funclet = 1;
-		it->funclet_parent = code->parent;
 		it->funclet_was_filter = (uint8_t)filter;
-		if (!filter && (it->flags & skippers))
-			it->skip_to_parent = code->parent;
-	} else if (it->funclet_parent && code->method == it->funclet_parent) {
-		it->cf.is_parent_of_funclet = 1;
-		it->cf.skip_gc_report = (it->flags & SW_WALK_GC_FUNCLET_REFERENCE_REPORTING) &&
-		                        !it->funclet_was_filter;
-		it->funclet_parent = NULL;
-		if (it->skip_to_parent == code->method)
-			it->skip_to_parent = NULL;
+		if (!filter && (it->flags & skippers) && (it->funclet_parent || it->funclet_parent_sp))
+			it->skip_to_parent = 1;
+		return SW_OK;
 	}
+	if ((st = is_funclet_parent(it, code, &parent)) != SW_OK || !parent)
+		return st;
+	it->cf.is_parent_of_funclet = 1;
+	it->cf.skip_gc_report = (it->flags & SW_WALK_GC_FUNCLET_REFERENCE_REPORTING) &&
+	                        !it->funclet_was_filter;
+	it->funclet_parent = NULL;
+	it->funclet_parent_sp = 0;
+	it->skip_to_parent = 0;
+	return SW_OK;
 }
 
 /*
@@ -168,8 +243,10 @@ static int report(struct swi_iter *it, sw_frame_state state, void *method)
 	cf->is_first = it->is_first;
 	cf->is_interrupted = it->is_interrupted;
 	cf->has_faulted = it->has_faulted;
-	if (state != SW_STATE_FRAMELESS)
+	if (state != SW_STATE_FRAMELESS) {
 		cf->is_parent_of_funclet = cf->skip_gc_report = 0;
+		cf->parent_cfa = 0;
+	}
 	cf->code = NULL;
 	cf->frame = 0;
 	cf->frame_type = SW_FRAME_TYPE_NONE;
@@ -756,7 +833,8 @@ static int step_skipped(struct swi_iter *it)
 	it->step = SWI_STEP_AFTER_MANAGED;
 	if (is_native(it->code))
 		return report(it, SW_STATE_NATIVE_FRAME, it->code->method);
-	see_managed_frame(it);
+	if ((st = see_managed_frame(it)) != SW_OK)
+		return fail(it, st);
 	return report(it, SW_STATE_FRAMELESS, it->code->method);
 }
 
@@ -967,7 +1045,8 @@ static inline __attribute__((always_inline)) int fast_run_usable(const struct fa
 /* Can the fast step take the frame after the one just reported at all? */
 static inline int fast_step_allowed(const struct swi_iter *it)
 {
-	return !(it->native_dead_end | it->caller_active) && !it->skip_to_parent && !it->funclet_parent;
+	return !(it->native_dead_end | it->caller_active) && !it->skip_to_parent && !it->funclet_parent &&
+	       !it->funclet_parent_sp;
 }
 
 /*
@@ -988,6 +1067,7 @@ static void fast_enter(struct swi_iter *it)
 	cf->thread = it->thread;
 	cf->is_first = cf->is_interrupted = cf->has_faulted = 0;
 	cf->is_parent_of_funclet = cf->skip_gc_report = 0;
+	cf->parent_cfa = 0;
 	cf->frame = 0;
 	cf->frame_type = SW_FRAME_TYPE_NONE;
 }

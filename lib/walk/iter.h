@@ -31,6 +31,11 @@ struct sw_crawl_frame {
 	uint8_t trust;                  /* an sw_frame_trust */
 	uint8_t sp_reg;                 /* the architecture's SP register in rd (sw_crawl_frame_sp) */
 	/*
+	 * A funclet's: its parent's CFA, read from its PSP slot (0 when it has
+	 * none): the base of its SW_GC_PARENT_FRAME slots (gc_roots.c).
+	 */
+	uint64_t parent_cfa;
+	/*
 	 * rd->cur's IP, 0 when it is not known: what sw_crawl_frame_ip returns,
 	 * set with the rest of the report, since a profiler's callback asks
 	 * for it at every frame.
@@ -181,12 +186,16 @@ struct swi_iter {
 	int active;                     /* rd.cur's IP is exact, not a return address */
 	uint8_t is_first, is_interrupted, has_faulted, reserved;
 	/*
-	 * Funclets: while skip_to_parent is set (SKIPFUNCLETS, FUNCTIONSONLY)
-	 * nothing is reported until that parent method's frame; funclet_parent
-	 * is the parent to flag as parent-of-funclet when it is reached.
+	 * Funclets: funclet_parent is the parent to flag as parent-of-funclet
+	 * when it is reached: the frame whose caller SP is funclet_parent_sp
+	 * (read from the funclet's PSP slot), or, when that is 0, the next
+	 * frame of method funclet_parent.  While skip_to_parent is set
+	 * (SKIPFUNCLETS, FUNCTIONSONLY, GC_FUNCLET_REFERENCE_REPORTING)
+	 * nothing is reported until that parent.
 	 */
-	void *skip_to_parent;
+	uint8_t skip_to_parent;
 	void *funclet_parent;
+	uint64_t funclet_parent_sp;
 	uint8_t funclet_was_filter;     /* the funclet below funclet_parent was a filter */
 	uint8_t trust;                  /* how rd.cur was found (sw_frame_trust) */
 	uint8_t caller_trust;           /* how rd.caller was found */

@@ -39,8 +39,10 @@ static int count_slot(void *data, const sw_swu_gc_slot *slot)
 {
 	struct gc_count *c = data;
 
+	/* SW_GC_PARENT_FRAME: a funclet's stack slot in its parent's frame, never a register. */
 	if (slot->in_register > 1 || (slot->in_register && slot->reg >= SW_MAX_REGS) ||
-	    (slot->flags & ~(uint32_t)(SW_GC_INTERIOR | SW_GC_PINNED)))
+	    (slot->flags & ~(uint32_t)(SW_GC_INTERIOR | SW_GC_PINNED | SW_GC_PARENT_FRAME)) ||
+	    (slot->in_register && (slot->flags & SW_GC_PARENT_FRAME)))
 		c->bad = 1;
 	return ++c->n > SW_SWU_MAX_GC_LOCATIONS;
 }
