@@ -126,7 +126,8 @@ static int summary(const struct tally *t, const char *what)
 		printf("; %" PRIu64 " ops and %" PRIu64 " instructions checked, %" PRIu64
 		       " instructions skipped\n", t->ops, t->instructions, t->insns_skipped);
 	}
-	return t->mismatched || t->errors ? 1 : 0;
+	/* As diff and grep: 1 when a problem was found, 2 when something could not be done. */
+	return t->errors ? 2 : t->mismatched ? 1 : 0;
 }
 
 /* An input file, whole (read_bounded.h); NULL with a message on failure. */
@@ -242,11 +243,11 @@ static int verify_image(struct tally *t, const char *image_path, const char *cod
 	sw_image *image = NULL;
 	size_t n = 0;
 	sw_status st;
-	int rc = 1;
+	int rc = 2;
 
 	memset(&cs, 0, sizeof cs);
 	if (!img)
-		return 1;
+		return 2;
 	cs.file = read_file(code_path, &cs.size);
 	if (!cs.file)
 		goto out;
@@ -336,7 +337,7 @@ static int verify_toyjit(struct tally *t)
 	if (st != SW_OK) {
 		fprintf(stderr, "swverify: the toy JIT: %s\n", sw_strerror(st));
 		sw_codemap_destroy(map);
-		return 1;
+		return 2;
 	}
 	toyjit_destroy(jit);
 	sw_codemap_destroy(map);
@@ -368,7 +369,7 @@ int main(int argc, char **argv)
 		return verify_toyjit(&t);
 #else
 		fprintf(stderr, "swverify: built without the toy JIT (x86-64 builds have it)\n");
-		return 1;
+		return 2;
 #endif
 	}
 	if (code && optind == argc - 1)
