@@ -490,7 +490,7 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(name, sizeof name, "%d", o.pid);
 		if ((st = sw_hang_analyze_process(o.pid, &o.hang, &r)) != SW_OK)
-			fprintf(stderr, "%s: pid %d: %s\n", progname, o.pid, target_attach_failure(st));
+			fprintf(stderr, "%s: pid %d: %s\n", progname, o.pid, target_attach_failure(st, o.pid));
 	}
 	if (st != SW_OK)
 		return EXIT_ERROR;

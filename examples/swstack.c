@@ -213,7 +213,7 @@ static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t
 
 	snprintf(name, name_len, "%d", tl->opt.pid);
 	if (st != SW_OK) {
-		fprintf(stderr, "%s: pid %d: %s\n", progname, tl->opt.pid, target_attach_failure(st));
+		fprintf(stderr, "%s: pid %d: %s\n", progname, tl->opt.pid, target_attach_failure(st, tl->opt.pid));
 		return -1;
 	}
 	tl->t = (struct target){ "process", name, sw_process_arch(*proc),

@@ -33,16 +33,41 @@ const char *target_file_failure(sw_status st, int core)
 	return sw_strerror(st);
 }
 
-const char *target_attach_failure(sw_status st)
+/* The state letter of /proc/PID/stat (after the parenthesized name), or 0. */
+static char process_state(int pid)
+{
+	char path[64], line[512], *close;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = 0;
+	close = strrchr(line, ')');
+	return close && close[1] == ' ' ? close[2] : 0;
+}
+
+const char *target_attach_failure(sw_status st, int pid)
 {
 	static char buf[128];
+	int err = errno;
 
 	switch (st) {
 	case SW_E_BADADDR:
 		/* ENOENT: its /proc directory is gone (or never was). */
-		if (errno == ENOENT || errno == ESRCH)
+		if (err == ENOENT || err == ESRCH)
 			return "no such process";
-		snprintf(buf, sizeof buf, "cannot trace it: %s", strerror(errno));
+		/* ptrace answers EPERM for a zombie: the real cause is that it has exited. */
+		if (err == EPERM) {
+			char state = process_state(pid);
+
+			if (state == 'Z' || state == 'X')
+				return "a zombie: it has exited and has no stack, its parent has not waited for it";
+		}
+		snprintf(buf, sizeof buf, "cannot trace it: %s", strerror(err));
 		return buf;
 	case SW_E_INVAL:
 		return "cannot trace itself";

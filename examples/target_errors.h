@@ -21,9 +21,10 @@ const char *target_file_failure(sw_status st, int core);
 
 /*
  * target_attach_failure - why sw_process_attach or sw_hang_analyze_process
- * failed with `st`, from errno as the call left it.  The text may live in
- * a static buffer, valid until the next call.
+ * failed with `st` on process `pid`, from errno as the call left it and
+ * the process's state (a zombie, say, rather than ptrace's EPERM).  The
+ * text may live in a static buffer, valid until the next call.
  */
-const char *target_attach_failure(sw_status st);
+const char *target_attach_failure(sw_status st, int pid);
 
 #endif /* TARGET_ERRORS_H */

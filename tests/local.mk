@@ -178,3 +178,7 @@ TESTS += tests/tools-bounded-read.test
 EXTRA_DIST += tests/tools-bounded-read.test
 tests/tools-bounded-read.log: examples/swstack$(EXEEXT) examples/swverify$(EXEEXT)
 CLEANFILES += -r tests/tools-bounded-read.d
+# A zombie and a missing pid, named as such by swstack and swdeadlock (issue 27).
+TESTS += tests/tools-target-errors.test
+EXTRA_DIST += tests/tools-target-errors.test
+tests/tools-target-errors.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
