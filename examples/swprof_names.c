@@ -22,11 +22,20 @@
 #include "swprof.h"
 
 /* ';' separates frames in the folded format, ' ' ends the stack: neither may be in a name. */
+/*
+ * Nor may a control character (a symbol is the target's data: a newline
+ * in one would split a folded line, an escape would reach a terminal).
+ */
 static void folded_safe(char *name)
 {
-	for (char *c = name; *c; c++)
+	for (char *c = name; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+
 		if (*c == ';' || *c == ' ')
 			*c = '_';
+		else if (u < 0x20 || u == 0x7f)
+			*c = '?';
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
