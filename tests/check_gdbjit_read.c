@@ -1,0 +1,424 @@
+/*
+ * check_gdbjit_read.c - a debugger's side of the GDB JIT interface
+ * (sw_gdbjit_read): synthetic target memory holding a descriptor, its
+ * entries and relocatable x86-64 objects laid out as LLVM registers them
+ * (sh_addr patched, .eh_frame's FDE pointing at .text through an
+ * unapplied R_X86_64_PC32), and the hostile variants: a cyclic list, a
+ * list past the entry cap, huge and truncated objects, unreadable memory,
+ * unknown relocations, random corruption.  Then the library's own
+ * registrar read back from this process, as another process would be.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stackwalk.h>
+
+#define BASE 0x500000u                  /* where the synthetic target memory starts */
+#define DESC BASE                       /* the descriptor */
+#define ENTRY(i) (BASE + 0x100u + 32u * (i))
+#define OBJ(i) (BASE + 0x1000u + 0x1000u * (i))
+#define TEXT(i) (0x7f0000001000ull + 0x10000ull * (i))
+#define EH(i) (0x7f0000000000ull + 0x10000ull * (i))
+
+enum { FN_SIZE = 16, PC_BEGIN_AT = 32 };
+
+static unsigned char mem_bytes[0x10000];
+static size_t obj_size;
+
+static void put(unsigned char *p, size_t off, unsigned size, uint64_t v)
+{
+	for (unsigned i = 0; i < size; i++, v >>= 8)
+		p[off + i] = (unsigned char)v;
+}
+
+static void section(unsigned char *o, size_t shoff, unsigned i, uint32_t name, uint32_t type,
+                    uint64_t flags, uint64_t addr, uint64_t off, uint64_t size, uint32_t link,
+                    uint32_t info, uint64_t entsize)
+{
+	size_t h = shoff + 64u * i;
+
+	put(o, h, 4, name);
+	put(o, h + 4, 4, type);
+	put(o, h + 8, 8, flags);
+	put(o, h + 16, 8, addr);
+	put(o, h + 24, 8, off);
+	put(o, h + 32, 8, size);
+	put(o, h + 40, 4, link);
+	put(o, h + 44, 4, info);
+	put(o, h + 48, 8, 8);
+	put(o, h + 56, 8, entsize);
+}
+
+/*
+ * An x86-64 ET_REL with one function "jit_fn" (16 bytes at `text`), its
+ * FDE's pc_begin left 0 for the relocation of type `rtype` to fill; its
+ * size.  Layout: header, .text, .eh_frame, .rela.eh_frame, .symtab,
+ * .strtab, .shstrtab, section headers.
+ */
+static size_t build_object(unsigned char *o, uint64_t text, uint64_t eh, uint32_t rtype)
+{
+	static const unsigned char cie[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 0x10, 1, 0x1b,
+		0x0c, 7, 8, 0x90, 1, 0, 0                       /* def_cfa rsp+8; rip at cfa-8 */
+	};
+	static const unsigned char fde[] = {
+		0x10, 0, 0, 0, 28, 0, 0, 0, 0, 0, 0, 0, FN_SIZE, 0, 0, 0, 0,
+		0x41, 0x0e, 0x10                                /* advance 1; cfa = rsp+16 */
+	};
+	static const char strtab[] = "\0jit_fn";
+	static const char shstr[] = "\0.text\0.eh_frame\0.rela.eh_frame\0.symtab\0.strtab\0.shstrtab";
+	size_t text_off = 64, eh_off = 80, eh_size = sizeof cie + sizeof fde + 4;
+	size_t rela_off = 128, sym_off = 152, str_off = 224, shstr_off = 232, shoff = 296;
+
+	memset(o, 0, shoff + 7 * 64);
+	memcpy(o, "\177ELF\2\1\1", 7);
+	put(o, 16, 2, 1);                       /* ET_REL */
+	put(o, 18, 2, 62);                      /* EM_X86_64 */
+	put(o, 20, 4, 1);
+	put(o, 40, 8, shoff);
+	put(o, 52, 2, 64);
+	put(o, 58, 2, 64);
+	put(o, 60, 2, 7);
+	put(o, 62, 2, 6);
+	memset(o + text_off, 0x90, FN_SIZE);
+	memcpy(o + eh_off, cie, sizeof cie);
+	memcpy(o + eh_off + sizeof cie, fde, sizeof fde);
+	put(o, rela_off, 8, PC_BEGIN_AT);       /* .text's section symbol (1), addend 0 */
+	put(o, rela_off + 8, 8, (1ull << 32) | rtype);
+	put(o, sym_off + 24 + 4, 1, 3);         /* STT_SECTION, local */
+	put(o, sym_off + 24 + 6, 2, 1);
+	put(o, sym_off + 48, 4, 1);             /* "jit_fn": FUNC, global, .text + 0 */
+	put(o, sym_off + 48 + 4, 1, 0x12);
+	put(o, sym_off + 48 + 6, 2, 1);
+	put(o, sym_off + 48 + 16, 8, FN_SIZE);
+	memcpy(o + str_off, strtab, sizeof strtab);
+	memcpy(o + shstr_off, shstr, sizeof shstr);
+	section(o, shoff, 1, 1, 1, 6, text, text_off, FN_SIZE, 0, 0, 0);
+	section(o, shoff, 2, 7, 1, 2, eh, eh_off, eh_size, 0, 0, 0);
+	section(o, shoff, 3, 17, 4, 0x40, 0, rela_off, 24, 4, 2, 24);
+	section(o, shoff, 4, 32, 2, 0, 0, sym_off, 72, 5, 2, 24);
+	section(o, shoff, 5, 40, 3, 0, 0, str_off, sizeof strtab, 0, 0, 0);
+	section(o, shoff, 6, 48, 3, 0, 0, shstr_off, sizeof shstr, 0, 0, 0);
+	return shoff + 7 * 64;
+}
+
+/* A list of `n` entries, each with object i at TEXT(i); entry n-1's next is `last_next`. */
+static void build_list(unsigned n, uint64_t last_next, uint32_t rtype)
+{
+	memset(mem_bytes, 0, sizeof mem_bytes);
+	put(mem_bytes, DESC - BASE, 4, 1);
+	put(mem_bytes, DESC - BASE + 16, 8, n ? ENTRY(0) : 0);
+	for (unsigned i = 0; i < n; i++) {
+		size_t e = ENTRY(i) - BASE;
+
+		obj_size = build_object(mem_bytes + (OBJ(i) - BASE), TEXT(i), EH(i), rtype);
+		put(mem_bytes, e, 8, i + 1 < n ? ENTRY(i + 1) : last_next);
+		put(mem_bytes, e + 8, 8, i ? ENTRY(i - 1) : 0);
+		put(mem_bytes, e + 16, 8, OBJ(i));
+		put(mem_bytes, e + 24, 8, obj_size);
+	}
+}
+
+static sw_status read_list(sw_gdbjit_list **l, const sw_gdbjit_object **o, size_t *n)
+{
+	sw_memory mem;
+	sw_status st;
+
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, mem_bytes, sizeof mem_bytes, BASE), SW_OK);
+	st = sw_gdbjit_read(&mem, SW_ARCH_X64, DESC, 0, l);
+	*n = 0;
+	if (*l)
+		ck_assert_int_eq(sw_gdbjit_list_objects(*l, o, n), SW_OK);
+	return st;
+}
+
+START_TEST(reads_relocatable_objects)
+{
+	const sw_gdbjit_object *o;
+	const sw_native_function *fns;
+	sw_gdbjit_list *l;
+	sw_codemap *map;
+	sw_code_info ci;
+	const char *name;
+	uint64_t off;
+	size_t n, nfns;
+
+	build_list(3, 0, 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_uint_eq(o[i].entry, ENTRY(i));
+		ck_assert_uint_eq(o[i].symfile_addr, OBJ(i));
+		ck_assert_uint_eq(o[i].symfile_size, obj_size);
+		ck_assert_int_eq(o[i].status, SW_OK);
+		ck_assert_ptr_nonnull(o[i].module);
+		/* The symbol at its section's address, the FDE relocated onto the code. */
+		ck_assert_int_eq(sw_module_symbolize(o[i].module, TEXT(i) + 5, &name, &off), SW_OK);
+		ck_assert_str_eq(name, "jit_fn");
+		ck_assert_uint_eq(off, 5);
+		ck_assert_int_eq(sw_module_functions(o[i].module, &fns, &nfns), SW_OK);
+		ck_assert_uint_eq(nfns, 1);
+		ck_assert_uint_eq(fns[0].start, TEXT(i));
+		ck_assert_uint_eq(fns[0].size, FN_SIZE);
+		ck_assert_int_eq(sw_module_register(o[i].module, map), SW_OK);
+	}
+	ck_assert_int_eq(sw_codemap_find(map, TEXT(1) + 3, &ci), SW_OK);
+	ck_assert_uint_eq(ci.start, TEXT(1));
+	ck_assert_int_eq(sw_codemap_find(map, EH(1), &ci), SW_E_NOTFOUND);
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_int_eq(sw_module_unregister(o[i].module, map), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_gdbjit_list_free(l);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+START_TEST(bad_arguments_and_versions)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l = (sw_gdbjit_list *)1;
+	sw_memory mem;
+	size_t n;
+
+	build_list(1, 0, 2);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, mem_bytes, sizeof mem_bytes, BASE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, DESC, 0, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_gdbjit_read(NULL, SW_ARCH_X64, DESC, 0, &l), SW_E_INVAL);
+	ck_assert_ptr_null(l);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, 0, 0, &l), SW_E_INVAL);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_NONE, DESC, 0, &l), SW_E_INVAL);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, DESC, 0x80000000u, &l), SW_OK);
+	/* A bad module flag is each object's error, not the list's. */
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(o[0].status, SW_E_INVAL);
+	sw_gdbjit_list_free(l);
+	ck_assert_int_eq(sw_gdbjit_list_objects(NULL, &o, &n), SW_E_INVAL);
+	sw_gdbjit_list_free(NULL);
+	put(mem_bytes, 0, 4, 2);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, DESC, 0, &l), SW_E_UNSUPPORTED);
+	ck_assert_ptr_null(l);
+	/* The descriptor itself unreadable: an empty list cut short. */
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, 0x1000, 0, &l), SW_E_BADADDR);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 0);
+	sw_gdbjit_list_free(l);
+	/* No entries. */
+	build_list(0, 0, 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 0);
+	sw_gdbjit_list_free(l);
+}
+END_TEST
+
+START_TEST(cyclic_lists_end)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	size_t n;
+
+	/* Back to the first entry, whose prev is 0 as a JIT leaves it. */
+	build_list(3, ENTRY(0), 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_nonnull(o[2].module);
+	sw_gdbjit_list_free(l);
+	/* Into the middle, and onto itself. */
+	build_list(3, ENTRY(1), 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
+	ck_assert_uint_eq(n, 3);
+	sw_gdbjit_list_free(l);
+	build_list(1, ENTRY(0), 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
+	ck_assert_uint_eq(n, 1);
+	sw_gdbjit_list_free(l);
+	/* An entry out of the target's memory. */
+	build_list(2, 0x1000, 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADADDR);
+	ck_assert_uint_eq(n, 2);
+	sw_gdbjit_list_free(l);
+}
+END_TEST
+
+/* SW_GDBJIT_MAX_ENTRIES + 1 entries of empty objects: the cap ends the list. */
+START_TEST(entry_cap)
+{
+	size_t count = SW_GDBJIT_MAX_ENTRIES + 1, size = 64 + 32 * count;
+	unsigned char *big = calloc(1, size);
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	sw_memory mem;
+	size_t n;
+
+	ck_assert_ptr_nonnull(big);
+	put(big, 0, 4, 1);
+	put(big, 16, 8, BASE + 64);
+	for (size_t i = 0; i < count; i++)
+		put(big, 64 + 32 * i, 8, i + 1 < count ? BASE + 64 + 32 * (i + 1) : 0);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, big, size, BASE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, BASE, 0, &l), SW_E_LIMIT);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, SW_GDBJIT_MAX_ENTRIES);
+	ck_assert_int_eq(o[0].status, SW_E_BADMETA);      /* an empty object */
+	ck_assert_ptr_null(o[0].module);
+	sw_gdbjit_list_free(l);
+	free(big);
+}
+END_TEST
+
+START_TEST(hostile_objects)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	size_t n;
+
+	build_list(4, 0, 2);
+	put(mem_bytes, ENTRY(0) - BASE + 24, 8, 1ull << 40);            /* huge */
+	put(mem_bytes, ENTRY(1) - BASE + 24, 8, obj_size / 2);          /* truncated */
+	put(mem_bytes, ENTRY(2) - BASE + 16, 8, 0x1000);                /* unreadable */
+	put(mem_bytes, ENTRY(3) - BASE + 24, 8, SW_GDBJIT_MAX_OBJECT);  /* within the cap, past memory */
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(o[0].status, SW_E_LIMIT);
+	ck_assert_int_ne(o[1].status, SW_OK);
+	ck_assert_int_eq(o[2].status, SW_E_BADADDR);
+	ck_assert_int_eq(o[3].status, SW_E_BADADDR);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_ptr_null(o[i].module);
+	sw_gdbjit_list_free(l);
+	/* A relocation type it does not know (R_X86_64_GOTPCREL): not loaded rather than misplaced. */
+	build_list(1, 0, 9);
+	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+	ck_assert_int_eq(o[0].status, SW_E_UNSUPPORTED);
+	sw_gdbjit_list_free(l);
+}
+END_TEST
+
+/* Random corruption of the list and the objects: any status, no crash, bounded work. */
+START_TEST(random_corruption)
+{
+	unsigned seed = 12345;
+
+	for (unsigned iter = 0; iter < 3000; iter++) {
+		const sw_gdbjit_object *o;
+		sw_gdbjit_list *l;
+		size_t n;
+
+		build_list(2, 0, 2);
+		for (unsigned k = 0; k < 1 + iter % 8; k++) {
+			size_t at;
+
+			seed = seed * 1103515245u + 12345u;
+			at = iter % 3 == 0 ? (ENTRY(0) - BASE) + (seed >> 8) % 64 :
+			                     (OBJ(iter % 2) - BASE) + (seed >> 8) % obj_size;
+			mem_bytes[at] ^= (unsigned char)(1u << ((seed >> 4) % 8));
+		}
+		(void)read_list(&l, &o, &n);
+		ck_assert_uint_le(n, SW_GDBJIT_MAX_ENTRIES);
+		sw_gdbjit_list_free(l);
+	}
+}
+END_TEST
+
+/* The i386 layout: 4-byte pointers, symfile_size 4-aligned at offset 12. */
+START_TEST(pointer_width_4)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	sw_memory mem;
+	size_t n;
+
+	memset(mem_bytes, 0, sizeof mem_bytes);
+	put(mem_bytes, 0, 4, 1);
+	put(mem_bytes, 12, 4, BASE + 0x100);
+	put(mem_bytes, 0x100, 4, BASE + 0x120);
+	put(mem_bytes, 0x108, 4, BASE + 0x1000);
+	put(mem_bytes, 0x10c, 8, 0x40);
+	put(mem_bytes, 0x124, 4, BASE + 0x100);
+	put(mem_bytes, 0x128, 4, BASE + 0x2000);
+	put(mem_bytes, 0x12c, 8, 0x80);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, mem_bytes, sizeof mem_bytes, BASE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X86, BASE, 0, &l), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(o[0].symfile_addr, BASE + 0x1000);
+	ck_assert_uint_eq(o[0].symfile_size, 0x40);
+	ck_assert_uint_eq(o[1].entry, BASE + 0x120);
+	ck_assert_uint_eq(o[1].symfile_addr, BASE + 0x2000);
+	ck_assert_uint_eq(o[1].symfile_size, 0x80);
+	ck_assert_int_ne(o[0].status, SW_OK);     /* zeros: no ELF */
+	sw_gdbjit_list_free(l);
+}
+END_TEST
+
+/* The library's own registrar (sw_gdbjit) read back from this process, as a debugger reads it. */
+START_TEST(reads_own_registrar)
+{
+	const uint64_t start = 0x10000000;
+	unsigned char blob[256];
+	size_t blob_len, n, found = 0;
+	const sw_gdbjit_object *o;
+	sw_swu_builder *b;
+	sw_gdbjit_list *l;
+	sw_gdbjit *g;
+	sw_memory mem;
+	sw_code_info info;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, sw_arch_host()), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, 64, blob, sizeof blob, &blob_len), SW_OK);
+	sw_swu_builder_destroy(b);
+	info = (sw_code_info){ NULL, start, 64, blob, (uint32_t)blob_len, 0, NULL };
+	ck_assert_int_eq(sw_gdbjit_create(&g, NULL, NULL), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_add(g, &info, "own_method"), SW_OK);
+	ck_assert_int_eq(sw_memory_init_local(&mem, 0, 0, SW_MEMORY_PROBE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, sw_arch_host(), (uint64_t)(uintptr_t)&__jit_debug_descriptor,
+	                                0, &l), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	for (size_t i = 0; i < n; i++) {
+		const char *name;
+		uint64_t off;
+
+		if (o[i].module && sw_module_symbolize(o[i].module, start + 7, &name, &off) == SW_OK) {
+			ck_assert_str_eq(name, "own_method");
+			ck_assert_uint_eq(off, 7);
+			found++;
+		}
+	}
+	ck_assert_uint_eq(found, 1);
+	sw_gdbjit_list_free(l);
+	sw_gdbjit_destroy(g);
+}
+END_TEST
+
+static Suite *gdbjit_read_suite(void)
+{
+	Suite *s = suite_create("gdbjit_read");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 0);
+	tcase_add_test(tc, reads_relocatable_objects);
+	tcase_add_test(tc, bad_arguments_and_versions);
+	tcase_add_test(tc, cyclic_lists_end);
+	tcase_add_test(tc, entry_cap);
+	tcase_add_test(tc, hostile_objects);
+	tcase_add_test(tc, random_corruption);
+	tcase_add_test(tc, pointer_width_4);
+	tcase_add_test(tc, reads_own_registrar);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(gdbjit_read_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
