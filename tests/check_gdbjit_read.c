@@ -133,6 +133,21 @@ static sw_status read_list(sw_gdbjit_list **l, const sw_gdbjit_object **o, size_
 	return st;
 }
 
+/* A list as build_list makes it must read with status `want` and give `count` objects. */
+static void expect_list(unsigned entries, uint64_t last_next, sw_status want, size_t count)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	size_t n;
+
+	build_list(entries, last_next, 2);
+	ck_assert_int_eq(read_list(&l, &o, &n), want);
+	ck_assert_uint_eq(n, count);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_ptr_nonnull(o[i].module);
+	sw_gdbjit_list_free(l);
+}
+
 START_TEST(reads_relocatable_objects)
 {
 	const sw_gdbjit_object *o;
@@ -206,40 +221,18 @@ START_TEST(bad_arguments_and_versions)
 	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
 	ck_assert_uint_eq(n, 0);
 	sw_gdbjit_list_free(l);
-	/* No entries. */
-	build_list(0, 0, 2);
-	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
-	ck_assert_uint_eq(n, 0);
-	sw_gdbjit_list_free(l);
+	expect_list(0, 0, SW_OK, 0);   /* no entries */
 }
 END_TEST
 
 START_TEST(cyclic_lists_end)
 {
-	const sw_gdbjit_object *o;
-	sw_gdbjit_list *l;
-	size_t n;
-
-	/* Back to the first entry, whose prev is 0 as a JIT leaves it. */
-	build_list(3, ENTRY(0), 2);
-	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_ptr_nonnull(o[2].module);
-	sw_gdbjit_list_free(l);
-	/* Into the middle, and onto itself. */
-	build_list(3, ENTRY(1), 2);
-	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
-	ck_assert_uint_eq(n, 3);
-	sw_gdbjit_list_free(l);
-	build_list(1, ENTRY(0), 2);
-	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADMETA);
-	ck_assert_uint_eq(n, 1);
-	sw_gdbjit_list_free(l);
+	/* Back to the first entry (whose prev is 0 as a JIT leaves it), into the middle, onto itself. */
+	expect_list(3, ENTRY(0), SW_E_BADMETA, 3);
+	expect_list(3, ENTRY(1), SW_E_BADMETA, 3);
+	expect_list(1, ENTRY(0), SW_E_BADMETA, 1);
 	/* An entry out of the target's memory. */
-	build_list(2, 0x1000, 2);
-	ck_assert_int_eq(read_list(&l, &o, &n), SW_E_BADADDR);
-	ck_assert_uint_eq(n, 2);
-	sw_gdbjit_list_free(l);
+	expect_list(2, 0x1000, SW_E_BADADDR, 2);
 }
 END_TEST
 
