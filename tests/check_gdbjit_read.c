@@ -51,30 +51,35 @@ static void section(unsigned char *o, size_t shoff, unsigned i, uint32_t name, u
 }
 
 /*
- * An x86-64 ET_REL with one function "jit_fn" (16 bytes at `text`), its
- * FDE's pc_begin left 0 for the relocation of type `rtype` to fill; its
- * size.  Layout: header, .text, .eh_frame, .rela.eh_frame, .symtab,
- * .strtab, .shstrtab, section headers.
+ * An x86-64 (or with `arm64`, AArch64) ET_REL with one function "jit_fn"
+ * (16 bytes at `text`), its FDE's pc_begin left 0 for the relocation of
+ * type `rtype` to fill; its size.  Layout: header, .text, .eh_frame,
+ * .rela.eh_frame, .symtab, .strtab, .shstrtab, section headers.
  */
-static size_t build_object(unsigned char *o, uint64_t text, uint64_t eh, uint32_t rtype)
+static size_t build_object_for(unsigned char *o, uint64_t text, uint64_t eh, uint32_t rtype, int arm64)
 {
-	static const unsigned char cie[] = {
+	static const unsigned char cie_x64[] = {
 		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 0x10, 1, 0x1b,
 		0x0c, 7, 8, 0x90, 1, 0, 0                       /* def_cfa rsp+8; rip at cfa-8 */
 	};
+	static const unsigned char cie_arm64[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 4, 0x78, 0x1e, 1, 0x1b,
+		0x0c, 31, 0, 0, 0, 0, 0                         /* def_cfa sp+0; return address in x30 */
+	};
+	const unsigned char *cie = arm64 ? cie_arm64 : cie_x64;
 	static const unsigned char fde[] = {
 		0x10, 0, 0, 0, 28, 0, 0, 0, 0, 0, 0, 0, FN_SIZE, 0, 0, 0, 0,
 		0x41, 0x0e, 0x10                                /* advance 1; cfa = rsp+16 */
 	};
 	static const char strtab[] = "\0jit_fn";
 	static const char shstr[] = "\0.text\0.eh_frame\0.rela.eh_frame\0.symtab\0.strtab\0.shstrtab";
-	size_t text_off = 64, eh_off = 80, eh_size = sizeof cie + sizeof fde + 4;
+	size_t cie_size = sizeof cie_x64, text_off = 64, eh_off = 80, eh_size = cie_size + sizeof fde + 4;
 	size_t rela_off = 128, sym_off = 152, str_off = 224, shstr_off = 232, shoff = 296;
 
 	memset(o, 0, shoff + 7 * 64);
 	memcpy(o, "\177ELF\2\1\1", 7);
 	put(o, 16, 2, 1);                       /* ET_REL */
-	put(o, 18, 2, 62);                      /* EM_X86_64 */
+	put(o, 18, 2, arm64 ? 183 : 62);        /* EM_AARCH64, EM_X86_64 */
 	put(o, 20, 4, 1);
 	put(o, 40, 8, shoff);
 	put(o, 52, 2, 64);
@@ -82,8 +87,8 @@ static size_t build_object(unsigned char *o, uint64_t text, uint64_t eh, uint32_
 	put(o, 60, 2, 7);
 	put(o, 62, 2, 6);
 	memset(o + text_off, 0x90, FN_SIZE);
-	memcpy(o + eh_off, cie, sizeof cie);
-	memcpy(o + eh_off + sizeof cie, fde, sizeof fde);
+	memcpy(o + eh_off, cie, cie_size);
+	memcpy(o + eh_off + cie_size, fde, sizeof fde);
 	put(o, rela_off, 8, PC_BEGIN_AT);       /* .text's section symbol (1), addend 0 */
 	put(o, rela_off + 8, 8, (1ull << 32) | rtype);
 	put(o, sym_off + 24 + 4, 1, 3);         /* STT_SECTION, local */
@@ -101,6 +106,11 @@ static size_t build_object(unsigned char *o, uint64_t text, uint64_t eh, uint32_
 	section(o, shoff, 5, 40, 3, 0, 0, str_off, sizeof strtab, 0, 0, 0);
 	section(o, shoff, 6, 48, 3, 0, 0, shstr_off, sizeof shstr, 0, 0, 0);
 	return shoff + 7 * 64;
+}
+
+static size_t build_object(unsigned char *o, uint64_t text, uint64_t eh, uint32_t rtype)
+{
+	return build_object_for(o, text, eh, rtype, 0);
 }
 
 /* A list of `n` entries, each with object i at TEXT(i); entry n-1's next is `last_next`. */
@@ -148,16 +158,32 @@ static void expect_list(unsigned entries, uint64_t last_next, sw_status want, si
 	sw_gdbjit_list_free(l);
 }
 
+/* Object `o` loaded, "jit_fn" named at `text`, its one FDE relocated to start at `fde`. */
+static void check_placed(const sw_gdbjit_object *o, uint64_t text, uint64_t fde)
+{
+	const sw_native_function *fns;
+	const char *name;
+	uint64_t off;
+	size_t nfns;
+
+	ck_assert_int_eq(o->status, SW_OK);
+	ck_assert_ptr_nonnull(o->module);
+	ck_assert_int_eq(sw_module_symbolize(o->module, text + 5, &name, &off), SW_OK);
+	ck_assert_str_eq(name, "jit_fn");
+	ck_assert_uint_eq(off, 5);
+	ck_assert_int_eq(sw_module_functions(o->module, &fns, &nfns), SW_OK);
+	ck_assert_uint_eq(nfns, 1);
+	ck_assert_uint_eq(fns[0].start, fde);
+	ck_assert_uint_eq(fns[0].size, FN_SIZE);
+}
+
 START_TEST(reads_relocatable_objects)
 {
 	const sw_gdbjit_object *o;
-	const sw_native_function *fns;
 	sw_gdbjit_list *l;
 	sw_codemap *map;
 	sw_code_info ci;
-	const char *name;
-	uint64_t off;
-	size_t n, nfns;
+	size_t n;
 
 	build_list(3, 0, 2);
 	ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
@@ -167,16 +193,8 @@ START_TEST(reads_relocatable_objects)
 		ck_assert_uint_eq(o[i].entry, ENTRY(i));
 		ck_assert_uint_eq(o[i].symfile_addr, OBJ(i));
 		ck_assert_uint_eq(o[i].symfile_size, obj_size);
-		ck_assert_int_eq(o[i].status, SW_OK);
-		ck_assert_ptr_nonnull(o[i].module);
 		/* The symbol at its section's address, the FDE relocated onto the code. */
-		ck_assert_int_eq(sw_module_symbolize(o[i].module, TEXT(i) + 5, &name, &off), SW_OK);
-		ck_assert_str_eq(name, "jit_fn");
-		ck_assert_uint_eq(off, 5);
-		ck_assert_int_eq(sw_module_functions(o[i].module, &fns, &nfns), SW_OK);
-		ck_assert_uint_eq(nfns, 1);
-		ck_assert_uint_eq(fns[0].start, TEXT(i));
-		ck_assert_uint_eq(fns[0].size, FN_SIZE);
+		check_placed(&o[i], TEXT(i), TEXT(i));
 		ck_assert_int_eq(sw_module_register(o[i].module, map), SW_OK);
 	}
 	ck_assert_int_eq(sw_codemap_find(map, TEXT(1) + 3, &ci), SW_OK);
@@ -187,6 +205,122 @@ START_TEST(reads_relocatable_objects)
 	sw_codemap_synchronize(map);
 	sw_gdbjit_list_free(l);
 	sw_codemap_destroy(map);
+}
+END_TEST
+
+/*
+ * An i386 ET_REL (ELF32, SHT_REL: the addend is the field's content,
+ * here 2) with "jit_fn" at `text`, its FDE relocated by R_386_PC32; its size.
+ */
+static size_t build_object_i386(unsigned char *o, uint32_t text, uint32_t eh)
+{
+	static const unsigned char cie[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x7c, 8, 1, 0x1b,
+		0x0c, 4, 4, 0x88, 1, 0, 0                       /* def_cfa esp+4; eip at cfa-4 */
+	};
+	static const unsigned char fde[] = {
+		0x10, 0, 0, 0, 28, 0, 0, 0, 2, 0, 0, 0, FN_SIZE, 0, 0, 0, 0,
+		0x41, 0x0e, 8                                   /* advance 1; cfa = esp+8 */
+	};
+	static const char strtab[] = "\0jit_fn";
+	static const char shstr[] = "\0.text\0.eh_frame\0.rel.eh_frame\0.symtab\0.strtab\0.shstrtab";
+	static const uint32_t sec[7][6] = {     /* name, type, flags, addr, offset, size */
+		{ 0 }, { 1, 1, 6, 0, 64, FN_SIZE }, { 7, 1, 2, 0, 80, 48 }, { 17, 9, 0x40, 0, 128, 8 },
+		{ 31, 2, 0, 0, 136, 48 }, { 39, 3, 0, 0, 184, sizeof strtab },
+		{ 47, 3, 0, 0, 192, sizeof shstr }
+	};
+	static const uint32_t link_info_entsize[7][3] = {
+		{ 0 }, { 0 }, { 0 }, { 4, 2, 8 }, { 5, 2, 16 }, { 0 }, { 0 }
+	};
+	size_t shoff = 252;
+
+	memset(o, 0, shoff + 7 * 40);
+	memcpy(o, "\177ELF\1\1\1", 7);
+	put(o, 16, 2, 1);                       /* ET_REL */
+	put(o, 18, 2, 3);                       /* EM_386 */
+	put(o, 20, 4, 1);
+	put(o, 32, 4, shoff);
+	put(o, 40, 2, 52);
+	put(o, 46, 2, 40);
+	put(o, 48, 2, 7);
+	put(o, 50, 2, 6);
+	memset(o + 64, 0x90, FN_SIZE);
+	memcpy(o + 80, cie, sizeof cie);
+	memcpy(o + 80 + sizeof cie, fde, sizeof fde);
+	put(o, 128, 4, PC_BEGIN_AT);            /* .text's section symbol (1), R_386_PC32 */
+	put(o, 132, 4, (1u << 8) | 2);
+	put(o, 136 + 16 + 12, 1, 3);            /* STT_SECTION, local, .text */
+	put(o, 136 + 16 + 14, 2, 1);
+	put(o, 136 + 32, 4, 1);                 /* "jit_fn": FUNC, global, .text + 0 */
+	put(o, 136 + 32 + 8, 4, FN_SIZE);
+	put(o, 136 + 32 + 12, 1, 0x12);
+	put(o, 136 + 32 + 14, 2, 1);
+	memcpy(o + 184, strtab, sizeof strtab);
+	memcpy(o + 192, shstr, sizeof shstr);
+	for (unsigned i = 1; i < 7; i++) {
+		size_t h = shoff + 40u * i;
+
+		put(o, h, 4, sec[i][0]);
+		put(o, h + 4, 4, sec[i][1]);
+		put(o, h + 8, 4, sec[i][2]);
+		put(o, h + 12, 4, i == 1 ? text : i == 2 ? eh : 0);
+		put(o, h + 16, 4, sec[i][4]);
+		put(o, h + 20, 4, sec[i][5]);
+		put(o, h + 24, 4, link_info_entsize[i][0]);
+		put(o, h + 28, 4, link_info_entsize[i][1]);
+		put(o, h + 32, 4, 4);
+		put(o, h + 36, 4, link_info_entsize[i][2]);
+	}
+	return shoff + 7 * 40;
+}
+
+/* An i386 target: 4-byte pointers, an ELF32 object with REL relocations. */
+START_TEST(reads_i386_objects)
+{
+	const uint32_t text = 0x40001000, eh = 0x40000000;
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	sw_memory mem;
+	size_t n, size;
+
+	memset(mem_bytes, 0, sizeof mem_bytes);
+	size = build_object_i386(mem_bytes + 0x1000, text, eh);
+	put(mem_bytes, 0, 4, 1);
+	put(mem_bytes, 12, 4, BASE + 0x100);
+	put(mem_bytes, 0x108, 4, BASE + 0x1000);
+	put(mem_bytes, 0x10c, 8, size);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, mem_bytes, sizeof mem_bytes, BASE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X86, BASE, 0, &l), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 1);
+	/* S + A - P, A read from the field: the FDE starts 2 bytes into the code. */
+	check_placed(&o[0], text, text + 2);
+	sw_gdbjit_list_free(l);
+}
+END_TEST
+
+/* AArch64's R_AARCH64_PREL32 (and a list read for an arch the object is not of). */
+START_TEST(reads_arm64_objects)
+{
+	const sw_gdbjit_object *o;
+	sw_gdbjit_list *l;
+	sw_memory mem;
+	size_t n;
+
+	build_list(1, 0, 261);
+	obj_size = build_object_for(mem_bytes + (OBJ(0) - BASE), TEXT(0), EH(0), 261, 1);
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, mem_bytes, sizeof mem_bytes, BASE), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_ARM64, DESC, 0, &l), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_uint_eq(n, 1);
+	check_placed(&o[0], TEXT(0), TEXT(0));
+	sw_gdbjit_list_free(l);
+	/* The same object in an x86-64 target: not its architecture. */
+	ck_assert_int_eq(sw_gdbjit_read(&mem, SW_ARCH_X64, DESC, 0, &l), SW_OK);
+	ck_assert_int_eq(sw_gdbjit_list_objects(l, &o, &n), SW_OK);
+	ck_assert_int_eq(o[0].status, SW_E_UNSUPPORTED);
+	ck_assert_ptr_null(o[0].module);
+	sw_gdbjit_list_free(l);
 }
 END_TEST
 
@@ -394,6 +528,8 @@ static Suite *gdbjit_read_suite(void)
 
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, reads_relocatable_objects);
+	tcase_add_test(tc, reads_arm64_objects);
+	tcase_add_test(tc, reads_i386_objects);
 	tcase_add_test(tc, bad_arguments_and_versions);
 	tcase_add_test(tc, cyclic_lists_end);
 	tcase_add_test(tc, entry_cap);
