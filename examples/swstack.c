@@ -20,6 +20,10 @@
  * The vDSO's image is made from its copy in the target's memory, and a
  * signal trampoline nothing describes gets a managed entry of its own, so
  * that no thread is left out of the managed walk.  See swstack(1).
+ *
+ * Code a JIT registered for gdb (__jit_debug_descriptor: LLVM's lli, among
+ * others) is read from the target as gdb reads it (sw_gdbjit_read): each
+ * object joins the map as a module, which unwinds and names its frames.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 #include <stackwalk.h>
 #include "frame_names.h"
 #include "remote_map.h"
+#include "jit_lists.h"
 #include "read_bounded.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
@@ -130,6 +135,7 @@ struct tool {
 	sw_native_function tramp[MAX_TRAMPOLINES];
 	unsigned ntramp;
 	struct remote_map remote;       /* a runtime's published code map, when the target has one */
+	struct jit_lists jit;           /* the objects JITs registered for gdb */
 	int exit_code;
 };
 
@@ -688,6 +694,54 @@ static void find_published(struct tool *tl)
 		        sw_remote_flags(rm->r) & SW_REMOTE_MID_UPDATE ? " (caught mid-update)" : "");
 }
 
+/* ---- code registered for gdb (the GDB JIT interface) ------------------------- */
+
+/*
+ * Every mapped file that defines __jit_debug_descriptor (LLVM's library,
+ * a JIT's program, libstackwalk) has a list of its own, as gdb reads
+ * them: each is read, its objects registered as modules.  Not with
+ * --image, whose walks take managed code only.
+ */
+static void find_jit_lists(struct tool *tl)
+{
+	if (tl->opt.nimages)
+		return;
+	for (size_t i = 0; i < tl->nmods; i++) {
+		const struct module *m = &tl->mods[i];
+		char buf[4096];
+		uint64_t value;
+		size_t before;
+		sw_status st;
+		int quiet;
+
+		if (m->path[0] == '[' || m->duplicate || !m->m ||
+		    remote_map_symbol(host_path(tl, m->path, buf, sizeof buf), JIT_LISTS_SYMBOL, &value) != 0)
+			continue;
+		before = tl->jit.count;
+		st = jit_lists_add(&tl->jit, tl->t.mem, tl->t.arch, m->bias + value, m->path, tl->map);
+		/*
+		 * A descriptor the target's memory does not hold (a core without
+		 * the file's unwritten data pages) says nothing of JIT code: it is
+		 * news with -v only, unless entries were read before the fault.
+		 */
+		quiet = st == SW_E_BADADDR && !tl->opt.verbose &&
+		        (tl->jit.count == before || tl->jit.lists[before].objects == 0);
+		if (st != SW_OK && !quiet)
+			fprintf(stderr, "%s: warning: the GDB JIT list in %s: %s\n", progname, m->path,
+			        sw_strerror(st));
+	}
+	for (size_t i = 0; i < tl->jit.count; i++) {
+		const struct jit_list *l = &tl->jit.lists[i];
+
+		if (l->loaded < l->objects)
+			fprintf(stderr, "%s: warning: the GDB JIT list in %s: %zu of %zu objects not loaded\n",
+			        progname, l->module, l->objects - l->loaded, l->objects);
+		else if (tl->opt.verbose)
+			fprintf(stderr, "%s: %s: a GDB JIT list of %zu objects\n", progname, l->module,
+			        l->objects);
+	}
+}
+
 /* ---- signal trampolines without CFI ------------------------------------------ */
 
 /*
@@ -812,6 +866,9 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 			f->has_offset = 1;
 		}
 	} else if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK) {
+		f->offset = off + (f->pc - addr);
+		f->has_offset = 1;
+	} else if (!m && (f->function = jit_lists_name(&tl->jit, addr, &off)) != NULL) {
 		f->offset = off + (f->pc - addr);
 		f->has_offset = 1;
 	} else
@@ -1403,11 +1460,13 @@ int main(int argc, char **argv)
 			rc = -1;
 		} else {
 			find_published(&tl);
+			find_jit_lists(&tl);
 			add_names(&tl);
 			rc = walk_all(&tl);
 		}
 		fflush(stdout);
 		remote_map_close(&tl.remote);
+		jit_lists_close(&tl.jit);
 		sw_names_free(tl.names);
 		unload_modules(&tl);
 		free(tl.t.auxv);

@@ -5,6 +5,7 @@ bin_PROGRAMS += examples/swstack
 examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/swstack_elf.h \
 	examples/frame_names.c examples/frame_names.h examples/tool_options.c examples/tool_options.h \
 	examples/target_errors.c examples/target_errors.h examples/remote_map.c examples/remote_map.h \
+	examples/jit_lists.c examples/jit_lists.h \
 	examples/read_bounded.c examples/read_bounded.h
 examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1
@@ -31,6 +32,12 @@ EXTRA_DIST += tests/swstack-hostile.test
 tests/swstack-hostile.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT) \
 	tests/swstack/hostile$(EXEEXT)
 
+# swstack -p through the code LLVM's lli (MCJIT, ORC, lazy ORC) registers
+# with gdb (the GDB JIT interface), against gdb -p.
+TESTS += tests/swstack-lli.test
+EXTRA_DIST += tests/swstack-lli.test tests/swstack/lli-rec.c
+tests/swstack-lli.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+
 # The tools the tests use; override on the make command line
 # (CROSS_CC_I686, CROSS_CC_AARCH64, QEMU_AARCH64 and QEMU_I386 are the toy JIT's).
 SWSTACK_GDB = gdb-multiarch
@@ -48,4 +55,4 @@ CLEANFILES += tests/swstack-gdb.env
 clean-local: clean-swstack-gdb
 .PHONY: clean-swstack-gdb
 clean-swstack-gdb:
-	-rm -rf tests/swstack-gdb.d tests/swstack-live.d tests/swstack-hostile.d
+	-rm -rf tests/swstack-gdb.d tests/swstack-live.d tests/swstack-hostile.d tests/swstack-lli.d

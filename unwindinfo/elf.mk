@@ -44,3 +44,15 @@ dist_man_MANS += \
 	man/sw_swu_same_value.3 \
 	man/sw_swu_def_cfa_deref.3 \
 	man/sw_swu_saved_at_reg.3
+
+# A debugger's side of the GDB JIT interface: another process's list read
+# through sw_memory, each object (placed at its sections' addresses when it
+# is relocatable, as LLVM's are) loaded as a module.
+lib_libsw_native_la_SOURCES += lib/native/jit_object.h lib/native/jit_object.c \
+	lib/native/gdbjit_read.c
+dist_man_MANS += man/sw_gdbjit_read.3 man/sw_gdbjit_list_objects.3 man/sw_gdbjit_list_free.3
+check_PROGRAMS += tests/check_gdbjit_read
+TESTS += tests/check_gdbjit_read
+tests_check_gdbjit_read_SOURCES = tests/check_gdbjit_read.c tests/gdbjit_object.h
+tests_check_gdbjit_read_CFLAGS = $(TEST_CFLAGS)
+tests_check_gdbjit_read_LDADD = $(TEST_LIBS)

@@ -15,6 +15,11 @@
  * when it is removed.  Registration allocates and calls into the
  * debugger: never on a walk's path.  Objects live in this process's
  * memory and describe its own code.
+ *
+ * The other side, a debugger's: sw_gdbjit_read reads the list of any JIT
+ * that registers with gdb (LLVM's MCJIT and ORC, V8, ...) out of another
+ * process or a core through an sw_memory, and loads each object's
+ * symbols and CFI as an sw_module at the addresses the JIT gave it.
  */
 #ifndef STACKWALK_GDBJIT_H
 #define STACKWALK_GDBJIT_H
@@ -23,6 +28,8 @@
 #include <stackwalk/export.h>
 #include <stackwalk/status.h>
 #include <stackwalk/codemap.h>
+#include <stackwalk/memory.h>
+#include <stackwalk/module.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +99,47 @@ SW_API sw_status sw_gdbjit_remove(sw_gdbjit *g, uint64_t start);
  * the attached map met (an observer cannot return one).
  */
 SW_API sw_status sw_gdbjit_status(const sw_gdbjit *g);
+
+/* ---- Reading another process's list (a debugger's side) ---- */
+
+/* Hard limits on what sw_gdbjit_read takes from a target (sw_gdbjit_read(3)). */
+#define SW_GDBJIT_MAX_ENTRIES 65536u            /* entries followed on one list */
+#define SW_GDBJIT_MAX_OBJECT  (64u << 20)       /* bytes of one object file */
+
+/* One entry of the list, and what was made of its object. */
+typedef struct sw_gdbjit_object {
+	uint64_t entry;                 /* the jit_code_entry's address in the target */
+	uint64_t symfile_addr;          /* the object file's address and size there */
+	uint64_t symfile_size;
+	sw_module *module;              /* its symbols and CFI at their load addresses, or NULL */
+	sw_status status;               /* SW_OK, or why `module` is NULL */
+} sw_gdbjit_object;
+
+typedef struct sw_gdbjit_list sw_gdbjit_list;
+
+/*
+ * sw_gdbjit_read - read the jit_descriptor at `descriptor` (the address
+ * of __jit_debug_descriptor in the target whose memory `mem` reads; its
+ * pointers `arch`'s width) and load every object on its list with
+ * sw_module_load_image_flags(`flags`), a relocatable object (LLVM's) first
+ * placed at the addresses its section headers give.  An object that cannot
+ * be read or loaded has its status and no module; the list goes on.
+ * SW_OK: the whole list was read.  SW_E_UNSUPPORTED: not version 1.
+ * The list was cut short, and *out holds the objects before the fault
+ * (perhaps none), on SW_E_BADADDR (the descriptor or an entry unreadable),
+ * SW_E_BADMETA (an entry seen before: a cycle) and SW_E_LIMIT (over
+ * SW_GDBJIT_MAX_ENTRIES entries); on other errors *out is NULL.  Free
+ * with sw_gdbjit_list_free.
+ */
+SW_API sw_status sw_gdbjit_read(const sw_memory *mem, sw_arch arch, uint64_t descriptor,
+                                unsigned flags, sw_gdbjit_list **out);
+
+/* sw_gdbjit_list_objects - the objects read, in list order (owned by the list). */
+SW_API sw_status sw_gdbjit_list_objects(const sw_gdbjit_list *l, const sw_gdbjit_object **objects,
+                                        size_t *count);
+
+/* sw_gdbjit_list_free - free the list and its modules; unregister them from every map first. */
+SW_API void sw_gdbjit_list_free(sw_gdbjit_list *l);
 
 #ifdef __cplusplus
 }

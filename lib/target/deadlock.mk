@@ -35,6 +35,12 @@ EXTRA_DIST += tests/deadlock-x86-64.test tests/deadlock-i686.test tests/deadlock
 tests/deadlock-x86-64.log tests/deadlock-i686.log tests/deadlock-aarch64.log: \
 	tests/deadlock.env examples/swdeadlock$(EXEEXT)
 
+# A deadlock in code LLVM's lli registered with gdb: swdeadlock -p names and
+# walks its JIT frames as gdb does.
+TESTS += tests/swdeadlock-lli.test
+EXTRA_DIST += tests/swdeadlock-lli.test tests/deadlock/lli-abba.c
+tests/swdeadlock-lli.log: examples/swdeadlock$(EXEEXT)
+
 .PHONY: tests/deadlock.env
 tests/deadlock.env:
 	$(AM_V_GEN)$(MKDIR_P) tests && { \
@@ -48,7 +54,7 @@ CLEANFILES += tests/deadlock.env
 clean-local: clean-deadlock
 .PHONY: clean-deadlock
 clean-deadlock:
-	-rm -rf tests/deadlock-x86-64.d tests/deadlock-i686.d tests/deadlock-aarch64.d
+	-rm -rf tests/deadlock-x86-64.d tests/deadlock-i686.d tests/deadlock-aarch64.d tests/swdeadlock-lli.d
 
 check_PROGRAMS += tests/check_watchdog
 TESTS += tests/check_watchdog

@@ -5,8 +5,10 @@
  * imported into SWU) at the load bias its mapping gives; consecutive
  * mappings of one path are one module, and a file mapped at several places
  * is loaded at one of them (pick_one_per_file).  The vDSO has no file: its image
- * is copied out of the target's memory.  Threads are walked with native
- * frames and the frame-pointer fallback, as swstack(1) walks them.
+ * is copied out of the target's memory.  Code a JIT registered for gdb is
+ * read from each file's __jit_debug_descriptor list (sw_gdbjit_read), as
+ * swstack reads it.  Threads are walked with native frames and the
+ * frame-pointer fallback, as swstack(1) walks them.
  */
 #include "config.h"
 #include <stdlib.h>
@@ -19,6 +21,8 @@
 
 #define STACK_SET_MAX_VDSO (4u << 20)   /* a vDSO is a few pages */
 #define STACK_SET_MAX_MODULES 4096      /* files loaded as modules; the rest are not */
+#define STACK_SET_MAX_JIT_LISTS 16      /* GDB JIT lists read: one per file that defines one */
+#define JIT_DESCRIPTOR_SYMBOL "__jit_debug_descriptor"
 
 struct loaded_module {
 	char *path;
@@ -31,11 +35,19 @@ struct loaded_module {
 	int duplicate;                  /* another mapping of the same file is the one loaded */
 };
 
+/* A GDB JIT list read from the target, and which of its objects' modules are in the map. */
+struct jit_list {
+	sw_gdbjit_list *list;
+	unsigned char *registered;
+};
+
 struct swi_stack_set {
 	struct swi_target t;
 	sw_codemap *map;
 	struct loaded_module *mods;
 	size_t nmods, cap;
+	struct jit_list jit[STACK_SET_MAX_JIT_LISTS];
+	size_t njit;
 };
 
 static sw_status core_thread(const void *t, unsigned i, sw_context *c, int *tid)
@@ -251,6 +263,73 @@ static sw_status load_vdso(swi_stack_set *s)
 	return st;
 }
 
+/* The value of the defined symbol `name` in the ELF file `path` (dynamic symbols, then the table). */
+static int file_symbol(const char *path, const char *name, uint64_t *value)
+{
+	int fd = swi_open_regular(path, NULL), rc = -1;
+	Elf *e;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	for (int pass = 0; e && pass < 2 && rc != 0; pass++) {
+		for (Elf_Scn *scn = NULL; rc != 0 && (scn = elf_nextscn(e, scn)) != NULL;) {
+			Elf_Data *d;
+			GElf_Shdr sh;
+			GElf_Sym sym;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) ||
+			    sh.sh_entsize == 0 || !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 1; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym); i++) {
+				const char *n = elf_strptr(e, sh.sh_link, sym.st_name);
+
+				if (sym.st_shndx != SHN_UNDEF && n && strcmp(n, name) == 0) {
+					*value = sym.st_value;
+					rc = 0;
+					break;
+				}
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Every loaded file that defines __jit_debug_descriptor has a list: its
+ * objects join the map.  A list that cannot be read, or an object that
+ * cannot be loaded or overlaps code already registered, is left out: the
+ * walk then stops in that code with its reason, as without the list.
+ */
+static sw_status load_jit_lists(swi_stack_set *s)
+{
+	for (size_t i = 0; i < s->nmods && s->njit < STACK_SET_MAX_JIT_LISTS; i++) {
+		const struct loaded_module *m = &s->mods[i];
+		struct jit_list *j = &s->jit[s->njit];
+		const sw_gdbjit_object *o;
+		uint64_t value;
+		size_t n = 0;
+
+		if (!m->m || m->duplicate || m->path[0] == '[' ||
+		    file_symbol(m->path, JIT_DESCRIPTOR_SYMBOL, &value) != 0)
+			continue;
+		if (sw_gdbjit_read(s->t.mem, s->t.arch, m->bias + value, 0, &j->list) == SW_E_NOMEM)
+			return SW_E_NOMEM;
+		if (!j->list)
+			continue;
+		s->njit++;
+		sw_gdbjit_list_objects(j->list, &o, &n);
+		if (n && !(j->registered = calloc(n, 1)))
+			return SW_E_NOMEM;
+		for (size_t k = 0; k < n; k++)
+			j->registered[k] = o[k].module && sw_module_register(o[k].module, s->map) == SW_OK;
+	}
+	return SW_OK;
+}
+
 void swi_stack_set_close(swi_stack_set *s)
 {
 	if (!s)
@@ -258,8 +337,21 @@ void swi_stack_set_close(swi_stack_set *s)
 	for (size_t i = 0; i < s->nmods; i++)
 		if (s->mods[i].registered)
 			sw_module_unregister(s->mods[i].m, s->map);
+	for (size_t i = 0; i < s->njit; i++) {
+		const sw_gdbjit_object *o;
+		size_t n = 0;
+
+		sw_gdbjit_list_objects(s->jit[i].list, &o, &n);
+		for (size_t k = 0; k < n && s->jit[i].registered; k++)
+			if (s->jit[i].registered[k])
+				sw_module_unregister(o[k].module, s->map);
+	}
 	if (s->map)
 		sw_codemap_synchronize(s->map);
+	for (size_t i = 0; i < s->njit; i++) {
+		sw_gdbjit_list_free(s->jit[i].list);
+		free(s->jit[i].registered);
+	}
 	for (size_t i = 0; i < s->nmods; i++) {
 		sw_module_free(s->mods[i].m);
 		free(s->mods[i].path);
@@ -282,7 +374,7 @@ sw_status swi_stack_set_open(const struct swi_target *t, swi_stack_set **out)
 	s->t = *t;
 	elf_version(EV_CURRENT);
 	if ((st = sw_codemap_create(&s->map)) != SW_OK || (st = load_files(s)) != SW_OK ||
-	    (st = load_vdso(s)) != SW_OK) {
+	    (st = load_vdso(s)) != SW_OK || (st = load_jit_lists(s)) != SW_OK) {
 		swi_stack_set_close(s);
 		return st;
 	}
@@ -307,10 +399,24 @@ static void symbolize(const swi_stack_set *s, struct swi_frame *f, int exact)
 	f->function = NULL;
 	f->offset = 0;
 	f->module = m ? m->path : NULL;
-	if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK)
+	if (m && m->m && sw_module_symbolize(m->m, addr, &f->function, &off) == SW_OK) {
 		f->offset = off + (f->pc - addr);
-	else
-		f->function = NULL;
+		return;
+	}
+	f->function = NULL;
+	/* Code in no mapped file: a JIT's, named by the objects it registered for gdb. */
+	for (size_t i = 0; !m && i < s->njit; i++) {
+		const sw_gdbjit_object *o;
+		size_t n = 0;
+
+		sw_gdbjit_list_objects(s->jit[i].list, &o, &n);
+		for (size_t k = 0; k < n; k++) {
+			if (o[k].module && sw_module_symbolize(o[k].module, addr, &f->function, &off) == SW_OK) {
+				f->offset = off + (f->pc - addr);
+				return;
+			}
+		}
+	}
 }
 
 /*
