@@ -15,14 +15,19 @@
 #include <stdint.h>
 #include "caller_context.h"
 
+/* The function's opening, hidden to the library; `kind` is @function (x86) or %function (AArch64). */
+#define FUNCTION_BEGIN(align, kind)                             \
+	".text\n"                                               \
+	".p2align " #align "\n"                                 \
+	".globl swi_caller_registers\n"                         \
+	".hidden swi_caller_registers\n"                        \
+	".type swi_caller_registers," #kind "\n"                \
+	"swi_caller_registers:\n"
+#define FUNCTION_END ".size swi_caller_registers, .-swi_caller_registers\n"
+
 #if defined(__x86_64__)
 /* rdi: uint64_t[8] <- rbx rbp r12 r13 r14 r15, the caller's rsp, its rip. */
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".globl swi_caller_registers\n"
-        ".hidden swi_caller_registers\n"
-        ".type swi_caller_registers,@function\n"
-        "swi_caller_registers:\n"
+__asm__(FUNCTION_BEGIN(4, @function)
         "\tmovq %rbx, 0(%rdi)\n"
         "\tmovq %rbp, 8(%rdi)\n"
         "\tmovq %r12, 16(%rdi)\n"
@@ -34,18 +39,13 @@ __asm__(".text\n"
         "\tmovq (%rsp), %rax\n"
         "\tmovq %rax, 56(%rdi)\n"
         "\tret\n"
-        ".size swi_caller_registers, .-swi_caller_registers\n");
+        FUNCTION_END);
 static const unsigned saved[] = { SW_X64_RBX, SW_X64_RBP, SW_X64_R12, SW_X64_R13, SW_X64_R14,
                                   SW_X64_R15, SW_X64_RSP, SW_X64_RIP };
 #define CALLER_ARCH SW_ARCH_X64
 #elif defined(__i386__)
 /* [esp+4]: uint32_t[6] <- ebx ebp esi edi, the caller's esp, its eip. */
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".globl swi_caller_registers\n"
-        ".hidden swi_caller_registers\n"
-        ".type swi_caller_registers,@function\n"
-        "swi_caller_registers:\n"
+__asm__(FUNCTION_BEGIN(4, @function)
         "\tmovl 4(%esp), %eax\n"
         "\tmovl %ebx, 0(%eax)\n"
         "\tmovl %ebp, 4(%eax)\n"
@@ -56,18 +56,13 @@ __asm__(".text\n"
         "\tmovl (%esp), %ecx\n"
         "\tmovl %ecx, 20(%eax)\n"
         "\tret\n"
-        ".size swi_caller_registers, .-swi_caller_registers\n");
+        FUNCTION_END);
 static const unsigned saved[] = { SW_X86_EBX, SW_X86_EBP, SW_X86_ESI, SW_X86_EDI, SW_X86_ESP,
                                   SW_X86_EIP };
 #define CALLER_ARCH SW_ARCH_X86
 #elif defined(__aarch64__)
 /* x0: uint64_t[14] <- x19..x28, fp, the caller's sp, its pc (lr). */
-__asm__(".text\n"
-        ".p2align 2\n"
-        ".globl swi_caller_registers\n"
-        ".hidden swi_caller_registers\n"
-        ".type swi_caller_registers,%function\n"
-        "swi_caller_registers:\n"
+__asm__(FUNCTION_BEGIN(2, %function)
         "\thint 34\n"                   /* bti c: a no-op where BTI is off */
         "\tstp x19, x20, [x0, #0]\n"
         "\tstp x21, x22, [x0, #16]\n"
@@ -78,7 +73,7 @@ __asm__(".text\n"
         "\tstp x29, x1, [x0, #80]\n"
         "\tstr x30, [x0, #96]\n"
         "\tret\n"
-        ".size swi_caller_registers, .-swi_caller_registers\n");
+        FUNCTION_END);
 static const unsigned saved[] = { SW_ARM64_X19, SW_ARM64_X20, SW_ARM64_X21, SW_ARM64_X22,
                                   SW_ARM64_X23, SW_ARM64_X24, SW_ARM64_X25, SW_ARM64_X26,
                                   SW_ARM64_X27, SW_ARM64_X28, SW_ARM64_FP, SW_ARM64_SP,
