@@ -488,7 +488,8 @@ static sw_status check_link_register(struct swi_iter *it, uint64_t record_ra)
  * the step moves toward the base, and lead to the frame's real caller
  * (check_frame_record_caller, check_link_register); else the frame fails
  * with the reason and the walk stops there (stopped_by), never past a
- * frame it could not see.  A return address of 0 ends the chain.
+ * frame it could not see.  A record whose return address is 0 gives a
+ * caller at 0, where the walk stops with a reason (step_after_managed).
  */
 static sw_status frame_pointer_step(struct swi_iter *it)
 {
@@ -884,10 +885,18 @@ static int step_after_managed(struct swi_iter *it)
 	it->trust = it->caller_trust;
 
 	ip = cur_reg(it, it->arch->ip_reg);
-	if (ip == 0)
+	/*
+	 * In a native walk only a thread's first function ends the walk with
+	 * no caller.  A return address of 0 read from any other frame is a
+	 * zeroed or damaged stack (gdb's "zero PC"): no code holds it, and
+	 * the walk stops there with that reason (SW_E_NOTFOUND), never as a
+	 * whole stack.  Managed code returning to 0 is the base of a stack
+	 * the runtime (or sw_synth) built without native frames.
+	 */
+	if (ip == 0 && ((it->code->flags & SW_CODE_OUTERMOST) || !(it->flags & SW_WALK_NATIVE_FRAMES)))
 		return done(it);
 	swi_set_code(it, it->active ? lookup(it, ip, 1) : lookup_return(it, ip));
-	if (!it->code)
+	if (!it->code && ip != 0)
 		it->code = unknown_code(it, ip);
 	if (!it->code && (it->flags & SW_WALK_NATIVE_FRAMES))
 		it->stopped_by = SW_E_NOTFOUND;

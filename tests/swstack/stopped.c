@@ -7,7 +7,10 @@
  * says "Backtrace stopped: previous frame inner to this frame".  Another
  * thread waits in pause() with an ordinary stack.  The program also maps
  * a file that is not ELF (argv[1]), as locale archives are mapped, which
- * swstack must pass over in silence.
+ * swstack must pass over in silence.  A third thread clears the return
+ * address in its own frame record and waits: its stack ends in a return
+ * address of 0 that no outermost function gave (gdb shows a frame at PC
+ * 0 and goes no further), an early stop too.
  *
  *   stopped DATAFILE      prints "ready" when both threads are in place
  */
@@ -26,6 +29,22 @@ static void *idle(void *arg)
 	sem_post(&started);
 	for (;;)
 		pause();
+	return NULL;
+}
+
+__attribute__((noinline)) static void zeroed(void)
+{
+	/* At -O0 with a frame pointer the CFI reads the return address from the frame record. */
+	((void *volatile *)__builtin_frame_address(0))[1] = NULL;
+	sem_post(&started);
+	for (;;)
+		pause();
+}
+
+static void *zeroed_thread(void *arg)
+{
+	(void)arg;
+	zeroed();
 	return NULL;
 }
 
@@ -49,7 +68,7 @@ __attribute__((noinline)) static void middle(void)
 
 int main(int argc, char **argv)
 {
-	pthread_t t;
+	pthread_t t, z;
 	int fd;
 
 	if (argc != 2 || (fd = open(argv[1], O_RDONLY)) < 0 ||
@@ -59,6 +78,9 @@ int main(int argc, char **argv)
 	}
 	sem_init(&started, 0, 0);
 	if (pthread_create(&t, NULL, idle, NULL) != 0)
+		return 2;
+	sem_wait(&started);
+	if (pthread_create(&z, NULL, zeroed_thread, NULL) != 0)
 		return 2;
 	sem_wait(&started);
 	middle();
