@@ -70,9 +70,9 @@ sw_cppcheck() {
 # dumps stay enabled for the core-file tests (ASan disables them by default),
 # and their victim program, a target the tests attach to and dump rather
 # than code under test, is built plain: ASan's shadow mappings would fill
-# its cores.  The heavy real-program tests against gdb (those that exit 77
-# under SW_SKIP_HEAVY=1) run once, in the plain check: CI stays within
-# its time on 2 cores.
+# its cores.  The tests in tests/heavy.list (skipped under
+# SW_SKIP_HEAVY=1 by tests/run-test.sh) run once, in the plain check: CI
+# stays within its time on 2 cores.
 sw_asan_check() {
 	mkdir -p build-asan
 	(cd build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $(sw_configure_flags); } &&

@@ -38,6 +38,13 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)'; top_builddir='$(top_builddir)
 	export top_srcdir top_builddir CK_DEFAULT_TIMEOUT CK_TIMEOUT_MULTIPLIER QEMU_I386;
 EXTRA_DIST += tests/check_abi.sh
 
+# Every test runs through tests/run-test.sh, which skips those in
+# tests/heavy.list under SW_SKIP_HEAVY=1 (the ASan check and distcheck):
+# they run once, in the plain make check.
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/run-test.sh
+TEST_LOG_COMPILER = $(LOG_COMPILER)
+EXTRA_DIST += tests/run-test.sh tests/heavy.list
+
 # Whether the kernel execs i386 programs, or the tests run them under
 # qemu-i386 ($(QEMU_I386)): one probe for the shell tests and, through
 # tests/i386_host.c, the C tests.

@@ -29,10 +29,9 @@
 # cross compiler, qemu), except under CI=true, where it fails.
 # Everything stays in tests/remote-toyjit-$arch.d/ when the test fails.
 
-# A heavy real-program test, run by the plain make check only; in the ASan
+# In tests/heavy.list: run by the plain make check only; in the ASan
 # build gdb's gcore of the sanitized toy JIT would also write its shadow
 # memory (tens of GB).
-[ "${SW_SKIP_HEAVY:-}" = 1 ] && { echo "remote-toyjit: a heavy real-program test: run by the plain make check only"; exit 77; }
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 for env_file in "$top_builddir/tests/swstack-gdb.env" "$top_builddir/tests/cross-toyjit.env"; do
 	# shellcheck source=/dev/null # written by make
