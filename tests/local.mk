@@ -94,7 +94,8 @@ tests_swprof_stopped_SOURCES = tests/swprof_stopped.c
 tests_swprof_stopped_LDADD = libstackwalk.la -ldl
 tests_swprof_stopped_LDFLAGS = -no-install
 TESTS += tests/swstack-stopped.test tests/swprof-stopped.test
-EXTRA_DIST += tests/swstack-stopped.test tests/swstack/stopped.c tests/swprof-stopped.test
+EXTRA_DIST += tests/swstack-stopped.test tests/swstack/stopped.c tests/swstack/landing_pad.c \
+	tests/swprof-stopped.test
 tests/swstack-stopped.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swimport$(EXEEXT)
 # swprof leaves its target unharmed and writes every process's profile (issue 26).
 check_PROGRAMS += tests/swprof_harmless

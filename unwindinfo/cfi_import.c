@@ -773,11 +773,13 @@ static sw_status import_classified(const struct import_ctx *c, Dwarf_CFI *cfi, u
 	if (st != SW_OK)
 		return st;
 	/*
-	 * The return address undefined from the first instruction (on
-	 * arm64 from the second, after _start's landing pad, bti c):
-	 * nothing called it, and the walk ends there, complete.
+	 * The return address undefined from the first instruction, or from
+	 * the second after a 4-byte landing pad (arm64's bti c; x86's
+	 * endbr64 and endbr32 under CET, as in Node.js's _start): nothing
+	 * called it, and the walk ends there, complete, as gdb and eu-stack
+	 * end it.
 	 */
-	if (why == SW_SKIP_OUTERMOST && where - lo <= (c->a->arch == SW_ARCH_ARM64 ? 4u : 0u))
+	if (why == SW_SKIP_OUTERMOST && where - lo <= 4u)
 		return swi_cfi_add_frameless(out, (sw_arch)c->a->arch, lo, hi - lo, source,
 		                             SW_CODE_OUTERMOST);
 	if (why < 0)
