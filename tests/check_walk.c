@@ -446,8 +446,11 @@ static void f_gc(sw_swu_builder *b)
 	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, SW_GC_PARENT_FRAME, 15, 25), SW_OK);
 }
 
-/* M1 -> M2 -> M3 -> stub (TransitionFrame) ... dispatcher -> F; F's PSP slot holds `psp`. */
-static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
+/*
+ * M1 -> M2 -> M3 -> stub (TransitionFrame) ... dispatcher -> F, a funclet
+ * with `funclet_flags`; F's PSP slot holds `psp`.
+ */
+static void lay_out_recursion_of(sb_world *w, int with_psp, uint64_t psp, uint32_t funclet_flags)
 {
 	const uint64_t s[3] = { M1_S, M2_S, M3_S };
 	uint64_t block = M3_S - 144;
@@ -458,7 +461,7 @@ static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
 	sb_add_method_a_ex(w, A_START, &method_a, m_gc);
 	psp_parent_slot = with_psp;
 	f = sb_add_method_b_ex(w, F_START, &method_b, f_gc);
-	make_funclet_of_a(w, SW_CODE_FUNCLET);
+	make_funclet_of_a(w, funclet_flags);
 
 	for (int i = 0; i < 3; i++) {
 		sb_put(w, s[i], i == 0 ? SB_NATIVE_IP : A_START + 25);
@@ -483,6 +486,11 @@ static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
 	sb_put(w, F_CFA - 40, psp);
 	sw_context_set(&w->seed, SW_X64_RIP, F_START + f.body);
 	sw_context_set(&w->seed, SW_X64_RSP, F_CFA - 40);
+}
+
+static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
+{
+	lay_out_recursion_of(w, with_psp, psp, SW_CODE_FUNCLET);
 }
 
 /* A frame as the funclet tests see it, and the roots it reported. */
@@ -514,7 +522,8 @@ static sw_walk_action fun_cb(const sw_crawl_frame *cf, void *data)
 	x->funclet = sw_crawl_frame_is_funclet(cf);
 	x->parent = sw_crawl_frame_is_parent_of_funclet(cf);
 	x->reports = sw_crawl_frame_should_report_gc(cf);
-	if (fw->enum_roots && x->reports)
+	/* Managed frames' roots: the stub's Frame here protects nothing it describes. */
+	if (fw->enum_roots && x->reports && x->state == SW_STATE_FRAMELESS)
 		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, fw->roots), SW_OK);
 	return SW_CONTINUE;
 }
@@ -611,6 +620,54 @@ START_TEST(funclet_parent_by_stack_position)
 	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &fw.n, 0, &err), SW_FAILED);
 	ck_assert_int_eq(err.status, SW_E_BADSP);
 	ck_assert_uint_eq(err.ip, F_START + 20);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The same stack in the exception's first pass: F is M2's filter, called
+ * while M3, which threw, still lives.  CoreCLR's rule:
+ * - vm/stackwalk.cpp, StackFrameIterator::Filter (the comment on Dev11
+ *   376329): a filter's parent is reported, not skipped, since it lives;
+ *   nothing between them is skipped either.
+ * - docs/design/coreclr/botr/clr-abi.md, "Filter GC semantics": so a slot
+ *   live in both the filter and its parent is reported twice, which is
+ *   harmless only if the object cannot move: the JIT encodes every stack
+ *   slot live in a filter as pinned.  vm/gcenv.ee.common.cpp,
+ *   CheckDoubleReporting, allows a slot reported twice only when pinned.
+ * So F reports M2's slot pinned, M2 reports the same slot pinned, and M3
+ * and M1, whose slots no filter shares, report theirs unpinned.
+ */
+START_TEST(filter_funclet_shared_slots_pinned)
+{
+	struct fun_rec m[16];
+	struct fun_walk fw;
+	struct gc_seen g;
+	sb_world w;
+
+	lay_out_recursion_of(&w, 1, M2_CFA, SW_CODE_FUNCLET | SW_CODE_FILTER);
+	memset(&fw, 0, sizeof fw);
+	memset(&g, 0, sizeof g);
+	fw.enum_roots = 1;
+	fw.roots = &g;
+	ck_assert_int_eq(fun_walk_managed(&w, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING, &fw, m), 4);
+	ck_assert_int_eq(m[0].funclet, 1);
+	ck_assert_uint_eq(m[1].cfa, M3_S + 8);
+	ck_assert_uint_eq(m[2].cfa, M2_CFA);
+	ck_assert_int_eq(m[2].parent, 1);
+	ck_assert_int_eq(m[2].reports, 1);
+	ck_assert_uint_eq(m[3].cfa, M1_S + 8);
+	ck_assert_int_eq(g.n, 4);
+	ck_assert_ptr_eq(g.method[0], (void *)0xf0f0);
+	ck_assert_uint_eq(g.addr[0], M2_CFA - 40);
+	ck_assert_uint_eq(g.flags[0], SW_GC_PARENT_FRAME | SW_GC_PINNED);
+	ck_assert_uint_eq(g.addr[1], M3_S + 8 - 40);
+	ck_assert_uint_eq(g.flags[1], 0);
+	ck_assert_uint_eq(g.addr[2], M2_CFA - 40);
+	ck_assert_uint_eq(g.value[2], M_REF(M2_S));
+	ck_assert_uint_eq(g.flags[2], SW_GC_PINNED);
+	ck_assert_uint_eq(g.addr[3], M1_S + 8 - 40);
+	ck_assert_uint_eq(g.flags[3], 0);
 	sb_fini(&w);
 }
 END_TEST
@@ -1654,6 +1711,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
 	tcase_add_test(tc, funclet_parent_by_stack_position);
+	tcase_add_test(tc, filter_funclet_shared_slots_pinned);
 	tcase_add_test(tc, gc_roots_of_managed_frames);
 	tcase_add_test(tc, gc_roots_follow_coreclr_conventions);
 	tcase_add_test(tc, accepted_and_checking_flags);

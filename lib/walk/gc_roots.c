@@ -36,9 +36,22 @@
  *   through the PSPSym, vm/eetwain.cpp); the parent, marked to skip under
  *   GC_FUNCLET_REFERENCE_REPORTING (iter.c: see_managed_frame), then
  *   reports none, so each is reported once.
+ * - A filter funclet runs in the exception's first pass, while its parent
+ *   lives: both report, and the slots the filter names in the parent's
+ *   frame are reported by both.  CoreCLR allows a slot reported twice only
+ *   if pinned (vm/gcenv.ee.common.cpp, CheckDoubleReporting: a moving
+ *   collector would otherwise relocate it twice), keeps reporting the
+ *   filter's parent (vm/stackwalk.cpp, StackFrameIterator::Filter, the
+ *   comment on Dev11 376329), and has its JIT encode every stack slot live
+ *   in a filter as pinned (docs/design/coreclr/botr/clr-abi.md, "Filter
+ *   GC semantics").  Here the walker does what that encoding does for
+ *   the frames that report such a slot twice: the filter reports its
+ *   SW_GC_PARENT_FRAME slots pinned, and its parent its own slots at the
+ *   same offsets.
  */
 #include "iter.h"
 #include "frames_internal.h"
+#include "swu_parent_slots.h"
 
 #define BIT(r) (1ULL << (r))
 
@@ -49,6 +62,9 @@ struct root_walk {
 	sw_gc_root_callback cb;
 	void *data;
 	int scratch_dead;       /* a frame other than the active one: skip scratch registers */
+	int filter;             /* a filter funclet: pin its parent-frame slots */
+	int filter_parent;      /* a filter's parent: pin the slots in `shared` */
+	struct swu_parent_slots shared;
 	sw_status status;       /* an error met inside a callback from the decoder */
 	int stopped;
 };
@@ -90,8 +106,19 @@ static int managed_slot(void *data, const sw_swu_gc_slot *slot)
 			return 1;
 		}
 		root.addr = w->cf->parent_cfa + (uint64_t)(int64_t)slot->cfa_offset;
+		if (w->filter)
+			root.flags |= SW_GC_PINNED;
 	} else {
 		root.addr = w->cfa + (uint64_t)(int64_t)slot->cfa_offset;
+		if (w->filter_parent) {
+			bool shared;
+
+			/* Slots come in ascending offsets, as the filter's do: one pass over each. */
+			if ((w->status = swu_parent_slots_has(&w->shared, slot->cfa_offset, &shared)) != SW_OK)
+				return 1;
+			if (shared)
+				root.flags |= SW_GC_PINNED;
+		}
 	}
 	w->status = swi_read_ptr(w->cf->thread->memory, w->arch->ptr_size, root.addr, &root.value);
 	if (w->status != SW_OK)
@@ -191,6 +218,14 @@ SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_ro
 			offset--;
 		}
 		w.cfa = cf->rd->caller.regs[w.arch->sp_reg];
+		w.filter = (cf->code->flags & (SW_CODE_FUNCLET | SW_CODE_FILTER)) ==
+		           (SW_CODE_FUNCLET | SW_CODE_FILTER);
+		if (cf->is_parent_of_funclet && cf->parent_of_filter) {
+			st = swu_parent_slots_begin(&w.shared, cf->filter_unwind, cf->filter_unwind_size);
+			if (st != SW_OK)
+				return st;
+			w.filter_parent = 1;
+		}
 		st = sw_swu_gc_live(cf->code->unwind, cf->code->unwind_size, offset, managed_slot, &w);
 		break;
 	}
