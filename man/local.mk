@@ -17,6 +17,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame.3 \
 	man/sw_crawl_frame_enum_gc_roots.3 \
 	man/sw_crawl_frame_should_report_gc.3 \
+	man/sw_crawl_frame_is_gc_safe.3 \
 	man/sw_crawl_frame_sp.3 \
 	man/sw_arch_host.3 \
 	man/sw_arch_name.3 \

@@ -6,13 +6,13 @@
  * and pthread_mutex_unlock itself; each forwards to the next definition
  * (dlsym(RTLD_NEXT)) but, while the "forbidden" window is open, first
  * counts a violation and remembers which function was called.  The window
- * is opened around sw_walk_frames, sw_snapshot, sw_crawl_frame_enum_gc_roots
- * and sw_codemap_find run from a signal handler over synthetic stacks of
- * every architecture and over the live thread, and around the walks a
- * sampler's callback makes of a stopped thread, and around walks of the
- * live thread through lazy modules that may not import (SW_MODULE_LAZY_
- * SIGNAL_SAFE).  Plain C (no Check, which allocates); exit status 0 when
- * nothing was called.
+ * is opened around sw_walk_frames, sw_snapshot, sw_crawl_frame_enum_gc_roots,
+ * sw_crawl_frame_is_gc_safe and sw_codemap_find run from a signal handler
+ * over synthetic stacks of every architecture and over the live thread,
+ * and around the walks a sampler's callback makes of a stopped thread, and
+ * around walks of the live thread through lazy modules that may not
+ * import (SW_MODULE_LAZY_SIGNAL_SAFE).  Plain C (no Check, which
+ * allocates); exit status 0 when nothing was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -159,6 +159,7 @@ typedef struct walk_result {
 	const sw_thread *thread;
 	const sw_context *seed;     /* NULL: the live thread, from the handler's context */
 	unsigned frames, roots, found, snapshot_frames;
+	unsigned gc_safe;               /* frames sw_crawl_frame_is_gc_safe accepts: it decodes blobs */
 	sw_walk_action act;
 	sw_status snap;
 	int native;                 /* a native walk of the live thread alone, its IPs kept */
@@ -184,6 +185,7 @@ static sw_walk_action on_frame(const sw_crawl_frame *cf, void *data)
 		r->ips[r->frames] = sw_crawl_frame_ip(cf);
 	r->frames++;
 	sw_crawl_frame_enum_gc_roots(cf, count_root, &r->roots);
+	r->gc_safe += (unsigned)sw_crawl_frame_is_gc_safe(cf);
 	if (sw_codemap_find(r->thread->codemap, sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur),
 	                    &ci) == SW_OK)
 		r->found++;

@@ -446,8 +446,11 @@ static void f_gc(sw_swu_builder *b)
 	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, SW_GC_PARENT_FRAME, 15, 25), SW_OK);
 }
 
-/* M1 -> M2 -> M3 -> stub (TransitionFrame) ... dispatcher -> F; F's PSP slot holds `psp`. */
-static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
+/*
+ * M1 -> M2 -> M3 -> stub (TransitionFrame) ... dispatcher -> F, a funclet
+ * with `funclet_flags`; F's PSP slot holds `psp`.
+ */
+static void lay_out_recursion_of(sb_world *w, int with_psp, uint64_t psp, uint32_t funclet_flags)
 {
 	const uint64_t s[3] = { M1_S, M2_S, M3_S };
 	uint64_t block = M3_S - 144;
@@ -458,7 +461,7 @@ static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
 	sb_add_method_a_ex(w, A_START, &method_a, m_gc);
 	psp_parent_slot = with_psp;
 	f = sb_add_method_b_ex(w, F_START, &method_b, f_gc);
-	make_funclet_of_a(w, SW_CODE_FUNCLET);
+	make_funclet_of_a(w, funclet_flags);
 
 	for (int i = 0; i < 3; i++) {
 		sb_put(w, s[i], i == 0 ? SB_NATIVE_IP : A_START + 25);
@@ -483,6 +486,11 @@ static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
 	sb_put(w, F_CFA - 40, psp);
 	sw_context_set(&w->seed, SW_X64_RIP, F_START + f.body);
 	sw_context_set(&w->seed, SW_X64_RSP, F_CFA - 40);
+}
+
+static void lay_out_recursion(sb_world *w, int with_psp, uint64_t psp)
+{
+	lay_out_recursion_of(w, with_psp, psp, SW_CODE_FUNCLET);
 }
 
 /* A frame as the funclet tests see it, and the roots it reported. */
@@ -514,7 +522,8 @@ static sw_walk_action fun_cb(const sw_crawl_frame *cf, void *data)
 	x->funclet = sw_crawl_frame_is_funclet(cf);
 	x->parent = sw_crawl_frame_is_parent_of_funclet(cf);
 	x->reports = sw_crawl_frame_should_report_gc(cf);
-	if (fw->enum_roots && x->reports)
+	/* Managed frames' roots: the stub's Frame here protects nothing it describes. */
+	if (fw->enum_roots && x->reports && x->state == SW_STATE_FRAMELESS)
 		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, fw->roots), SW_OK);
 	return SW_CONTINUE;
 }
@@ -611,6 +620,54 @@ START_TEST(funclet_parent_by_stack_position)
 	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, count_cb, &fw.n, 0, &err), SW_FAILED);
 	ck_assert_int_eq(err.status, SW_E_BADSP);
 	ck_assert_uint_eq(err.ip, F_START + 20);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The same stack in the exception's first pass: F is M2's filter, called
+ * while M3, which threw, still lives.  CoreCLR's rule:
+ * - vm/stackwalk.cpp, StackFrameIterator::Filter (the comment on Dev11
+ *   376329): a filter's parent is reported, not skipped, since it lives;
+ *   nothing between them is skipped either.
+ * - docs/design/coreclr/botr/clr-abi.md, "Filter GC semantics": so a slot
+ *   live in both the filter and its parent is reported twice, which is
+ *   harmless only if the object cannot move: the JIT encodes every stack
+ *   slot live in a filter as pinned.  vm/gcenv.ee.common.cpp,
+ *   CheckDoubleReporting, allows a slot reported twice only when pinned.
+ * So F reports M2's slot pinned, M2 reports the same slot pinned, and M3
+ * and M1, whose slots no filter shares, report theirs unpinned.
+ */
+START_TEST(filter_funclet_shared_slots_pinned)
+{
+	struct fun_rec m[16];
+	struct fun_walk fw;
+	struct gc_seen g;
+	sb_world w;
+
+	lay_out_recursion_of(&w, 1, M2_CFA, SW_CODE_FUNCLET | SW_CODE_FILTER);
+	memset(&fw, 0, sizeof fw);
+	memset(&g, 0, sizeof g);
+	fw.enum_roots = 1;
+	fw.roots = &g;
+	ck_assert_int_eq(fun_walk_managed(&w, SW_WALK_GC_FUNCLET_REFERENCE_REPORTING, &fw, m), 4);
+	ck_assert_int_eq(m[0].funclet, 1);
+	ck_assert_uint_eq(m[1].cfa, M3_S + 8);
+	ck_assert_uint_eq(m[2].cfa, M2_CFA);
+	ck_assert_int_eq(m[2].parent, 1);
+	ck_assert_int_eq(m[2].reports, 1);
+	ck_assert_uint_eq(m[3].cfa, M1_S + 8);
+	ck_assert_int_eq(g.n, 4);
+	ck_assert_ptr_eq(g.method[0], (void *)0xf0f0);
+	ck_assert_uint_eq(g.addr[0], M2_CFA - 40);
+	ck_assert_uint_eq(g.flags[0], SW_GC_PARENT_FRAME | SW_GC_PINNED);
+	ck_assert_uint_eq(g.addr[1], M3_S + 8 - 40);
+	ck_assert_uint_eq(g.flags[1], 0);
+	ck_assert_uint_eq(g.addr[2], M2_CFA - 40);
+	ck_assert_uint_eq(g.value[2], M_REF(M2_S));
+	ck_assert_uint_eq(g.flags[2], SW_GC_PINNED);
+	ck_assert_uint_eq(g.addr[3], M1_S + 8 - 40);
+	ck_assert_uint_eq(g.flags[3], 0);
 	sb_fini(&w);
 }
 END_TEST
@@ -899,28 +956,32 @@ END_TEST
 /* A signal handler's frame, the kernel's trampoline, and the interrupted managed code. */
 #define H_START 0x10005000ull
 #define T_START 0x10006000ull
-START_TEST(signal_frames)
+#define SIG_UC (S0 - 1024)                /* the ucontext */
+#define SIG_MC (SIG_UC + 40)                /* its sigcontext */
+
+/*
+ * A, with the GC information a_gc_info gives it, interrupted at A+30 by a
+ * signal whose handler H (native, shape B) is the seed, on the same stack.
+ */
+static void lay_out_signal(sb_world *w, sb_extra_fn a_gc_info)
 {
-	sb_world w;
-	sb_method a, h;
-	recording r;
-	uint64_t u = S0 - 1024, mc = u + 40;    /* the ucontext; its sigcontext */
+	sb_method h;
 	sw_swu_builder *bld;
 	unsigned char blob[64];
 	size_t len;
 	sw_code_info ci;
 
-	sb_init(&w);
-	a = sb_add_method_a(&w, A_START, &method_a);
-	sb_put(&w, S0, SB_NATIVE_IP);
-	sb_put(&w, S0 - 8, CALLER_RBP);
-	sb_put(&w, S0 - 16, CALLER_RBX);
+	sb_init(w);
+	sb_add_method_a_ex(w, A_START, &method_a, a_gc_info);
+	sb_put(w, S0, SB_NATIVE_IP);
+	sb_put(w, S0 - 8, CALLER_RBP);
+	sb_put(w, S0 - 16, CALLER_RBX);
 	/* A was interrupted at A+30; the kernel saved its registers. */
-	sb_put(&w, mc + 8 * 10, S0 - 8);          /* rbp */
-	sb_put(&w, mc + 8 * 11, 0xa1a1);          /* rbx */
-	sb_put(&w, mc + 8 * 13, 0x5a5a);          /* rax */
-	sb_put(&w, mc + 8 * 15, S0 - 88);         /* rsp */
-	sb_put(&w, mc + 8 * 16, A_START + 30);    /* rip */
+	sb_put(w, SIG_MC + 8 * 10, S0 - 8);          /* rbp */
+	sb_put(w, SIG_MC + 8 * 11, 0xa1a1);          /* rbx */
+	sb_put(w, SIG_MC + 8 * 13, 0x5a5a);          /* rax */
+	sb_put(w, SIG_MC + 8 * 15, S0 - 88);         /* rsp */
+	sb_put(w, SIG_MC + 8 * 16, A_START + 30);    /* rip */
 	/* The trampoline: native, no unwind rule of its own is needed. */
 	ck_assert_int_eq(sw_swu_builder_create(&bld, SW_ARCH_X64), SW_OK);
 	ck_assert_int_eq(sw_swu_finish(bld, 16, blob, sizeof blob, &len), SW_OK);
@@ -928,17 +989,25 @@ START_TEST(signal_frames)
 	ci = (sw_code_info){ .method = (void *)0x7e57, .start = T_START, .size = 16, .unwind = blob,
 	                     .unwind_size = (uint32_t)len,
 	                     .flags = SW_CODE_NATIVE | SW_CODE_SIGNAL_TRAMPOLINE };
-	ck_assert_int_eq(sw_codemap_add(w.map, &ci), SW_OK);
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
 	/* The handler H (native, shape B) "returns" to the trampoline. */
-	h = sb_add_method_b(&w, H_START, (void *)0x4a4a);
-	reflag(&w, H_START, SW_CODE_NATIVE);
-	sb_put(&w, u - 8, T_START);
-	sb_put(&w, u - 16, 0x12);
-	sb_put(&w, u - 24, 0x34);
-	sw_context_init(&w.seed, SW_ARCH_X64);
-	sw_context_set(&w.seed, SW_X64_RIP, H_START + h.body);
-	sw_context_set(&w.seed, SW_X64_RSP, u - 40);
+	h = sb_add_method_b(w, H_START, (void *)0x4a4a);
+	reflag(w, H_START, SW_CODE_NATIVE);
+	sb_put(w, SIG_UC - 8, T_START);
+	sb_put(w, SIG_UC - 16, 0x12);
+	sb_put(w, SIG_UC - 24, 0x34);
+	sw_context_init(&w->seed, SW_ARCH_X64);
+	sw_context_set(&w->seed, SW_X64_RIP, H_START + h.body);
+	sw_context_set(&w->seed, SW_X64_RSP, SIG_UC - 40);
+}
 
+START_TEST(signal_frames)
+{
+	sb_world w;
+	recording r;
+	uint64_t mc = SIG_MC;
+
+	lay_out_signal(&w, NULL);
 	walk_stopped(&w, &w.seed, SW_WALK_NATIVE_FRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, trust_cb, &r,
 	             SW_E_NOTFOUND, SB_NATIVE_IP);
 	ck_assert_int_eq(r.n, 4);
@@ -955,7 +1024,103 @@ START_TEST(signal_frames)
 	check_reg(&r.f[2], SW_X64_RAX, 0x5a5a, mc + 8 * 13);
 	ck_assert_int_eq(r.f[3].state, SW_STATE_NATIVE_MARKER);
 	check_reg(&r.f[3], SW_X64_RBX, CALLER_RBX, S0 - 16);
-	(void)a;
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The GC conventions for a frame a signal interrupted.  CoreCLR never
+ * walks a kernel signal frame: a thread it stops at an arbitrary
+ * instruction to collect is redirected, under a RedirectedThreadFrame
+ * (RESUMABLE), and vm/stackwalk.cpp makes the frame after a RESUMABLE
+ * Frame the active one (isFirst), which vm/eetwain.cpp,
+ * EECodeManager::EnumGcRefs, reports at its own offset with its scratch
+ * registers (reportScratchSlots = ActiveStackFrame).  A, interrupted at
+ * A+30, resumes there with every register the kernel saved: rax, a
+ * scratch register, live over [20, 40), is reported at its slot in the
+ * signal frame, and a slot at CFA-40 that becomes live at +30 exactly is
+ * reported (at +29, inside a call, it would not be).  +30 lies in A's
+ * body: a GC safe point (EECodeManager::IsGcSafe).
+ */
+static void a_gc_at_signal(sw_swu_builder *b)
+{
+	ck_assert_int_eq(sw_swu_gc_register(b, SW_X64_RAX, 0, 20, 40), SW_OK);
+	ck_assert_int_eq(sw_swu_gc_stack_slot(b, -40, 0, 30, 40), SW_OK);
+}
+
+static sw_walk_action managed_roots_cb(const sw_crawl_frame *cf, void *data)
+{
+	if (!sw_crawl_frame_is_frameless(cf))
+		return SW_CONTINUE;
+	ck_assert_int_eq(sw_crawl_frame_is_gc_safe(cf), 1);
+	ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, gc_root_cb, data), SW_OK);
+	return SW_CONTINUE;
+}
+
+START_TEST(gc_roots_of_a_frame_a_signal_interrupted)
+{
+	sb_world w;
+	struct gc_seen g;
+
+	lay_out_signal(&w, a_gc_at_signal);
+	sb_put(&w, S0 + 8 - 40, 0x0b1ec9);
+	memset(&g, 0, sizeof g);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, managed_roots_cb, &g,
+	                                SW_WALK_NATIVE_FRAMES, NULL), SW_FAILED);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_uint_eq(g.reg[0], SW_X64_RAX);
+	ck_assert_uint_eq(g.addr[0], SIG_MC + 8 * 13);
+	ck_assert_uint_eq(g.value[0], 0x5a5a);
+	ck_assert_uint_eq(g.addr[1], S0 + 8 - 40);
+	ck_assert_uint_eq(g.value[1], 0x0b1ec9);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * CoreCLR's IsGcSafe (vm/stackwalk.cpp, CrawlFrame::IsGcSafe, asking
+ * vm/eetwain.cpp, EECodeManager::IsGcSafe, at the relative offset): safe
+ * inside an interruptible range, or at a call's return address, a safe
+ * point (vm/gcinfodecoder.cpp, IsInterruptibleSafePoint); a prolog or an
+ * epilog is not (vm/gccover.cpp, DoGcStress, collects nowhere there).  B
+ * is active at +0 (its prolog), +20 (its body) and +31 (its epilog, which
+ * starts at +30); A, its caller, stands at a call each time.
+ */
+struct safe_seen {
+	int safe[4];
+	int n;
+};
+
+static sw_walk_action gc_safe_cb(const sw_crawl_frame *cf, void *data)
+{
+	struct safe_seen *s = data;
+
+	if (sw_crawl_frame_is_frameless(cf) && s->n < 4)
+		s->safe[s->n++] = sw_crawl_frame_is_gc_safe(cf);
+	return SW_CONTINUE;
+}
+
+START_TEST(gc_safe_points)
+{
+	static const struct { uint32_t off; uint64_t sp; int safe; } at[] = {
+		{ 0, S0 - 96, 0 },      /* B's entry: its return address at SP */
+		{ 20, S0 - 128, 1 },
+		{ 31, S0 - 128, 0 },    /* the epilog has freed nothing yet */
+	};
+	sb_world w;
+
+	lay_out_gc(&w, NULL, NULL, -40, 0);
+	for (unsigned i = 0; i < sizeof at / sizeof at[0]; i++) {
+		struct safe_seen s = { { 0 }, 0 };
+
+		sw_context_set(&w.seed, SW_X64_RIP, B_START + at[i].off);
+		sw_context_set(&w.seed, SW_X64_RSP, at[i].sp);
+		ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, gc_safe_cb, &s, 0, NULL), SW_CONTINUE);
+		ck_assert_int_eq(s.n, 2);
+		ck_assert_msg(s.safe[0] == at[i].safe, "B at +%u: safe %d", at[i].off, s.safe[0]);
+		ck_assert_int_eq(s.safe[1], 1);
+	}
+	ck_assert_int_eq(sw_crawl_frame_is_gc_safe(NULL), 0);
 	sb_fini(&w);
 }
 END_TEST
@@ -1546,6 +1711,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
 	tcase_add_test(tc, funclet_parent_by_stack_position);
+	tcase_add_test(tc, filter_funclet_shared_slots_pinned);
 	tcase_add_test(tc, gc_roots_of_managed_frames);
 	tcase_add_test(tc, gc_roots_follow_coreclr_conventions);
 	tcase_add_test(tc, accepted_and_checking_flags);
@@ -1553,6 +1719,8 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, async_walks_must_be_asked_for);
 	tcase_add_test(tc, native_frames);
 	tcase_add_test(tc, signal_frames);
+	tcase_add_test(tc, gc_roots_of_a_frame_a_signal_interrupted);
+	tcase_add_test(tc, gc_safe_points);
 	tcase_add_test(tc, frame_pointer_fallback);
 	tcase_add_test(tc, frame_pointer_record_checks);
 	tcase_add_test(tc, outermost_function);

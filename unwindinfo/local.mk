@@ -8,6 +8,8 @@ lib_libsw_unwindinfo_la_SOURCES += \
 	unwindinfo/swu_state.c \
 	unwindinfo/builder.c \
 	unwindinfo/decoder.c \
+	unwindinfo/swu_parent_slots.h \
+	unwindinfo/swu_parent_slots.c \
 	unwindinfo/dump.c
 
 bin_PROGRAMS += examples/swdump

@@ -86,6 +86,12 @@ static sw_walk_action gc_frame(const sw_crawl_frame *cf, void *data)
 
 	if (sw_crawl_frame_is_funclet(cf))
 		c->stats->funclets++;
+	/*
+	 * The toy JIT describes every offset, its prologs and epilogs too, so
+	 * it collects there; CoreCLR would let the thread run on instead.
+	 */
+	if (sw_crawl_frame_is_frameless(cf) && !sw_crawl_frame_is_gc_safe(cf))
+		c->stats->unsafe_frames++;
 	if (!sw_crawl_frame_should_report_gc(cf)) {
 		c->stats->skipped++;
 		return SW_CONTINUE;

@@ -25,6 +25,7 @@ typedef struct toyjit_gc_stats {
 	unsigned collections;
 	unsigned frames;            /* frames whose roots were enumerated */
 	unsigned skipped;           /* frames the walk reported with should_report_gc 0 */
+	unsigned unsafe_frames;     /* managed frames where CoreCLR would not collect (sw_crawl_frame_is_gc_safe 0) */
 	unsigned funclets;          /* funclet frames seen (they report their parent's references) */
 	unsigned parent_roots;      /* roots funclets reported in their parent's frame (SW_GC_PARENT_FRAME) */
 	unsigned roots;             /* root locations updated, of which: */

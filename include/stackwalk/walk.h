@@ -115,6 +115,12 @@ SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_no_frame_transition(const sw_crawl_frame *cf);
 /* IP's offset from its method's start (managed frames), else 0. */
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf);
+/*
+ * A managed frame where a GC may stop its thread (CoreCLR's IsGcSafe): at
+ * a call, or, for the active or a faulted frame, in its method's body,
+ * past the prolog and outside the epilogs.  0 for any other frame.
+ */
+SW_API int sw_crawl_frame_is_gc_safe(const sw_crawl_frame *cf);
 /* The code info of a managed frame, or NULL. */
 SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf);
 /* A funclet's frame; a filter funclet's. */

@@ -13,23 +13,45 @@
  * registers count, follow CoreCLR (vm/stackwalk.h,
  * CrawlFrame::GetCodeManagerFlags; vm/eetwain.cpp, EECodeManager::EnumGcRefs):
  * - The active frame (the walk's first, or one a resumable Frame restored)
- *   reports at its own IP, scratch registers included.
+ *   reports at its own IP, scratch registers included (reportScratchSlots
+ *   is set for ActiveStackFrame only).
  * - A frame stopped at a call reports at the return address minus one,
  *   inside the call: at the return address itself a slot live across the
  *   call may already be dead (a call that ends a try block returns to the
  *   jump around its handler).  So does an interrupted frame that did not
- *   fault (an aborted call); one that faulted reports at the faulting IP.
+ *   fault (ExecutionAborted with AbortingCall: an exception Frame's call to
+ *   a throw helper); one that faulted reports at the faulting IP.
  * - No frame but the active one reports a scratch register: its value did
- *   not survive the call or the fault.
+ *   not survive the call or the fault.  A frame other than the active one
+ *   still reports its other roots.
+ * - A frame a signal interrupted (the kernel's signal frame, which CoreCLR
+ *   never walks: it turns such a stop into a Frame) stopped between two
+ *   instructions, not at a call, and the kernel gives every register back
+ *   from the signal frame when the handler returns: it is reported as the
+ *   frame a resumable Frame restored is, at its IP with its scratch
+ *   registers, each at its slot in the signal frame.
  * - A funclet reports the slots it shares with its parent where they are,
  *   in the parent's frame (SW_GC_PARENT_FRAME: from the parent's CFA, which
  *   its PSP slot holds, as CoreCLR's funclets reach the parent's frame
  *   through the PSPSym, vm/eetwain.cpp); the parent, marked to skip under
  *   GC_FUNCLET_REFERENCE_REPORTING (iter.c: see_managed_frame), then
  *   reports none, so each is reported once.
+ * - A filter funclet runs in the exception's first pass, while its parent
+ *   lives: both report, and the slots the filter names in the parent's
+ *   frame are reported by both.  CoreCLR allows a slot reported twice only
+ *   if pinned (vm/gcenv.ee.common.cpp, CheckDoubleReporting: a moving
+ *   collector would otherwise relocate it twice), keeps reporting the
+ *   filter's parent (vm/stackwalk.cpp, StackFrameIterator::Filter, the
+ *   comment on Dev11 376329), and has its JIT encode every stack slot live
+ *   in a filter as pinned (docs/design/coreclr/botr/clr-abi.md, "Filter
+ *   GC semantics").  Here the walker does what that encoding does for
+ *   the frames that report such a slot twice: the filter reports its
+ *   SW_GC_PARENT_FRAME slots pinned, and its parent its own slots at the
+ *   same offsets.
  */
 #include "iter.h"
 #include "frames_internal.h"
+#include "swu_parent_slots.h"
 
 #define BIT(r) (1ULL << (r))
 
@@ -40,6 +62,9 @@ struct root_walk {
 	sw_gc_root_callback cb;
 	void *data;
 	int scratch_dead;       /* a frame other than the active one: skip scratch registers */
+	int filter;             /* a filter funclet: pin its parent-frame slots */
+	int filter_parent;      /* a filter's parent: pin the slots in `shared` */
+	struct swu_parent_slots shared;
 	sw_status status;       /* an error met inside a callback from the decoder */
 	int stopped;
 };
@@ -81,8 +106,19 @@ static int managed_slot(void *data, const sw_swu_gc_slot *slot)
 			return 1;
 		}
 		root.addr = w->cf->parent_cfa + (uint64_t)(int64_t)slot->cfa_offset;
+		if (w->filter)
+			root.flags |= SW_GC_PINNED;
 	} else {
 		root.addr = w->cfa + (uint64_t)(int64_t)slot->cfa_offset;
+		if (w->filter_parent) {
+			bool shared;
+
+			/* Slots come in ascending offsets, as the filter's do: one pass over each. */
+			if ((w->status = swu_parent_slots_has(&w->shared, slot->cfa_offset, &shared)) != SW_OK)
+				return 1;
+			if (shared)
+				root.flags |= SW_GC_PINNED;
+		}
 	}
 	w->status = swi_read_ptr(w->cf->thread->memory, w->arch->ptr_size, root.addr, &root.value);
 	if (w->status != SW_OK)
@@ -99,6 +135,49 @@ static int frame_slot(void *data, uint64_t slot, uint32_t flags)
 	if (w->status != SW_OK)
 		return 1;
 	return deliver(w, &root);
+}
+
+/* Is the frame stopped at a call (CoreCLR: neither ActiveStackFrame nor a fault)? */
+static int stopped_at_call(const sw_crawl_frame *cf)
+{
+	return !cf->is_first && !cf->has_faulted && cf->trust != SW_TRUST_SIGNAL;
+}
+
+/* Does it resume with every register it had (CoreCLR's ActiveStackFrame)? */
+static int resumes_with_all_registers(const sw_crawl_frame *cf)
+{
+	return cf->is_first || cf->trust == SW_TRUST_SIGNAL;
+}
+
+/*
+ * Could a GC stop the thread with this frame where it is?  CoreCLR's
+ * CrawlFrame::IsGcSafe (vm/stackwalk.cpp) asks EECodeManager::IsGcSafe
+ * (vm/eetwain.cpp) at the frame's relative offset: true inside one of the
+ * method's fully interruptible ranges, or at a call's return address (a
+ * safe point; GcInfoDecoder::IsInterruptibleSafePoint, vm/gcinfodecoder.cpp).
+ * Prologs and epilogs are no GC safe points (vm/gccover.cpp, DoGcStress,
+ * which stops a thread there to check the unwind but not to collect).
+ *
+ * SWU's GC information says what is live at every offset of the method
+ * (swu(5)), so it has no partially interruptible methods and no list of
+ * safe points to consult: a method is as if fully interruptible outside
+ * its prolog and epilogs.  A frame stopped at a call (neither active nor
+ * faulted) is at a safe point; any other is safe in its body only, where
+ * sw_swu_decode places its offset.  Frames, markers and native code are
+ * not managed frames: CoreCLR asks this of managed frames only.
+ */
+SW_API int sw_crawl_frame_is_gc_safe(const sw_crawl_frame *cf)
+{
+	sw_swu_rule rule;
+
+	if (!cf || cf->state != SW_STATE_FRAMELESS || !cf->code || cf->ip < cf->code->start)
+		return 0;
+	if (stopped_at_call(cf))
+		return 1;
+	if (sw_swu_decode(cf->code->unwind, cf->code->unwind_size,
+	                  (uint32_t)(cf->ip - cf->code->start), &rule) != SW_OK)
+		return 0;
+	return rule.region == SW_SWU_BODY;
 }
 
 SW_API int sw_crawl_frame_should_report_gc(const sw_crawl_frame *cf)
@@ -131,14 +210,22 @@ SW_API sw_status sw_crawl_frame_enum_gc_roots(const sw_crawl_frame *cf, sw_gc_ro
 		if (!cf->code || !cf->rd->caller_valid)
 			return SW_E_STATE;
 		offset = (uint32_t)(ip - cf->code->start);
-		w.scratch_dead = !cf->is_first;
-		if (!cf->is_first && !cf->has_faulted) {
+		w.scratch_dead = !resumes_with_all_registers(cf);
+		if (stopped_at_call(cf)) {
 			/* A return address at the method's first byte: the call lies outside it. */
 			if (offset == 0)
 				return SW_E_BADIP;
 			offset--;
 		}
 		w.cfa = cf->rd->caller.regs[w.arch->sp_reg];
+		w.filter = (cf->code->flags & (SW_CODE_FUNCLET | SW_CODE_FILTER)) ==
+		           (SW_CODE_FUNCLET | SW_CODE_FILTER);
+		if (cf->is_parent_of_funclet && cf->parent_of_filter) {
+			st = swu_parent_slots_begin(&w.shared, cf->filter_unwind, cf->filter_unwind_size);
+			if (st != SW_OK)
+				return st;
+			w.filter_parent = 1;
+		}
 		st = sw_swu_gc_live(cf->code->unwind, cf->code->unwind_size, offset, managed_slot, &w);
 		break;
 	}

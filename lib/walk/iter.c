@@ -156,6 +156,9 @@ static sw_status is_funclet_parent(const struct swi_iter *it, const sw_code_info
  * and, through its PSP slot, the parent's: SW_GC_PARENT_FRAME), and the
  * parent then reports none (StackFrameIterator::Filter sets
  * fShouldParentToFuncletSkipReportingGCReferences on the frame it matched).
+ * A filter's parent still reports, since it lives (Filter clears that
+ * mark for a filter's parent); the crawl frame keeps the filter's blob
+ * so that the slots both report are reported pinned (gc_roots.c).
  */
 static sw_status see_managed_frame(struct swi_iter *it)
 {
@@ -179,6 +182,10 @@ static sw_status see_managed_frame(struct swi_iter *it)
 			return st;
 		it->report_funclet = 1;
 		it->funclet_was_filter = (uint8_t)filter;
+		if (filter) {
+			it->cf.filter_unwind = code->unwind;
+			it->cf.filter_unwind_size = code->unwind_size;
+		}
 		if (!filter && (it->flags & skippers) && (it->funclet_parent || it->funclet_parent_sp))
 			it->skip_to_parent = 1;
 		return SW_OK;
@@ -186,6 +193,7 @@ static sw_status see_managed_frame(struct swi_iter *it)
 	if ((st = is_funclet_parent(it, code, &parent)) != SW_OK || !parent)
 		return st;
 	it->cf.is_parent_of_funclet = 1;
+	it->cf.parent_of_filter = it->funclet_was_filter;
 	it->cf.skip_gc_report = (it->flags & SW_WALK_GC_FUNCLET_REFERENCE_REPORTING) &&
 	                        !it->funclet_was_filter;
 	it->funclet_parent = NULL;

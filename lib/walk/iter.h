@@ -36,6 +36,14 @@ struct sw_crawl_frame {
 	 */
 	uint64_t parent_cfa;
 	/*
+	 * A parent of a funclet (is_parent_of_funclet) whose funclet was a
+	 * filter: that filter's blob, whose SW_GC_PARENT_FRAME slots this
+	 * frame reports pinned (gc_roots.c).  Read only with that flag set.
+	 */
+	uint8_t parent_of_filter;
+	const void *filter_unwind;
+	uint32_t filter_unwind_size;
+	/*
 	 * rd->cur's IP, 0 when it is not known: what sw_crawl_frame_ip returns,
 	 * set with the rest of the report, since a profiler's callback asks
 	 * for it at every frame.

@@ -278,8 +278,10 @@ static void look_at(const sw_crawl_frame *cf, struct visit *v)
 		sink += rd->cur.valid + rd->cur.regs[0] + rd->cur_loc[SW_MAX_REGS - 1];
 	if (ci)
 		sink += ci->start + ci->size + (ci->unwind_size ? ci->unwind[ci->unwind_size - 1] : 0);
-	if (v->gc)
+	if (v->gc) {
 		(void)sw_crawl_frame_enum_gc_roots(cf, count_root, &v->roots);
+		sink += (unsigned)sw_crawl_frame_is_gc_safe(cf);
+	}
 	v->frames++;
 	(void)sink;
 }
