@@ -465,9 +465,46 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_quick(struct swi_iter *it, const s
 	uint64_t ra, fp = u->fp;
 	sw_status st;
 
+	if (in_window) {
+		/*
+		 * The chain from one frame's FP to the next is the loop's
+		 * speed: each read is addressed from the CFA's base register
+		 * itself (the offsets added apart, off the chain), and the
+		 * choices are branches, which the processor predicts, rather
+		 * than selects, which would wait for both sides.
+		 */
+		int32_t ra_at = q->cfa_offset + q->ra_offset, fp_at = q->cfa_offset + q->fp_offset;
+		uintptr_t bias = u->bias;
+
+		if (q->bits & SWI_QUICK_CFA_FP) {
+			cfa = u->fp + (uint64_t)(int64_t)q->cfa_offset;
+			if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
+				return SW_E_BADSP;
+			ra = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->fp + (uintptr_t)(intptr_t)ra_at),
+			                 u->ptr_size);
+			if (q->bits & SWI_QUICK_FP_SAVED)
+				fp = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->fp +
+				                                         (uintptr_t)(intptr_t)fp_at), u->ptr_size);
+		} else {
+			cfa = u->sp + (uint64_t)(int64_t)q->cfa_offset;
+			if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
+				return SW_E_BADSP;
+			ra = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->sp + (uintptr_t)(intptr_t)ra_at),
+			                 u->ptr_size);
+			if (q->bits & SWI_QUICK_FP_SAVED)
+				fp = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->sp +
+				                                         (uintptr_t)(intptr_t)fp_at), u->ptr_size);
+		}
+		if (SWI_UNLIKELY(q->bits & SWI_QUICK_RA_SIGNED))
+			ra &= ~u->ptrauth_mask;
+		*cfa_out = cfa;
+		*ra_out = ra;
+		*fp_out = fp;
+		return SW_OK;
+	}
 	if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
 		return SW_E_BADSP;
-	if (in_window || SWI_LIKELY(swi_span_in_window(span, cfa))) {
+	if (SWI_LIKELY(swi_span_in_window(span, cfa))) {
 		/* Every read in the window (swi_read_span_in): loads, no checks. */
 		uint64_t saved_fp;
 
