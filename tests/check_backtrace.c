@@ -172,6 +172,99 @@ START_TEST(synthetic_stacks_agree)
 }
 END_TEST
 
+/* A read outside the window: through the memory the synthetic stack came with. */
+static sw_status read_through(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return sw_memory_read(ctx, addr, buf, len);
+}
+
+/*
+ * The window of direct reads covers part of the stack only: the top cut
+ * off, or the part just above SP.  The host bytes outside it are garbage,
+ * and the stack's true bytes there come through the read callback: a walk
+ * that reads past its window without a check (sw_backtrace's loop over
+ * the frames it guesses trusts the window for whole runs of frames) finds
+ * the garbage and parts from the callback walk, whose every read is
+ * checked.
+ */
+START_TEST(narrow_windows_agree)
+{
+	sw_arch arch = arches[_i];
+	unsigned failures = 0, compared = 0;
+	char msg[512];
+
+	for (uint64_t seed = 0; seed < 40; seed++) {
+		sw_synth_params p;
+		sw_synth *s;
+		const sw_thread *t;
+		const sw_context *c;
+		uint64_t lo, hi, sp;
+		unsigned char *orig, *buf;
+		size_t size;
+
+		sw_synth_params_default(&p);
+		p.max_frames = 8 + (unsigned)(seed % 40);
+		ck_assert_int_eq(sw_synth_create(&s, arch, 0xc3000000ULL + seed, &p), SW_OK);
+		t = sw_synth_thread(s);
+		c = sw_synth_context(s);
+		lo = t->stack_lo;
+		hi = t->stack_hi;
+		sp = sw_context_sp(c);
+		size = (size_t)(hi - lo);
+		ck_assert_uint_le(size, 1u << 24);
+		/* A seed at the stack's very top has no stack to cut. */
+		if (sp <= lo || sp >= hi) {
+			sw_synth_destroy(s);
+			continue;
+		}
+		orig = malloc(size);
+		buf = malloc(size);
+		ck_assert_ptr_nonnull(orig);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_eq(sw_memory_read(t->memory, lo, orig, size), SW_OK);
+		{
+			/* Where the window ends (top cut off) or starts (above SP). */
+			const uint64_t cuts[] = { hi - 64, hi - 512, sp + (hi - sp) / 2, sp + 64, sp + 512 };
+
+			for (unsigned k = 0; k < 2 * sizeof cuts / sizeof cuts[0]; k++) {
+				uint64_t cut = cuts[k / 2], wlo = k & 1 ? cut : lo, whi = k & 1 ? hi : cut;
+				sw_memory m = { 0 };
+				sw_thread narrow = *t;
+				sw_walk_cache cache;
+
+				if (cut <= sp || cut >= hi)
+					continue;
+				memset(buf, 0xa5, size);
+				memcpy(buf + (wlo - lo), orig + (wlo - lo), (size_t)(whi - wlo));
+				m.read = read_through;
+				m.ctx = (void *)(uintptr_t)t->memory;
+				m.direct_lo = wlo;
+				m.direct_hi = whi;
+				m.direct_host = buf + (wlo - lo);
+				narrow.memory = &m;
+				sw_walk_cache_init(&cache);
+				/* Cold, then warm (the loop takes guessed frames only), from the seed and from the Frames. */
+				for (unsigned r = 0; r < 4; r++) {
+					const char *why = compare(&narrow, r < 3 ? c : NULL, 0, 0, &cache, MAX_IPS, msg,
+					                          sizeof msg);
+
+					compared++;
+					if (why && failures++ < MAX_PRINTED)
+						fprintf(stderr, "%s seed %#llx window [%#llx, %#llx) run %u: %s\n",
+						        sw_arch_name(arch), (unsigned long long)(0xc3000000ULL + seed),
+						        (unsigned long long)wlo, (unsigned long long)whi, r, why);
+				}
+			}
+		}
+		free(orig);
+		free(buf);
+		sw_synth_destroy(s);
+	}
+	ck_assert_msg(failures == 0, "%s: %u of %u sw_backtrace runs with a narrow window differ from the walk",
+	              sw_arch_name(arch), failures, compared);
+}
+END_TEST
+
 /* ---- hand-built x64 stacks: B (the seed) called by A, called from native code ---- */
 
 #define S0 (SB_STACK_HI - 0x800)
@@ -327,6 +420,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, synthetic_stacks_agree, 0, (int)(sizeof arches / sizeof arches[0]));
+	tcase_add_loop_test(tc, narrow_windows_agree, 0, (int)(sizeof arches / sizeof arches[0]));
 	tcase_add_test(tc, table_follows_the_code_map);
 	tcase_add_test(tc, table_forgets_no_code_once_code_is_added);
 	tcase_add_test(tc, table_is_checked_and_may_move);

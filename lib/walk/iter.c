@@ -1276,30 +1276,82 @@ static __attribute__((noinline)) unsigned fast_rule_fill(struct swi_iter *it, ui
  * stack or above a Frame or tracker, a read that fails) returns -2, and
  * the generic path takes the frame again from the start, and reports what
  * it finds there the way it always does.
+ *
+ * in_window: the run's loop over the frames it guesses (quick_run_loop)
+ * knows that every read of a rule without SWI_QUICK_FAR lies in the
+ * memory's window (quick_in_window), and has worked out in `stop` the
+ * rule bits that need more than the unwind (quick_stop_bits): such a
+ * frame returns -2 there too, and fast_step takes it again with these
+ * checks made one by one.
  */
 static inline __attribute__((always_inline)) int quick_step(struct swi_iter *it, struct fast_run *run,
-                                                            unsigned slot)
+                                                            unsigned slot, int in_window, unsigned stop)
 {
 	const struct swi_quick_rule *q = &it->rule_quick[slot];
 	uint64_t cfa, ra, fp;
 
-	if (q->bits & SWI_QUICK_NO)
-		return -2;
-	if ((q->bits & SWI_QUICK_NATIVE) &&
-	    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
-	     (it->rule_quick[run->slot].trust == SW_TRUST_JIT && (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
-		return -2;
-	if (swi_unwind_quick(it, &run->u, q, it->rule_span[slot], run->quick_hi, &cfa, &ra, &fp) != SW_OK)
+	if (in_window) {
+		if (q->bits & stop)
+			return -2;
+	} else {
+		if (q->bits & SWI_QUICK_NO)
+			return -2;
+		if ((q->bits & SWI_QUICK_NATIVE) &&
+		    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
+		     (it->rule_quick[run->slot].trust == SW_TRUST_JIT &&
+		      (it->flags & SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))))
+			return -2;
+	}
+	if (swi_unwind_quick(it, &run->u, q, it->rule_span[slot], run->quick_hi, in_window, &cfa, &ra, &fp) !=
+	    SW_OK)
 		return -2;
 	run->slot = (uint8_t)slot;
-	/* see_managed_frame: the funclet rules leave a quick run's frames alone (fast_step_allowed). */
-	if (SWI_UNLIKELY(it->report_funclet) && !(q->bits & SWI_QUICK_NATIVE))
+	/*
+	 * see_managed_frame: the funclet rules leave a quick run's frames
+	 * alone (fast_step_allowed).  In the window's loop, stop keeps JIT
+	 * frames out while report_funclet is set.
+	 */
+	if (!in_window && SWI_UNLIKELY(it->report_funclet) && !(q->bits & SWI_QUICK_NATIVE))
 		it->report_funclet = 0;
 	run->u.ip = ra;
 	run->u.sp = cfa;
 	run->u.fp = fp;
 	/* run->depth: the run counts the frames it stores (fast_run_loop). */
 	return 1;
+}
+
+/*
+ * The rule bits that send a frame from the window's loop (quick_run_loop)
+ * to the step that checks each case: no quick rule, reads far from the
+ * CFA, native code where the flags look at it, and JIT code while a
+ * funclet's report is pending (quick_step).
+ */
+static inline unsigned quick_stop_bits(const struct swi_iter *it)
+{
+	unsigned stop = SWI_QUICK_NO | SWI_QUICK_FAR;
+
+	if (it->flags & (SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS))
+		stop |= SWI_QUICK_NATIVE;
+	if (it->report_funclet)
+		stop |= SWI_QUICK_JIT;
+	return stop;
+}
+
+/*
+ * Does every read of a rule without SWI_QUICK_FAR lie in the memory's
+ * window, for each frame from here to the run's end?  A frame's CFA lies
+ * above its SP and at most at quick_hi (swi_unwind_quick), and such a rule
+ * reads between CFA - SWI_QUICK_NEAR and CFA - the pointer size: that is
+ * within the window when SP lies SWI_QUICK_NEAR above its start and
+ * quick_hi at most at its end.  SP only grows, so it stays true for the
+ * rest of the run.
+ */
+static inline __attribute__((always_inline)) int quick_in_window(const struct fast_run *run, unsigned ptr_size)
+{
+	const struct swi_body_unwind *u = &run->u;
+
+	return u->lo <= u->last && u->sp >= u->lo && u->sp - u->lo >= SWI_QUICK_NEAR &&
+	       run->quick_hi >= ptr_size && run->quick_hi - ptr_size <= u->last;
 }
 
 static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, struct fast_run *run)
@@ -1336,7 +1388,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 			it->rule_next[run->slot] = (uint8_t)slot;
 	}
 	if (run->quick)
-		return quick_step(it, run, slot);
+		return quick_step(it, run, slot, 0, 0);
 	code = &it->rules[slot].copy.info;
 	trust = it->rule_trust[slot];
 	/* No rule, or one kept for quick steps alone (fast_rule_fill): the generic path's. */
@@ -1639,6 +1691,33 @@ static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *
 				/* The arrays are full, or the generic path takes the frame that passes the bound. */
 				r = sink->max - sink->n == (size_t)(end - (sink->ips + sink->n));
 				break;
+			}
+			/*
+			 * The frames whose slot the last walks' order guesses
+			 * (rule_next), while the window holds every read: no
+			 * call and no check beyond the unwind's, so that IP, SP
+			 * and FP stay in registers from frame to frame.  Any
+			 * other frame is fast_step's, with its checks.
+			 */
+			if (quick_in_window(&run, ptr_size)) {
+				unsigned quick_stop = quick_stop_bits(it);
+
+				for (;;) {
+					unsigned slot = it->rule_next[run.slot];
+
+					ip = run.u.ip;
+					sp = run.u.sp;
+					if (ip == 0 || it->rules[slot].ra != ip ||
+					    quick_step(it, &run, slot, 1, quick_stop) != 1)
+						break;
+					*ips++ = ip;
+					if (to_arrays == 2)
+						*sps++ = sp;
+					if (ips == end)
+						break;
+				}
+				if (ips == end)
+					continue;
 			}
 			ip = run.u.ip;
 			sp = run.u.sp;

@@ -102,9 +102,9 @@ struct swi_quick_rule {
 	int32_t cfa_offset;             /* CFA = SP (or FP) + cfa_offset */
 	int32_t ra_offset;              /* return address at [CFA + ra_offset] */
 	int32_t fp_offset;              /* FP at [CFA + fp_offset] when SWI_QUICK_FP_SAVED */
-	uint8_t bits;                   /* SWI_QUICK_* */
+	uint16_t bits;                  /* SWI_QUICK_* */
 	uint8_t trust;                  /* swi_code_trust of the rule's code */
-	uint16_t reserved;
+	uint8_t reserved;
 };
 
 enum {
@@ -114,8 +114,18 @@ enum {
 	SWI_QUICK_NATIVE = 8,           /* native code (trust is not SW_TRUST_JIT) */
 	SWI_QUICK_NO = 16,              /* needs more than IP, SP and FP: the full unwind takes it */
 	SWI_QUICK_ONLY = 32,            /* the decoder's rule, not the body rule: quick steps alone take it */
-	SWI_QUICK_GENERIC = 64          /* no rule a fast step takes: the generic path's, kept as such */
+	SWI_QUICK_GENERIC = 64,         /* no rule a fast step takes: the generic path's, kept as such */
+	SWI_QUICK_JIT = 128,            /* JIT code: every rule a quick step takes has this or SWI_QUICK_NATIVE */
+	/*
+	 * A read lies outside [CFA - SWI_QUICK_NEAR, CFA - pointer size]: the
+	 * run's loop that trusts its window for every such read
+	 * (iter.c: quick_run) leaves it to the checked step.
+	 */
+	SWI_QUICK_FAR = 256
 };
+
+/* How far below its CFA a rule without SWI_QUICK_FAR reads (a saved FP or return address). */
+#define SWI_QUICK_NEAR 4096
 
 /*
  * rule_trust[] of a slot whose return address goes the generic way

@@ -359,6 +359,12 @@ static SWI_ALWAYS_INLINE sw_status swi_unwind_body(struct swi_iter *it, struct s
 	return swi_unwind_body_reads(it, u, br, saved, decoded, cfa, in_place, 1);
 }
 
+/* Does a quick rule read at CFA + offset outside [CFA - SWI_QUICK_NEAR, CFA - pointer size]?  (SWI_QUICK_FAR) */
+static inline int swi_quick_far(int32_t offset, const struct swi_arch *a)
+{
+	return offset < -SWI_QUICK_NEAR || offset > -(int32_t)a->ptr_size;
+}
+
 /* The quick form of a body rule (iter.h: struct swi_quick_rule). */
 static inline struct swi_quick_rule swi_quick_rule_of(const struct swu_body_rule *br, const uint32_t *saved,
                                                       uint8_t trust, const struct swi_arch *a)
@@ -374,13 +380,14 @@ static inline struct swi_quick_rule swi_quick_rule_of(const struct swu_body_rule
 		q.bits |= SWI_QUICK_CFA_FP;
 	if (br->ra_signed)
 		q.bits |= SWI_QUICK_RA_SIGNED;
-	if (trust != SW_TRUST_JIT)
-		q.bits |= SWI_QUICK_NATIVE;
+	q.bits |= trust != SW_TRUST_JIT ? SWI_QUICK_NATIVE : SWI_QUICK_JIT;
 	for (unsigned i = 0; i < br->nsaved; i++)
 		if (swu_body_saved_reg(saved[i]) == fp_reg) {
 			q.fp_offset = swu_body_saved_offset(saved[i]);
 			q.bits |= SWI_QUICK_FP_SAVED;
 		}
+	if (swi_quick_far(q.ra_offset, a) || swi_quick_far(q.fp_offset, a))
+		q.bits |= SWI_QUICK_FAR;
 	return q;
 }
 
@@ -404,9 +411,10 @@ static inline int swi_quick_rule_of_decoded(const sw_swu_rule *r, uint8_t trust,
 	q->cfa_offset = r->cfa_offset;
 	q->ra_offset = r->ra_offset;
 	q->fp_offset = fp_saved ? r->saved_offset[fp] : r->ra_offset;
-	q->bits = (uint8_t)(SWI_QUICK_ONLY | (r->cfa_reg == fp ? SWI_QUICK_CFA_FP : 0) |
-	                    (fp_saved ? SWI_QUICK_FP_SAVED : 0) | (r->ra_signed ? SWI_QUICK_RA_SIGNED : 0) |
-	                    (trust != SW_TRUST_JIT ? SWI_QUICK_NATIVE : 0));
+	q->bits = (uint16_t)(SWI_QUICK_ONLY | (r->cfa_reg == fp ? SWI_QUICK_CFA_FP : 0) |
+	                     (fp_saved ? SWI_QUICK_FP_SAVED : 0) | (r->ra_signed ? SWI_QUICK_RA_SIGNED : 0) |
+	                     (trust != SW_TRUST_JIT ? SWI_QUICK_NATIVE : SWI_QUICK_JIT) |
+	                     (swi_quick_far(q->ra_offset, a) || swi_quick_far(q->fp_offset, a) ? SWI_QUICK_FAR : 0));
 	q->trust = trust;
 	q->reserved = 0;
 	return 1;
@@ -443,17 +451,57 @@ static inline struct swi_read_extent swi_rule_read_extent(const struct swi_code_
  * CFA is not above SP and at most hi (the stack's top, or a Frame or
  * tracker the frame must not reach), or the read's error.  Nothing is
  * written: the caller decides what the frame becomes.  It agrees with
- * swi_unwind_body on such a rule, which reports the errors.
+ * swi_unwind_body on such a rule, which reports the errors.  in_window:
+ * the caller knows that every read lies in u's window (iter.c:
+ * quick_in_window, for a rule without SWI_QUICK_FAR), and span is not
+ * looked at.
  */
 static SWI_ALWAYS_INLINE sw_status swi_unwind_quick(struct swi_iter *it, const struct swi_body_unwind *u,
                                                     const struct swi_quick_rule *q, struct swi_read_span span,
-                                                    uint64_t hi, uint64_t *cfa_out, uint64_t *ra_out,
-                                                    uint64_t *fp_out)
+                                                    uint64_t hi, int in_window, uint64_t *cfa_out,
+                                                    uint64_t *ra_out, uint64_t *fp_out)
 {
 	uint64_t cfa = ((q->bits & SWI_QUICK_CFA_FP) ? u->fp : u->sp) + (uint64_t)(int64_t)q->cfa_offset;
 	uint64_t ra, fp = u->fp;
 	sw_status st;
 
+	if (in_window) {
+		/*
+		 * The chain from one frame's FP to the next is the loop's
+		 * speed: each read is addressed from the CFA's base register
+		 * itself (the offsets added apart, off the chain), and the
+		 * choices are branches, which the processor predicts, rather
+		 * than selects, which would wait for both sides.
+		 */
+		int32_t ra_at = q->cfa_offset + q->ra_offset, fp_at = q->cfa_offset + q->fp_offset;
+		uintptr_t bias = u->bias;
+
+		if (q->bits & SWI_QUICK_CFA_FP) {
+			cfa = u->fp + (uint64_t)(int64_t)q->cfa_offset;
+			if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
+				return SW_E_BADSP;
+			ra = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->fp + (uintptr_t)(intptr_t)ra_at),
+			                 u->ptr_size);
+			if (q->bits & SWI_QUICK_FP_SAVED)
+				fp = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->fp +
+				                                         (uintptr_t)(intptr_t)fp_at), u->ptr_size);
+		} else {
+			cfa = u->sp + (uint64_t)(int64_t)q->cfa_offset;
+			if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
+				return SW_E_BADSP;
+			ra = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->sp + (uintptr_t)(intptr_t)ra_at),
+			                 u->ptr_size);
+			if (q->bits & SWI_QUICK_FP_SAVED)
+				fp = swi_load_le((const unsigned char *)(bias + (uintptr_t)u->sp +
+				                                         (uintptr_t)(intptr_t)fp_at), u->ptr_size);
+		}
+		if (SWI_UNLIKELY(q->bits & SWI_QUICK_RA_SIGNED))
+			ra &= ~u->ptrauth_mask;
+		*cfa_out = cfa;
+		*ra_out = ra;
+		*fp_out = fp;
+		return SW_OK;
+	}
 	if (!swi_cfa_moves_up(cfa, u->sp, hi, 0))
 		return SW_E_BADSP;
 	if (SWI_LIKELY(swi_span_in_window(span, cfa))) {
