@@ -25,8 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "eh_clauses.h"
 
-#define CODE 64         /* the main body of every method here */
+#define CODE EH_CODE    /* the main body of every method here */
 
 /* ---- Blobs in exact-size malloc blocks ---- */
 
@@ -122,20 +123,9 @@ static struct raw raw_section(const sw_eh_clause *c, unsigned n)
 	return s;
 }
 
-/*
- * A valid table: a catch and a filter on one try inside a finally, a
- * fault, a try inside the catch's funclet with its own handler, and the
- * duplicated clause for the catch funclet pulled out of the finally's try.
- */
-static const sw_eh_clause eh_good[] = {
-	{ SW_EH_CATCH, 0, 8, 20, 80, 112, 0, 0x02000001 },
-	{ SW_EH_FILTER, 0, 8, 20, 128, 140, 120, 0 },
-	{ SW_EH_FINALLY, 0, 4, 40, 144, 160, 0, 0 },
-	{ SW_EH_FAULT, 0, 44, 60, 160, 176, 0, 0 },
-	{ SW_EH_CATCH, 0, 84, 96, 176, 192, 0, 7 },
-	{ SW_EH_FINALLY, SW_EH_DUPLICATED, 80, 112, 144, 160, 0, 0 },
-};
-#define NGOOD (sizeof eh_good / sizeof eh_good[0])
+/* A valid table (eh_clauses.h). */
+#define eh_good eh_nested
+#define NGOOD EH_NESTED
 
 /* ---- Collecting what the queries report ---- */
 

@@ -25,7 +25,7 @@ tests_check_swu_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/check_swu_eh
 TESTS += tests/check_swu_eh
-tests_check_swu_eh_SOURCES = tests/check_swu_eh.c
+tests_check_swu_eh_SOURCES = tests/check_swu_eh.c tests/eh_clauses.h
 tests_check_swu_eh_CFLAGS = $(TEST_CFLAGS)
 tests_check_swu_eh_LDADD = $(TEST_LIBS)
 

@@ -310,7 +310,9 @@ void swu_eh_put_section(struct swu_writer *w, const sw_eh_clause *clauses, uint3
 
 /* ---- Queries ---- */
 
-SW_API sw_status sw_swu_eh_clauses(const void *blob, size_t size, sw_swu_eh_fn fn, void *data)
+/* Call fn for each clause, or (covering) for each whose try holds `offset`, in table order. */
+static sw_status each_clause(const void *blob, size_t size, bool covering, uint32_t offset,
+                             sw_swu_eh_fn fn, void *data)
 {
 	struct swu_eh_reader er;
 	sw_eh_clause c;
@@ -323,31 +325,24 @@ SW_API sw_status sw_swu_eh_clauses(const void *blob, size_t size, sw_swu_eh_fn f
 	for (uint32_t i = 0; i < er.count; i++) {
 		if ((st = swu_eh_next(&er, &c)) != SW_OK)
 			return st;
+		if (covering && (offset < c.try_start || offset >= c.try_end))
+			continue;
 		if (fn(data, i, &c))
 			break;
 	}
 	return SW_OK;
 }
 
+SW_API sw_status sw_swu_eh_clauses(const void *blob, size_t size, sw_swu_eh_fn fn, void *data)
+{
+	return each_clause(blob, size, false, 0, fn, data);
+}
+
+/* The table is ordered inside-out: its order is innermost first. */
 SW_API sw_status sw_swu_eh_covering(const void *blob, size_t size, uint32_t offset,
                                     sw_swu_eh_fn fn, void *data)
 {
-	struct swu_eh_reader er;
-	sw_eh_clause c;
-	sw_status st;
-
-	if (!fn)
-		return SW_E_INVAL;
-	if ((st = swu_eh_open(blob, size, &er)) != SW_OK)
-		return st;
-	/* The table is ordered inside-out: its order is innermost first. */
-	for (uint32_t i = 0; i < er.count; i++) {
-		if ((st = swu_eh_next(&er, &c)) != SW_OK)
-			return st;
-		if (c.try_start <= offset && offset < c.try_end && fn(data, i, &c))
-			break;
-	}
-	return SW_OK;
+	return each_clause(blob, size, true, offset, fn, data);
 }
 
 SW_API sw_status sw_swu_eh_handler_at(const void *blob, size_t size, uint32_t offset,

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <stackwalk.h>
 #include "fuzz.h"
+#include "../eh_clauses.h"
 
 #define MAX_BLOB      65536
 #define MAX_OFFSETS   2048    /* offsets decoded per blob: all of them, or a spread */
@@ -184,36 +185,20 @@ static void run_blob(const uint8_t *blob, size_t size)
 	eh_queries(blob, size, h.code_size, valid == SW_OK);
 }
 
-/*
- * Clauses of a 64-byte method whose funclets follow it, innermost first
- * (swu(5), EH section): a catch and a filter on the same try, inside a
- * finally, a fault elsewhere, a try inside the catch's funclet with its
- * own handler, and the duplicated clause CoreCLR's JIT reports for the
- * catch funclet pulled out of the finally's try.
- */
-static const sw_eh_clause eh_table[] = {
-	{ SW_EH_CATCH, 0, 8, 20, 80, 112, 0, 0x02000001 },
-	{ SW_EH_FILTER, 0, 8, 20, 128, 140, 120, 0 },
-	{ SW_EH_FINALLY, 0, 4, 40, 144, 160, 0, 0 },
-	{ SW_EH_FAULT, 0, 44, 60, 160, 176, 0, 0 },
-	{ SW_EH_CATCH, 0, 84, 96, 176, 192, 0, 7 },
-	{ SW_EH_FINALLY, SW_EH_DUPLICATED, 80, 112, 144, 160, 0, 0 },
-};
-
-/* A blob with a prefix of eh_table (at least one clause), built by the builder. */
+/* A blob with a prefix of eh_nested (at least one clause), built by the builder. */
 static size_t eh_blob(struct fz *f, uint8_t *out, size_t cap)
 {
 	static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
-	unsigned n = 1 + fz_u8(f) % (sizeof eh_table / sizeof eh_table[0]);
+	unsigned n = 1 + fz_u8(f) % (EH_NESTED);
 	sw_swu_builder *b;
 	size_t len = 0;
 
 	if (sw_swu_builder_create(&b, arches[fz_u8(f) % 3]) != SW_OK)
 		return 0;
 	for (unsigned i = 0; i < n; i++)
-		sw_swu_eh_clause(b, &eh_table[i]);
+		sw_swu_eh_clause(b, &eh_nested[i]);
 	/* Every prefix of the table is valid; a refusal would leave nothing to patch. */
-	if (sw_swu_finish(b, 64, out, cap, &len) != SW_OK)
+	if (sw_swu_finish(b, EH_CODE, out, cap, &len) != SW_OK)
 		len = 0;
 	sw_swu_builder_destroy(b);
 	return len;
