@@ -808,7 +808,7 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 		goto out;
 	}
 	/* The exception handling clauses, before the ops they do not depend on. */
-	if ((flags & SWU_FLAG_EH) && (st = swu_eh_validate(blob, size)) != SW_OK)
+	if ((flags & SWU_FLAG_EH) && (st = swu_eh_validate(blob, size, &w.item)) != SW_OK)
 		goto out;
 	if (v && v->header)
 		v->header(ctx, &h);

@@ -41,8 +41,9 @@ sw_status swu_eh_open(const void *blob, size_t size, struct swu_eh_reader *er)
 	if (!er->r.p)
 		return SW_OK;
 	/* A later encoding is refused, not misread. */
-	if (*er->r.p++ != SWU_EH_VERSION)
+	if (*er->r.p != SWU_EH_VERSION)
 		return SW_E_UNSUPPORTED;
+	er->r.p++;
 	if ((st = swu_read_uleb(&er->r, &er->count)) != SW_OK)
 		return st;
 	/* The flag says there is a clause; the bytes must hold them all. */
@@ -258,21 +259,30 @@ sw_status swu_eh_check_table(const sw_eh_clause *clauses, const struct swu_eh_re
 	return SW_OK;
 }
 
-sw_status swu_eh_validate(const void *blob, size_t size)
+sw_status swu_eh_validate(const void *blob, size_t size, const uint8_t **where)
 {
 	struct swu_eh_reader er, all;
 	sw_eh_clause c;
 	sw_status st;
 
-	if ((st = swu_eh_open(blob, size, &er)) != SW_OK)
+	*where = blob;
+	st = swu_eh_open(blob, size, &er);
+	if (er.r.p)
+		*where = er.r.p;
+	if (st != SW_OK)
 		return st;
 	/* Each clause on its own first, so that the section's last byte is known. */
 	all = er;
-	for (uint32_t i = 0; i < er.count; i++)
+	for (uint32_t i = 0; i < er.count; i++) {
+		*where = all.r.p;
 		if ((st = swu_eh_next(&all, &c)) != SW_OK)
 			return st;
+	}
+	*where = all.r.p;
 	if (all.r.p != all.r.end)
 		return SW_E_BADMETA;
+	/* A rule between clauses: the table's first clause. */
+	*where = er.r.p;
 	return swu_eh_check_table(NULL, &er, er.count, er.code_size);
 }
 

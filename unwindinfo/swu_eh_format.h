@@ -63,8 +63,12 @@ sw_status swu_eh_check_clause(const sw_eh_clause *c);
 sw_status swu_eh_check_table(const sw_eh_clause *clauses, const struct swu_eh_reader *er,
                              uint32_t count, uint32_t code_size);
 
-/* sw_swu_validate's part: the whole section, to its last byte. */
-sw_status swu_eh_validate(const void *blob, size_t size);
+/*
+ * sw_swu_validate's part: the whole section, to its last byte.  *where
+ * is the byte an error was found at (a clause's first for a bad clause,
+ * the first clause's for a rule between clauses).
+ */
+sw_status swu_eh_validate(const void *blob, size_t size, const uint8_t **where);
 
 /* Encode the section's size and the section (the caller has checked the clauses). */
 void swu_eh_put_section(struct swu_writer *w, const sw_eh_clause *clauses, uint32_t n);
