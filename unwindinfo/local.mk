@@ -30,8 +30,8 @@ tests_check_swu_eh_CFLAGS = $(TEST_CFLAGS)
 tests_check_swu_eh_LDADD = $(TEST_LIBS)
 
 # swdump's output on a known blob (runs ./examples/swdump from the build dir).
-TESTS += tests/swdump.test tests/swdump-gc.test
-EXTRA_DIST += tests/swdump.test tests/swdump-gc.test
+TESTS += tests/swdump.test tests/swdump-gc.test tests/swdump-eh.test
+EXTRA_DIST += tests/swdump.test tests/swdump-gc.test tests/swdump-eh.test
 
 dist_man_MANS += \
 	man/swu.5 \
