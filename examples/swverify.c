@@ -39,6 +39,7 @@ struct tally {
 	unsigned functions, verified, mismatched, errors;
 	unsigned skipped[SKIP_COUNT];
 	uint64_t ops, instructions, insns_skipped;
+	unsigned clauses;               /* EH clauses checked (the toy JIT) */
 	int verbose, quiet;
 };
 
@@ -299,6 +300,54 @@ out:
 #ifdef SWVERIFY_TOYJIT
 static __thread sw_frame *frame_head;
 
+struct clause_check {
+	struct tally *t;
+	const toyjit_method *m;
+};
+
+/* A clause's boundary must be where an instruction of the JIT's code starts. */
+static int clause_edge_ok(const toyjit_method *m, const char *what, uint32_t index, uint32_t off,
+                          int may_end)
+{
+	if (toyjit_insn_start(m->jit, m->start + off) || (may_end && off == m->size))
+		return 1;
+	printf("ERROR %s: EH clause %" PRIu32 ": its %s (offset %" PRIu32 ") is not an instruction's start\n",
+	       m->name, index, what, off);
+	return 0;
+}
+
+static int check_clause(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct clause_check *cc = data;
+	const toyjit_method *m = cc->m;
+	int ok = clause_edge_ok(m, "try start", index, c->try_start, 0) &
+	         clause_edge_ok(m, "try end", index, c->try_end, 1) &
+	         clause_edge_ok(m, "handler", index, c->handler_start, 0);
+
+	if (c->kind == SW_EH_FILTER)
+		ok &= clause_edge_ok(m, "filter", index, c->filter_start, 0);
+	cc->t->clauses++;
+	if (!ok)
+		cc->t->errors++;
+	return 0;
+}
+
+/*
+ * The clauses against the code: every region starts (and a try ends) at
+ * an instruction; sw_swu_validate, which sw_unwind_verify ran, has
+ * checked their nesting and that funclets lie past the main body.
+ */
+static void check_clauses(struct tally *t, const toyjit_method *m)
+{
+	struct clause_check cc = { t, m };
+	sw_status st = sw_swu_eh_clauses(m->swu, m->swu_size, check_clause, &cc);
+
+	if (st != SW_OK) {
+		t->errors++;
+		printf("ERROR %s: its EH clauses: %s\n", m->name, sw_strerror(st));
+	}
+}
+
 static void verify_emitted(const toyjit_method *m, const uint8_t *code, void *data)
 {
 	sw_swu_header h;
@@ -312,6 +361,7 @@ static void verify_emitted(const toyjit_method *m, const uint8_t *code, void *da
 		return;
 	}
 	verify_one(data, m->name, (sw_arch)h.arch, code, m->size, m->start, m->swu, m->swu_size);
+	check_clauses(data, m);
 }
 
 static void no_helper(toyjit *jit, sw_transition_frame *tf)
@@ -339,6 +389,19 @@ static int verify_toyjit(struct tally *t)
 		sw_codemap_destroy(map);
 		return 2;
 	}
+	/* The funclets the thrower's clauses name, registered as the clauses say. */
+	if (jit->thrower.size) {
+		uint32_t bad = 0;
+
+		st = sw_codemap_check_eh(map, jit->thrower.start, &bad);
+		if (st != SW_OK) {
+			t->errors++;
+			printf("ERROR %s: EH clause %" PRIu32 ": its funclets: %s\n", jit->thrower.name,
+			       bad, sw_strerror(st));
+		}
+	}
+	if (!t->quiet)
+		printf("%u EH clauses checked against the code and the code map\n", t->clauses);
 	toyjit_destroy(jit);
 	sw_codemap_destroy(map);
 	return summary(t, "toy JIT");

@@ -12,6 +12,7 @@
 #include <stackwalk/memory.h>
 #include <stackwalk/codemap.h>
 #include <stackwalk/swu.h>
+#include <stackwalk/swu_eh.h>
 #include <stackwalk/frame.h>
 #include <stackwalk/thread.h>
 #include <stackwalk/walk.h>

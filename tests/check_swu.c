@@ -1159,7 +1159,7 @@ START_TEST(bad_headers)
 	PATCH(1, 0x1f, SW_E_UNSUPPORTED);               /* unknown arch */
 	PATCH(1, 0x10, SW_E_UNSUPPORTED);               /* arch none */
 	PATCH(2, 0x02, SW_E_TRUNCATED);                 /* GC: 16 locations after 1 op byte */
-	PATCH(2, 0x20, SW_E_UNSUPPORTED);               /* unknown flags */
+	PATCH(2, 0x40, SW_E_UNSUPPORTED);               /* unknown flags (0x20 is EH clauses) */
 	PATCH(2, 0x08, SW_E_BADMETA);                   /* compact without rows */
 	PATCH(2, 0x7f, SW_E_UNSUPPORTED);
 	PATCH(3, 0x00, SW_E_BADMETA);                   /* code size 0 */
@@ -1433,7 +1433,7 @@ START_TEST(bad_body_ops)
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
 	PATCH(2, 0, SW_E_BADMETA);              /* no flag: the count is read as ops */
-	PATCH(2, 0x21, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x41, SW_E_UNSUPPORTED);       /* an unknown section */
 	PATCH(2, 9, SW_E_BADMETA);              /* compact without rows */
 	PATCH(2, 5, SW_E_BADMETA);              /* rows cannot have body ops */
 	PATCH(7, 3, SW_E_TRUNCATED);            /* a third body op that is not there */
@@ -2104,7 +2104,7 @@ START_TEST(gc_bad_blobs)
 	ck_assert_int_eq(validate_bytes(good, sizeof good), SW_OK);
 #define PATCH(i, v, want) do { memcpy(b, good, sizeof good); b[i] = (v); \
 	ck_assert_int_eq(validate_bytes(b, sizeof good), (want)); } while (0)
-	PATCH(2, 0x22, SW_E_UNSUPPORTED);       /* an unknown section */
+	PATCH(2, 0x42, SW_E_UNSUPPORTED);       /* an unknown section */
 	PATCH(2, 0x0a, SW_E_BADMETA);           /* compact without rows */
 	PATCH(7, 0x00, SW_E_BADMETA);           /* the flag, no location */
 	PATCH(7, 0x03, SW_E_TRUNCATED);         /* 3 locations cannot fit in 12 bytes */

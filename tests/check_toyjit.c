@@ -623,6 +623,45 @@ static const toyjit_walked *find_method(const toyjit_walk *w, const void *m, siz
  * stub's TransitionFrame) and calls the stub: walks with each funclet rule,
  * and a collection under it.
  */
+static int one_clause(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	sw_eh_clause *out = data;
+
+	ck_assert_uint_eq(index, 0);
+	*out = *c;
+	return 0;
+}
+
+/*
+ * The thrower's catch clause, as the walk finds its frames: the clause
+ * that covers the thrower's call is the one whose handler is the funclet
+ * running.  CoreCLR looks a frame's clauses up at its return address
+ * minus one, the call (STACKWALK_CONTROLPC_ADJUST_OFFSET in SfiInit and
+ * SfiNext, src/coreclr/vm/exceptionhandling.cpp): the return address
+ * itself lies past the try.
+ */
+static void check_thrower_clause(const toyjit *jit, const toyjit_walked *parent,
+                                 const toyjit_walked *funclet)
+{
+	const toyjit_method *t = &jit->thrower;
+	uint32_t call = (uint32_t)(parent->ip - t->start) - 1;
+	sw_eh_clause c = { 99, 0, 0, 0, 0, 0, 0, 0 };
+	sw_eh_handler h;
+
+	ck_assert_int_eq(sw_swu_eh_covering(t->swu, t->swu_size, call, one_clause, &c), SW_OK);
+	ck_assert_uint_eq(c.kind, SW_EH_CATCH);
+	ck_assert_uint_eq(c.type_token, TOYJIT_CATCH_TYPE);
+	ck_assert_uint_eq(t->start + c.handler_start, funclet->code.start);
+	ck_assert_uint_eq(c.handler_end - c.handler_start, funclet->code.size);
+	c.kind = 99;
+	ck_assert_int_eq(sw_swu_eh_covering(t->swu, t->swu_size, call + 1, one_clause, &c), SW_OK);
+	ck_assert_uint_eq(c.kind, 99);
+	ck_assert_int_eq(sw_swu_eh_handler_at(t->swu, t->swu_size,
+	                                      (uint32_t)(funclet->ip - t->start), &h), SW_OK);
+	ck_assert_uint_eq(h.index, 0);
+	ck_assert_uint_eq(h.in_filter, 0);
+}
+
 START_TEST(test_funclet)
 {
 	toyjit *jit = make_jit(five, 5, helper);
@@ -660,6 +699,7 @@ START_TEST(test_funclet)
 	ck_assert(f->is_parent_of_funclet && !f->is_funclet && f->report_gc);
 	/* The funclet's rbp was the parent's frame pointer: the establisher frame. */
 	ck_assert_uint_eq(w->frames[1].regs[SW_X64_RBP], f->regs[SW_X64_RBP]);
+	check_thrower_clause(jit, f, &w->frames[1]);
 	for (k = 0; k < depth; k++) {
 		ck_assert_ptr_eq(w->frames[4 + k].method, toyjit_frame_method(jit, depth - 1 - (unsigned)k));
 		ck_assert(!w->frames[4 + k].is_parent_of_funclet);

@@ -19,6 +19,10 @@
  * A funclet's PSP slot (sw_swu_psp_slot) may be named at any time; finish
  * checks what depends on the whole method: that slots in the parent's
  * frame have it, and are live only where it holds the parent's CFA.
+ *
+ * Exception handling clauses (sw_swu_eh_clause) come in table order and
+ * are kept as given; each is checked on arrival, the table as a whole by
+ * finish, which knows the code size (swu_eh.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@
 #include "arch.h"
 #include "swu_format.h"
 #include "swu_state.h"
+#include "swu_eh_format.h"
 
 enum builder_phase {
 	IN_PROLOG,              /* before sw_swu_end_prolog */
@@ -76,6 +81,8 @@ struct sw_swu_builder {
 	struct gc_entry *gc;
 	size_t ngc, gc_cap;
 	int32_t psp;                    /* the PSP slot's CFA offset, 0 for none */
+	sw_eh_clause *eh;               /* exception handling clauses, in table order */
+	size_t neh, eh_cap;
 };
 
 SW_API sw_status sw_swu_builder_create(sw_swu_builder **out, sw_arch arch)
@@ -109,6 +116,7 @@ SW_API void sw_swu_builder_destroy(sw_swu_builder *b)
 	for (uint32_t i = 0; i < b->gc_cap; i++)
 		free(b->gc[i].ranges);
 	free(b->gc);
+	free(b->eh);
 	free(b);
 }
 
@@ -129,6 +137,7 @@ SW_API void sw_swu_builder_reset(sw_swu_builder *b)
 		b->gc[i].nranges = 0;
 	b->ngc = 0;
 	b->psp = 0;
+	b->neh = 0;
 	swu_state_init(&b->body, b->arch);
 	b->args = b->body;
 	b->rows = b->body;
@@ -685,6 +694,24 @@ static void encode_gc(const sw_swu_builder *b, struct swu_writer *w)
 	}
 }
 
+SW_API sw_status sw_swu_eh_clause(sw_swu_builder *b, const sw_eh_clause *clause)
+{
+	sw_status st;
+
+	if (!b || !clause)
+		return SW_E_INVAL;
+	if (b->error != SW_OK)
+		return b->error;
+	if (swu_eh_check_clause(clause) != SW_OK)
+		return fail(b, SW_E_INVAL);
+	if (b->neh >= SW_SWU_MAX_EH_CLAUSES)
+		return fail(b, SW_E_LIMIT);
+	if ((st = reserve((void **)&b->eh, &b->eh_cap, b->neh, sizeof *b->eh)) != SW_OK)
+		return fail(b, st);
+	b->eh[b->neh++] = *clause;
+	return SW_OK;
+}
+
 /* The unwind ops: prolog ops, epilog table, body ops; or the row ops. */
 static void encode_ops(const sw_swu_builder *b, struct swu_writer *w)
 {
@@ -734,7 +761,8 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 	swu_put_byte(w, SWU_MAGIC);
 	swu_put_byte(w, SWU_VERSION << 4 | (unsigned)b->arch->arch);
 	swu_put_uleb(w, (b->nbops ? SWU_FLAG_BODY_OPS : 0) | (b->ngc ? SWU_FLAG_GC : 0) |
-	             (b->nrops ? SWU_FLAG_ROWS | SWU_FLAG_COMPACT : 0) | (b->psp ? SWU_FLAG_PSP : 0));
+	             (b->nrops ? SWU_FLAG_ROWS | SWU_FLAG_COMPACT : 0) | (b->psp ? SWU_FLAG_PSP : 0) |
+	             (b->neh ? SWU_FLAG_EH : 0));
 	swu_put_uleb(w, code_size);
 	if (b->nrops) {
 		swu_put_uleb(w, b->nrops);
@@ -755,6 +783,8 @@ static void encode(const sw_swu_builder *b, uint32_t code_size, struct swu_write
 		swu_put_uleb(w, b->ngc);
 		swu_put_uleb(w, (uint32_t)count.len);
 	}
+	if (b->neh)
+		swu_eh_put_section(w, b->eh, (uint32_t)b->neh);
 	encode_ops(b, w);
 	encode_gc(b, w);
 }
@@ -793,6 +823,9 @@ SW_API sw_status sw_swu_finish(sw_swu_builder *b, uint32_t code_size,
 	if (b->psp && (b->nrops || !swu_state_free_slot(&b->body, b->psp)))
 		return SW_E_INVAL;
 	if (!parent_slots_ok(b, prolog_size))
+		return SW_E_INVAL;
+	/* The clauses against the main body: funclets past it, nesting, order. */
+	if (b->neh && swu_eh_check_table(b->eh, NULL, (uint32_t)b->neh, code_size) != SW_OK)
 		return SW_E_INVAL;
 	/* finish leaves the builder as it was, so it may be called again. */
 	encode(b, code_size, &w);

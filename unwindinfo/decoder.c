@@ -23,6 +23,7 @@
 #include "arch.h"
 #include "swu_format.h"
 #include "swu_state.h"
+#include "swu_eh_format.h"
 
 SW_API sw_status sw_swu_decode_header(const void *blob, size_t size, sw_swu_header *out)
 {
@@ -806,6 +807,9 @@ static sw_status walk_blob(const void *blob, size_t size, const struct swu_visit
 			w.item = r.p;
 		goto out;
 	}
+	/* The exception handling clauses, before the ops they do not depend on. */
+	if ((flags & SWU_FLAG_EH) && (st = swu_eh_validate(blob, size, &w.item)) != SW_OK)
+		goto out;
 	if (v && v->header)
 		v->header(ctx, &h);
 	swu_state_init(&w.body, arch);

@@ -11,6 +11,7 @@
 #include "util.h"
 #include "swu_format.h"
 #include "swu_state.h"
+#include "swu_eh_format.h"
 
 struct dump_ctx {
 	FILE *out;
@@ -235,6 +236,8 @@ SW_API sw_status sw_swu_dump(FILE *out, const void *blob, size_t size)
 	if (!out || !blob)
 		return SW_E_INVAL;
 	st = swu_walk(blob, size, &printer, &d, &where);
+	if (st == SW_OK)
+		st = swu_eh_dump(out, blob, size);
 	if (st != SW_OK)
 		fprintf(out, "error at byte %zu: %s\n", where, sw_strerror(st));
 	return st;

@@ -10,6 +10,8 @@ lib_libsw_unwindinfo_la_SOURCES += \
 	unwindinfo/decoder.c \
 	unwindinfo/swu_parent_slots.h \
 	unwindinfo/swu_parent_slots.c \
+	unwindinfo/swu_eh_format.h \
+	unwindinfo/swu_eh.c \
 	unwindinfo/dump.c
 
 bin_PROGRAMS += examples/swdump
@@ -23,9 +25,15 @@ tests_check_swu_SOURCES = tests/check_swu.c
 tests_check_swu_CFLAGS = $(TEST_CFLAGS)
 tests_check_swu_LDADD = $(TEST_LIBS)
 
+check_PROGRAMS += tests/check_swu_eh
+TESTS += tests/check_swu_eh
+tests_check_swu_eh_SOURCES = tests/check_swu_eh.c tests/eh_clauses.h
+tests_check_swu_eh_CFLAGS = $(TEST_CFLAGS)
+tests_check_swu_eh_LDADD = $(TEST_LIBS)
+
 # swdump's output on a known blob (runs ./examples/swdump from the build dir).
-TESTS += tests/swdump.test tests/swdump-gc.test
-EXTRA_DIST += tests/swdump.test tests/swdump-gc.test
+TESTS += tests/swdump.test tests/swdump-gc.test tests/swdump-eh.test
+EXTRA_DIST += tests/swdump.test tests/swdump-gc.test tests/swdump-eh.test
 
 dist_man_MANS += \
 	man/swu.5 \
@@ -65,4 +73,10 @@ dist_man_MANS += \
 	man/sw_swu_gc_stack_slot.3 \
 	man/sw_swu_psp_slot.3 \
 	man/sw_swu_gc_register.3 \
-	man/sw_swu_gc_live.3
+	man/sw_swu_gc_live.3 \
+	man/sw_swu_eh.3 \
+	man/sw_swu_eh_clause.3 \
+	man/sw_swu_eh_clauses.3 \
+	man/sw_swu_eh_covering.3 \
+	man/sw_swu_eh_handler_at.3 \
+	man/sw_codemap_check_eh.3

@@ -126,11 +126,35 @@ static sw_status read_psp(struct swu_reader *r, const struct swi_arch *a, int32_
 	return SW_OK;
 }
 
+/*
+ * The EH section's size, then the section itself, which the rest of the
+ * blob follows: `eh` (if not NULL) receives exactly its bytes.  Its
+ * contents are read by swu_eh.c; a walk skips them.
+ */
+static sw_status read_eh_section(struct swu_reader *r, struct swu_reader *eh)
+{
+	uint32_t eh_bytes;
+	sw_status st;
+
+	if ((st = swu_read_uleb(r, &eh_bytes)) != SW_OK)
+		return st;
+	if (eh_bytes < SWU_EH_MIN_BYTES)
+		return SW_E_BADMETA;
+	if (eh_bytes > (size_t)(r->end - r->p))
+		return SW_E_TRUNCATED;
+	if (eh) {
+		eh->p = r->p;
+		eh->end = r->p + eh_bytes;
+	}
+	r->p += eh_bytes;
+	return SW_OK;
+}
+
 static sw_status read_header(struct swu_reader *r, const void *blob, size_t size,
                              sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out,
-                             int32_t *psp_out)
+                             int32_t *psp_out, struct swu_reader *eh_out)
 {
-	uint32_t flags;
+	uint32_t flags, unwind_bytes = 0;
 	int32_t psp = 0;
 	sw_status st;
 
@@ -195,14 +219,18 @@ static sw_status read_header(struct swu_reader *r, const void *blob, size_t size
 	if (psp_out)
 		*psp_out = psp;
 	if (flags & SWU_FLAG_GC) {
-		uint32_t unwind_bytes;
-
 		if ((st = swu_read_uleb(r, &h->gc_locations)) != SW_OK ||
 		    (st = swu_read_uleb(r, &unwind_bytes)) != SW_OK)
 			return st;
 		/* The flag says there is at least one location. */
 		if (h->gc_locations == 0 || h->gc_locations > SW_SWU_MAX_GC_LOCATIONS)
 			return SW_E_BADMETA;
+	}
+	if (eh_out)
+		eh_out->p = eh_out->end = NULL;
+	if ((flags & SWU_FLAG_EH) && (st = read_eh_section(r, eh_out)) != SW_OK)
+		return st;
+	if (flags & SWU_FLAG_GC) {
 		/* The ops, then the locations, 5 bytes or more each, must be there. */
 		if (unwind_bytes > (size_t)(r->end - r->p) ||
 		    (size_t)(r->end - r->p) - unwind_bytes < (size_t)h->gc_locations * SWU_GC_MIN_BYTES)
@@ -226,7 +254,7 @@ static sw_status read_header(struct swu_reader *r, const void *blob, size_t size
 sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
                           sw_swu_header *h, const struct swi_arch **arch, uint32_t *flags_out)
 {
-	return read_header(r, blob, size, h, arch, flags_out, NULL);
+	return read_header(r, blob, size, h, arch, flags_out, NULL, NULL);
 }
 
 sw_status swu_read_psp_slot(const void *blob, size_t size, int32_t *cfa_offset)
@@ -235,7 +263,21 @@ sw_status swu_read_psp_slot(const void *blob, size_t size, int32_t *cfa_offset)
 	const struct swi_arch *arch;
 	sw_swu_header h;
 
-	return read_header(&r, blob, size, &h, &arch, NULL, cfa_offset);
+	return read_header(&r, blob, size, &h, &arch, NULL, cfa_offset, NULL);
+}
+
+sw_status swu_read_eh_section(const void *blob, size_t size, struct swu_reader *eh,
+                              uint32_t *code_size)
+{
+	struct swu_reader r;
+	const struct swi_arch *arch;
+	sw_swu_header h;
+	sw_status st;
+
+	if ((st = read_header(&r, blob, size, &h, &arch, NULL, NULL, eh)) != SW_OK)
+		return st;
+	*code_size = h.code_size;
+	return SW_OK;
 }
 
 /* ---- Row ops, plain or compact ---- */

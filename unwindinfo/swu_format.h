@@ -15,6 +15,8 @@
  *   PSP slot           only with SWU_FLAG_PSP: SLEB128 CFA offset / pointer size
  *   GC location count  only with SWU_FLAG_GC
  *   unwind op bytes    only with SWU_FLAG_GC: where the GC section begins
+ *   EH bytes           only with SWU_FLAG_EH: the EH section's size
+ *   EH section         only with SWU_FLAG_EH: version, clauses (swu_eh.c)
  *   prolog ops         end delta, opcode byte, operands
  *   epilogs            start delta, length, op count, op bytes, ops
  *   body ops           only with SWU_FLAG_BODY_OPS: end delta, opcode, size
@@ -91,8 +93,17 @@
  * flag rejects such a blob as unsupported, as it does any unknown flag.
  */
 #define SWU_FLAG_PSP       0x10u
+/*
+ * Exception handling clauses (swu_eh.c): an EH byte count in the header,
+ * after every other field, and the EH section right after the header,
+ * before the ops, so that neither the op bytes of SWU_FLAG_GC nor the GC
+ * section at the end move.  The section starts with its own version.
+ */
+#define SWU_FLAG_EH        0x20u
 #define SWU_FLAGS_KNOWN    (SWU_FLAG_BODY_OPS | SWU_FLAG_GC | SWU_FLAG_ROWS | SWU_FLAG_COMPACT | \
-                            SWU_FLAG_PSP)
+                            SWU_FLAG_PSP | SWU_FLAG_EH)
+/* The smallest EH section: its version byte and a clause count. */
+#define SWU_EH_MIN_BYTES   2
 
 /* The compact row encoding's first bytes (see above). */
 #define SWU_C_FULL_OP      0x10u        /* 0x10-0x15: opcode, then d, operands */
@@ -271,6 +282,14 @@ sw_status swu_read_header(struct swu_reader *r, const void *blob, size_t size,
  * header is checked as swu_read_header checks it, nothing more.
  */
 sw_status swu_read_psp_slot(const void *blob, size_t size, int32_t *cfa_offset);
+
+/*
+ * The blob's EH section (SWU_FLAG_EH): *eh covers exactly its bytes, or
+ * is empty (p == end == NULL) when the blob has none; *code_size is the
+ * header's.  The header is checked as swu_read_header checks it.
+ */
+sw_status swu_read_eh_section(const void *blob, size_t size, struct swu_reader *eh,
+                              uint32_t *code_size);
 
 /*
  * Row ops, plain or compact.  A compact push byte is two ops: the reader

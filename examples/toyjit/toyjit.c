@@ -129,6 +129,13 @@ void toyjit_set_emit_hook(toyjit_emit_fn fn, void *data)
 	emit_hook_data = data;
 }
 
+/* The method's code ends here. */
+static void end_code(struct tj_emit *e)
+{
+	e->m->start = (uintptr_t)(e->b->code + e->start);
+	e->m->size = tj_here(e);
+}
+
 /* Encode the description into m->swu, and show the method to the hook. */
 static sw_status finish_method(struct tj_emit *e)
 {
@@ -140,8 +147,6 @@ static sw_status finish_method(struct tj_emit *e)
 		return SW_E_LIMIT;
 	if (e->err != SW_OK)
 		return e->err;
-	m->start = (uintptr_t)(e->b->code + e->start);
-	m->size = tj_here(e);
 	tj_note(e, sw_swu_finish(e->sb, m->size, blob, sizeof(blob), &blob_len));
 	if (e->err != SW_OK)
 		return e->err;
@@ -188,6 +193,7 @@ static sw_status emit_method(toyjit *jit, const struct toyjit_backend *be, code_
 	m->prolog_size = tj_here(&e);
 	be->emit_body(&e, locals, (k + 1) % jit->nmethods);
 	be->emit_epilog(&e, m->shape);
+	end_code(&e);
 	if ((st = finish_method(&e)) != SW_OK)
 		return st;
 	jit->entries[k] = (void *)(uintptr_t)m->start;
@@ -202,6 +208,43 @@ static sw_status emit_whole(toyjit *jit, const struct toyjit_backend *be, code_b
 
 	begin_method(&e, be);
 	fn(&e);
+	end_code(&e);
+	return finish_method(&e);
+}
+
+/*
+ * The thrower and its catch funclet.  The funclet follows the thrower's
+ * code, as CoreCLR lays funclets out after their method's main body
+ * (src/coreclr/vm/exceptionhandling.cpp), and the thrower's catch clause
+ * names it by offset: the thrower's blob is finished once the funclet is
+ * emitted, the funclet described meanwhile by a builder of its own.
+ */
+static sw_status emit_thrower(toyjit *jit, const struct toyjit_backend *be, code_buf *b,
+                              sw_swu_builder *sb)
+{
+	toyjit_method *t = &jit->thrower, *f = &jit->funclet;
+	struct tj_emit e = { jit, t, b, sb, 0, SW_OK };
+	sw_swu_builder *fb = NULL;
+	sw_eh_clause clause;
+	sw_status st;
+
+	begin_method(&e, be);
+	be->emit_thrower(&e);
+	end_code(&e);
+	st = sw_swu_builder_create(&fb, be->host.arch);
+	if (st == SW_OK)
+		st = emit_whole(jit, be, b, fb, f, be->emit_funclet);
+	sw_swu_builder_destroy(fb);
+	if (st != SW_OK)
+		return st;
+	memset(&clause, 0, sizeof clause);
+	clause.kind = SW_EH_CATCH;
+	clause.try_start = t->try_start;
+	clause.try_end = t->try_end;
+	clause.handler_start = (uint32_t)(f->start - t->start);
+	clause.handler_end = clause.handler_start + f->size;
+	clause.type_token = TOYJIT_CATCH_TYPE;
+	tj_note(&e, sw_swu_eh_clause(sb, &clause));
 	return finish_method(&e);
 }
 
@@ -242,6 +285,12 @@ static sw_status register_methods(toyjit *jit)
 			return st;
 		}
 	}
+	/* The catch clause's funclet is registered where the clause says. */
+	if (jit->thrower.size && (st = sw_codemap_check_eh(jit->map, jit->thrower.start, NULL)) != SW_OK) {
+		for (unsigned i = 0; i < n; i++)
+			sw_codemap_remove(jit->map, all[i]->start);
+		return st;
+	}
 	return SW_OK;
 }
 
@@ -273,11 +322,8 @@ static sw_status emit_all(toyjit *jit, const struct toyjit_backend *be, void *me
 		st = emit_whole(jit, be, &b, sb, &jit->leaf, be->emit_leaf);
 	for (unsigned k = 0; st == SW_OK && k < jit->nmethods; k++)
 		st = emit_method(jit, be, &b, sb, k);
-	if (st == SW_OK && be->emit_thrower && be->emit_funclet) {
-		st = emit_whole(jit, be, &b, sb, &jit->thrower, be->emit_thrower);
-		if (st == SW_OK)
-			st = emit_whole(jit, be, &b, sb, &jit->funclet, be->emit_funclet);
-	}
+	if (st == SW_OK && be->emit_thrower && be->emit_funclet)
+		st = emit_thrower(jit, be, &b, sb);
 	sw_swu_builder_destroy(sb);
 	if (st == SW_OK && b.overflow)
 		st = SW_E_LIMIT;

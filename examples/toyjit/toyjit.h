@@ -41,6 +41,8 @@
  * TransitionFrame stub) into C dispatch code, which runs the thrower's
  * catch funclet with the thrower's frame pointer (the establisher frame);
  * the funclet calls the ordinary stub, where the walk and the GC happen.
+ * The funclet follows the thrower's code, and the thrower's SWU records
+ * the catch clause (sw_swu_eh_clause) that names it.
  *
  * One instance serves one thread: the addresses of its shadow stack and of
  * the thread's Frame list head are built into the code.
@@ -143,6 +145,7 @@ typedef struct toyjit_method {
 	uint32_t gc_unsafe_end;
 	uint32_t code_flags;        /* SW_CODE_* it is registered with */
 	const struct toyjit_method *parent;   /* a funclet's parent method */
+	uint32_t try_start, try_end;  /* the thrower: the try region its catch funclet protects */
 	uint8_t *swu;               /* its SWU blob (also copied into the code map) */
 	size_t swu_size;
 	struct toyjit *jit;
@@ -174,6 +177,7 @@ enum {
 #define TOYJIT_OBJ_SIZE ((int32_t)(TOYJIT_OBJ_WORDS * sizeof(uintptr_t)))
 #define TOYJIT_HEAP_SIZE (256 * 1024)   /* bytes per semispace: a run of any depth fits */
 #define TOYJIT_THROW_PAYLOAD 0x7e570000u /* the thrower's object */
+#define TOYJIT_CATCH_TYPE 0x02000001u   /* the type token of the thrower's catch clause */
 
 /* A root the collector found, kept until the walk is over. */
 typedef struct toyjit_gc_root {

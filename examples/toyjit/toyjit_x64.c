@@ -690,9 +690,12 @@ static void x64_thrower(struct emit *e)
 	slot_from = here(e);
 	m->gc_unsafe_end = here(e);
 
+	/* The try region: the call that throws, its catch clause's (toyjit.c). */
+	m->try_start = here(e);
 	x64_mov_ri64(b, X64_RAX, (uintptr_t)&e->jit->throw_stub_entry);
 	x64_call_m(b, X64_RAX, 0);
 	tj_call_site(e, 0);
+	m->try_end = here(e);
 
 	x64_mov_rm(b, X64_RAX, X64_RBP, THROWER_SLOT);
 	use = here(e);

@@ -13,7 +13,8 @@ lib_libsw_codemap_la_SOURCES += \
 	lib/codemap/body_shape.h \
 	lib/codemap/epoch.h \
 	lib/codemap/epoch.c \
-	lib/codemap/codemap_publish.c
+	lib/codemap/codemap_publish.c \
+	lib/codemap/codemap_eh.c
 
 check_PROGRAMS += tests/check_codemap
 TESTS += tests/check_codemap

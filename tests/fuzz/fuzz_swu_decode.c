@@ -3,23 +3,30 @@
  * blobs.
  *
  * The input is a blob, either as it is (first byte even) or derived: a
- * method of a synthetic stack (arch and seed from the input) whose blob
- * the rest of the input patches and truncates, so that random runs reach
- * deep into well-formed blobs too.  Every entry point runs on it: header,
- * validation, the dump, decoding at every offset (both views) and the GC
- * enumeration.  Beyond "never crash", what swu(5) promises is checked,
- * and a broken promise aborts:
+ * method of a synthetic stack (arch and seed from the input), or with
+ * first byte EH_MODE a method with exception handling clauses the input
+ * picks from a table of nested ones, whose blob the rest of the input
+ * patches and truncates, so that random runs reach deep into well-formed
+ * blobs and clause tables too.  Every entry point runs on it: header,
+ * validation, the dump, decoding at every offset (both views), the GC
+ * enumeration and the EH clause queries.  Beyond "never crash", what
+ * swu(5) promises is checked, and a broken promise aborts:
  *   - a blob that validates decodes (and enumerates) at every offset up to
  *     its code size, and the rules it gives name real registers;
+ *   - a blob that validates lists its clauses, each with a known kind and
+ *     non-empty regions, and the clauses said to cover an offset, or to
+ *     hold it in a funclet, do;
  *   - the dump accepts exactly the blobs the validator accepts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <stackwalk.h>
 #include "fuzz.h"
+#include "../eh_clauses.h"
 
 #define MAX_BLOB      65536
 #define MAX_OFFSETS   2048    /* offsets decoded per blob: all of them, or a spread */
+#define EH_MODE       0x45    /* first byte: a blob built with EH clauses, then patched */
 
 static FILE *null_stream(void)
 {
@@ -81,6 +88,74 @@ static void decode_at(const uint8_t *blob, size_t size, const sw_swu_header *h,
 		abort();
 }
 
+/* What every clause the queries report must be, whatever the blob said. */
+static void check_clause(const sw_eh_clause *c)
+{
+	if ((c->kind != SW_EH_CATCH && c->kind != SW_EH_FILTER && c->kind != SW_EH_FINALLY &&
+	     c->kind != SW_EH_FAULT) || (c->flags & ~(uint32_t)SW_EH_DUPLICATED) ||
+	    c->try_start >= c->try_end || c->handler_start >= c->handler_end ||
+	    c->try_end > SW_SWU_MAX_CODE_SIZE || c->handler_end > SW_SWU_MAX_CODE_SIZE ||
+	    (c->kind == SW_EH_FILTER && c->filter_start >= c->handler_start))
+		abort();
+}
+
+struct eh_seen {
+	uint32_t offset;
+	uint32_t n, last;
+};
+
+static int eh_listed(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct eh_seen *seen = data;
+
+	check_clause(c);
+	if (index >= SW_SWU_MAX_EH_CLAUSES || (seen->n && index <= seen->last))
+		abort();        /* indexes ascend within the limit */
+	seen->last = index;
+	seen->n++;
+	return 0;
+}
+
+static int eh_covers(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct eh_seen *seen = data;
+
+	if (c->try_start > seen->offset || seen->offset >= c->try_end)
+		abort();
+	return eh_listed(data, index, c);
+}
+
+/* The EH queries: errors only where the validator refused the blob. */
+static void eh_queries(const uint8_t *blob, size_t size, uint32_t code_size, int valid)
+{
+	struct eh_seen all = { 0, 0, 0 };
+	sw_eh_handler h;
+	sw_status st;
+
+	st = sw_swu_eh_clauses(blob, size, eh_listed, &all);
+	if (valid && st != SW_OK)
+		abort();
+	if (st != SW_OK)
+		return;
+	/* Offsets in the main body and the funclets beyond it. */
+	for (uint32_t off = 0; off < 2 * code_size + 64 && off < MAX_OFFSETS; off++) {
+		struct eh_seen cov = { off, 0, 0 };
+
+		st = sw_swu_eh_covering(blob, size, off, eh_covers, &cov);
+		if (st != SW_OK || cov.n > all.n)
+			abort();        /* the table read once reads again */
+		st = sw_swu_eh_handler_at(blob, size, off, &h);
+		if (st == SW_OK) {
+			check_clause(&h.clause);
+			if (h.index >= all.n || off >= h.clause.handler_end ||
+			    off < (h.in_filter ? h.clause.filter_start : h.clause.handler_start))
+				abort();
+		} else if (st != SW_E_NOTFOUND) {
+			abort();
+		}
+	}
+}
+
 static void run_blob(const uint8_t *blob, size_t size)
 {
 	sw_swu_header h;
@@ -107,6 +182,26 @@ static void run_blob(const uint8_t *blob, size_t size)
 		decode_at(blob, size, &h, h.code_size, valid == SW_OK);
 	decode_at(blob, size, &h, h.code_size + 1, 0);
 	decode_at(blob, size, &h, UINT32_MAX, 0);
+	eh_queries(blob, size, h.code_size, valid == SW_OK);
+}
+
+/* A blob with a prefix of eh_nested (at least one clause), built by the builder. */
+static size_t eh_blob(struct fz *f, uint8_t *out, size_t cap)
+{
+	static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
+	unsigned n = 1 + fz_u8(f) % (EH_NESTED);
+	sw_swu_builder *b;
+	size_t len = 0;
+
+	if (sw_swu_builder_create(&b, arches[fz_u8(f) % 3]) != SW_OK)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		sw_swu_eh_clause(b, &eh_nested[i]);
+	/* Every prefix of the table is valid; a refusal would leave nothing to patch. */
+	if (sw_swu_finish(b, EH_CODE, out, cap, &len) != SW_OK)
+		len = 0;
+	sw_swu_builder_destroy(b);
+	return len;
 }
 
 /* A well-formed blob to start from: a method on a small synthetic stack. */
@@ -160,7 +255,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(copy);
 		return 0;
 	}
-	len = derived_blob(&f, blob, sizeof blob);
+	len = data[0] == EH_MODE ? eh_blob(&f, blob, sizeof blob) : derived_blob(&f, blob, sizeof blob);
 	/* Then patches: (position, xor) pairs; a final odd byte truncates. */
 	while (f.n >= 3 && len) {
 		uint16_t pos = fz_u16(&f);

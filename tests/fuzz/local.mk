@@ -27,7 +27,7 @@ FUZZ_STANDALONE = tests/fuzz/standalone_main.c tests/fuzz/fuzz.h
 FUZZ_STANDALONE_LDADD = libstackwalk_elf.la -lpthread
 
 check_PROGRAMS += tests/fuzz/fuzz_swu_decode
-tests_fuzz_fuzz_swu_decode_SOURCES = tests/fuzz/fuzz_swu_decode.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_swu_decode_SOURCES = tests/fuzz/fuzz_swu_decode.c tests/eh_clauses.h $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_swu_decode_LDADD = $(FUZZ_STANDALONE_LDADD)
 
 check_PROGRAMS += tests/fuzz/fuzz_walk_mutated
