@@ -3,7 +3,7 @@
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
 examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
-	examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
+	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
