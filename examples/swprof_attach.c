@@ -111,6 +111,7 @@ typedef struct attach_state {
 	unsigned ncpus, *cpus;
 	int exclude_kernel;
 	unsigned long lost, past_copy, no_regs, kernel_samples, events;
+	double walk_cpu_s;          /* CPU time of the samples' walks (and the maps reread for them) */
 	int rescan;                 /* code was mapped: read the maps before the next sample */
 	int rescanned;              /* the maps were read again this round */
 	pid_t *tids;                /* threads sampled, sorted */
@@ -134,14 +135,15 @@ static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 static int online_cpus(attach_state *a)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 	unsigned lo, hi;
 	char sep = ',';
+	FILE *f;
 
 	if (n < 1)
 		n = 1;
 	if (!(a->cpus = calloc((size_t)n, sizeof *a->cpus)))
 		return -1;
+	f = fopen("/sys/devices/system/cpu/online", "re");
 	while (f && sep == ',' && fscanf(f, "%u", &lo) == 1) {
 		hi = lo;
 		if (fscanf(f, "%c", &sep) == 1 && sep == '-' && (fscanf(f, "%u", &hi) != 1 ||
@@ -418,16 +420,28 @@ static void handle_sample(attach_state *a, const unsigned char *at, const unsign
 	record_sample(&w, 1);
 }
 
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void handle_record(attach_state *a, const struct perf_event_header *h,
                           const unsigned char *body, const unsigned char *end)
 {
 	uint64_t lost[2];
 
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SAMPLE: {
+		double started = thread_cpu_s();
+
 		a->events++;
 		handle_sample(a, body, end);
+		a->walk_cpu_s += thread_cpu_s() - started;
 		break;
+	}
 	case PERF_RECORD_LOST:
 		if (take(body, end, lost, sizeof lost))
 			a->lost += lost[1];
@@ -566,8 +580,9 @@ static int write_attached(const attach_state *a, double seconds)
 	        out[FORMAT_PPROF] ? out[FORMAT_PPROF] : "");
 	if (a->o->verbose)
 		fprintf(stderr, "swprof: %lu sample records, %lu with no user registers, %lu taken in "
-		        "the kernel (walked from the system call), maps read %lu times again\n",
-		        a->events, a->no_regs, a->kernel_samples, a->proc.rescans);
+		        "the kernel (walked from the system call), maps read %lu times again; "
+		        "%.2f us CPU per sample walked\n", a->events, a->no_regs, a->kernel_samples,
+		        a->proc.rescans, a->events ? a->walk_cpu_s * 1e6 / (double)a->events : 0.0);
 	return 0;
 }
 
