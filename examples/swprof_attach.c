@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -500,6 +501,51 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Whether every thread of the process has ended (exited, or a zombie
+ * whose parent has not reaped it yet), as /proc says: the rings may
+ * still hold its last samples, and the events' POLLHUP is not needed.
+ */
+static int process_ended(pid_t pid)
+{
+	char name[64], path[64 + 256 + 8], buf[512];
+	struct dirent *d;
+	int live = 0;
+	DIR *dir;
+
+	snprintf(name, sizeof name, "/proc/%ld/task", (long)pid);
+	if (!(dir = opendir(name)))
+		return 1;
+	while (!live && (d = readdir(dir)) != NULL) {
+		const char *state;
+		ssize_t n;
+		int fd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s/stat", name, d->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		/* "tid (comm) S ...": the state follows the last ')', the name may hold any. */
+		state = strrchr(buf, ')');
+		live = state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+	}
+	closedir(dir);
+	return !live;
+}
+
 /* Until -d's time is up, SIGINT or SIGTERM, or every thread of the process has ended. */
 static void sample_until_done(attach_state *a)
 {
@@ -513,8 +559,7 @@ static void sample_until_done(attach_state *a)
 	for (size_t i = 0; i < a->nfds; i++)
 		ioctl(a->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	while (!stop_signal) {
-		int timeout = POLL_MS;
-		size_t hung = 0;
+		int timeout = POLL_MS, readable = 0;
 
 		if (deadline) {
 			double left = deadline - now_s();
@@ -526,11 +571,12 @@ static void sample_until_done(attach_state *a)
 		}
 		if (pfd && poll(pfd, a->nfds, timeout) > 0)
 			for (size_t i = 0; i < a->nfds; i++)
-				hung += (pfd[i].revents & POLLHUP) != 0;
-		else if (!pfd)
-			usleep((useconds_t)timeout * 1000);
+				readable |= (pfd[i].revents & POLLIN) != 0;
+		/* Woken with nothing to read (POLLHUP: threads ended): wait all the same. */
+		if (!pfd || (!readable && !stop_signal))
+			nap_ms(timeout);
 		drain_all(a);
-		if ((pfd && hung == a->nfds) || (kill(a->o->pid, 0) != 0 && errno == ESRCH))
+		if (process_ended(a->o->pid))
 			break;
 	}
 	for (size_t i = 0; i < a->nfds; i++)
