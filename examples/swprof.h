@@ -15,6 +15,7 @@
 #define SWPROF_API __attribute__((visibility("default")))
 #define MAX_MODULES 256
 #define MAX_DEPTH 128
+#define BUFFER_WORDS (4u << 20)     /* prof.buf: raw samples, a header word, then IPs */
 
 /*
  * The raw samples in prof.buf: a header word, then the frames' IPs, leaf
@@ -143,6 +144,8 @@ typedef struct walk_buf {
 	int has_unknown_code;
 } walk_buf;
 
+/* swprof_walk.c */
+void walk_caches_init(void);    /* before the first walk_sample */
 void walk_sample(const sw_sample *s, walk_buf *w);  /* may run while the target is stopped */
 void record_sample(const walk_buf *w, unsigned ticks);
 
@@ -158,6 +161,17 @@ void free_named_profile(named_profile *np);
 /* swprof_svg.c: an interactive flame graph of folded lines ("a;b;c" and a count each). */
 int write_svg(const char *path, char **lines, size_t nlines, const unsigned long *counts,
               unsigned long total, const char *heading);
+
+/* swprof_write.c: what write_profile_files wrote. */
+typedef struct profile_written {
+	size_t stacks, frames;      /* distinct folded stacks, distinct frames named */
+	unsigned long ticks;        /* periods of all stacks */
+	double naming_cpu_ms;
+	int pprof;                  /* write_pprof's result, 0 if not asked for */
+} profile_written;
+/* An output name from a template: %p the pid (prof.pid), %% a percent sign. */
+void output_name(const char *template, char *out, size_t size);
+int write_profile_files(const char *folded, const char *svg, const char *pb, profile_written *w);
 
 /* swprof_pprof.c: 1 if written, 0 with errno set; -1 if built without pprof support. */
 int write_pprof(const char *path, const named_profile *np);

@@ -3,7 +3,7 @@
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
 examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
-	examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
+	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
@@ -20,6 +20,28 @@ examples/profile.pb-c.c: $(srcdir)/examples/profile.proto
 	$(AM_V_GEN)$(MKDIR_P) examples && \
 	$(PROTOC_C) --c_out=examples --proto_path=$(srcdir)/examples $(srcdir)/examples/profile.proto
 endif
+
+# swprof -p: the command that samples a running process with perf_event_open
+# and unwinds the kernel's copies of its stacks with the same walk and writers.
+bin_PROGRAMS += examples/swprof
+examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c examples/swprof_attach.h \
+	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c \
+	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
+	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h
+examples_swprof_LDADD = libstackwalk.la
+if HAVE_PPROF
+nodist_examples_swprof_SOURCES = examples/profile.pb-c.c examples/profile.pb-c.h
+examples_swprof_CPPFLAGS = $(AM_CPPFLAGS) -DSWPROF_PPROF -Iexamples $(PPROF_CFLAGS)
+examples_swprof_LDADD += $(PPROF_LIBS)
+endif
+
+# swprof -p on a running program, against perf record -p --call-graph dwarf.
+check_PROGRAMS += tests/swprof/attach_victim
+tests_swprof_attach_victim_SOURCES = tests/swprof/attach_victim.c
+tests_swprof_attach_victim_CFLAGS = $(AM_CFLAGS) -O1 -g -fno-inline -fno-optimize-sibling-calls
+tests_swprof_attach_victim_LDADD = -lpthread
+TESTS += tests/swprof-attach.test tests/swprof-attach-denied.test
+EXTRA_DIST += tests/swprof-attach.test tests/swprof-attach-denied.test
 
 check_PROGRAMS += tests/swprof_victim
 tests_swprof_victim_SOURCES = tests/swprof_victim.c

@@ -18,7 +18,7 @@
  * exec started in the same process, so no image overwrites another's
  * profile; %% is a percent sign.
  */
-static void output_name(const char *template, char *out, size_t size)
+void output_name(const char *template, char *out, size_t size)
 {
 	size_t len = 0;
 
@@ -151,19 +151,53 @@ static void output_path(const char *variable, const char *fallback, char *out, s
 }
 
 /*
- * Name the samples, write the folded stacks, the flame graph and pprof,
- * and say where, once per process (and again only after a failed exec).
- * The sampler thread has ended.
+ * Name the samples and write them to those of `folded`, `svg` and `pb`
+ * (pprof) that are not NULL: 1 if all were written, else 0 with errno
+ * set (0: out of memory).  *w says what was written.  No sampling runs.
  */
-void write_profile(void)
+int write_profile_files(const char *folded, const char *svg, const char *pb, profile_written *w)
 {
-	char heading[200], out[4096], svg[4096], pb[4096];
+	char heading[200];
 	named_profile np;
 	char **lines = NULL;
 	unsigned long *counts = NULL;
 	size_t nuniq = 0;
+	int ok;
+
+	memset(w, 0, sizeof *w);
+	errno = 0;
+	ok = name_profile(&np) && fold(&np, &lines, &counts, &nuniq);
+	ok = ok && (!folded || write_folded(folded, lines, nuniq, counts));
+	snprintf(heading, sizeof heading, "swprof: %lu samples (%lu %s periods) of %lu threads at "
+	         "%u Hz (%lu stopped early), %zu distinct stacks", prof.samples, np.ticks,
+	         prof.wall_clock ? "wall-clock" : "CPU", prof.threads_seen, prof.hz, prof.stopped,
+	         nuniq);
+	ok = ok && (!svg || write_svg(svg, lines, nuniq, counts, np.ticks, heading));
+	w->pprof = ok && pb ? write_pprof(pb, &np) : 0;
+	ok = ok && (!pb || w->pprof != 0);
+	w->stacks = nuniq;
+	w->frames = np.nframes;
+	w->ticks = np.ticks;
+	w->naming_cpu_ms = np.naming_cpu_ms;
+	for (size_t i = 0; lines && i < nuniq; i++)
+		free(lines[i]);
+	free(lines);
+	free(counts);
+	free_named_profile(&np);
+	return ok;
+}
+
+/*
+ * The agent's profile: the folded stacks, the flame graph and pprof,
+ * and where they went, once per process (and again only after a failed
+ * exec).  The sampler thread has ended.
+ */
+void write_profile(void)
+{
+	char out[4096], svg[4096], pb[4096];
+	profile_written w;
 	double run_ms;
-	int ok, pprof_ok;
+	int ok;
 
 	if (__atomic_exchange_n(&prof.written, 1, __ATOMIC_ACQ_REL))
 		return;
@@ -171,32 +205,18 @@ void write_profile(void)
 	output_path("SWPROF_OUT", "swprof.%p.folded", out, sizeof out);
 	output_path("SWPROF_SVG", "swprof.%p.svg", svg, sizeof svg);
 	output_path("SWPROF_PPROF", "swprof.%p.pb.gz", pb, sizeof pb);
-	errno = 0;
-	ok = name_profile(&np) && fold(&np, &lines, &counts, &nuniq);
-	ok = ok && write_folded(out, lines, nuniq, counts);
-	snprintf(heading, sizeof heading, "swprof: %lu samples (%lu %s periods) of %lu threads at "
-	         "%u Hz (%lu stopped early), %zu distinct stacks", prof.samples, np.ticks,
-	         prof.wall_clock ? "wall-clock" : "CPU", prof.threads_seen, prof.hz, prof.stopped,
-	         nuniq);
-	ok = ok && write_svg(svg, lines, nuniq, counts, np.ticks, heading);
-	pprof_ok = ok ? write_pprof(pb, &np) : 0;
-	ok = ok && pprof_ok != 0;
+	ok = write_profile_files(out, svg, pb, &w);
 	if (ok)
 		fprintf(stderr, "swprof: %lu samples (%lu %s periods) of %lu threads at %u Hz "
 		        "(%lu unwalkable, %lu stopped early, %lu dropped), %zu distinct stacks, "
 		        "%zu distinct frames named in %.1f ms CPU (%.2f%% of the run's %.0f ms) "
-		        "-> %s, %s%s%s\n", prof.samples, np.ticks,
+		        "-> %s, %s%s%s\n", prof.samples, w.ticks,
 		        prof.wall_clock ? "wall-clock" : "CPU", prof.threads_seen, prof.hz,
-		        prof.failed, prof.stopped, prof.dropped, nuniq, np.nframes, np.naming_cpu_ms,
-		        run_ms > 0 ? 100.0 * np.naming_cpu_ms / run_ms : 0.0, run_ms, out, svg,
-		        pprof_ok > 0 ? ", " : "", pprof_ok > 0 ? pb : "");
+		        prof.failed, prof.stopped, prof.dropped, w.stacks, w.frames, w.naming_cpu_ms,
+		        run_ms > 0 ? 100.0 * w.naming_cpu_ms / run_ms : 0.0, run_ms, out, svg,
+		        w.pprof > 0 ? ", " : "", w.pprof > 0 ? pb : "");
 	else
 		fprintf(stderr, "swprof: cannot write the profile to %s, %s and %s: %s\n", out, svg,
 		        pb, errno ? strerror(errno) : "out of memory");
 	prof.write_failed = !ok;
-	for (size_t i = 0; lines && i < nuniq; i++)
-		free(lines[i]);
-	free(lines);
-	free(counts);
-	free_named_profile(&np);
 }

@@ -277,40 +277,6 @@ static const char *host_path(const struct tool *tl, const char *path, char *buf,
 }
 
 /*
- * The load bias of `file` mapped at `start` from file offset `off`: NULL,
- * or why there is none (the file cannot be opened, is not an ELF file).
- */
-static const char *file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
-{
-	unsigned char head[64], *hdrs;
-	const char *why = "cannot read its ELF program headers";
-	uint64_t delta;
-	size_t size;
-	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat sb;
-
-	if (fd < 0)
-		return strerror(errno);
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-		why = "not a regular file";
-	else if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-	         memcmp(head, "\177ELF", 4) != 0)
-		why = "not an ELF file";
-	else if ((size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
-	         (hdrs = malloc(size)) != NULL) {
-		if (pread(fd, hdrs, size, 0) == (ssize_t)size &&
-		    swstack_elf_delta(hdrs, size, off, &delta) == 0) {
-			*bias = start - off - delta;
-			why = NULL;
-		}
-		free(hdrs);
-	}
-	close(fd);
-	return why;
-}
-
-/*
  * A module that is not loaded: a warning when code may lie in it; a file
  * none of whose mappings is executable (locale archives, gconv's cache,
  * fonts) holds none a walk could need, and is listed only with -v.
@@ -528,7 +494,7 @@ static int load_files(struct tool *tl)
 			break;
 		}
 		file = host_path(tl, m->path, buf, sizeof buf);
-		if ((why = file_bias(file, m->lo, m->offset, &m->bias)) != NULL)
+		if ((why = swstack_elf_file_bias(file, m->lo, m->offset, &m->bias)) != NULL)
 			warn_module(tl, m, m->path, why);
 		else if (tl->opt.nimages)
 			load_image(tl, m);

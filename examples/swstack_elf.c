@@ -4,10 +4,12 @@
  * where a file's first segment sits and the core's auxiliary vector, so
  * swstack reads those few fields here, with explicit bounds.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "swstack_elf.h"
 
 #define PT_LOAD_TYPE 1
@@ -291,4 +293,38 @@ unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_le
 	struct core_bytes c = { core, core_len };
 
 	return core && core_len ? core_auxv(read_bytes, &c, len, word) : NULL;
+}
+
+/*
+ * The load bias of `file` mapped at `start` from file offset `off`: NULL,
+ * or why there is none (the file cannot be opened, is not an ELF file).
+ */
+const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
+{
+	unsigned char head[64], *hdrs;
+	const char *why = "cannot read its ELF program headers";
+	uint64_t delta;
+	size_t size;
+	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat sb;
+
+	if (fd < 0)
+		return strerror(errno);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		why = "not a regular file";
+	else if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	         memcmp(head, "\177ELF", 4) != 0)
+		why = "not an ELF file";
+	else if ((size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
+	         (hdrs = malloc(size)) != NULL) {
+		if (pread(fd, hdrs, size, 0) == (ssize_t)size &&
+		    swstack_elf_delta(hdrs, size, off, &delta) == 0) {
+			*bias = start - off - delta;
+			why = NULL;
+		}
+		free(hdrs);
+	}
+	close(fd);
+	return why;
 }

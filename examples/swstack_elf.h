@@ -58,4 +58,11 @@ unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word);
 unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_len, size_t *len,
                                        unsigned *word);
 
+/*
+ * swstack_elf_file_bias - the load bias of the ELF file `file` mapped at
+ * `start` from file offset `off`: NULL, or why there is none (the file
+ * cannot be opened, is not a regular or an ELF file).
+ */
+const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias);
+
 #endif /* SWSTACK_ELF_H */

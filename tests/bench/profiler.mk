@@ -16,3 +16,13 @@ bench-profiler:
 	@echo "bench-profiler: the benchmark needs an x86-64 host"
 endif
 .PHONY: bench-profiler
+
+# bench-attach: one sample's unwinding in swprof -p beside perf report's
+# of the same run's perf.data (tests/bench/bench-attach.sh).
+EXTRA_DIST += tests/bench/bench-attach.sh
+BENCH_TARGETS += bench-attach
+BENCH_ATTACH_SECONDS = 5
+bench-attach: examples/swprof$(EXEEXT) tests/swprof/attach_victim$(EXEEXT)
+	$(SHELL) $(top_srcdir)/tests/bench/bench-attach.sh ./examples/swprof$(EXEEXT) \
+		./tests/swprof/attach_victim$(EXEEXT) $(BENCH_ATTACH_SECONDS)
+.PHONY: bench-attach
