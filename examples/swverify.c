@@ -316,6 +316,45 @@ static int clause_edge_ok(const toyjit_method *m, const char *what, uint32_t ind
 	return 0;
 }
 
+struct find_clause {
+	uint32_t index;
+	int found;
+};
+
+static int find_clause(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct find_clause *f = data;
+
+	(void)c;
+	f->found |= index == f->index;
+	return f->found;   /* no need to go on */
+}
+
+/*
+ * The queries a dispatcher asks must find the clause where the table puts
+ * it: sw_swu_eh_covering at its try's first byte, sw_swu_eh_handler_at at
+ * its handler's (a duplicated clause's handler is an earlier clause's).
+ */
+static int clause_queries_ok(const toyjit_method *m, uint32_t index, const sw_eh_clause *c)
+{
+	struct find_clause f = { index, 0 };
+	sw_eh_handler h;
+
+	if (sw_swu_eh_covering(m->swu, m->swu_size, c->try_start, find_clause, &f) != SW_OK || !f.found) {
+		printf("ERROR %s: EH clause %" PRIu32 ": sw_swu_eh_covering does not list it at its try\n",
+		       m->name, index);
+		return 0;
+	}
+	if (!(c->flags & SW_EH_DUPLICATED) &&
+	    (sw_swu_eh_handler_at(m->swu, m->swu_size, c->handler_start, &h) != SW_OK || h.index != index ||
+	     h.in_filter)) {
+		printf("ERROR %s: EH clause %" PRIu32 ": sw_swu_eh_handler_at does not find it at its handler\n",
+		       m->name, index);
+		return 0;
+	}
+	return 1;
+}
+
 static int check_clause(void *data, uint32_t index, const sw_eh_clause *c)
 {
 	struct clause_check *cc = data;
@@ -326,6 +365,7 @@ static int check_clause(void *data, uint32_t index, const sw_eh_clause *c)
 
 	if (c->kind == SW_EH_FILTER)
 		ok &= clause_edge_ok(m, "filter", index, c->filter_start, 0);
+	ok &= clause_queries_ok(m, index, c);
 	cc->t->clauses++;
 	if (!ok)
 		cc->t->errors++;
