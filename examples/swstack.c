@@ -441,12 +441,8 @@ static int pick_one_per_file(struct tool *tl)
 }
 
 /*
- * The mapped files, by address: consecutive mappings of one path at one
- * load bias are one module, placed by its lowest mapping (file offset 0,
- * normally).  A mapping of the same file elsewhere is another copy: V8
- * maps its embedded builtins a second time next to its JIT code, and
- * taking it into the first copy would make the module span the JIT's
- * memory (its frames then named after node itself).
+ * The mapped files, by address: consecutive mappings of one path are one
+ * module, placed by its lowest mapping (file offset 0, normally).
  */
 static int load_files(struct tool *tl)
 {
@@ -463,8 +459,7 @@ static int load_files(struct tool *tl)
 			continue;
 		code = f.prot == 0 || (f.prot & SW_PROT_EXEC);
 		if (tl->nmods > 0 && strcmp(tl->mods[tl->nmods - 1].path, f.path) == 0 &&
-		    f.offset != 0 &&
-		    f.start - f.offset == tl->mods[tl->nmods - 1].lo - tl->mods[tl->nmods - 1].offset) {
+		    f.offset != 0) {
 			m = &tl->mods[tl->nmods - 1];
 			if (f.end > m->hi)
 				m->hi = f.end;
