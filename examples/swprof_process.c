@@ -148,7 +148,7 @@ static void load_file(target_process *p, size_t first, size_t end, int verbose)
 		code |= p->maps[i].executable;
 	if (!code || module_known(m->path, m->start) || prof.nmodules == MAX_MODULES)
 		return;
-	if ((why = swstack_elf_file_bias(m->path, m->start, m->offset, &bias)) != NULL) {
+	if ((why = swstack_elf_file_bias(m->path, m->start, m->offset, &bias, NULL)) != NULL) {
 		if (verbose)
 			fprintf(stderr, "swprof: %s: not loaded: %s\n", m->path, why);
 		return;

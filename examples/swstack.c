@@ -77,6 +77,9 @@ struct module {
 	int code;                       /* a mapping of it is executable, or the target does not say */
 	int duplicate;                  /* another mapping of the same file is the one loaded */
 	uint64_t bias;
+	int placed;                     /* place_module ran: */
+	char *no_bias;                  /* why the file has no bias here (swstack_elf_file_bias), or NULL */
+	uint64_t load_end;              /* where its PT_LOAD segments end at that bias */
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
 	sw_image *img;                  /* --image: its SWU image, registered as managed code */
@@ -441,8 +444,47 @@ static int pick_one_per_file(struct tool *tl)
 }
 
 /*
+ * A module's load bias, and where its segments end, from its file's
+ * program headers, read once: the mappings that lie within them are its
+ * own (load_files).  m->no_bias says why there are none.  Only for a
+ * module that is loaded or that a later mapping may join: a file mapped
+ * 20,000 times is not read 20,000 times.
+ */
+static int place_module(struct tool *tl, struct module *m)
+{
+	char buf[4096];
+	const char *why;
+
+	if (m->placed)
+		return 0;
+	m->placed = 1;
+	why = swstack_elf_file_bias(host_path(tl, m->path, buf, sizeof buf), m->lo, m->offset, &m->bias,
+	                            &m->load_end);
+	return why && !(m->no_bias = strdup(why)) ? -1 : 0;
+}
+
+/* Does mapping f continue the module before it (load_files)?  -1: out of memory. */
+static int continues_module(struct tool *tl, const sw_mapped_file *f)
+{
+	struct module *m;
+
+	if (tl->nmods == 0 || f->offset == 0 || strcmp(tl->mods[tl->nmods - 1].path, f->path) != 0)
+		return 0;
+	m = &tl->mods[tl->nmods - 1];
+	if (place_module(tl, m) != 0)
+		return -1;
+	return m->no_bias || f->start < m->load_end;
+}
+
+/*
  * The mapped files, by address: consecutive mappings of one path are one
- * module, placed by its lowest mapping (file offset 0, normally).
+ * module, placed by its lowest mapping (file offset 0, normally), up to
+ * where its file's segments end.  A mapping of the same file beyond that
+ * is another copy: V8 maps node's embedded builtins a second time, next
+ * to its JIT code, and taking that into the first copy would make the
+ * module span the JIT's memory (its frames then named after node).  The
+ * segments' own vaddr - offset need not be one (lli's text lies a page
+ * further on), so the span is the test, not the bias of each mapping.
  */
 static int load_files(struct tool *tl)
 {
@@ -451,15 +493,16 @@ static int load_files(struct tool *tl)
 	for (unsigned i = 0; i < tl->t.files; i++) {
 		sw_mapped_file f;
 		struct module *m;
-		int code;
+		int code, joins;
 
 		/* Pseudo-files such as "[vdso]" or "[heap]" have no file to read. */
 		if (tl->t.file(tl->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
 		    f.path[0] == '[')
 			continue;
 		code = f.prot == 0 || (f.prot & SW_PROT_EXEC);
-		if (tl->nmods > 0 && strcmp(tl->mods[tl->nmods - 1].path, f.path) == 0 &&
-		    f.offset != 0) {
+		if ((joins = continues_module(tl, &f)) < 0)
+			return -1;
+		if (joins) {
 			m = &tl->mods[tl->nmods - 1];
 			if (f.end > m->hi)
 				m->hi = f.end;
@@ -489,7 +532,9 @@ static int load_files(struct tool *tl)
 			break;
 		}
 		file = host_path(tl, m->path, buf, sizeof buf);
-		if ((why = swstack_elf_file_bias(file, m->lo, m->offset, &m->bias)) != NULL)
+		if (place_module(tl, m) != 0)
+			return -1;
+		if ((why = m->no_bias) != NULL)
 			warn_module(tl, m, m->path, why);
 		else if (tl->opt.nimages)
 			load_image(tl, m);
@@ -618,6 +663,7 @@ static void unload_modules(struct tool *tl)
 		sw_image_free(tl->mods[i].img);
 		sw_module_free(tl->mods[i].m);
 		free(tl->mods[i].path);
+		free(tl->mods[i].no_bias);
 	}
 	free(tl->mods);
 	tl->mods = NULL;

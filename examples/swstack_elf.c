@@ -26,7 +26,7 @@ struct elf_header {
 /* One program header. */
 struct elf_phdr {
 	uint32_t type;
-	uint64_t offset, vaddr, filesz;
+	uint64_t offset, vaddr, filesz, memsz;
 };
 
 static uint64_t get(const unsigned char *p, unsigned n)
@@ -84,10 +84,12 @@ static int read_phdr(const unsigned char *buf, size_t len, const struct elf_head
 		ph->offset = get(p + 8, 8);
 		ph->vaddr = get(p + 16, 8);
 		ph->filesz = get(p + 32, 8);
+		ph->memsz = get(p + 40, 8);
 	} else {
 		ph->offset = get(p + 4, 4);
 		ph->vaddr = get(p + 8, 4);
 		ph->filesz = get(p + 16, 4);
+		ph->memsz = get(p + 20, 4);
 	}
 	return 0;
 }
@@ -130,6 +132,31 @@ int swstack_elf_delta(const unsigned char *buf, size_t len, uint64_t off, uint64
 		}
 	}
 	return -1;
+}
+
+int swstack_elf_load_end(const unsigned char *buf, size_t len, uint64_t *end)
+{
+	struct elf_header h;
+	uint64_t top = 0;
+
+	if (read_header(buf, len, &h) != 0)
+		return -1;
+	for (unsigned i = 0; i < h.phnum; i++) {
+		struct elf_phdr ph;
+
+		if (read_phdr(buf, len, &h, i, &ph) != 0)
+			return -1;
+		if (ph.type != PT_LOAD_TYPE)
+			continue;
+		if (ph.vaddr + ph.memsz < ph.vaddr)
+			return -1;
+		if (ph.vaddr + ph.memsz > top)
+			top = ph.vaddr + ph.memsz;
+	}
+	if (top == 0)
+		return -1;
+	*end = top;
+	return 0;
 }
 
 size_t swstack_elf_image_size(const unsigned char *buf, size_t len)
@@ -299,11 +326,12 @@ unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_le
  * The load bias of `file` mapped at `start` from file offset `off`: NULL,
  * or why there is none (the file cannot be opened, is not an ELF file).
  */
-const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias)
+const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias,
+                                  uint64_t *end)
 {
 	unsigned char head[64], *hdrs;
 	const char *why = "cannot read its ELF program headers";
-	uint64_t delta;
+	uint64_t delta, top;
 	size_t size;
 	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -319,8 +347,11 @@ const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off
 	else if ((size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
 	         (hdrs = malloc(size)) != NULL) {
 		if (pread(fd, hdrs, size, 0) == (ssize_t)size &&
-		    swstack_elf_delta(hdrs, size, off, &delta) == 0) {
+		    swstack_elf_delta(hdrs, size, off, &delta) == 0 &&
+		    (!end || swstack_elf_load_end(hdrs, size, &top) == 0)) {
 			*bias = start - off - delta;
+			if (end)
+				*end = *bias + top;
 			why = NULL;
 		}
 		free(hdrs);

@@ -61,8 +61,14 @@ unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_le
 /*
  * swstack_elf_file_bias - the load bias of the ELF file `file` mapped at
  * `start` from file offset `off`: NULL, or why there is none (the file
- * cannot be opened, is not a regular or an ELF file).
+ * cannot be opened, is not a regular or an ELF file).  Where `end` is
+ * not NULL, *end is where its loaded segments end in the target at that
+ * bias (the bias plus the highest PT_LOAD's vaddr + memsz).
  */
-const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias);
+const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias,
+                                  uint64_t *end);
+
+/* swstack_elf_load_end - the highest vaddr + memsz of the PT_LOAD segments; 0 or -1. */
+int swstack_elf_load_end(const unsigned char *buf, size_t len, uint64_t *end);
 
 #endif /* SWSTACK_ELF_H */

@@ -14,6 +14,9 @@
  *
  * The copied code lies at JIT_ADDR (fixed, for the test to find it) in
  * pages mapped at run time, registered nowhere, with no unwind data.
+ * Above it, at COPY_ADDR, the program maps a page of its own file a
+ * second time, as V8 maps node's embedded builtins next to its JIT code:
+ * the copied code lies between two mappings of the program, in neither.
  *
  *   PROG wait    "ready" on stdout, then block in read() in nocfi_stop
  *                (the test takes the core with gdb's gcore)
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,6 +37,8 @@
 #endif
 
 #define JIT_ADDR 0x10000000ul
+#define COPY_ADDR (JIT_ADDR + 0x100000ul)
+#define COPY_OFFSET 0x1000
 
 int ping(int n);
 
@@ -140,6 +146,20 @@ static void *jit_copy(const void *code, size_t size)
 	return p;
 }
 
+/* A page of the program's own file, past its first, mapped again above the copied code. */
+static void map_self_again(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *p = fd < 0 ? MAP_FAILED
+	                 : mmap((void *)COPY_ADDR, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, COPY_OFFSET);
+
+	if (p != (void *)COPY_ADDR) {
+		fprintf(stderr, "nocfi: cannot map the program again at %#lx\n", COPY_ADDR);
+		exit(2);
+	}
+	close(fd);
+}
+
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), m = strlen(tail);
@@ -158,6 +178,7 @@ int main(int argc, char **argv)
 	do_abort = strcmp(argv[1], "abort") == 0;
 	if (pipe(never) != 0)
 		return 2;
+	map_self_again();
 	if (ends_with(argv[0], "-ping"))
 		r = ping(5);
 	else if (ends_with(argv[0], "-jitfp"))
