@@ -92,19 +92,32 @@ sw_status swi_restore_reg_block(const struct sw_thread *t, uint64_t base, unsign
                                 const unsigned *regs, unsigned n, sw_context *ctx,
                                 uint64_t *loc)
 {
-	unsigned char b[8];
+	/*
+	 * Read in blocks of up to 16 slots, not a read per register: every
+	 * walk that leaves a TransitionFrame restores its block, and a read
+	 * costs its window checks each time.
+	 */
+	unsigned char b[16 * 8];
+	unsigned per_read = (unsigned)sizeof b / size;
 	sw_status st;
 
+	if (size != 4 && size != 8)
+		return SW_E_INVAL;
 	if (base > UINT64_MAX - (uint64_t)n * size)
 		return SW_E_BADADDR;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t slot = base + (uint64_t)i * size;
+	for (unsigned first = 0; first < n; first += per_read) {
+		unsigned count = n - first < per_read ? n - first : per_read;
+		uint64_t at = base + (uint64_t)first * size;
 
-		if ((st = swi_read(t->memory, slot, b, size)) != SW_OK)
+		if ((st = swi_read(t->memory, at, b, (size_t)count * size)) != SW_OK)
 			return st;
-		ctx->regs[regs[i]] = swi_load_le(b, size);
-		ctx->valid |= 1ULL << regs[i];
-		loc[regs[i]] = slot;
+		for (unsigned i = 0; i < count; i++) {
+			unsigned r = regs[first + i];
+
+			ctx->regs[r] = swi_load_le(b + (size_t)i * size, size);
+			ctx->valid |= 1ULL << r;
+			loc[r] = at + (uint64_t)i * size;
+		}
 	}
 	return SW_OK;
 }

@@ -992,6 +992,22 @@ static const sw_code_info *decoded_return(struct swi_iter *it, uint64_t ip, stru
  * frame then costs the stores its report needs, and no load waits for the
  * store the frame before made.
  */
+/*
+ * rules[slot]'s code, copied out of the walk's cache the first time the
+ * walk needs it (fast_rules_from_cache leaves it there).  The cache is
+ * written only when the walk ends (keep_rules), so its copy holds until
+ * then; a fill of the slot makes the iterator's own copy current.
+ */
+static inline __attribute__((always_inline)) struct swi_code_copy *fast_rule_code(struct swi_iter *it,
+                                                                                  unsigned slot)
+{
+	if (SWI_UNLIKELY((it->rules_in_cache >> slot) & 1)) {
+		swi_code_copy_assign(&it->rules[slot].copy, &it->cache->rule[slot].copy);
+		it->rules_in_cache &= ~(1u << slot);
+	}
+	return &it->rules[slot].copy;
+}
+
 /* fast_run's slot before the run made a frame current, and when it->code holds that frame's code. */
 #define SWI_SLOT_NONE SWI_RULES
 #define SWI_SLOT_CODE (SWI_RULES + 1)
@@ -1107,7 +1123,7 @@ static __attribute__((noinline)) void fast_materialize(struct swi_iter *it, unsi
 	sw_regdisplay *rd = &it->rd;
 
 	if (slot < SWI_RULES)
-		it->code = &it->rules[slot].copy.info;
+		it->code = &fast_rule_code(it, slot)->info;
 	rd->caller.valid = next[3] & (BIT(ip_reg) | BIT(sp_reg) | BIT(fp_reg));
 	rd->caller.regs[ip_reg] = next[0];
 	rd->caller.regs[sp_reg] = next[1];
@@ -1218,6 +1234,7 @@ static __attribute__((noinline)) unsigned fast_rule_fill(struct swi_iter *it, ui
 		it->code = &it->code_copy.info;
 	}
 	it->rules[slot].ra = ip;
+	it->rules_in_cache &= ~(1u << slot);
 	if (!code) {
 		/*
 		 * No rule a fast step takes (no code, outermost code, a
@@ -1378,7 +1395,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 		if (it->rules[slot].ra != ip && it->rules[slot ^= 1].ra != ip) {
 			/* The fill moves the current frame's code out of a slot it refills (it->code). */
 			if (run->quick && run->slot < SWI_RULES) {
-				it->code = &it->rules[run->slot].copy.info;
+				it->code = &fast_rule_code(it, run->slot)->info;
 				it->rule_quick[SWI_SLOT_CODE] = it->rule_quick[run->slot];
 				run->slot = SWI_SLOT_CODE;
 			}
@@ -1389,11 +1406,11 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 	}
 	if (run->quick)
 		return quick_step(it, run, slot, 0, 0);
-	code = &it->rules[slot].copy.info;
 	trust = it->rule_trust[slot];
 	/* No rule, or one kept for quick steps alone (fast_rule_fill): the generic path's. */
 	if (trust >= SWI_TRUST_GENERIC)
 		return -2;
+	code = &fast_rule_code(it, slot)->info;
 	native = trust != SW_TRUST_JIT;
 	if (native &&
 	    ((it->flags & SW_WALK_FUNCTIONSONLY) ||
@@ -1413,6 +1430,7 @@ static inline __attribute__((always_inline)) int fast_step(struct swi_iter *it, 
 
 	/* The UNWIND step (unwind_frame, then swi_unwind_managed's body case). */
 	run->caller_trust = trust;
+	/* fast_rule_code made the slot's code the iterator's own. */
 	st = swi_unwind_body(it, &run->u, &it->rules[slot].copy.rule, it->rules[slot].copy.saved, NULL,
 	                     &it->rule_span[slot], 1, 1);
 	if (st != SW_OK) {
@@ -1462,9 +1480,14 @@ static void rule_table_reset(struct swi_rule_table *rt, const sw_codemap *map, u
 	rt->arch = arch;
 	rt->keep = keep;
 	rt->held = 0;
+	for (unsigned i = 0; i < SWI_RULES; i++)
+		rt->rule[i].ra = 0;
 	rt->missed_valid = 0;
 	rt->seed_valid = 0;
 	memset(rt->next, 0, sizeof rt->next);
+	/* No window: every walk works its spans out. */
+	rt->span_lo = 1;
+	rt->span_last = 0;
 }
 
 void swi_rule_table_init(struct swi_rule_table *rt)
@@ -1499,8 +1522,10 @@ sw_status swi_iter_use_cache(struct swi_iter *it, struct swi_rule_table *rt)
 	} else {
 		/* A method added may be where a slot found none (fast_rule_fill): those slots go. */
 		for (unsigned i = 0; i < SWI_RULES; i++)
-			if ((rt->held >> i) & 1 && (rt->quick[i].bits & SWI_QUICK_GENERIC))
+			if ((rt->held >> i) & 1 && (rt->quick[i].bits & SWI_QUICK_GENERIC)) {
 				rt->held &= ~(1u << i);
+				rt->rule[i].ra = 0;
+			}
 	}
 	it->cache = rt;
 	return SW_OK;
@@ -1520,10 +1545,18 @@ static void keep_rules(struct swi_iter *it)
 		swi_code_copy_assign(&rt->rule[i].copy, &it->rules[i].copy);
 		/* Inside the read section still: the rule's saved[] is there to read. */
 		rt->quick[i] = it->rule_quick[i];
+		rt->trust[i] = it->rule_trust[i];
 		rt->extent[i] = swi_rule_read_extent(&rt->rule[i].copy, &rt->quick[i], rt->keep);
 	}
-	if (it->rules_ready)
+	if (it->rules_ready) {
 		memcpy(rt->next, it->rule_next, sizeof rt->next);
+		/* Unless they are the table's already: no slot filled, the same window. */
+		if (it->rules_filled || rt->span_lo != it->rules_lo || rt->span_last != it->rules_last) {
+			memcpy(rt->span, it->rule_span, sizeof rt->span);
+			rt->span_lo = it->rules_lo;
+			rt->span_last = it->rules_last;
+		}
+	}
 	rt->held |= it->rules_filled;
 	it->rules_filled = 0;
 	/* Stamped with the count at the walk's start: a method added since then empties them. */
@@ -1535,24 +1568,32 @@ static void keep_rules(struct swi_iter *it)
 
 /*
  * rules[], set the first time the fast step runs in a walk: empty, or
- * what the walk's cache holds, with spans for this walk's window.
+ * what the walk's cache holds, with spans for this walk's window.  A
+ * slot's code stays in the cache until the walk needs it
+ * (fast_rule_code): a walk into arrays steps most frames by their quick
+ * rules alone, and copying every slot's code took a tenth of a short
+ * walk's instructions.
  */
 static __attribute__((noinline)) void fast_rules_from_cache(struct swi_iter *it, uint64_t win_lo,
                                                           uint64_t win_last)
 {
 	const struct swi_rule_table *rt = it->cache;
 
-	for (unsigned i = 0; i < SWI_RULES; i++) {
-		if (!((rt->held >> i) & 1)) {
-			it->rules[i].ra = 0;
-			continue;
-		}
+	it->rules_in_cache = rt->held;
+	/* A slot the table does not hold has address 0, which no frame returns to (fast_step). */
+#pragma GCC unroll 16
+	for (unsigned i = 0; i < SWI_RULES; i++)
 		it->rules[i].ra = rt->rule[i].ra;
-		swi_code_copy_assign(&it->rules[i].copy, &rt->rule[i].copy);
-		it->rule_quick[i] = rt->quick[i];
-		it->rule_trust[i] = (rt->quick[i].bits & SWI_QUICK_GENERIC) ? SWI_TRUST_GENERIC
-		                    : (rt->quick[i].bits & SWI_QUICK_ONLY) ? SWI_TRUST_QUICK_ONLY : rt->quick[i].trust;
-		it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
+	memcpy(it->rule_quick, rt->quick, sizeof rt->quick);
+	memcpy(it->rule_trust, rt->trust, sizeof rt->trust);
+	if (rt->span_lo == win_lo && rt->span_last == win_last) {
+		memcpy(it->rule_span, rt->span, sizeof rt->span);
+	} else {
+		for (uint32_t m = rt->held; m; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+
+			it->rule_span[i] = swi_read_span_in(rt->extent[i], win_lo, win_last);
+		}
 	}
 	memcpy(it->rule_next, rt->next, sizeof it->rule_next);
 }
@@ -1564,10 +1605,13 @@ static inline __attribute__((always_inline)) void fast_rules(struct swi_iter *it
 		if (it->cache) {
 			fast_rules_from_cache(it, win_lo, win_last);
 		} else {
+			it->rules_in_cache = 0;
 			for (unsigned i = 0; i < SWI_RULES; i++)
 				it->rules[i].ra = 0;
 			memset(it->rule_next, 0, sizeof it->rule_next);
 		}
+		it->rules_lo = win_lo;
+		it->rules_last = win_last;
 		it->rules_ready = 1;
 	}
 }
@@ -1593,7 +1637,7 @@ static const sw_code_info *frame_return_rule(struct swi_iter *it, uint64_t ra)
 	slot = fast_rule_slot(ra);
 	if (it->rules[slot].ra != ra && it->rules[slot ^= 1].ra != ra)
 		slot = fast_rule_fill(it, ra, slot, swi_kept_registers(it), lo, last);
-	return it->rule_trust[slot] == SWI_TRUST_GENERIC ? NULL : &it->rules[slot].copy.info;
+	return it->rule_trust[slot] == SWI_TRUST_GENERIC ? NULL : &fast_rule_code(it, slot)->info;
 }
 
 /* fast_step from the state machine, one frame at a time. */

@@ -163,10 +163,18 @@ struct swi_rule_table {
 	const sw_codemap *map;
 	uint64_t version;
 	uint64_t keep;                  /* swi_body_unwind's */
-	struct swi_rule rule[SWI_RULES];
+	struct swi_rule rule[SWI_RULES];                /* ra 0 in a slot not held */
 	struct swi_read_extent extent[SWI_RULES];
 	struct swi_quick_rule quick[SWI_RULES];         /* swi_quick_rule_of each rule, its trust in it */
+	uint8_t trust[SWI_RULES];                       /* the walks' rule_trust */
 	uint8_t next[SWI_RULES + 2];                    /* the walks' rule_next */
+	/*
+	 * The last walk's rule_span, for the memory window [span_lo,
+	 * span_last]: the next walk through the same window takes them as
+	 * they are, and works them out from extent[] otherwise.
+	 */
+	uint64_t span_lo, span_last;
+	struct swi_read_span span[SWI_RULES];
 	uint64_t additions;             /* swi_codemap_additions when missed[] was made */
 	uint64_t missed[2];
 	uint8_t missed_valid;
@@ -235,6 +243,7 @@ struct swi_iter {
 	 */
 	uint8_t quiet;
 	uint8_t rules_ready;            /* rules[] is set for this walk (iter.c: fast_rules) */
+	uint64_t rules_lo, rules_last;  /* the window rule_span[] was made for (fast_rules) */
 	/*
 	 * A caller's cache of rules (sw_walk_frames_cached), or NULL: the
 	 * fast step starts from its rules, and the walk hands back those
@@ -242,6 +251,7 @@ struct swi_iter {
 	 * (swi_iter_keep_rules).
 	 */
 	uint32_t rules_filled;
+	uint32_t rules_in_cache;        /* a bit per slot whose code is still only the cache's (iter.c: fast_rule_code) */
 	struct swi_rule_table *cache;
 	uint8_t rules_turn;             /* a bit per pair of rules[]: the slot its next fill takes when both are full */
 	uint32_t depth;                 /* frames reported so far */
