@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <elfutils/libdw.h>
 #include <stackwalk.h>
+#include "rounds.h"
 
 #ifndef CFI_SRCDIR
 #define CFI_SRCDIR "tests/cfi"
@@ -403,6 +404,7 @@ START_TEST(every_address)
 	struct elf_file ef;
 	char path[256], reasons[256] = "";
 	uint64_t addresses = 0, derefs = 0;
+	unsigned stride = test_stride();
 	sw_module *m;
 	sw_arch arch;
 	size_t n;
@@ -443,7 +445,7 @@ START_TEST(every_address)
 		if (fns[i].flags)
 			continue;
 		ck_assert_ptr_nonnull(cfi);
-		for (uint32_t off = 0; off < fns[i].size; off++, addresses++) {
+		for (uint32_t off = 0; off < fns[i].size; off += stride, addresses++) {
 			sw_swu_rule r;
 
 			compare(&fns[i], arch, cfi, 0, off);
@@ -1324,7 +1326,7 @@ START_TEST(hostile_elf)
 
 		if (!at || !size)
 			continue;
-		for (int iter = 0; iter < 150; iter++, loads++) {
+		for (unsigned iter = 0; iter < test_rounds(150); iter++, loads++) {
 			unsigned flips = 1 + (unsigned)(next_random() % 8);
 
 			memcpy(bad, img, len);
@@ -1333,7 +1335,7 @@ START_TEST(hostile_elf)
 			load_hostile(bad, len, &ok);
 		}
 	}
-	for (int iter = 0; iter < 300; iter++, loads++) {
+	for (unsigned iter = 0; iter < test_rounds(300); iter++, loads++) {
 		Elf64_Ehdr *eh64 = (Elf64_Ehdr *)(void *)bad;
 		Elf32_Ehdr *eh32 = (Elf32_Ehdr *)(void *)bad;
 		size_t shoff;

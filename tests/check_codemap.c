@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <stackwalk.h>
+#include "rounds.h"
 #include "util.h"
 #include "codemap_lookup.h"
 #include "codemap_table.h"
@@ -610,7 +611,7 @@ START_TEST(test_random_model)
 	unsigned regions = _i ? 3 : 1;
 
 	m.n = 0;
-	for (unsigned op = 0; op < 40000; op++) {
+	for (unsigned op = 0; op < test_rounds(40000); op++) {
 		uint64_t r = rnd(&seed);
 
 		base = model_bases[(r >> 40) % regions];

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stackwalk.h>
+#include "rounds.h"
 
 #define RBX SW_X64_RBX
 #define RBP SW_X64_RBP
@@ -2388,7 +2389,7 @@ START_TEST(random_blobs)
 
 	rng_state = 0x9e3779b97f4a7c15ULL;
 	fuzz_valid_gc = 0;
-	for (int i = 0; i < 100000; i++) {
+	for (unsigned i = 0; i < test_rounds(100000); i++) {
 		size_t len = rnd() % sizeof buf;
 		unsigned arch = 1 + rnd() % 3;
 
@@ -2474,7 +2475,7 @@ START_TEST(mutated_blobs)
 	rng_state = 0x2545f4914f6cdd1dULL;
 	for (size_t s = 0; s < NSHAPES; s++)
 		bl[s] = shapes[s]();
-	for (int i = 0; i < 100000; i++) {
+	for (unsigned i = 0; i < test_rounds(100000); i++) {
 		const struct blob *src = &bl[rnd() % NSHAPES];
 		size_t len = src->len;
 		int n = 1 + rnd() % 3;
@@ -2576,7 +2577,7 @@ START_TEST(random_builds)
 	unsigned long checked = 0;
 
 	rng_state = 0x1234567887654321ULL;
-	for (int iter = 0; iter < 20000; iter++) {
+	for (unsigned iter = 0; iter < test_rounds(20000); iter++) {
 		struct model m;
 		struct snap entry = { 0, RSP, 8, 8, 0, { 0 } }, body;
 		unsigned order[6], npush = rnd() % 7, nsave = 0, saved_regs[6];
@@ -2761,7 +2762,7 @@ START_TEST(random_x86_body)
 	unsigned long checked = 0;
 
 	rng_state = 0x5bd1e9955bd1e995ULL;
-	for (int iter = 0; iter < 4000; iter++) {
+	for (unsigned iter = 0; iter < test_rounds(4000); iter++) {
 		struct x86_model m;
 		unsigned npush = rnd() % 5;
 		int32_t args = 0;
@@ -2904,7 +2905,7 @@ START_TEST(random_gc)
 		b0s[a] = new_builder_for(arches[a]);
 	}
 	rng_state = 0x0ddc0ffeebadf00dULL;
-	for (int iter = 0; iter < 3000; iter++) {
+	for (unsigned iter = 0; iter < test_rounds(3000); iter++) {
 		unsigned ai = rnd() % 3, nplaces = rnd() % 24, nadd = 0, nmodel = 0, nloc = 0;
 		sw_arch arch = arches[ai];
 		sw_swu_builder *b = bs[ai], *b0 = b0s[ai];
@@ -3746,7 +3747,7 @@ START_TEST(rows_deref_bad_blobs)
 		for (uint32_t off = 0; off <= 27; off++)
 			sw_swu_decode(bl.p, cut, off, &r);
 	}
-	for (unsigned iter = 0; iter < 20000; iter++) {
+	for (unsigned iter = 0; iter < test_rounds(20000); iter++) {
 		sw_status v;
 
 		memcpy(p, bl.p, bl.len);
@@ -3792,7 +3793,7 @@ static void check_hostile_rows(const unsigned char *good, size_t len)
 			sw_swu_decode(p, cut, off, &r);
 		free(p);
 	}
-	for (unsigned iter = 0; iter < 20000; iter++) {
+	for (unsigned iter = 0; iter < test_rounds(20000); iter++) {
 		unsigned char *p = malloc(len);
 		sw_status v;
 

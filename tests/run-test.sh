@@ -6,7 +6,9 @@
 # line saying so: it ran once, in the plain make check, and running it
 # again proves nothing new (a real program under gdb or qemu, a cross
 # build the sanitizers do not reach, a check of the source tree), while
-# it would double CI's time.  Anything else runs as it is.
+# it would double CI's time.  Anything else runs, and the unit tests'
+# randomized loops and address sweeps take a tenth of their rounds there
+# (tests/rounds.h).
 test=$1
 if [ "${SW_SKIP_HEAVY:-}" = 1 ]; then
 	name=${test##*/}

@@ -16,7 +16,7 @@ stackwalkinclude_HEADERS += include/stackwalk/backtrace_self.h
 # tests/cfi/ by the cross compilers, are loaded and compared with libdw.
 check_PROGRAMS += tests/check_cfi
 TESTS += tests/check_cfi
-tests_check_cfi_SOURCES = tests/check_cfi.c
+tests_check_cfi_SOURCES = tests/check_cfi.c tests/rounds.h
 tests_check_cfi_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBDW_CFLAGS) \
 	-DCFI_SRCDIR='"$(abs_top_srcdir)/tests/cfi"'
 tests_check_cfi_CFLAGS = $(TEST_CFLAGS)

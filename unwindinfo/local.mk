@@ -21,7 +21,7 @@ examples_swdump_LDADD = libstackwalk.la
 
 check_PROGRAMS += tests/check_swu
 TESTS += tests/check_swu
-tests_check_swu_SOURCES = tests/check_swu.c
+tests_check_swu_SOURCES = tests/check_swu.c tests/rounds.h
 tests_check_swu_CFLAGS = $(TEST_CFLAGS)
 tests_check_swu_LDADD = $(TEST_LIBS)
 

@@ -18,7 +18,7 @@ lib_libsw_codemap_la_SOURCES += \
 
 check_PROGRAMS += tests/check_codemap
 TESTS += tests/check_codemap
-tests_check_codemap_SOURCES = tests/check_codemap.c
+tests_check_codemap_SOURCES = tests/check_codemap.c tests/rounds.h
 tests_check_codemap_CFLAGS = $(TEST_CFLAGS)
 tests_check_codemap_LDADD = $(TEST_LIBS) -lpthread
 
