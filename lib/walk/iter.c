@@ -2018,16 +2018,28 @@ static int step_after_frame(struct swi_iter *it)
 	return -1;
 }
 
-/* Resume the faulted frame the tracker holds: interrupted, faulted, exact. */
+/*
+ * Resume the frame the tracker holds: a faulted frame (interrupted,
+ * faulted, exact), or, with SW_TRACKER_AT_CALL, the frame an exception
+ * dispatch has unwound to, stopped at a call like any caller.  The latter
+ * is how a walk during a dispatch passes over the frames the dispatch has
+ * already unwound: CoreCLR's stack walker skips to the ExInfo's own frame
+ * iterator (ExInfo::m_frameIter, which the second pass advances in
+ * ExceptionHandling.cs InvokeSecondPass) instead of walking them again.
+ */
 static int step_after_tracker(struct swi_iter *it)
 {
 	uint64_t record, old_sp = it->rd.cur.regs[it->arch->sp_reg];
 	int old_sp_known = (it->rd.cur.valid & (1ULL << it->arch->sp_reg)) != 0;
 	const sw_code_info *code;
+	int at_call;
 	sw_status st;
 
-	if ((st = tracker_field(it, 1, &record)) != SW_OK ||
-	    (st = swi_context_record_restore(it->thread, record, &it->rd)) != SW_OK ||
+	if ((st = tracker_field(it, 1, &record)) != SW_OK)
+		return fail(it, st);
+	at_call = (record & SW_TRACKER_AT_CALL) != 0;
+	record &= ~(uint64_t)SW_TRACKER_FLAG_MASK;
+	if ((st = swi_context_record_restore(it->thread, record, &it->rd)) != SW_OK ||
 	    (st = check_context(it, &it->rd.cur)) != SW_OK)
 		return fail(it, st);
 	if (old_sp_known && it->rd.cur.regs[it->arch->sp_reg] < old_sp)
@@ -2035,15 +2047,15 @@ static int step_after_tracker(struct swi_iter *it)
 	if ((st = advance_tracker(it)) != SW_OK)
 		return fail(it, st);
 	it->is_first = 0;
-	it->is_interrupted = it->has_faulted = 1;
-	code = lookup(it, it->rd.cur.regs[it->arch->ip_reg], 1);
+	it->is_interrupted = it->has_faulted = !at_call;
+	code = lookup(it, it->rd.cur.regs[it->arch->ip_reg], !at_call);
 	if (!code) {
 		it->step = SWI_STEP_FRAMES;
 		return -1;
 	}
 	swi_set_code(it, code);
 	it->stopped_by = SW_OK;
-	it->active = 1;
+	it->active = !at_call;
 	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;
 	return -1;
