@@ -201,6 +201,42 @@ static int depth_of(const struct prog *p, int f, uint32_t index)
 }
 
 /*
+ * The native function that holds the tracker (the runtime's throw helper):
+ * push rbp; mov rbp,rsp; sub rsp,0x600, its frame right beneath the
+ * throwing frame's SP, so that a walk unwinding native frames reaches the
+ * tracker inside it.
+ */
+#define NATIVE_AT 0x600000ull
+static int native_handle;
+
+static void add_native(sb_world *w, const struct prog *p)
+{
+	uint64_t cfa = CFA(p->nframes - 1) - 96;
+	unsigned char blob[256];
+	size_t len = 0;
+	sw_swu_builder *b;
+	sw_code_info ci;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_set_frame(b, 4, SW_X64_RBP, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_alloc_stack(b, 11, 0x600), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 11), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, 32, blob, sizeof blob, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	memset(&ci, 0, sizeof ci);
+	ci.method = &native_handle;
+	ci.start = NATIVE_AT;
+	ci.size = 32;
+	ci.unwind = blob;
+	ci.unwind_size = (uint32_t)len;
+	ci.flags = SW_CODE_NATIVE;
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	sb_put(w, cfa - 8, METHOD_AT(p->nframes - 1) + SITE + 1);
+	sb_put(w, cfa - 16, CFA(p->nframes - 1) - 16);
+}
+
+/*
  * Every frame runs method shape "A" (stack_builder.h): at a body IP, CFA
  * = rbp + 16, rbp saved at CFA-16, rbx at CFA-24, SP = CFA - 96.  Frame i
  * is stopped at SITE, the return address SITE + 1 into it; the innermost
@@ -221,6 +257,7 @@ static void lay_out(sb_world *w, const struct prog *p)
 			sb_put(w, CFA(i) - 24, RBX(i - 1));
 		}
 	}
+	add_native(w, p);
 	sb_put(w, EXC_SLOT, 0);
 	w->thread.exception_head = EXC_SLOT;
 	sw_context_init(&w->seed, SW_ARCH_X64);
@@ -255,23 +292,28 @@ static int frame_index(const sw_eh_site *site)
 /*
  * Walk as a GC inside the funclet would: from native code beneath the
  * tracker.  It must find the tracker, resume at the frame the dispatch
- * stands at and see that frame and its callers only, once each.
+ * stands at and see that frame and its callers only, once each.  Twice:
+ * from code no one describes (the walk crosses to the tracker), and,
+ * unwinding native frames, from the native function that holds the
+ * tracker (the walk skips from it to the tracker's frame).
  */
-static void walk_from_funclet(struct runtime *rt, int first, int faulted)
+static void walk_one(struct runtime *rt, int first, int faulted, int native)
 {
 	sw_context seed;
 	sw_iter it;
 	int r, n = 0, expect = first;
 
-	if (rt->damaged)
-		return;
 	sw_context_init(&seed, SW_ARCH_X64);
-	sw_context_set(&seed, SW_X64_RIP, SB_NATIVE_IP);
+	sw_context_set(&seed, SW_X64_RIP, native ? NATIVE_AT + 20 : SB_NATIVE_IP);
 	sw_context_set(&seed, SW_X64_RSP, rt->tracker - 0x100);
-	ck_assert_int_eq(sw_iter_init(&it, &rt->w->thread, &seed, 0, 0), SW_OK);
+	sw_context_set(&seed, SW_X64_RBP, CFA(rt->p->nframes - 1) - 96 - 16);
+	ck_assert_int_eq(sw_iter_init(&it, &rt->w->thread, &seed, 0,
+	                              native ? SW_WALK_NATIVE_FRAMES : 0), SW_OK);
 	while ((r = sw_iter_next(&it)) == 1) {
 		const sw_crawl_frame *cf = sw_iter_frame(&it);
 
+		if (sw_crawl_frame_state(cf) == SW_STATE_NATIVE_FRAME)
+			ck_assert_ptr_eq(sw_crawl_frame_method(cf), &native_handle);
 		if (sw_crawl_frame_state(cf) != SW_STATE_FRAMELESS)
 			continue;
 		ck_assert_int_ge(expect, 0);
@@ -281,9 +323,18 @@ static void walk_from_funclet(struct runtime *rt, int first, int faulted)
 			ck_assert_int_eq(sw_crawl_frame_has_faulted(cf), faulted);
 		expect--, n++;
 	}
-	ck_assert_int_eq(r, 0);
+	/* A native walk takes the outermost frame's return address 0 for a damaged stack. */
+	ck_assert_int_eq(r, native ? SW_E_NOTFOUND : 0);
 	ck_assert_int_eq(expect, -1);
 	sw_iter_end(&it);
+}
+
+static void walk_from_funclet(struct runtime *rt, int first, int faulted)
+{
+	if (rt->damaged)
+		return;
+	walk_one(rt, first, faulted, 0);
+	walk_one(rt, first, faulted, 1);
 	rt->walks++;
 }
 

@@ -72,9 +72,19 @@ typedef struct sw_thread {
 	const void *stack_bounds_ctx;
 } sw_thread;
 
-/* Flags in the low bits of an exception tracker's record address (see exception_head). */
+/*
+ * Flags in the low bits of an exception tracker's record address (see
+ * exception_head).  SW_TRACKER_DISPATCH, with the record itself
+ * SW_TRACKER_DISPATCH_RECORD bytes into the tracker: the tracker of a
+ * dispatch in progress (sw_exception_dispatch(3)); a walk that unwinds
+ * native frames (SW_WALK_NATIVE_FRAMES) up to the frame that holds it goes
+ * on at its record, not through the frames in between, which are the
+ * dispatch's own and those it has unwound.
+ */
 #define SW_TRACKER_AT_CALL    1u
+#define SW_TRACKER_DISPATCH   2u
 #define SW_TRACKER_FLAG_MASK  7u
+#define SW_TRACKER_DISPATCH_RECORD 32
 
 /* Bits 48-63 hold the authentication code of a 48-bit user-space address. */
 #define SW_ARM64_PTRAUTH_MASK 0xffff000000000000ull

@@ -18,7 +18,7 @@
 #define TRACKER_EXCEPTION 16
 #define TRACKER_PASS      24
 #define TRACKER_CLAUSE    28
-#define TRACKER_RECORD    32
+#define TRACKER_RECORD    SW_TRACKER_DISPATCH_RECORD
 
 struct dispatch {
 	const sw_thread *t;
@@ -84,7 +84,7 @@ static sw_status tracker_at(const struct dispatch *d, const sw_context *regs, in
 	    (st = tracker_put32(d, TRACKER_PASS, d->pass)) != SW_OK)
 		return st;
 	return swi_write_ptr(d->t->memory, d->a->ptr_size, d->tracker + d->a->ptr_size,
-	                     record | (at_call ? SW_TRACKER_AT_CALL : 0));
+	                     record | SW_TRACKER_DISPATCH | (at_call ? SW_TRACKER_AT_CALL : 0));
 }
 
 /*

@@ -322,6 +322,22 @@ static sw_status tracker_field(const struct swi_iter *it, unsigned index, uint64
 	return swi_read_ptr(it->thread->memory, p, a + (uint64_t)index * p, out);
 }
 
+/*
+ * A tracker an exception dispatch linked (SW_TRACKER_DISPATCH, its record
+ * inside it): the frames between it and its record are the dispatch's own
+ * and the ones it has unwound.  Both marks are asked for because a tracker
+ * already dealt with may hold anything, and the walk only passes those.
+ */
+static sw_status tracker_is_dispatch(const struct swi_iter *it, int *yes)
+{
+	uint64_t record;
+	sw_status st = tracker_field(it, 1, &record);
+
+	*yes = st == SW_OK && (record & SW_TRACKER_DISPATCH) &&
+	       (record & ~(uint64_t)SW_TRACKER_FLAG_MASK) == it->tracker + SW_TRACKER_DISPATCH_RECORD;
+	return st;
+}
+
 static sw_status advance_tracker(struct swi_iter *it)
 {
 	uint64_t next;
@@ -816,10 +832,26 @@ static int step_skipped(struct swi_iter *it)
 	/* A native frame that could not be unwound has no caller SP to compare. */
 	if (it->native_dead_end)
 		caller_sp = 0;
-	/* A tracker inside this frame or deeper has been dealt with: its fault is gone. */
-	while (it->tracker != 0 && it->tracker < caller_sp)
+	/*
+	 * A tracker inside this frame or deeper has been dealt with: its fault
+	 * is gone.  But a dispatch's tracker in this frame (a walk that
+	 * unwound the dispatch's native frames up to the one holding it)
+	 * says where the walk goes on: at the frame the dispatch stands at,
+	 * past the frames it has unwound, as CoreCLR's walker skips to the
+	 * ExInfo's frame iterator instead of unwinding the dispatch's frames.
+	 */
+	while (it->tracker != 0 && it->tracker < caller_sp) {
+		int dispatch;
+
+		if ((st = tracker_is_dispatch(it, &dispatch)) != SW_OK)
+			return fail(it, st);
+		if (dispatch && it->tracker >= it->rd.cur.regs[it->arch->sp_reg]) {
+			it->skip_to_tracker = 1;
+			break;
+		}
 		if ((st = advance_tracker(it)) != SW_OK)
 			return fail(it, st);
+	}
 	while (it->frame != 0 && it->frame < caller_sp) {
 		int silent;
 
@@ -866,6 +898,14 @@ static int step_after_managed(struct swi_iter *it)
 	int from_native = is_native(it->code);
 	uint64_t ip;
 
+	/* The frame just reported holds a dispatch's tracker: the tracker comes next. */
+	if (it->skip_to_tracker) {
+		it->skip_to_tracker = 0;
+		it->is_first = it->is_interrupted = it->has_faulted = 0;
+		it->rd.caller_valid = 0;
+		it->step = SWI_STEP_FRAMES;
+		return -1;
+	}
 	/*
 	 * Native unwinding is best effort: a native frame that cannot be
 	 * unwound hands the walk to the Frames, as if it had not been walked.
@@ -1062,7 +1102,8 @@ static inline __attribute__((always_inline)) int fast_run_usable(const struct fa
 /* Can the fast step take the frame after the one just reported at all? */
 static inline int fast_step_allowed(const struct swi_iter *it)
 {
-	return !(it->native_dead_end | it->caller_active) && !it->skip_to_parent && !it->funclet_parent &&
+	return !(it->native_dead_end | it->caller_active | it->skip_to_tracker) && !it->skip_to_parent &&
+	       !it->funclet_parent &&
 	       !it->funclet_parent_sp;
 }
 
