@@ -260,9 +260,6 @@ static sw_status first_pass(struct dispatch *d, const sw_context *start, unsigne
 	int r, usable;
 
 	d->pass = 1;
-	/* Nothing is unwound yet: walks from a filter see every frame from the throw. */
-	if ((st = tracker_at(d, start, 0)) != SW_OK)
-		return st;
 	if ((st = sw_iter_init(&it, d->t, start, 0, flags)) != SW_OK)
 		return st;
 	while ((r = sw_iter_next(&it)) == 1) {
@@ -380,9 +377,13 @@ SW_API sw_status sw_exception_dispatch(const sw_thread *t, const sw_context *sta
 	memset(out, 0, sizeof *out);
 	flags |= SW_WALK_HANDLESKIPPEDFRAMES;
 
-	/* Link the tracker, newest first (ExInfo's m_pPrevExInfo). */
+	/*
+	 * Link the tracker, newest first (ExInfo's m_pPrevExInfo), whole
+	 * before it is reachable: nothing is unwound yet, so walks from a
+	 * filter see every frame from the throw.
+	 */
 	if ((st = swi_read_ptr(t->memory, d.a->ptr_size, t->exception_head, &old_head)) != SW_OK ||
-	    (st = tracker_init(&d, old_head)) != SW_OK)
+	    (st = tracker_init(&d, old_head)) != SW_OK || (st = tracker_at(&d, start, 0)) != SW_OK)
 		return st;
 	if ((st = swi_write_ptr(t->memory, d.a->ptr_size, t->exception_head, tracker)) != SW_OK)
 		return st;
