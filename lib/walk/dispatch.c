@@ -72,14 +72,21 @@ static sw_status tracker_init(const struct dispatch *d, uint64_t next)
 static sw_status tracker_at(const struct dispatch *d, const sw_context *regs, int at_call)
 {
 	uint64_t record = d->tracker + TRACKER_RECORD;
-	unsigned char b[16 + 8 * SW_MAX_REGS];
+	unsigned char b[16];
 	sw_status st;
 
+	/* Only the registers the mask names are ever read: a frame has a handful. */
+	for (uint64_t m = regs->valid & (SW_MAX_REGS < 64 ? (1ULL << SW_MAX_REGS) - 1 : ~0ULL);
+	     m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+
+		swi_store_le(b, 8, regs->regs[r]);
+		if ((st = sw_memory_write(d->t->memory, record + 16 + 8 * (uint64_t)r, b, 8)) != SW_OK)
+			return st;
+	}
 	swi_store_le(b, 4, regs->arch);
 	swi_store_le(b + 4, 4, 0);
 	swi_store_le(b + 8, 8, regs->valid);
-	for (unsigned r = 0; r < SW_MAX_REGS; r++)
-		swi_store_le(b + 16 + 8 * r, 8, (regs->valid >> r) & 1 ? regs->regs[r] : 0);
 	if ((st = sw_memory_write(d->t->memory, record, b, sizeof b)) != SW_OK ||
 	    (st = tracker_put32(d, TRACKER_PASS, d->pass)) != SW_OK)
 		return st;
