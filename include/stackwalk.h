@@ -16,6 +16,7 @@
 #include <stackwalk/frame.h>
 #include <stackwalk/thread.h>
 #include <stackwalk/walk.h>
+#include <stackwalk/dispatch.h>
 #include <stackwalk/synth.h>
 #include <stackwalk/target.h>
 #include <stackwalk/snapshot.h>

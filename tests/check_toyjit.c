@@ -29,7 +29,12 @@
 #define BIT(r) (1ull << (r))
 #define MAX_WALKS 8
 
-static __thread sw_frame *frame_head;
+/* The thread's list heads side by side, as a runtime's thread block holds them. */
+static __thread struct {
+	sw_frame *frames;
+	uintptr_t trackers;     /* exception trackers (test_dispatch) */
+} heads;
+#define frame_head heads.frames
 
 /* What the helper does on each call: one recorded walk per flag set. */
 static struct {
@@ -87,6 +92,9 @@ static void setup(void)
 	}
 	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
 	ck_assert_int_eq(sw_thread_init_self(&g.thread, map, &g.memory, &frame_head), SW_OK);
+	ck_assert_int_eq(sw_memory_local_allow(&g.memory, (uintptr_t)&heads, (uintptr_t)(&heads + 1)),
+	                 SW_OK);
+	g.thread.exception_head = (uintptr_t)&heads.trackers;
 }
 
 static void teardown(void)
@@ -760,6 +768,69 @@ START_TEST(test_funclet)
 }
 END_TEST
 
+/*
+ * The throw through sw_exception_dispatch: the first pass finds the
+ * thrower's catch through the throw stub's TransitionFrame, the second
+ * pops that Frame and runs the funclet, and the thrower resumes after its
+ * try (the throw stub never returns).  A walk from inside the funclet
+ * leaves it into the dispatch's C code and goes on at the tracker: the
+ * thrower, its parent, found once.
+ */
+START_TEST(test_dispatch)
+{
+	toyjit *jit = make_jit(five, 5, helper);
+	const unsigned depth = 7;
+	const toyjit_walk *w;
+	size_t fk, pk;
+
+	jit->exception_head = &heads.trackers;
+	g.nflags = 2;
+	g.flags[0] = 0;
+	g.flags[1] = SW_WALK_GC_FUNCLET_REFERENCE_REPORTING;
+	g.gc = 1;
+	ck_assert_int_eq(toyjit_run_throw(jit, depth), SW_OK);
+	ck_assert_int_eq(jit->dispatch_status, SW_OK);
+	ck_assert_uint_eq(jit->dispatched, 1);
+	ck_assert_int_eq(g.calls, 1);
+	ck_assert(g.in_funclet);
+	ck_assert_ptr_null(frame_head);
+	ck_assert_uint_eq(heads.trackers, 0);
+
+	/* The stub's TF, the funclet, then the thrower (no throw stub's TF: popped), the chain. */
+	w = g.walks[0];
+	ck_assert_int_eq(w->result, SW_CONTINUE);
+	ck_assert_uint_eq(w->n, 1 + 1 + 1 + depth);
+	ck_assert_uint_eq(w->frames[0].frame_type, SW_FRAME_TRANSITION);
+	ck_assert_ptr_eq(w->frames[1].method, &jit->funclet);
+	ck_assert_ptr_eq(w->frames[2].method, &jit->thrower);
+	ck_assert(w->frames[2].is_parent_of_funclet && w->frames[2].trust == SW_TRUST_CONTEXT);
+	ck_assert_uint_eq(w->frames[1].regs[SW_X64_RBP], w->frames[2].regs[SW_X64_RBP]);
+	for (unsigned k = 0; k < depth; k++)
+		ck_assert_ptr_eq(w->frames[3 + k].method, toyjit_frame_method(jit, depth - 1 - k));
+
+	/* For the GC: the funclet reports, its parent (once) does not. */
+	w = g.walks[1];
+	ck_assert_ptr_nonnull(find_method(w, &jit->funclet, &fk));
+	ck_assert_ptr_nonnull(find_method(w, &jit->thrower, &pk));
+	ck_assert_uint_eq(pk, fk + 1);
+	ck_assert(!w->frames[pk].report_gc);
+	ck_assert_msg(g.gc_status == SW_OK, "%s: %s", sw_strerror(g.gc_status),
+	              g.gc_stats.what ? g.gc_stats.what : "");
+	ck_assert_uint_eq(g.gc_stats.parent_roots, 1);
+	/* The thrower went on after its try with the object the collector moved. */
+	ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, depth, 1));
+
+	for (unsigned d = 1; d <= 30; d += 6) {
+		ck_assert_int_eq(toyjit_run_throw(jit, d), SW_OK);
+		ck_assert_int_eq(jit->dispatch_status, SW_OK);
+		ck_assert(g.gc_status == SW_OK);
+		ck_assert_uint_eq(jit->result, toyjit_expected_result(jit, d, 1));
+	}
+	ck_assert_uint_eq(jit->dispatched, 6);
+	toyjit_destroy(jit);
+}
+END_TEST
+
 static void quiet_helper(toyjit *jit, sw_transition_frame *tf)
 {
 	(void)jit;
@@ -863,6 +934,7 @@ static Suite *toyjit_suite(void)
 	tcase_add_test(tc, test_gc_info);
 	tcase_add_test(tc, test_gc_at_stub);
 	tcase_add_test(tc, test_funclet);
+	tcase_add_test(tc, test_dispatch);
 	tcase_add_test(tc, test_every_offset_gc);
 	suite_add_tcase(s, tc);
 	return s;

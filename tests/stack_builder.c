@@ -44,7 +44,7 @@ uint64_t sb_get(sb_world *w, uint64_t addr)
 
 static void sb_register(sb_world *w, sw_swu_builder *b, uint64_t start, uint32_t size, void *handle)
 {
-	unsigned char blob[256];
+	unsigned char blob[1024];
 	size_t len = 0;
 	sw_code_info ci;
 

@@ -92,18 +92,78 @@ void toyjit_pinvoke_target(int32_t n, toyjit_entry_fn entry, toyjit *jit)
 	jit->pinvoke_calls++;
 }
 
+/* The runtime's part of sw_exception_dispatch: the toy's types are its tokens. */
+static int toyjit_type_matches(void *data, uint64_t exception, const sw_eh_site *site)
+{
+	(void)data;
+	return site->clause.type_token == exception;
+}
+
+/* The toy JIT emits no filters. */
+static int toyjit_run_filter(void *data, uint64_t exception, const sw_eh_site *site)
+{
+	(void)data; (void)exception; (void)site;
+	return 0;
+}
+
+/*
+ * Run the catch funclet with the establisher frame (the thrower's frame
+ * pointer), through which it reaches the thrower's locals; the thrower
+ * goes on after its try.  The store after the call keeps it from being a
+ * tail call, which would hide this frame.
+ */
+static sw_status toyjit_run_handler(void *data, uint64_t exception, const sw_eh_site *site,
+                                    uint64_t *resume_ip)
+{
+	toyjit *jit = data;
+	void (*funclet)(uintptr_t) = (void (*)(uintptr_t))(uintptr_t)site->funclet;
+
+	(void)exception;
+	if (site->clause.kind != SW_EH_CATCH || site->code->method != &jit->thrower)
+		return SW_E_UNSUPPORTED;
+	jit->funclet_active = 1;
+	funclet((uintptr_t)site->regs->regs[SW_X64_RBP]);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	jit->funclet_active = 0;
+	*resume_ip = site->code->start + jit->thrower.try_end;
+	return SW_OK;
+}
+
+static const sw_exception_ops toyjit_exception_ops = {
+	toyjit_type_matches, toyjit_run_filter, toyjit_run_handler
+};
+
 /*
  * The exception dispatch: the throw stub's TransitionFrame is linked, so a
- * walk from the funclet crosses this C code.  Like the CLR's second pass it
- * calls the handler funclet with the establisher frame (the thrower's frame
- * pointer), through which the funclet reaches the thrower's locals.  The
- * store after the call keeps it from being a tail call.
+ * walk from the funclet crosses this C code.  With an exception tracker
+ * list, sw_exception_dispatch walks from the throw stub (through its
+ * TransitionFrame to the thrower), runs the catch funclet and resumes the
+ * thrower after its try: the stub never returns.  Without one, like the
+ * CLR's second pass it calls the funclet with the establisher frame and
+ * returns through the stub.
  */
 void toyjit_dispatch(toyjit *jit, sw_transition_frame *tf, uintptr_t establisher)
 {
 	void (*funclet)(uintptr_t) = (void (*)(uintptr_t))(uintptr_t)jit->funclet.start;
 
-	(void)tf;
+	if (jit->exception_head && jit->arch == SW_ARCH_X64) {
+		sw_exception_tracker tracker;
+		sw_exception_result res;
+		sw_context at;
+
+		/* The throw as the stub sees it: native code, its TransitionFrame just above. */
+		sw_context_init(&at, jit->arch);
+		sw_context_set(&at, SW_X64_RIP, jit->throw_stub_start);
+		sw_context_set(&at, SW_X64_RSP, (uintptr_t)tf);
+		jit->dispatch_status = sw_exception_dispatch(&jit->dispatch_thread, &at, TOYJIT_CATCH_TYPE,
+		                                             &toyjit_exception_ops, jit,
+		                                             (uintptr_t)&tracker, 0, &res);
+		if (jit->dispatch_status == SW_OK) {
+			jit->dispatched++;
+			jit->dispatch_status = sw_context_resume(&res.resume);
+		}
+		return;
+	}
 	jit->funclet_active = 1;
 	funclet(establisher);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -484,6 +544,18 @@ sw_status toyjit_run_throw(toyjit *jit, unsigned depth)
 		return SW_E_INVAL;
 	if (!jit->thrower.size)
 		return SW_E_UNSUPPORTED;
+	if (jit->exception_head) {
+		/* The dispatch's view of this thread, made now: it asks the C library for the stack. */
+		if ((void *)jit->exception_head != (void *)(jit->head + 1))
+			return SW_E_INVAL;
+		if ((st = sw_thread_init_self(&jit->dispatch_thread, jit->map, &jit->dispatch_memory,
+		                              jit->head)) != SW_OK ||
+		    (st = sw_memory_local_allow(&jit->dispatch_memory, (uintptr_t)jit->head,
+		                                (uintptr_t)(jit->exception_head + 1))) != SW_OK)
+			return st;
+		jit->dispatch_thread.exception_head = (uintptr_t)jit->exception_head;
+	}
+	jit->dispatch_status = SW_OK;
 	jit->run_throw = 1;
 	jit->last_call = (void *)(uintptr_t)jit->thrower.start;
 	st = toyjit_run(jit, depth, -1);

@@ -231,6 +231,18 @@ typedef struct toyjit {
 	toyjit_gc_root *gc_roots;               /* the collector's root buffer (allocated up front) */
 	toyjit_native_code native[TOYJIT_MAX_NATIVE]; /* the thunk and stubs, described */
 	unsigned nnative;
+	/*
+	 * The thread's exception tracker list head, right after its Frame
+	 * list head (head + 1: a runtime's thread block holds them side by
+	 * side), or NULL.  Set, the throw goes through sw_exception_dispatch
+	 * (toyjit_dispatch) and resumes the thrower after its try; NULL, the
+	 * dispatch calls the funclet and returns through the throw stub.
+	 */
+	uintptr_t *exception_head;
+	sw_thread dispatch_thread;              /* the thread as the dispatch sees it */
+	sw_memory dispatch_memory;
+	unsigned dispatched;                    /* throws sw_exception_dispatch caught */
+	sw_status dispatch_status;              /* the last dispatch's error, or SW_OK */
 } toyjit;
 
 /*
@@ -269,7 +281,8 @@ sw_status toyjit_run(toyjit *jit, unsigned depth, int pinvoke_at);
  * toyjit_run_throw - as toyjit_run without a P/Invoke, but the innermost
  * method calls the thrower, whose funclet calls the stub (and the helper,
  * with jit->funclet_active set).  SW_E_UNSUPPORTED when the back end has
- * no thrower.
+ * no thrower; SW_E_INVAL when jit->exception_head is set but does not
+ * follow jit->head.
  */
 sw_status toyjit_run_throw(toyjit *jit, unsigned depth);
 

@@ -51,6 +51,11 @@ typedef struct sw_thread {
 	 * tracker, on the stack of the code handling an exception, holds the
 	 * faulted managed frame's context where no Frame was pushed for it:
 	 * next (P bytes), then the address of a context record (P bytes).
+	 * The record's address is 8-aligned; its low bits are flags: with
+	 * SW_TRACKER_AT_CALL the record's frame is stopped at a call (its IP
+	 * a return address), not faulted: the frame an exception dispatch
+	 * has unwound to (sw_exception_dispatch(3)), whose frames below it
+	 * a walk does not report again.
 	 */
 	uint64_t exception_head;
 	/*
@@ -66,6 +71,20 @@ typedef struct sw_thread {
 	sw_stack_bounds_fn stack_bounds;
 	const void *stack_bounds_ctx;
 } sw_thread;
+
+/*
+ * Flags in the low bits of an exception tracker's record address (see
+ * exception_head).  SW_TRACKER_DISPATCH, with the record itself
+ * SW_TRACKER_DISPATCH_RECORD bytes into the tracker: the tracker of a
+ * dispatch in progress (sw_exception_dispatch(3)); a walk that unwinds
+ * native frames (SW_WALK_NATIVE_FRAMES) up to the frame that holds it goes
+ * on at its record, not through the frames in between, which are the
+ * dispatch's own and those it has unwound.
+ */
+#define SW_TRACKER_AT_CALL    1u
+#define SW_TRACKER_DISPATCH   2u
+#define SW_TRACKER_FLAG_MASK  7u
+#define SW_TRACKER_DISPATCH_RECORD 32
 
 /* Bits 48-63 hold the authentication code of a 48-bit user-space address. */
 #define SW_ARM64_PTRAUTH_MASK 0xffff000000000000ull

@@ -1,7 +1,8 @@
 # The host's own threads and ucontext_t, in the portable core.
 lib_libsw_target_core_la_SOURCES += \
 	lib/target/self.c \
-	lib/target/ucontext.c
+	lib/target/ucontext.c \
+	lib/target/resume.c
 
 # Debugger targets: ELF core files (libelf) and live processes (ptrace), the
 # swregs example, their test and manual pages.  Host-only code, kept out of

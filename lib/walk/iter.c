@@ -322,6 +322,22 @@ static sw_status tracker_field(const struct swi_iter *it, unsigned index, uint64
 	return swi_read_ptr(it->thread->memory, p, a + (uint64_t)index * p, out);
 }
 
+/*
+ * A tracker an exception dispatch linked (SW_TRACKER_DISPATCH, its record
+ * inside it): the frames between it and its record are the dispatch's own
+ * and the ones it has unwound.  Both marks are asked for because a tracker
+ * already dealt with may hold anything, and the walk only passes those.
+ */
+static sw_status tracker_is_dispatch(const struct swi_iter *it, int *yes)
+{
+	uint64_t record;
+	sw_status st = tracker_field(it, 1, &record);
+
+	*yes = st == SW_OK && (record & SW_TRACKER_DISPATCH) &&
+	       (record & ~(uint64_t)SW_TRACKER_FLAG_MASK) == it->tracker + SW_TRACKER_DISPATCH_RECORD;
+	return st;
+}
+
 static sw_status advance_tracker(struct swi_iter *it)
 {
 	uint64_t next;
@@ -816,10 +832,26 @@ static int step_skipped(struct swi_iter *it)
 	/* A native frame that could not be unwound has no caller SP to compare. */
 	if (it->native_dead_end)
 		caller_sp = 0;
-	/* A tracker inside this frame or deeper has been dealt with: its fault is gone. */
-	while (it->tracker != 0 && it->tracker < caller_sp)
+	/*
+	 * A tracker inside this frame or deeper has been dealt with: its fault
+	 * is gone.  But a dispatch's tracker in this frame (a walk that
+	 * unwound the dispatch's native frames up to the one holding it)
+	 * says where the walk goes on: at the frame the dispatch stands at,
+	 * past the frames it has unwound, as CoreCLR's walker skips to the
+	 * ExInfo's frame iterator instead of unwinding the dispatch's frames.
+	 */
+	while (it->tracker != 0 && it->tracker < caller_sp) {
+		int dispatch;
+
+		if ((st = tracker_is_dispatch(it, &dispatch)) != SW_OK)
+			return fail(it, st);
+		if (dispatch && it->tracker >= it->rd.cur.regs[it->arch->sp_reg]) {
+			it->skip_to_tracker = 1;
+			break;
+		}
 		if ((st = advance_tracker(it)) != SW_OK)
 			return fail(it, st);
+	}
 	while (it->frame != 0 && it->frame < caller_sp) {
 		int silent;
 
@@ -866,6 +898,14 @@ static int step_after_managed(struct swi_iter *it)
 	int from_native = is_native(it->code);
 	uint64_t ip;
 
+	/* The frame just reported holds a dispatch's tracker: the tracker comes next. */
+	if (it->skip_to_tracker) {
+		it->skip_to_tracker = 0;
+		it->is_first = it->is_interrupted = it->has_faulted = 0;
+		it->rd.caller_valid = 0;
+		it->step = SWI_STEP_FRAMES;
+		return -1;
+	}
 	/*
 	 * Native unwinding is best effort: a native frame that cannot be
 	 * unwound hands the walk to the Frames, as if it had not been walked.
@@ -1078,7 +1118,8 @@ static inline __attribute__((always_inline)) int fast_run_usable(const struct fa
 /* Can the fast step take the frame after the one just reported at all? */
 static inline int fast_step_allowed(const struct swi_iter *it)
 {
-	return !(it->native_dead_end | it->caller_active) && !it->skip_to_parent && !it->funclet_parent &&
+	return !(it->native_dead_end | it->caller_active | it->skip_to_tracker) && !it->skip_to_parent &&
+	       !it->funclet_parent &&
 	       !it->funclet_parent_sp;
 }
 
@@ -2062,16 +2103,28 @@ static int step_after_frame(struct swi_iter *it)
 	return -1;
 }
 
-/* Resume the faulted frame the tracker holds: interrupted, faulted, exact. */
+/*
+ * Resume the frame the tracker holds: a faulted frame (interrupted,
+ * faulted, exact), or, with SW_TRACKER_AT_CALL, the frame an exception
+ * dispatch has unwound to, stopped at a call like any caller.  The latter
+ * is how a walk during a dispatch passes over the frames the dispatch has
+ * already unwound: CoreCLR's stack walker skips to the ExInfo's own frame
+ * iterator (ExInfo::m_frameIter, which the second pass advances in
+ * ExceptionHandling.cs InvokeSecondPass) instead of walking them again.
+ */
 static int step_after_tracker(struct swi_iter *it)
 {
 	uint64_t record, old_sp = it->rd.cur.regs[it->arch->sp_reg];
 	int old_sp_known = (it->rd.cur.valid & (1ULL << it->arch->sp_reg)) != 0;
 	const sw_code_info *code;
+	int at_call;
 	sw_status st;
 
-	if ((st = tracker_field(it, 1, &record)) != SW_OK ||
-	    (st = swi_context_record_restore(it->thread, record, &it->rd)) != SW_OK ||
+	if ((st = tracker_field(it, 1, &record)) != SW_OK)
+		return fail(it, st);
+	at_call = (record & SW_TRACKER_AT_CALL) != 0;
+	record &= ~(uint64_t)SW_TRACKER_FLAG_MASK;
+	if ((st = swi_context_record_restore(it->thread, record, &it->rd)) != SW_OK ||
 	    (st = check_context(it, &it->rd.cur)) != SW_OK)
 		return fail(it, st);
 	if (old_sp_known && it->rd.cur.regs[it->arch->sp_reg] < old_sp)
@@ -2079,15 +2132,15 @@ static int step_after_tracker(struct swi_iter *it)
 	if ((st = advance_tracker(it)) != SW_OK)
 		return fail(it, st);
 	it->is_first = 0;
-	it->is_interrupted = it->has_faulted = 1;
-	code = lookup(it, it->rd.cur.regs[it->arch->ip_reg], 1);
+	it->is_interrupted = it->has_faulted = !at_call;
+	code = lookup(it, it->rd.cur.regs[it->arch->ip_reg], !at_call);
 	if (!code) {
 		it->step = SWI_STEP_FRAMES;
 		return -1;
 	}
 	swi_set_code(it, code);
 	it->stopped_by = SW_OK;
-	it->active = 1;
+	it->active = !at_call;
 	it->trust = SW_TRUST_CONTEXT;
 	it->step = SWI_STEP_UNWIND;
 	return -1;

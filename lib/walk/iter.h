@@ -226,6 +226,7 @@ struct swi_iter {
 	uint8_t trust;                  /* how rd.cur was found (sw_frame_trust) */
 	uint8_t caller_trust;           /* how rd.caller was found */
 	uint8_t native_dead_end;        /* a native frame that could not be unwound */
+	uint8_t skip_to_tracker;        /* the frame just reported holds a dispatch's tracker: go on there */
 	/*
 	 * Why the walk cannot reach the thread's outermost frame from here
 	 * (SW_OK while it can): a native frame that could not be unwound, or

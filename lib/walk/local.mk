@@ -30,3 +30,19 @@ dist_man_MANS += \
 	man/sw_shadow_leave.3 \
 	man/sw_shadow_snapshot.3 \
 	man/sw_shadow_overflows.3
+
+# Exception dispatch: the two passes over the iterator and the tracker
+# walks see (lib/target/resume.c jumps to the continuation); its test,
+# whose expectations come from an interpreter of the same try program.
+lib_libsw_walk_la_SOURCES += lib/walk/dispatch.c
+stackwalkinclude_HEADERS += include/stackwalk/dispatch.h
+
+check_PROGRAMS += tests/check_dispatch
+TESTS += tests/check_dispatch
+tests_check_dispatch_SOURCES = tests/check_dispatch.c tests/stack_builder.c tests/stack_builder.h
+tests_check_dispatch_CFLAGS = $(TEST_CFLAGS)
+tests_check_dispatch_LDADD = $(TEST_LIBS)
+
+dist_man_MANS += \
+	man/sw_exception_dispatch.3 \
+	man/sw_context_resume.3

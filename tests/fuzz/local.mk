@@ -21,6 +21,7 @@ FUZZ_TARGETS += fuzz_elf_import
 FUZZ_TARGETS += fuzz_core
 FUZZ_TARGETS += fuzz_remote
 FUZZ_TARGETS += fuzz_gdbjit_read
+FUZZ_TARGETS += fuzz_dispatch
 
 # ---- make check: the standalone replays --------------------------------
 FUZZ_STANDALONE = tests/fuzz/standalone_main.c tests/fuzz/fuzz.h
@@ -58,9 +59,13 @@ check_PROGRAMS += tests/fuzz/fuzz_gdbjit_read
 tests_fuzz_fuzz_gdbjit_read_SOURCES = tests/fuzz/fuzz_gdbjit_read.c tests/gdbjit_object.h $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_gdbjit_read_LDADD = $(FUZZ_STANDALONE_LDADD)
 
+check_PROGRAMS += tests/fuzz/fuzz_dispatch
+tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz_dispatch.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_dispatch_LDADD = $(FUZZ_STANDALONE_LDADD)
+
 TESTS += tests/fuzz/fuzz_swu_decode tests/fuzz/fuzz_walk_mutated tests/fuzz/fuzz_synth_diff \
 	tests/fuzz/fuzz_frames tests/fuzz/fuzz_elf_import tests/fuzz/fuzz_core tests/fuzz/fuzz_remote \
-	tests/fuzz/fuzz_gdbjit_read
+	tests/fuzz/fuzz_gdbjit_read tests/fuzz/fuzz_dispatch
 EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus
 CLEANFILES += fuzz_*-crash.bin
 

@@ -1,0 +1,404 @@
+/*
+ * dispatch.c - sw_exception_dispatch: CoreCLR's two-pass exception
+ * dispatch over the iterator (sw_iter), and the tracker that shows other
+ * walks how far it has gone.
+ *
+ * The passes follow ExceptionHandling.cs (shared by NativeAOT and, since
+ * .NET 9, CoreCLR): DispatchEx drives them, FindFirstPassHandler tries a
+ * frame's clauses in the first, InvokeSecondPass runs a frame's finally
+ * and fault funclets in the second.  Each pass is a walk of its own with
+ * the ordinary iterator: this file never steps a frame itself.
+ */
+#include <string.h>
+#include "util.h"
+#include "arch.h"
+#include <stackwalk/dispatch.h>
+
+/* Tracker layout (dispatch.h): fixed offsets past the two pointer fields. */
+#define TRACKER_EXCEPTION 16
+#define TRACKER_PASS      24
+#define TRACKER_CLAUSE    28
+#define TRACKER_RECORD    SW_TRACKER_DISPATCH_RECORD
+
+struct dispatch {
+	const sw_thread *t;
+	const struct swi_arch *a;
+	const sw_exception_ops *ops;
+	void *data;
+	uint64_t exception;
+	uint64_t tracker;
+	uint32_t pass;
+	sw_status st;               /* the first error a clause callback met */
+	/* The frame being searched or unwound. */
+	sw_eh_site site;
+	/* First pass: the handling clause, once found. */
+	int found;
+	uint32_t found_index;
+	uint64_t found_sp;          /* the handling frame's SP: a frame is known by it (handlingFrameSP) */
+	sw_eh_clause found_clause;
+	/* Second pass: in the handling frame, only clauses before the catching one run. */
+	uint32_t limit;
+};
+
+/* Write the tracker's fields through the thread's memory; in-process, plain stores. */
+static sw_status tracker_put32(const struct dispatch *d, unsigned off, uint32_t v)
+{
+	unsigned char b[4];
+
+	swi_store_le(b, 4, v);
+	return sw_memory_write(d->t->memory, d->tracker + off, b, 4);
+}
+
+static sw_status tracker_init(const struct dispatch *d, uint64_t next)
+{
+	unsigned char b[8];
+	sw_status st;
+
+	swi_store_le(b, 8, d->exception);
+	if ((st = swi_write_ptr(d->t->memory, d->a->ptr_size, d->tracker, next)) != SW_OK ||
+	    (st = swi_write_ptr(d->t->memory, d->a->ptr_size, d->tracker + d->a->ptr_size, 0)) != SW_OK ||
+	    (st = sw_memory_write(d->t->memory, d->tracker + TRACKER_EXCEPTION, b, 8)) != SW_OK ||
+	    (st = tracker_put32(d, TRACKER_CLAUSE, SW_TRACKER_NO_CLAUSE)) != SW_OK)
+		return st;
+	return tracker_put32(d, TRACKER_PASS, d->pass);
+}
+
+/*
+ * The frame the dispatch stands at, for walks from its funclets: the
+ * record holds its registers, at a call unless it faulted there or is the
+ * throw's own frame (CoreCLR's ExInfo keeps the same in m_frameIter).
+ * The record is written before the address is published.
+ */
+static sw_status tracker_at(const struct dispatch *d, const sw_context *regs, int at_call)
+{
+	uint64_t record = d->tracker + TRACKER_RECORD;
+	unsigned char b[16];
+	sw_status st;
+
+	/* Only the registers the mask names are ever read: a frame has a handful. */
+	for (uint64_t m = regs->valid & (SW_MAX_REGS < 64 ? (1ULL << SW_MAX_REGS) - 1 : ~0ULL);
+	     m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(m);
+
+		swi_store_le(b, 8, regs->regs[r]);
+		if ((st = sw_memory_write(d->t->memory, record + 16 + 8 * (uint64_t)r, b, 8)) != SW_OK)
+			return st;
+	}
+	swi_store_le(b, 4, regs->arch);
+	swi_store_le(b + 4, 4, 0);
+	swi_store_le(b + 8, 8, regs->valid);
+	if ((st = sw_memory_write(d->t->memory, record, b, sizeof b)) != SW_OK ||
+	    (st = tracker_put32(d, TRACKER_PASS, d->pass)) != SW_OK)
+		return st;
+	return swi_write_ptr(d->t->memory, d->a->ptr_size, d->tracker + d->a->ptr_size,
+	                     record | SW_TRACKER_DISPATCH | (at_call ? SW_TRACKER_AT_CALL : 0));
+}
+
+/*
+ * The handling frame's registers, read back from the tracker's record
+ * after the catch funclet ran: a GC inside it found the frame through the
+ * tracker and updated the references it holds there, as CoreCLR's GC
+ * updates the ExInfo's context through its frame iterator's register
+ * display before ResumeAtCatch reads it.
+ */
+static sw_status tracker_resume_regs(const struct dispatch *d, sw_context *out)
+{
+	unsigned char b[16 + 8 * SW_MAX_REGS];
+	sw_status st;
+
+	if ((st = sw_memory_read(d->t->memory, d->tracker + TRACKER_RECORD, b, sizeof b)) != SW_OK)
+		return st;
+	sw_context_init(out, d->t->arch);
+	out->valid = swi_load_le(b + 8, 8) & d->site.regs->valid;
+	for (unsigned r = 0; r < SW_MAX_REGS; r++)
+		out->regs[r] = (out->valid >> r) & 1 ? swi_load_le(b + 16 + 8 * r, 8) : 0;
+	return SW_OK;
+}
+
+/*
+ * The offset a frame's clauses are matched at: the IP where it faulted or
+ * is active, else the call instruction's, the return address minus one
+ * (CoreCLR's SfiInit/SfiNext adjust the control PC the same way, so that a
+ * call that ends a try is still inside it).  0 when that is not in the
+ * method's main body (no clause can cover it).
+ */
+static int frame_offset(const sw_crawl_frame *cf, const sw_code_info *code, uint32_t *offset)
+{
+	uint64_t ip = sw_crawl_frame_ip(cf);
+	int exact = sw_crawl_frame_is_first(cf) || sw_crawl_frame_has_faulted(cf);
+
+	if (ip < code->start + !exact || ip - code->start - !exact >= code->size)
+		return 0;
+	*offset = (uint32_t)(ip - code->start) - !exact;
+	return 1;
+}
+
+/*
+ * Fill the site for the frame the iterator stands on; 0 if it is not a
+ * managed frame whose clauses matter, or an error.
+ */
+static sw_status frame_site(struct dispatch *d, const sw_crawl_frame *cf, int *usable)
+{
+	const sw_code_info *code;
+	const sw_regdisplay *rd;
+
+	*usable = 0;
+	if (sw_crawl_frame_state(cf) != SW_STATE_FRAMELESS)
+		return SW_OK;
+	if (!(code = sw_crawl_frame_code_info(cf)) || !code->unwind)
+		return SW_OK;
+	/*
+	 * A throw out of a funclet is a nested exception: its clauses are the
+	 * parent's, matched from the funclet's clause outward
+	 * (InvokeSecondPass's idxStart).  Not handled yet.
+	 */
+	if (code->flags & SW_CODE_FUNCLET)
+		return SW_E_UNSUPPORTED;
+	if (!frame_offset(cf, code, &d->site.offset))
+		return SW_OK;
+	rd = sw_crawl_frame_regdisplay(cf);
+	d->site.frame = cf;
+	d->site.code = code;
+	d->site.regs = &rd->cur;
+	d->site.caller_sp = rd->caller_valid ? sw_context_sp(&rd->caller) : 0;
+	d->site.pass = d->pass;
+	*usable = 1;
+	return SW_OK;
+}
+
+/* Fill the clause part of the site. */
+static void clause_site(struct dispatch *d, uint32_t index, const sw_eh_clause *c, int filter)
+{
+	d->site.index = index;
+	d->site.clause = *c;
+	d->site.funclet = d->site.code->start + (filter ? c->filter_start : c->handler_start);
+}
+
+/* A callback's answer: negative is an error that stops the dispatch. */
+static int answer(struct dispatch *d, int r)
+{
+	if (r < 0) {
+		d->st = (sw_status)r;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * First pass, one clause (FindFirstPassHandler): a typed catch whose type
+ * matches, or a filter whose funclet takes the exception, handles it.
+ * Finally and fault clauses do nothing yet.  Duplicated clauses cover
+ * funclet code only, which this pass does not search.
+ */
+static int first_pass_clause(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct dispatch *d = data;
+	int r;
+
+	if (c->flags & SW_EH_DUPLICATED)
+		return 0;
+	if (c->kind == SW_EH_CATCH) {
+		clause_site(d, index, c, 0);
+		r = d->ops->type_matches(d->data, d->exception, &d->site);
+	} else if (c->kind == SW_EH_FILTER) {
+		clause_site(d, index, c, 1);
+		if ((d->st = tracker_put32(d, TRACKER_CLAUSE, index)) != SW_OK)
+			return 1;
+		r = d->ops->run_filter(d->data, d->exception, &d->site);
+		if ((d->st = tracker_put32(d, TRACKER_CLAUSE, SW_TRACKER_NO_CLAUSE)) != SW_OK)
+			return 1;
+	} else {
+		return 0;
+	}
+	if (answer(d, r))
+		return 1;
+	if (r) {
+		d->found = 1;
+		d->found_index = index;
+		d->found_clause = *c;
+		d->found_sp = sw_context_sp(d->site.regs);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Second pass, one clause (InvokeSecondPass): run a finally or fault
+ * funclet.  In the handling frame only clauses before the catching one
+ * (nested in its try) run: idxLimit.
+ */
+static int second_pass_clause(void *data, uint32_t index, const sw_eh_clause *c)
+{
+	struct dispatch *d = data;
+	uint64_t ignored = 0;
+	sw_status st;
+
+	if (index >= d->limit)
+		return 1;
+	if ((c->flags & SW_EH_DUPLICATED) || (c->kind != SW_EH_FINALLY && c->kind != SW_EH_FAULT))
+		return 0;
+	clause_site(d, index, c, 0);
+	if ((d->st = tracker_put32(d, TRACKER_CLAUSE, index)) != SW_OK)
+		return 1;
+	st = d->ops->run_handler(d->data, d->exception, &d->site, &ignored);
+	if (answer(d, st))
+		return 1;
+	if ((d->st = tracker_put32(d, TRACKER_CLAUSE, SW_TRACKER_NO_CLAUSE)) != SW_OK)
+		return 1;
+	return 0;
+}
+
+/* The walk's own end: an error, or SW_E_NOTFOUND when it ran out of frames. */
+static sw_status walk_end(sw_iter *it, int r)
+{
+	sw_walk_error err;
+
+	if (r == 0)
+		return SW_E_NOTFOUND;
+	sw_iter_error(it, &err);
+	return err.status != SW_OK ? err.status : (sw_status)r;
+}
+
+/* First pass: find the handling frame and clause, running filters. */
+static sw_status first_pass(struct dispatch *d, const sw_context *start, unsigned flags)
+{
+	sw_iter it;
+	sw_status st;
+	int r, usable;
+
+	d->pass = 1;
+	if ((st = sw_iter_init(&it, d->t, start, 0, flags)) != SW_OK)
+		return st;
+	while ((r = sw_iter_next(&it)) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+
+		if ((st = frame_site(d, cf, &usable)) != SW_OK)
+			break;
+		if (!usable)
+			continue;
+		st = sw_swu_eh_covering(d->site.code->unwind, d->site.code->unwind_size,
+		                        d->site.offset, first_pass_clause, d);
+		if (st == SW_OK)
+			st = d->st;
+		if (st != SW_OK || d->found)
+			break;
+	}
+	if (st == SW_OK && !d->found)
+		st = walk_end(&it, r);
+	sw_iter_end(&it);
+	return st;
+}
+
+/*
+ * Second pass: unwind frame by frame to the handling one, running finally
+ * and fault funclets and popping the Frames passed (POPFRAMES: CoreCLR
+ * pops the explicit Frames below the frame a funclet is called for), then
+ * run the catch and give back where to resume.
+ */
+static sw_status second_pass(struct dispatch *d, const sw_context *start, unsigned flags,
+                             sw_exception_result *out)
+{
+	uint64_t resume_ip = 0;
+	sw_iter it;
+	sw_status st;
+	int r, usable;
+
+	d->pass = 2;
+	if ((st = sw_iter_init(&it, d->t, start, 0, flags | SW_WALK_POPFRAMES)) != SW_OK)
+		return st;
+	out->frames = 0;
+	while ((r = sw_iter_next(&it)) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+		int handling;
+
+		if ((st = frame_site(d, cf, &usable)) != SW_OK)
+			break;
+		if (!usable)
+			continue;
+		/* A frame above the first pass's handler: the stack changed between the passes. */
+		if (sw_context_sp(d->site.regs) > d->found_sp) {
+			st = SW_E_STATE;
+			break;
+		}
+		out->frames++;
+		handling = sw_context_sp(d->site.regs) == d->found_sp;
+		/* Frames up to here are unwound: walks from these funclets start at this one. */
+		if ((st = tracker_at(d, d->site.regs, !sw_crawl_frame_is_first(cf) &&
+		                     !sw_crawl_frame_has_faulted(cf))) != SW_OK)
+			break;
+		d->limit = handling ? d->found_index : UINT32_MAX;
+		st = sw_swu_eh_covering(d->site.code->unwind, d->site.code->unwind_size,
+		                        d->site.offset, second_pass_clause, d);
+		if (st == SW_OK)
+			st = d->st;
+		if (st != SW_OK)
+			break;
+		if (!handling)
+			continue;
+		/* The catch (or the filter's handler) funclet says where to go on. */
+		clause_site(d, d->found_index, &d->found_clause, 0);
+		if ((st = tracker_put32(d, TRACKER_CLAUSE, d->found_index)) != SW_OK)
+			break;
+		if ((st = d->ops->run_handler(d->data, d->exception, &d->site, &resume_ip)) != SW_OK ||
+		    (st = tracker_resume_regs(d, &out->resume)) != SW_OK)
+			break;
+		out->resume.regs[d->a->ip_reg] = resume_ip;
+		out->method = d->site.code->method;
+		out->clause = d->found_index;
+		break;
+	}
+	if (st == SW_OK && r != 1)
+		st = r == 0 ? SW_E_STATE : walk_end(&it, r);
+	sw_iter_end(&it);
+	return st;
+}
+
+SW_API sw_status sw_exception_dispatch(const sw_thread *t, const sw_context *start,
+                                       uint64_t exception, const sw_exception_ops *ops,
+                                       void *data, uint64_t tracker, unsigned flags,
+                                       sw_exception_result *out)
+{
+	const unsigned allowed = SW_WALK_NATIVE_FRAMES | SW_WALK_FRAME_POINTER_FALLBACK |
+	                         SW_WALK_UNWIND_FLOATS;
+	struct dispatch d;
+	uint64_t old_head = 0;
+	sw_status st, unlink;
+
+	if (!t || !start || !ops || !ops->type_matches || !ops->run_filter || !ops->run_handler ||
+	    !out || (flags & ~allowed) || !t->exception_head || !t->memory)
+		return SW_E_INVAL;
+	memset(&d, 0, sizeof d);
+	if (!(d.a = swi_arch_get(t->arch)) || start->arch != t->arch)
+		return SW_E_INVAL;
+	/* The tracker lies on the thread's stack, beneath the throw, where walks look for it. */
+	if ((tracker & (d.a->ptr_size - 1)) || tracker < t->stack_lo ||
+	    tracker > t->stack_hi - SW_EXCEPTION_TRACKER_SIZE ||
+	    t->stack_hi < SW_EXCEPTION_TRACKER_SIZE || tracker >= sw_context_sp(start))
+		return SW_E_INVAL;
+	d.t = t;
+	d.ops = ops;
+	d.data = data;
+	d.exception = exception;
+	d.tracker = tracker;
+	d.pass = 1;
+	memset(out, 0, sizeof *out);
+	flags |= SW_WALK_HANDLESKIPPEDFRAMES;
+
+	/*
+	 * Link the tracker, newest first (ExInfo's m_pPrevExInfo), whole
+	 * before it is reachable: nothing is unwound yet, so walks from a
+	 * filter see every frame from the throw.
+	 */
+	if ((st = swi_read_ptr(t->memory, d.a->ptr_size, t->exception_head, &old_head)) != SW_OK ||
+	    (st = tracker_init(&d, old_head)) != SW_OK || (st = tracker_at(&d, start, 0)) != SW_OK)
+		return st;
+	if ((st = swi_write_ptr(t->memory, d.a->ptr_size, t->exception_head, tracker)) != SW_OK)
+		return st;
+	st = first_pass(&d, start, flags);
+	/* An unhandled exception runs no second pass (DispatchEx fails fast there). */
+	if (st == SW_OK)
+		st = second_pass(&d, start, flags, out);
+	/* The tracker goes as the catch is entered (CoreCLR pops ExInfos in CallCatchFunclet). */
+	unlink = swi_write_ptr(t->memory, d.a->ptr_size, t->exception_head, old_head);
+	return st != SW_OK ? st : unlink;
+}

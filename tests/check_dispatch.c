@@ -1,0 +1,651 @@
+/*
+ * check_dispatch.c - sw_exception_dispatch and sw_context_resume.
+ *
+ * Random nested try programs (1 to 4 frames, each 0 to 3 nested blocks of
+ * catch, filter, finally or fault around its call, and a block that does
+ * not cover the call) are laid out as hand-built x64 stacks with the
+ * clauses in each method's SWU, and dispatched.  What the dispatcher does
+ * (the funclets it asks for, in order, and the frame it resumes) is
+ * compared with an interpreter of the same program that knows nothing of
+ * clause tables, offsets or walks: it runs the blocks recursively, keeps
+ * the active try blocks on its own stack, searches them at the throw
+ * (running filters), and runs finally and fault blocks as the exception
+ * leaves them on the way back to the catching one.
+ *
+ * Inside every funclet the test walks the stack from beneath the tracker,
+ * as a GC would, and checks that it sees exactly the frames not yet
+ * unwound.
+ */
+#include <check.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stack_builder.h"
+
+#define MAX_FRAMES 4
+#define MAX_DEPTH  3
+#define METHOD_AT(i) (0x400000ull + 0x100ull * (i))
+#define SITE 24                 /* the call (or throw) every block covers */
+#define CFA0 (SB_STACK_HI - 0x100)
+#define CFA(i) (CFA0 - 96ull * (i))
+#define RBX(i) (0x1000ull + (i))
+#define EXC_SLOT (SB_STACK_HI - 16)
+#define CONTINUATION 36         /* where every catch says to go on */
+
+/* ---- the program ---- */
+
+enum { K_CATCH, K_FILTER, K_FINALLY, K_FAULT, K_NKINDS };
+
+struct block {
+	int kind;
+	uint32_t token;             /* K_CATCH: the type caught */
+	int filter_says;            /* K_FILTER: the filter's answer */
+};
+
+struct frame_prog {
+	int n;                      /* blocks around the call, b[0] outermost */
+	struct block b[MAX_DEPTH];
+	int noise;                  /* a block beside the call, covering no call */
+	struct block noise_block;
+};
+
+struct prog {
+	int nframes;                /* frame 0 outermost, nframes-1 throws */
+	uint32_t type;              /* the exception's type */
+	struct frame_prog f[MAX_FRAMES];
+};
+
+/* What the runtime was asked to run: a filter, a finally/fault, a handler. */
+enum { E_FILTER = 1, E_FINALLY, E_FAULT, E_HANDLER };
+struct event {
+	int what, frame, depth;
+};
+struct events {
+	int n;
+	struct event e[64];
+};
+
+static void add_event(struct events *ev, int what, int frame, int depth)
+{
+	ck_assert_int_lt(ev->n, 64);
+	ev->e[ev->n++] = (struct event){ what, frame, depth };
+}
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 16) & 0x7fff;
+}
+
+static void random_block(unsigned *s, struct block *b)
+{
+	b->kind = (int)(rnd(s) % K_NKINDS);
+	b->token = 1 + rnd(s) % 2;
+	b->filter_says = (int)(rnd(s) % 2);
+}
+
+static void random_prog(unsigned *s, struct prog *p)
+{
+	memset(p, 0, sizeof *p);
+	p->nframes = 1 + (int)(rnd(s) % MAX_FRAMES);
+	p->type = 1 + rnd(s) % 2;
+	for (int i = 0; i < p->nframes; i++) {
+		p->f[i].n = (int)(rnd(s) % (MAX_DEPTH + 1));
+		for (int d = 0; d < p->f[i].n; d++)
+			random_block(s, &p->f[i].b[d]);
+		p->f[i].noise = p->f[i].n > 0 && rnd(s) % 2;
+		random_block(s, &p->f[i].noise_block);
+	}
+}
+
+/* ---- the oracle: an interpreter of the program ---- */
+
+struct interp {
+	const struct prog *p;
+	int active_f[MAX_FRAMES * MAX_DEPTH], active_d[MAX_FRAMES * MAX_DEPTH], nactive;
+	int target_f, target_d;     /* the catching block, once the search found it */
+	struct events ev;
+};
+
+/* The throw: search the active blocks, innermost first, running filters. */
+static int interp_throw(struct interp *in)
+{
+	for (int i = in->nactive - 1; i >= 0; i--) {
+		const struct block *b = &in->p->f[in->active_f[i]].b[in->active_d[i]];
+
+		if (b->kind == K_CATCH && b->token == in->p->type) {
+			in->target_f = in->active_f[i], in->target_d = in->active_d[i];
+			return 1;
+		}
+		if (b->kind == K_FILTER) {
+			add_event(&in->ev, E_FILTER, in->active_f[i], in->active_d[i]);
+			if (b->filter_says) {
+				in->target_f = in->active_f[i], in->target_d = in->active_d[i];
+				return 1;
+			}
+		}
+	}
+	return -1;      /* unhandled: nothing more runs */
+}
+
+/* Run block d of frame f (d == n: the call inside them); 1 when an exception comes out. */
+static int interp_run(struct interp *in, int f, int d)
+{
+	const struct frame_prog *fp = &in->p->f[f];
+	int r;
+
+	if (d == fp->n)
+		return f + 1 < in->p->nframes ? interp_run(in, f + 1, 0) : interp_throw(in);
+	in->active_f[in->nactive] = f, in->active_d[in->nactive] = d;
+	in->nactive++;
+	r = interp_run(in, f, d + 1);
+	in->nactive--;
+	if (r != 1)
+		return r;
+	if (fp->b[d].kind == K_FINALLY || fp->b[d].kind == K_FAULT) {
+		add_event(&in->ev, fp->b[d].kind == K_FINALLY ? E_FINALLY : E_FAULT, f, d);
+		return 1;
+	}
+	if (f == in->target_f && d == in->target_d) {
+		add_event(&in->ev, E_HANDLER, f, d);
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- the program as methods and a stack ---- */
+
+static int method_handles[MAX_FRAMES];
+static const struct frame_prog *building;
+
+/* Offsets: block d's try is [10+2d, 38-2d); the noise block's [26, 30), inside them all. */
+static sw_eh_clause clause_of(const struct block *b, uint32_t try_start, uint32_t try_end, unsigned j)
+{
+	sw_eh_clause c = { 0, 0, try_start, try_end, 48 + 16 * j, 64 + 16 * j, 0, 0 };
+
+	c.kind = b->kind == K_CATCH ? SW_EH_CATCH : b->kind == K_FILTER ? SW_EH_FILTER :
+	         b->kind == K_FINALLY ? SW_EH_FINALLY : SW_EH_FAULT;
+	if (b->kind == K_CATCH)
+		c.type_token = b->token;
+	if (b->kind == K_FILTER) {
+		c.filter_start = c.handler_start;
+		c.handler_start += 8;
+	}
+	return c;
+}
+
+/* Clauses innermost first: the noise block, then the blocks from the innermost out. */
+static void add_clauses(sw_swu_builder *b)
+{
+	unsigned j = 0;
+	sw_eh_clause c;
+
+	if (building->noise) {
+		c = clause_of(&building->noise_block, 26, 30, j++);
+		ck_assert_int_eq(sw_swu_eh_clause(b, &c), SW_OK);
+	}
+	for (int d = building->n - 1; d >= 0; d--) {
+		c = clause_of(&building->b[d], 10 + 2 * (uint32_t)d, 38 - 2 * (uint32_t)d, j++);
+		ck_assert_int_eq(sw_swu_eh_clause(b, &c), SW_OK);
+	}
+}
+
+/* Block depth of a clause index in frame f's table. */
+static int depth_of(const struct prog *p, int f, uint32_t index)
+{
+	int d = p->f[f].n - 1 - ((int)index - p->f[f].noise);
+
+	ck_assert_msg(d >= 0 && d < p->f[f].n, "clause %u of frame %d covers no call", index, f);
+	return d;
+}
+
+/*
+ * The native function that holds the tracker (the runtime's throw helper):
+ * push rbp; mov rbp,rsp; sub rsp,0x600, its frame right beneath the
+ * throwing frame's SP, so that a walk unwinding native frames reaches the
+ * tracker inside it.
+ */
+#define NATIVE_AT 0x600000ull
+static int native_handle;
+
+static void add_native(sb_world *w, const struct prog *p)
+{
+	uint64_t cfa = CFA(p->nframes - 1) - 96;
+	unsigned char blob[256];
+	size_t len = 0;
+	sw_swu_builder *b;
+	sw_code_info ci;
+
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X64), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X64_RBP), SW_OK);
+	ck_assert_int_eq(sw_swu_set_frame(b, 4, SW_X64_RBP, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_alloc_stack(b, 11, 0x600), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 11), SW_OK);
+	ck_assert_int_eq(sw_swu_finish(b, 32, blob, sizeof blob, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	memset(&ci, 0, sizeof ci);
+	ci.method = &native_handle;
+	ci.start = NATIVE_AT;
+	ci.size = 32;
+	ci.unwind = blob;
+	ci.unwind_size = (uint32_t)len;
+	ci.flags = SW_CODE_NATIVE;
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	sb_put(w, cfa - 8, METHOD_AT(p->nframes - 1) + SITE + 1);
+	sb_put(w, cfa - 16, CFA(p->nframes - 1) - 16);
+}
+
+/*
+ * Every frame runs method shape "A" (stack_builder.h): at a body IP, CFA
+ * = rbp + 16, rbp saved at CFA-16, rbx at CFA-24, SP = CFA - 96.  Frame i
+ * is stopped at SITE, the return address SITE + 1 into it; the innermost
+ * faulted at SITE.
+ */
+static void lay_out(sb_world *w, const struct prog *p)
+{
+	for (int i = 0; i < p->nframes; i++) {
+		building = &p->f[i];
+		sb_add_method_a_ex(w, METHOD_AT(i), &method_handles[i], add_clauses);
+		if (i == 0) {
+			sb_put(w, CFA(0) - 8, 0);       /* the outermost frame: nothing called it */
+			sb_put(w, CFA(0) - 16, 0);
+			sb_put(w, CFA(0) - 24, 0);
+		} else {
+			sb_put(w, CFA(i) - 8, METHOD_AT(i - 1) + SITE + 1);
+			sb_put(w, CFA(i) - 16, CFA(i - 1) - 16);
+			sb_put(w, CFA(i) - 24, RBX(i - 1));
+		}
+	}
+	add_native(w, p);
+	sb_put(w, EXC_SLOT, 0);
+	w->thread.exception_head = EXC_SLOT;
+	sw_context_init(&w->seed, SW_ARCH_X64);
+	sw_context_set(&w->seed, SW_X64_RIP, METHOD_AT(p->nframes - 1) + SITE);
+	sw_context_set(&w->seed, SW_X64_RSP, CFA(p->nframes - 1) - 96);
+	sw_context_set(&w->seed, SW_X64_RBP, CFA(p->nframes - 1) - 16);
+	sw_context_set(&w->seed, SW_X64_RBX, RBX(p->nframes - 1));
+}
+
+/* ---- the runtime's callbacks ---- */
+
+struct runtime {
+	sb_world *w;
+	const struct prog *p;
+	uint64_t tracker;
+	struct events ev;
+	int unwound_to;             /* the innermost frame not yet unwound */
+	int fail_at;                /* return an error at this event (0: never) */
+	int damaged;                /* the stack is broken on purpose: no walk checks */
+	int walks;
+};
+
+static int frame_index(const sw_eh_site *site)
+{
+	for (int i = 0; i < MAX_FRAMES; i++)
+		if (site->code->method == &method_handles[i])
+			return i;
+	ck_abort_msg("a site in no method of the program");
+	return -1;
+}
+
+/*
+ * Walk as a GC inside the funclet would: from native code beneath the
+ * tracker.  It must find the tracker, resume at the frame the dispatch
+ * stands at and see that frame and its callers only, once each.  Twice:
+ * from code no one describes (the walk crosses to the tracker), and,
+ * unwinding native frames, from the native function that holds the
+ * tracker (the walk skips from it to the tracker's frame).
+ */
+static void walk_one(struct runtime *rt, int first, int faulted, int native)
+{
+	sw_context seed;
+	sw_iter it;
+	int r, n = 0, expect = first;
+
+	sw_context_init(&seed, SW_ARCH_X64);
+	sw_context_set(&seed, SW_X64_RIP, native ? NATIVE_AT + 20 : SB_NATIVE_IP);
+	sw_context_set(&seed, SW_X64_RSP, rt->tracker - 0x100);
+	sw_context_set(&seed, SW_X64_RBP, CFA(rt->p->nframes - 1) - 96 - 16);
+	ck_assert_int_eq(sw_iter_init(&it, &rt->w->thread, &seed, 0,
+	                              native ? SW_WALK_NATIVE_FRAMES : 0), SW_OK);
+	while ((r = sw_iter_next(&it)) == 1) {
+		const sw_crawl_frame *cf = sw_iter_frame(&it);
+
+		if (sw_crawl_frame_state(cf) == SW_STATE_NATIVE_FRAME)
+			ck_assert_ptr_eq(sw_crawl_frame_method(cf), &native_handle);
+		if (sw_crawl_frame_state(cf) != SW_STATE_FRAMELESS)
+			continue;
+		ck_assert_int_ge(expect, 0);
+		ck_assert_ptr_eq(sw_crawl_frame_method(cf), &method_handles[expect]);
+		ck_assert_uint_eq(sw_crawl_frame_sp(cf), CFA(expect) - 96);
+		if (n == 0)
+			ck_assert_int_eq(sw_crawl_frame_has_faulted(cf), faulted);
+		expect--, n++;
+	}
+	/* A native walk takes the outermost frame's return address 0 for a damaged stack. */
+	ck_assert_int_eq(r, native ? SW_E_NOTFOUND : 0);
+	ck_assert_int_eq(expect, -1);
+	sw_iter_end(&it);
+}
+
+static void walk_from_funclet(struct runtime *rt, int first, int faulted)
+{
+	if (rt->damaged)
+		return;
+	walk_one(rt, first, faulted, 0);
+	walk_one(rt, first, faulted, 1);
+	rt->walks++;
+}
+
+static void check_site(struct runtime *rt, const sw_eh_site *site, int f)
+{
+	ck_assert_uint_eq(sw_context_sp(site->regs), CFA(f) - 96);
+	ck_assert_uint_eq(site->caller_sp, CFA(f));
+	ck_assert_uint_eq(site->offset, SITE);
+	/* The filter's funclet while it decides, else the handler's. */
+	ck_assert_uint_eq(site->funclet, site->code->start +
+	                  (site->pass == 1 && site->clause.kind == SW_EH_FILTER ?
+	                   site->clause.filter_start : site->clause.handler_start));
+	ck_assert_int_eq(sw_crawl_frame_is_frameless(site->frame), 1);
+	(void)rt;
+}
+
+static int type_matches(void *data, uint64_t exception, const sw_eh_site *site)
+{
+	struct runtime *rt = data;
+
+	check_site(rt, site, frame_index(site));
+	return site->clause.type_token == exception;
+}
+
+static int run_filter(void *data, uint64_t exception, const sw_eh_site *site)
+{
+	struct runtime *rt = data;
+	int f = frame_index(site), d = depth_of(rt->p, f, site->index);
+
+	(void)exception;
+	check_site(rt, site, f);
+	ck_assert_int_eq(site->pass, 1);
+	add_event(&rt->ev, E_FILTER, f, d);
+	if (rt->fail_at == rt->ev.n)
+		return SW_E_ABORTED;
+	/* Nothing unwound yet: the walk sees the throw's frame, faulted, and all its callers. */
+	walk_from_funclet(rt, rt->p->nframes - 1, 1);
+	return rt->p->f[f].b[d].filter_says;
+}
+
+static sw_status run_handler(void *data, uint64_t exception, const sw_eh_site *site,
+                             uint64_t *resume_ip)
+{
+	struct runtime *rt = data;
+	int f = frame_index(site), d = depth_of(rt->p, f, site->index);
+	int k = rt->p->f[f].b[d].kind;
+
+	(void)exception;
+	check_site(rt, site, f);
+	ck_assert_int_eq(site->pass, 2);
+	add_event(&rt->ev, k == K_FINALLY ? E_FINALLY : k == K_FAULT ? E_FAULT : E_HANDLER, f, d);
+	if (rt->fail_at == rt->ev.n)
+		return SW_E_ABORTED;
+	/* Frames below f are unwound: the walk starts at f, faulted only if it threw. */
+	walk_from_funclet(rt, f, f == rt->p->nframes - 1);
+	*resume_ip = site->code->start + CONTINUATION;
+	return SW_OK;
+}
+
+static const sw_exception_ops ops = { type_matches, run_filter, run_handler };
+
+static void expect_same_events(const struct events *want, const struct events *got, unsigned seed)
+{
+	ck_assert_msg(want->n == got->n, "program %u: %d funclet calls, the interpreter %d",
+	              seed, got->n, want->n);
+	for (int i = 0; i < want->n; i++)
+		ck_assert_msg(want->e[i].what == got->e[i].what && want->e[i].frame == got->e[i].frame &&
+		              want->e[i].depth == got->e[i].depth,
+		              "program %u, call %d: %d in frame %d depth %d, the interpreter %d/%d/%d",
+		              seed, i, got->e[i].what, got->e[i].frame, got->e[i].depth,
+		              want->e[i].what, want->e[i].frame, want->e[i].depth);
+}
+
+static unsigned handled, unhandled, funclet_calls;
+
+/* One program: interpret, dispatch, compare. */
+static void run_program(unsigned seed)
+{
+	struct interp in;
+	struct runtime rt;
+	struct prog p;
+	sw_exception_result res;
+	sb_world w;
+	unsigned s = seed;
+	sw_status st;
+	int r;
+
+	random_prog(&s, &p);
+	memset(&in, 0, sizeof in);
+	in.p = &p;
+	in.target_f = in.target_d = -1;
+	r = interp_run(&in, 0, 0);
+
+	sb_init(&w);
+	lay_out(&w, &p);
+	memset(&rt, 0, sizeof rt);
+	rt.w = &w;
+	rt.p = &p;
+	rt.tracker = CFA(p.nframes - 1) - 96 - 0x400;
+	st = sw_exception_dispatch(&w.thread, &w.seed, p.type, &ops, &rt, rt.tracker, 0, &res);
+	expect_same_events(&in.ev, &rt.ev, seed);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);             /* the tracker is unlinked */
+	if (r < 0) {
+		ck_assert_msg(st == SW_E_NOTFOUND, "program %u: unhandled, dispatch says %d", seed, st);
+	} else {
+		ck_assert_msg(st == SW_OK, "program %u: dispatch says %d", seed, st);
+		ck_assert_ptr_eq(res.method, &method_handles[in.target_f]);
+		ck_assert_uint_eq(res.frames, (unsigned)(p.nframes - in.target_f));
+		ck_assert_uint_eq(sw_context_ip(&res.resume), METHOD_AT(in.target_f) + CONTINUATION);
+		ck_assert_uint_eq(sw_context_sp(&res.resume), CFA(in.target_f) - 96);
+		ck_assert_uint_eq(res.resume.regs[SW_X64_RBP], CFA(in.target_f) - 16);
+		ck_assert_uint_eq(res.resume.regs[SW_X64_RBX], RBX(in.target_f));
+		ck_assert_uint_eq(depth_of(&p, in.target_f, res.clause), (unsigned)in.target_d);
+	}
+	ck_assert_int_eq(rt.walks, rt.ev.n);
+	funclet_calls += (unsigned)rt.ev.n;
+	if (r < 0)
+		unhandled++;
+	else
+		handled++;
+	sb_fini(&w);
+}
+
+START_TEST(dispatch_matches_interpreter)
+{
+	for (unsigned seed = 1; seed <= 3000; seed++)
+		run_program(seed);
+	printf("3000 programs: %u handled, %u unhandled, %u filter and funclet calls\n",
+	       handled, unhandled, funclet_calls);
+	fflush(stdout);
+}
+END_TEST
+
+/* A fixed program: the shapes the issue names, order written out by hand. */
+START_TEST(dispatch_nested_by_hand)
+{
+	struct prog p = { 3, 2, {
+		{ 2, { { K_CATCH, 2, 0 }, { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } },
+		{ 3, { { K_FAULT, 0, 0 }, { K_FILTER, 0, 0 }, { K_CATCH, 1, 0 } }, 1, { K_FINALLY, 0, 0 } },
+		{ 2, { { K_FILTER, 0, 0 }, { K_FAULT, 0, 0 } }, 0, { 0, 0, 0 } } } };
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+	/* Filters in frames 2 then 1 say no; frame 0's catch takes it; then unwind. */
+	static const struct event want[] = {
+		{ E_FILTER, 2, 0 }, { E_FILTER, 1, 1 },
+		{ E_FAULT, 2, 1 }, { E_FAULT, 1, 0 }, { E_FINALLY, 0, 1 }, { E_HANDLER, 0, 0 },
+	};
+
+	sb_init(&w);
+	lay_out(&w, &p);
+	memset(&rt, 0, sizeof rt);
+	rt.w = &w;
+	rt.p = &p;
+	rt.tracker = CFA(2) - 96 - 0x400;
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 2, &ops, &rt, rt.tracker, 0, &res),
+	                 SW_OK);
+	ck_assert_int_eq(rt.ev.n, 6);
+	for (int i = 0; i < 6; i++)
+		ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
+	ck_assert_ptr_eq(res.method, &method_handles[0]);
+	sb_fini(&w);
+}
+END_TEST
+
+START_TEST(dispatch_errors)
+{
+	struct prog p = { 2, 1, {
+		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
+		{ 2, { { K_FINALLY, 0, 0 }, { K_FILTER, 0, 0 } }, 0, { 0, 0, 0 } } } };
+	sw_exception_ops no_filter = { type_matches, NULL, run_handler };
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+	uint64_t tr = CFA(1) - 96 - 0x400;
+
+	sb_init(&w);
+	lay_out(&w, &p);
+	memset(&rt, 0, sizeof rt);
+	rt.w = &w;
+	rt.p = &p;
+	rt.tracker = tr;
+	ck_assert_int_eq(sw_exception_dispatch(NULL, &w.seed, 1, &ops, &rt, tr, 0, &res), SW_E_INVAL);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &no_filter, &rt, tr, 0, &res),
+	                 SW_E_INVAL);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, tr + 4, 0, &res),
+	                 SW_E_INVAL);                               /* misaligned */
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, CFA(0), 0, &res),
+	                 SW_E_INVAL);                               /* above the throw */
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, tr,
+	                                       SW_WALK_POPFRAMES, &res), SW_E_INVAL);
+	/* A callback's error stops the dispatch, in either pass, and unlinks the tracker. */
+	for (int at = 1; at <= 3; at++) {
+		memset(&rt.ev, 0, sizeof rt.ev);
+		rt.fail_at = at;
+		ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, tr, 0, &res),
+		                 SW_E_ABORTED);
+		ck_assert_int_eq(rt.ev.n, at);
+		ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	}
+	/* A damaged return address: the walk's error. */
+	rt.fail_at = 0;
+	rt.damaged = 1;
+	memset(&rt.ev, 0, sizeof rt.ev);
+	sb_put(&w, CFA(1) - 8, 0x1234);
+	ck_assert_int_ne(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, tr, 0, &res), SW_OK);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/* ---- sw_context_resume on the host ---- */
+
+#if defined(__x86_64__)
+static jmp_buf resumed;
+uint64_t check_dispatch_seen[17];
+void check_dispatch_landing(void);
+void check_dispatch_landed(void) __attribute__((noreturn, used));
+void check_dispatch_landed(void)
+{
+	longjmp(resumed, 1);
+}
+
+/* Where the resumed context lands: record every register, then go back to the test. */
+__asm__(
+	".text\n"
+	".globl check_dispatch_landing\n"
+	".type check_dispatch_landing, @function\n"
+	"check_dispatch_landing:\n"
+	"	movq %rax, check_dispatch_seen+0(%rip)\n"
+	"	movq %rdx, check_dispatch_seen+8(%rip)\n"
+	"	movq %rcx, check_dispatch_seen+16(%rip)\n"
+	"	movq %rbx, check_dispatch_seen+24(%rip)\n"
+	"	movq %rsi, check_dispatch_seen+32(%rip)\n"
+	"	movq %rdi, check_dispatch_seen+40(%rip)\n"
+	"	movq %rbp, check_dispatch_seen+48(%rip)\n"
+	"	movq %rsp, check_dispatch_seen+56(%rip)\n"
+	"	movq %r8, check_dispatch_seen+64(%rip)\n"
+	"	movq %r9, check_dispatch_seen+72(%rip)\n"
+	"	movq %r10, check_dispatch_seen+80(%rip)\n"
+	"	movq %r11, check_dispatch_seen+88(%rip)\n"
+	"	movq %r12, check_dispatch_seen+96(%rip)\n"
+	"	movq %r13, check_dispatch_seen+104(%rip)\n"
+	"	movq %r14, check_dispatch_seen+112(%rip)\n"
+	"	movq %r15, check_dispatch_seen+120(%rip)\n"
+	"	andq $-16, %rsp\n"
+	"	call check_dispatch_landed\n"
+	"	.size check_dispatch_landing, .-check_dispatch_landing\n");
+
+static uint64_t landing_stack[4096] __attribute__((aligned(16)));
+
+START_TEST(resume_loads_every_register)
+{
+	static sw_context ctx;
+	uint64_t top = (uintptr_t)&landing_stack[4096 - 16];
+
+	sw_context_init(&ctx, SW_ARCH_X64);
+	for (unsigned r = 0; r < 16; r++)
+		sw_context_set(&ctx, r, 0x1111111111111111ull * (r + 1));
+	sw_context_set(&ctx, SW_X64_RSP, top);
+	sw_context_set(&ctx, SW_X64_RIP, (uintptr_t)check_dispatch_landing);
+	memset(check_dispatch_seen, 0, sizeof check_dispatch_seen);
+	if (setjmp(resumed) == 0) {
+		sw_context_resume(&ctx);
+		ck_abort_msg("sw_context_resume returned");
+	}
+	for (unsigned r = 0; r < 16; r++)
+		ck_assert_uint_eq(check_dispatch_seen[r], r == SW_X64_RSP ? top : 0x1111111111111111ull * (r + 1));
+}
+END_TEST
+#endif
+
+START_TEST(resume_refuses)
+{
+	sw_context ctx;
+
+	ck_assert_int_eq(sw_context_resume(NULL), SW_E_INVAL);
+	sw_context_init(&ctx, SW_ARCH_X64);
+	sw_context_set(&ctx, SW_X64_RIP, 0x1000);
+#if defined(__x86_64__)
+	ck_assert_int_eq(sw_context_resume(&ctx), SW_E_NOREG);  /* no SP */
+#endif
+	sw_context_init(&ctx, SW_ARCH_ARM64);
+	ck_assert_int_eq(sw_context_resume(&ctx), SW_E_UNSUPPORTED);
+}
+END_TEST
+
+static Suite *dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc = tcase_create("dispatch");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dispatch_matches_interpreter);
+	tcase_add_test(tc, dispatch_nested_by_hand);
+	tcase_add_test(tc, dispatch_errors);
+#if defined(__x86_64__)
+	tcase_add_test(tc, resume_loads_every_register);
+#endif
+	tcase_add_test(tc, resume_refuses);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dispatch_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
