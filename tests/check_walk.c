@@ -1507,7 +1507,7 @@ START_TEST(active_inlined_call_frame)
 	sw_context_set(&w.seed, SW_X64_RIP, B_START + b.body);
 	sw_context_set(&w.seed, SW_X64_RSP, S0 - 440);
 
-	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_HANDLESKIPPEDFRAMES, &r);
 	ck_assert_int_eq(r.n, 5);
 	ck_assert_ptr_eq(r.f[0].method, &method_b);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
@@ -1526,16 +1526,47 @@ START_TEST(active_inlined_call_frame)
 	ck_assert_int_eq(r.f[4].state, SW_STATE_NATIVE_MARKER);
 	check_reg(&r.f[4], SW_X64_RBX, CALLER_RBX, S0 - 16);
 
-	/* The ICF, reported once, is not reported again as a skipped Frame. */
+	/*
+	 * Without HANDLESKIPPEDFRAMES CoreCLR reports the active ICF twice
+	 * (vm/stackwalk.cpp): as FRAME_FUNCTION where the walk leaves the
+	 * native code; then NextRaw keeps it as the current Frame while its
+	 * call is active (no GotoNextFrame), moves to A at its return address,
+	 * and CheckForSkippedFrames finds it below A's caller SP and stops
+	 * there as SKIPPED_FRAME_FUNCTION, with GetFunction's method, A's
+	 * registers, and the flags the Frame set (not first, not interrupted).
+	 * Then A.  So: B, FRAME icf, SKIPPED icf, A.
+	 */
 	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_uint_eq(r.f[2].frame, icf);
+	ck_assert_ptr_eq(r.f[2].method, (void *)0x1c8);
+	check_reg(&r.f[2], SW_X64_RIP, A_START + 25, icf + 16 + 2 * 8);
+	ck_assert_int_eq(r.f[2].first, 0);
+	ck_assert_int_eq(r.f[2].interrupted, 0);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[3].method, &method_a);
+	/* FUNCTIONSONLY keeps both reports: GetFunction names a method. */
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 4);
+	/* HANDLESKIPPEDFRAMES: CheckForSkippedFrames passes it (GotoNextFrame), no callback. */
+	walk(&w, &w.seed, SW_WALK_HANDLESKIPPEDFRAMES, &r);
 	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
 	/* A datum with bit 0 set is a calli's, not a method (HasFunction on 64-bit targets). */
 	fields[0] = 0x1cf;
 	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);
 	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
-	ck_assert_int_eq(r.n, 5);
+	ck_assert_int_eq(r.n, 6);
 	ck_assert_uint_eq(r.f[2].frame, icf);
 	ck_assert_ptr_null(r.f[2].method);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_ptr_null(r.f[3].method);
+	/* With no method, FUNCTIONSONLY drops both (Filter: pFunc NULL). */
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 2);
 	/* POPFRAMES leaves the list empty. */
 	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
 	ck_assert_uint_eq(sb_get(&w, SB_HEAD_SLOT), 0);

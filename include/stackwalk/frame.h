@@ -191,7 +191,8 @@ enum {
 	/*
 	 * The Frame lies inside the stack frame of the managed method it
 	 * returns to (an InlinedCallFrame): it stays current until that method
-	 * is walked, and is not reported a second time as a skipped Frame.
+	 * is walked, and is reported a second time there, as a skipped Frame,
+	 * unless SW_WALK_HANDLESKIPPEDFRAMES (CoreCLR's CheckForSkippedFrames).
 	 */
 	SW_FRAME_OPS_IN_CALLER = 1
 };

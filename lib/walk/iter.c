@@ -301,6 +301,8 @@ static sw_status advance_frame(struct swi_iter *it)
 	}
 	if (it->kept_frame == it->frame)
 		it->kept_frame = 0;
+	if (it->reported_frame == it->frame)
+		it->reported_frame = 0;
 	it->frame = next;
 	return SW_OK;
 }
@@ -825,14 +827,22 @@ static int step_skipped(struct swi_iter *it)
 
 		if ((st = load_frame(it)) != SW_OK)
 			return fail(it, st);
-		silent = it->frame == it->kept_frame ||
+		/*
+		 * An active InlinedCallFrame that brought the walk into this
+		 * method is still the current Frame, and CoreCLR reports it a
+		 * second time here, as a skipped Frame, unless
+		 * HANDLESKIPPEDFRAMES (vm/stackwalk.cpp: NextRaw keeps the
+		 * Frame while its call is active, and CheckForSkippedFrames
+		 * then finds it below the method's caller SP).
+		 */
+		silent = it->frame == it->reported_frame ||
 		         (it->flags & SW_WALK_HANDLESKIPPEDFRAMES);
 		if (!silent) {
 			void *m = it->quiet && !functions_only(it) ? NULL : frame_method(it);
 
 			if (m || !functions_only(it)) {
 				/* Report it now; the next call passes it silently. */
-				it->kept_frame = it->frame;
+				it->reported_frame = it->frame;
 				return report(it, SW_STATE_SKIPPED_FRAME, m);
 			}
 		}
