@@ -793,7 +793,7 @@ START_TEST(accepted_and_checking_flags)
 	sw_walk_error err;
 	int n = 0;
 	unsigned same[] = {
-		SW_WALK_THREAD_IS_SUSPENDED, SW_WALK_ALLOW_INVALID_OBJECTS,
+		SW_WALK_THREAD_IS_SUSPENDED, SW_WALK_ALLOW_INVALID_OBJECTS,   /* no RESUMABLE Frame here */
 		SW_WALK_PROFILER_DO_STACK_SNAPSHOT, SW_WALK_SKIP_GSCOOKIE_CHECK,
 		SW_WALK_ALLOW_ASYNC_STACK_WALK, SW_WALK_THREAD_EXECUTING_MANAGED_CODE,
 		SW_WALK_DISABLE_MISSING_FRAME_DETECTION,
@@ -1486,6 +1486,52 @@ START_TEST(frame_attributes)
 }
 END_TEST
 
+/*
+ * THREAD_IS_SUSPENDED with a RESUMABLE Frame.  CoreCLR (vm/stackwalk.cpp,
+ * StackFrameIterator::NextRaw, FRAME_FUNCTION): the Frame is reported
+ * first (ProcessCurrentFrame stopped there); moving past it, when its
+ * return address is managed and it is RESUMABLE (isFirst), a walk with
+ * THREAD_IS_SUSPENDED returns SWA_FAILED, since the active frame would be
+ * unwound once more, which may take a lock.  Without the flag the walk
+ * goes on into A as the active frame.  A RESUMABLE Frame whose return
+ * address is not managed, or one that is not RESUMABLE, does not fail.
+ */
+START_TEST(suspended_thread_and_resumable_frame)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+	sw_walk_error err;
+	uint64_t tf;
+
+	sb_init(&w);
+	tf = lay_out_transition(&w, &a, SW_FRAME_ATTR_RESUMABLE);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, record_cb, &r,
+	                                SW_WALK_THREAD_IS_SUSPENDED, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_UNSAFE);
+	ck_assert_uint_eq(err.frame, tf);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].frame, tf);
+	/* Without the flag: the Frame, then A, active. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[1].first, 1);
+	/* Not RESUMABLE: the suspended walk goes on. */
+	lay_out_transition(&w, &a, 0);
+	walk(&w, &w.seed, SW_WALK_THREAD_IS_SUSPENDED, &r);
+	ck_assert_int_eq(r.n, 2);
+	/* RESUMABLE, but returning to native code: nothing is resumed, no failure. */
+	tf = lay_out_transition(&w, &a, SW_FRAME_ATTR_RESUMABLE);
+	sb_put(&w, S0 - 96, SB_NATIVE_IP + 0x20);
+	walk(&w, &w.seed, SW_WALK_THREAD_IS_SUSPENDED, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_uint_eq(r.f[0].frame, tf);
+	sb_fini(&w);
+}
+END_TEST
+
 /* Scenario 3: A made a P/Invoke (active ICF); the native code called B. */
 START_TEST(active_inlined_call_frame)
 {
@@ -1760,6 +1806,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, transition_frame_from_native_seed);
 	tcase_add_test(tc, frame_attributes);
 	tcase_add_test(tc, active_inlined_call_frame);
+	tcase_add_test(tc, suspended_thread_and_resumable_frame);
 	tcase_add_test(tc, icf_into_native_dead_end);
 	tcase_add_test(tc, runtime_defined_frame_type);
 	tcase_add_test(tc, callback_abort_and_iterator);

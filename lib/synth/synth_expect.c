@@ -476,6 +476,11 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			/* An active or interrupted frame's IP is exact, not a return address. */
 			exact = marks[0] || marks[1];
 			if (exact ? fr->ra && swi_synth_method_at(s, fr->ra) : managed_return(s, fr->ra)) {
+				/* CoreCLR's NextRaw: a RESUMABLE Frame into managed code fails a suspended walk. */
+				if (marks[0] && (flags & SW_WALK_THREAD_IS_SUSPENDED)) {
+					expect_failure(&e, &end, SW_E_UNSAFE, fr, &cur);
+					break;
+				}
 				context_from_frame(fr, &cur);
 				/* An InlinedCallFrame stays current until its method. */
 				if (fr->type != SW_FRAME_INLINED_CALL)

@@ -1997,6 +1997,18 @@ static int step_after_frame(struct swi_iter *it)
 			code = lookup(it, ra, exact);
 
 		if (code) {
+			/*
+			 * A RESUMABLE Frame makes the code it returns to the
+			 * active frame, which CoreCLR unwinds once more to find
+			 * its caller, and that may take a lock: a walk of a
+			 * thread stopped anywhere fails here instead
+			 * (vm/stackwalk.cpp, StackFrameIterator::NextRaw, the
+			 * FRAME_FUNCTION case: SWA_FAILED under
+			 * THREAD_IS_SUSPENDED).  The Frame itself has been
+			 * reported.
+			 */
+			if (it->is_first && (it->flags & SW_WALK_THREAD_IS_SUSPENDED))
+				return fail(it, SW_E_UNSAFE);
 			old_sp_known = (it->rd.cur.valid & BIT(it->arch->sp_reg)) != 0;
 			old_sp = it->rd.cur.regs[it->arch->sp_reg];
 			if ((st = it->ops->update_regdisplay(&it->view, &it->rd)) != SW_OK)
