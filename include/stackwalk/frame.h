@@ -50,6 +50,7 @@ enum {
 	SW_FRAME_DEBUGGER_CLASS_INIT    = 10,   /* debugger marker: class initializer running */
 	SW_FRAME_DEBUGGER_EXIT          = 11,   /* debugger marker: left managed code */
 	SW_FRAME_DEBUGGER_U2M_CATCH     = 12,   /* debugger marker: unmanaged-to-managed catch handler */
+	SW_FRAME_HIJACK                 = 13,   /* a hijacked return: resumes the method's caller */
 	SW_FRAME_TYPE_USER              = 64,   /* first type a runtime may register */
 	SW_FRAME_TYPE_MAX               = 255
 };
@@ -154,6 +155,28 @@ typedef struct sw_unmanaged_to_managed_frame {
 	sw_frame base;
 	uintptr_t method;           /* the managed entry point's method handle */
 } sw_unmanaged_to_managed_frame;
+
+/*
+ * HijackFrame: pushed by the stub a runtime put in place of a managed
+ * method's return address to stop the thread (for a GC) when the method
+ * returns.  return_address is the one the hijack replaced: the walk
+ * resumes the caller there, at a call site, with the registers of the
+ * context record `saved` (SP just above what the stub saved; the
+ * callee-saved registers; the returned value).  gc_regs and byref_regs
+ * are masks of the record's registers holding a returned object reference
+ * and an interior pointer (the method's return kind), reported as roots.
+ */
+enum {
+	SW_HJF_RETURN_ADDRESS = 0, SW_HJF_SAVED = 1, SW_HJF_GC_REGS = 2,
+	SW_HJF_BYREF_REGS = 3, SW_HJF_FIELDS = 4
+};
+typedef struct sw_hijack_frame {
+	sw_frame base;
+	uintptr_t return_address;   /* the original return address */
+	uintptr_t saved;            /* address of an sw_context record */
+	uintptr_t gc_regs;          /* registers of the record holding object references */
+	uintptr_t byref_regs;       /* ... holding interior pointers */
+} sw_hijack_frame;
 
 /*
  * sw_frame_push - link `f` (type and attributes set here) as the newest
