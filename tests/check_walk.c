@@ -1454,6 +1454,21 @@ START_TEST(transition_frame_from_native_seed)
 	ck_assert_int_eq(r.n, 2);
 	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	/*
+	 * What a walk reports first is "first" (CoreCLR, vm/stackwalk.cpp:
+	 * ResetCrawlFrame sets isFirst at Init; only NextRaw moving past a
+	 * frame clears it, for a Frame to its RESUMABLE attribute): the Frame
+	 * an unseeded walk starts at, and the initial native context; the
+	 * method the (not RESUMABLE) Frame returns to is not.
+	 */
+	ck_assert_int_eq(r.f[0].first, 1);
+	ck_assert_int_eq(r.f[1].first, 0);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, &r);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_INITIAL_NATIVE);
+	ck_assert_int_eq(r.f[0].first, 1);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_int_eq(r.f[1].first, 1);
+	ck_assert_int_eq(r.f[2].first, 0);
 
 	/* A native seed without NOTIFY_ON_INITIAL_NATIVE_CONTEXT is not reported. */
 	walk(&w, &w.seed, 0, &r);

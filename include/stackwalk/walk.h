@@ -106,7 +106,12 @@ SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf);
 SW_API uint64_t sw_crawl_frame_ip(const sw_crawl_frame *cf);
 SW_API uint64_t sw_crawl_frame_sp(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf);
-/* The active frame: the seed frame, or one resumed after a RESUMABLE Frame. */
+/*
+ * The active frame: the seed frame, or one resumed after a RESUMABLE
+ * Frame; and, as CoreCLR's IsActiveFrame, whatever a walk reports before
+ * it moves past anything (the initial native context, the first Frame of
+ * a walk from the Frames).
+ */
 SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_interrupted(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_has_faulted(const sw_crawl_frame *cf);

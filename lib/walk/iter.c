@@ -702,6 +702,13 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	it->thread = t;
 	it->arch = a;
 	it->max_steps = step_bound(a, t->stack_lo, t->stack_hi);
+	/*
+	 * Whatever is reported first is "first" (CoreCLR, vm/stackwalk.cpp:
+	 * StackFrameIterator::ResetCrawlFrame sets isFirst, and only moving
+	 * past a frame clears it): the seed frame, the initial native context,
+	 * or the first Frame of a walk from the Frames.
+	 */
+	it->is_first = 1;
 	it->cf.sp_reg = (uint8_t)a->sp_reg;
 	it->rd.caller_valid = 0;
 	if (start) {
