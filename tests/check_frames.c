@@ -154,6 +154,29 @@ START_TEST(func_eval_frame)
 }
 END_TEST
 
+/* A runtime's lazy filler for the test: writes `state` into the Frame's record. */
+struct lazy_fill {
+	sb_world *w;
+	const sw_context *state;    /* NULL: leave it empty */
+	int calls;
+	sw_status fail;
+};
+
+static sw_status fill_machine_state(const sw_frame_view *f, void *data)
+{
+	struct lazy_fill *l = data;
+	uint64_t record;
+
+	l->calls++;
+	if (l->fail != SW_OK)
+		return l->fail;
+	if (sw_frame_read_field(f, SW_HMF_MACHINE_STATE, &record) != SW_OK)
+		return SW_E_BADFRAME;
+	if (l->state)
+		put_record(l->w, record, l->state);
+	return SW_OK;
+}
+
 START_TEST(helper_method_frame)
 {
 	sb_world w;
@@ -180,11 +203,52 @@ START_TEST(helper_method_frame)
 	                 SW_TRANSITION_INTERNAL_CALL);
 
 	/* Not captured yet: reported, not followed; the walk goes on to the next Frame. */
-	at.valid = 0;
-	put_record(&w, RECORD, &at);
-	walk_from_head(&w, 0, &r);
-	ck_assert_int_eq(r.n, 1);
-	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	{
+		sw_context captured = at;
+		struct lazy_fill fill = { &w, &captured, 0, SW_OK };
+		sw_frame_lazy_init hook = { fill_machine_state, &fill };
+
+		at.valid = 0;
+		put_record(&w, RECORD, &at);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+		ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+
+		/*
+		 * CoreCLR completes a lazy machine state on the walk path
+		 * (vm/frames.h, HelperMethodFrame::InsureInit, from
+		 * GetReturnAddress and UpdateRegDisplay), so the walk follows the
+		 * Frame into A as if it had been captured: the runtime's hook
+		 * fills it here, once per walk that asks.
+		 */
+		ck_assert_int_eq(sw_frame_set_lazy_init(&hook), SW_OK);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(fill.calls, 1);
+		ck_assert_int_eq(r.n, 2);
+		ck_assert_ptr_eq(r.f[1].method, &method_a);
+		ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 25);
+		/* Captured now: the hook is not asked again. */
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(fill.calls, 1);
+		ck_assert_int_eq(r.n, 2);
+
+		/* A hook that leaves it empty: reported, not followed; one that fails fails the walk. */
+		put_record(&w, RECORD, &at);
+		fill.state = NULL;
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+		fill.fail = SW_E_BADADDR;
+		{
+			sw_walk_error err;
+			int n = 0;
+			ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+			ck_assert_int_eq(err.status, SW_E_BADADDR);
+		}
+		ck_assert_int_eq(sw_frame_set_lazy_init(&(sw_frame_lazy_init){ NULL, NULL }), SW_E_INVAL);
+		ck_assert_int_eq(sw_frame_set_lazy_init(NULL), SW_OK);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+	}
 	sb_fini(&w);
 }
 END_TEST

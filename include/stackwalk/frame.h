@@ -128,7 +128,8 @@ typedef struct sw_context_frame {
  * HelperMethodFrame: pushed by a runtime helper that managed code called.
  * Its machine state (a context record of the managed caller at the call:
  * IP = return address, SP, callee-saved registers) may be captured lazily:
- * while its valid mask is 0 the Frame is reported but not followed.  The
+ * while its valid mask is 0 the Frame is reported but not followed, unless
+ * a sw_frame_set_lazy_init hook fills it when a walk asks.  The
  * object-protecting variants list the stack slots holding the references
  * the helper protects.
  */
@@ -255,6 +256,27 @@ SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops);
 
 /* sw_frame_type_ops - the ops of a type, or NULL if none is registered. */
 SW_API const sw_frame_ops *sw_frame_type_ops(uint32_t type);
+
+/*
+ * sw_frame_set_lazy_init - let the runtime capture a HelperMethodFrame's
+ * machine state when a walk needs it (CoreCLR's
+ * HelperMethodFrame::InsureInit).  When a walk meets a HelperMethodFrame
+ * whose state is not captured (no record, or a record without IP), it
+ * calls hook->fill, which may fill the record (or point the Frame at one)
+ * and returns SW_OK; the walk then reads the state again, and reports the
+ * Frame without following it if it is still empty.  An error from fill
+ * fails the walk.  fill runs on the walk path, maybe in a signal handler
+ * of the walked process: it must not allocate, lock or make a system
+ * call, must only write the Frame's own state, and may be called for the
+ * same Frame more than once and by walks of several threads at a time.
+ * `hook` must outlive every walk; NULL removes it.  SW_E_INVAL if its fill
+ * is NULL.
+ */
+typedef struct sw_frame_lazy_init {
+	sw_status (*fill)(const sw_frame_view *f, void *data);
+	void *data;
+} sw_frame_lazy_init;
+SW_API sw_status sw_frame_set_lazy_init(const sw_frame_lazy_init *hook);
 
 #ifdef __cplusplus
 }
