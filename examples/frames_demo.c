@@ -46,6 +46,21 @@ static sw_status interp_method(const sw_frame_view *f, void **method)
 	return st;
 }
 
+/*
+ * The runtime's filler for HelperMethodFrames whose machine state it
+ * captures lazily (sw_frame_set_lazy_init).  It runs on the walk path,
+ * maybe in a signal handler: no allocation, no lock, no system call.  This
+ * interpreter pushes no HelperMethodFrame, so it leaves any state empty
+ * and the walk reports such a Frame without following it.
+ */
+static sw_status fill_helper_state(const sw_frame_view *f, void *data)
+{
+	(void)f; (void)data;
+	return SW_OK;
+}
+
+static const sw_frame_lazy_init lazy_helper_state = { fill_helper_state, NULL };
+
 static const sw_frame_ops interp_ops = {
 	.type = INTERP_FRAME_TYPE,
 	.name = "InterpreterFrame",
@@ -204,7 +219,8 @@ int main(void)
 		printf("this demo's seed context is written for x64; skipping\n");
 		return 0;
 	}
-	if (sw_frame_type_register(&interp_ops) != SW_OK || sw_codemap_create(&map) != SW_OK)
+	if (sw_frame_type_register(&interp_ops) != SW_OK ||
+	    sw_frame_set_lazy_init(&lazy_helper_state) != SW_OK || sw_codemap_create(&map) != SW_OK)
 		return 1;
 
 	/* The interpreter's own JIT-compiled helper: a leaf with no frame. */

@@ -936,6 +936,7 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 	sw_iter it;
 	sw_status st;
 	int rc, seen_seed = 0;
+	uint64_t last_frame = 0;            /* the last Frame shown */
 
 	w->count = 0;
 	w->failed = 0;
@@ -954,8 +955,15 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 		const sw_regdisplay *rd = sw_crawl_frame_regdisplay(cf);
 		struct frame f;
 
-		/* A runtime that publishes its threads' Frames has them shown. */
+		/*
+		 * A runtime that publishes its threads' Frames has them shown,
+		 * each once: an active InlinedCallFrame is reported as FRAME and
+		 * again as SKIPPED_FRAME before its method (CoreCLR's rule).
+		 */
 		if ((state == SW_STATE_FRAME || state == SW_STATE_SKIPPED_FRAME) && tl->remote.r) {
+			if (sw_crawl_frame_frame(cf) == last_frame)
+				continue;
+			last_frame = sw_crawl_frame_frame(cf);
 			memset(&f, 0, sizeof f);
 			f.runtime_frame = sw_crawl_frame_frame(cf);
 			f.frame_type = sw_crawl_frame_frame_type(cf);

@@ -18,6 +18,7 @@ static const sw_frame_ops *frame_types[SW_FRAME_TYPE_MAX + 1] = {
 	[SW_FRAME_DEBUGGER_CLASS_INIT] = &swi_debugger_class_init_frame_ops,
 	[SW_FRAME_DEBUGGER_EXIT] = &swi_debugger_exit_frame_ops,
 	[SW_FRAME_DEBUGGER_U2M_CATCH] = &swi_debugger_u2m_catch_frame_ops,
+	[SW_FRAME_HIJACK] = &swi_hijack_frame_ops,
 };
 
 SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops)

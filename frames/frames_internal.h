@@ -64,5 +64,6 @@ extern const sw_frame_ops swi_unmanaged_to_managed_frame_ops;
 extern const sw_frame_ops swi_debugger_class_init_frame_ops;
 extern const sw_frame_ops swi_debugger_exit_frame_ops;
 extern const sw_frame_ops swi_debugger_u2m_catch_frame_ops;
+extern const sw_frame_ops swi_hijack_frame_ops;
 
 #endif /* SW_FRAMES_INTERNAL_H */

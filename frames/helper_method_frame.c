@@ -6,8 +6,32 @@
  */
 #include "frames_internal.h"
 
+/* The runtime's filler of machine states not captured yet, or NULL. */
+static const sw_frame_lazy_init *lazy_init;
+
+SW_API sw_status sw_frame_set_lazy_init(const sw_frame_lazy_init *hook)
+{
+	if (hook && !hook->fill)
+		return SW_E_INVAL;
+	__atomic_store_n(&lazy_init, hook, __ATOMIC_RELEASE);
+	return SW_OK;
+}
+
+/*
+ * CoreCLR captures the state lazily and completes it on the walk path
+ * (vm/frames.h, HelperMethodFrame::InsureInit, which GetReturnAddress and
+ * UpdateRegDisplay call): here the runtime's hook does, when one is set.
+ * The walk asks for the return address first, so this is the one place.
+ */
 static sw_status hmf_return_address(const sw_frame_view *f, uint64_t *ra)
 {
+	const sw_frame_lazy_init *hook = __atomic_load_n(&lazy_init, __ATOMIC_ACQUIRE);
+	sw_status st = swi_context_field_ip(f, SW_HMF_MACHINE_STATE, ra);
+
+	if (st != SW_OK || *ra != 0 || !hook)
+		return st;
+	if ((st = hook->fill(f, hook->data)) != SW_OK)
+		return st;
 	return swi_context_field_ip(f, SW_HMF_MACHINE_STATE, ra);
 }
 

@@ -7,4 +7,5 @@ lib_libsw_frames_la_SOURCES += \
 	frames/context_frame.c \
 	frames/helper_method_frame.c \
 	frames/marker_frames.c \
+	frames/hijack_frame.c \
 	frames/frames_internal.h

@@ -51,6 +51,7 @@ dist_man_MANS += \
 	man/sw_frame_state_name.3 \
 	man/sw_frame_field_address.3 \
 	man/sw_frame_pop.3 \
+	man/sw_frame_set_lazy_init.3 \
 	man/sw_frame_push.3 \
 	man/sw_frame_read_field.3 \
 	man/sw_frame_type_ops.3 \

@@ -154,6 +154,29 @@ START_TEST(func_eval_frame)
 }
 END_TEST
 
+/* A runtime's lazy filler for the test: writes `state` into the Frame's record. */
+struct lazy_fill {
+	sb_world *w;
+	const sw_context *state;    /* NULL: leave it empty */
+	int calls;
+	sw_status fail;
+};
+
+static sw_status fill_machine_state(const sw_frame_view *f, void *data)
+{
+	struct lazy_fill *l = data;
+	uint64_t record;
+
+	l->calls++;
+	if (l->fail != SW_OK)
+		return l->fail;
+	if (sw_frame_read_field(f, SW_HMF_MACHINE_STATE, &record) != SW_OK)
+		return SW_E_BADFRAME;
+	if (l->state)
+		put_record(l->w, record, l->state);
+	return SW_OK;
+}
+
 START_TEST(helper_method_frame)
 {
 	sb_world w;
@@ -180,11 +203,52 @@ START_TEST(helper_method_frame)
 	                 SW_TRANSITION_INTERNAL_CALL);
 
 	/* Not captured yet: reported, not followed; the walk goes on to the next Frame. */
-	at.valid = 0;
-	put_record(&w, RECORD, &at);
-	walk_from_head(&w, 0, &r);
-	ck_assert_int_eq(r.n, 1);
-	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	{
+		sw_context captured = at;
+		struct lazy_fill fill = { &w, &captured, 0, SW_OK };
+		sw_frame_lazy_init hook = { fill_machine_state, &fill };
+
+		at.valid = 0;
+		put_record(&w, RECORD, &at);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+		ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+
+		/*
+		 * CoreCLR completes a lazy machine state on the walk path
+		 * (vm/frames.h, HelperMethodFrame::InsureInit, from
+		 * GetReturnAddress and UpdateRegDisplay), so the walk follows the
+		 * Frame into A as if it had been captured: the runtime's hook
+		 * fills it here, once per walk that asks.
+		 */
+		ck_assert_int_eq(sw_frame_set_lazy_init(&hook), SW_OK);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(fill.calls, 1);
+		ck_assert_int_eq(r.n, 2);
+		ck_assert_ptr_eq(r.f[1].method, &method_a);
+		ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 25);
+		/* Captured now: the hook is not asked again. */
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(fill.calls, 1);
+		ck_assert_int_eq(r.n, 2);
+
+		/* A hook that leaves it empty: reported, not followed; one that fails fails the walk. */
+		put_record(&w, RECORD, &at);
+		fill.state = NULL;
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+		fill.fail = SW_E_BADADDR;
+		{
+			sw_walk_error err;
+			int n = 0;
+			ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+			ck_assert_int_eq(err.status, SW_E_BADADDR);
+		}
+		ck_assert_int_eq(sw_frame_set_lazy_init(&(sw_frame_lazy_init){ NULL, NULL }), SW_E_INVAL);
+		ck_assert_int_eq(sw_frame_set_lazy_init(NULL), SW_OK);
+		walk_from_head(&w, 0, &r);
+		ck_assert_int_eq(r.n, 1);
+	}
 	sb_fini(&w);
 }
 END_TEST
@@ -254,6 +318,114 @@ START_TEST(frames_protect_references)
 		ck_assert_int_eq(sw_iter_next(&it), 1);
 		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), root_cb, &r), SW_E_BADFRAME);
 		sw_iter_end(&it);
+	}
+	sb_fini(&w);
+}
+END_TEST
+
+struct flagged_roots {
+	uint64_t addr[4], value[4];
+	uint32_t flags[4];
+	int n;
+};
+
+static sw_walk_action flagged_root_cb(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	struct flagged_roots *r = data;
+
+	(void)cf;
+	ck_assert_int_lt(r->n, 4);
+	r->addr[r->n] = root->addr;
+	r->value[r->n] = root->value;
+	r->flags[r->n] = root->flags;
+	r->n++;
+	return SW_CONTINUE;
+}
+
+static sw_walk_action frame_roots_cb(const sw_crawl_frame *cf, void *data)
+{
+	if (sw_crawl_frame_state(cf) == SW_STATE_FRAME)
+		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(cf, flagged_root_cb, data), SW_OK);
+	return SW_CONTINUE;
+}
+
+/*
+ * A HijackFrame: A's callee returned into the runtime's hijack stub, which
+ * saved its registers and pushed the Frame.  CoreCLR (vm/frames.h,
+ * HijackFrame; vm/amd64/cgenamd64.cpp, HijackFrame::UpdateRegDisplay_Impl):
+ * the Frame has no attributes and no function (Frame's defaults), so it is
+ * reported with no method; the walk resumes A at m_ReturnAddress, the
+ * return address the hijack replaced (not whatever IP the saved block
+ * holds), with SP just above the saved block and the callee-saved
+ * registers from it; A is at a call site, neither first nor interrupted.
+ * HijackFrame::GcScanRoots reports the returned value's registers by the
+ * return kind: an object in rax, an interior pointer in rdx here.
+ */
+START_TEST(hijack_frame)
+{
+	sb_world w;
+	sw_context saved;
+	recording r;
+	struct flagged_roots roots;
+	uint64_t fields[4] = { A_START + 25, RECORD, BIT(SW_X64_RAX), BIT(SW_X64_RDX) };
+
+	sb_init(&w);
+	lay_out_a(&w, &saved);
+	sw_context_set(&saved, SW_X64_RIP, SB_NATIVE_IP + 0x77);    /* the stub: not where A resumes */
+	sw_context_set(&saved, SW_X64_RAX, 0x0b1ec7);
+	sw_context_set(&saved, SW_X64_RDX, 0x0b1ec7 + 8);
+	put_record(&w, RECORD, &saved);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HIJACK, 0, fields, 4);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	walk_from_head(&w, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_HIJACK);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].first, 0);
+	ck_assert_int_eq(r.f[1].interrupted, 0);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 25);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RIP], FRAME_AT + 16 + 8 * SW_HJF_RETURN_ADDRESS);
+	ck_assert_uint_eq(sw_context_sp(&r.f[1].rd.cur), S0 - 88);
+	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RBX], 0xa1);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBX], RECORD + 16 + 8 * SW_X64_RBX);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_uint_eq(r.f[2].rd.cur.regs[SW_X64_RBX], 0x5001);
+	ck_assert_ptr_null(sw_frame_type_ops(SW_FRAME_HIJACK)->transition);
+
+	/* The returned references, at their slots in the saved block. */
+	memset(&roots, 0, sizeof roots);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, frame_roots_cb, &roots, 0, NULL), SW_CONTINUE);
+	ck_assert_int_eq(roots.n, 2);
+	ck_assert_uint_eq(roots.addr[0], RECORD + 16 + 8 * SW_X64_RAX);
+	ck_assert_uint_eq(roots.value[0], 0x0b1ec7);
+	ck_assert_uint_eq(roots.flags[0], 0);
+	ck_assert_uint_eq(roots.addr[1], RECORD + 16 + 8 * SW_X64_RDX);
+	ck_assert_uint_eq(roots.flags[1], SW_GC_INTERIOR);
+
+	/* A mask naming registers x64 has not is garbage: refused, not read. */
+	fields[2] = 1ULL << 63;
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HIJACK, 0, fields, 4);
+	{
+		sw_iter it;
+		ck_assert_int_eq(sw_iter_init(&it, &w.thread, NULL, 0, 0), SW_OK);
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+		ck_assert_int_eq(sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), flagged_root_cb, &roots),
+		                 SW_E_BADFRAME);
+		sw_iter_end(&it);
+	}
+	/* A return address with no saved block is garbage: reported, then the walk fails. */
+	fields[1] = 0;
+	fields[2] = 0;
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_HIJACK, 0, fields, 4);
+	{
+		sw_walk_error err;
+		int n = 0;
+		ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+		ck_assert_int_eq(err.status, SW_E_BADADDR);
+		ck_assert_int_eq(n, 1);
 	}
 	sb_fini(&w);
 }
@@ -380,6 +552,7 @@ static Suite *frames_suite(void)
 	tcase_add_test(tc, software_exception_frame);
 	tcase_add_test(tc, func_eval_frame);
 	tcase_add_test(tc, helper_method_frame);
+	tcase_add_test(tc, hijack_frame);
 	tcase_add_test(tc, entry_and_marker_frames);
 	tcase_add_test(tc, frames_protect_references);
 	tcase_add_test(tc, exception_tracker_no_frame_transition);

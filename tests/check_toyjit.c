@@ -225,12 +225,16 @@ START_TEST(test_markers_and_frames)
 	g.flags[1] = 0;
 	g.flags[2] = SW_WALK_FUNCTIONSONLY;
 
-	/* 10 frames, P/Invoke at frame 3: TF, M9..M4, marker, ICF, M3..M0, marker. */
+	/*
+	 * 10 frames, P/Invoke at frame 3: TF, M9..M4, marker, ICF, the ICF
+	 * again as a skipped Frame (CoreCLR's CheckForSkippedFrames finds the
+	 * active ICF inside M3's frame), M3..M0, marker.
+	 */
 	ck_assert_int_eq(toyjit_run(jit, 10, 3), SW_OK);
 	w = g.walks[0];
 	tf = (uint64_t)(uintptr_t)g.tf;
 	ck_assert_int_eq(w->result, SW_CONTINUE);
-	ck_assert_uint_eq(w->n, 1 + 6 + 1 + 1 + 4 + 1);
+	ck_assert_uint_eq(w->n, 1 + 6 + 1 + 1 + 1 + 4 + 1);
 	ck_assert_uint_eq(w->frames[0].state, SW_STATE_FRAME);
 	ck_assert_uint_eq(w->frames[0].frame_type, SW_FRAME_TRANSITION);
 	ck_assert_uint_eq(w->frames[0].frame, tf);
@@ -248,26 +252,30 @@ START_TEST(test_markers_and_frames)
 	ck_assert_uint_eq(w->frames[8].frame_type, SW_FRAME_INLINED_CALL);
 	icf = w->frames[8].frame;
 	/* The InlinedCallFrame lives in the P/Invoking method's locals: between its SP and its caller's. */
-	ck_assert_uint_ge(icf, w->frames[9].sp);
-	ck_assert_uint_lt(icf, w->frames[10].sp);
+	ck_assert_uint_ge(icf, w->frames[10].sp);
+	ck_assert_uint_lt(icf, w->frames[11].sp);
 	ck_assert_ptr_eq(w->frames[8].method, &jit->native_target);
-	for (int k = 9; k <= 12; k++) {
+	ck_assert_uint_eq(w->frames[9].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_uint_eq(w->frames[9].frame, icf);
+	ck_assert_ptr_eq(w->frames[9].method, &jit->native_target);
+	for (int k = 10; k <= 13; k++) {
 		ck_assert_uint_eq(w->frames[k].state, SW_STATE_FRAMELESS);
-		ck_assert_ptr_eq(w->frames[k].method, toyjit_frame_method(jit, (unsigned)(12 - k)));
+		ck_assert_ptr_eq(w->frames[k].method, toyjit_frame_method(jit, (unsigned)(13 - k)));
 	}
-	ck_assert_uint_eq(w->frames[13].state, SW_STATE_NATIVE_MARKER);
-	ck_assert(toyjit_is_native(jit, w->frames[13].ip));
+	ck_assert_uint_eq(w->frames[14].state, SW_STATE_NATIVE_MARKER);
+	ck_assert(toyjit_is_native(jit, w->frames[14].ip));
 
 	/* Without NOTIFY_ON_U2M_TRANSITIONS: the same minus the markers. */
 	w = g.walks[1];
-	ck_assert_uint_eq(w->n, 12);
+	ck_assert_uint_eq(w->n, 13);
 	ck_assert_uint_eq(count_state(w, SW_STATE_NATIVE_MARKER), 0);
+	ck_assert_uint_eq(count_state(w, SW_STATE_SKIPPED_FRAME), 1);
 	ck_assert_uint_eq(count_state(w, SW_STATE_FRAME), 2);
 	ck_assert_uint_eq(count_state(w, SW_STATE_FRAMELESS), 10);
 
-	/* FUNCTIONSONLY: the method-less TransitionFrame goes, the ICF (with a datum) stays. */
+	/* FUNCTIONSONLY: the method-less TransitionFrame goes, the ICF (with a datum) stays, twice. */
 	w = g.walks[2];
-	ck_assert_uint_eq(w->n, 11);
+	ck_assert_uint_eq(w->n, 12);
 	ck_assert_uint_eq(w->frames[0].state, SW_STATE_FRAMELESS);
 	ck_assert_uint_eq(count_state(w, SW_STATE_FRAME), 1);
 	ck_assert_uint_eq(w->frames[6].frame_type, SW_FRAME_INLINED_CALL);
@@ -358,7 +366,8 @@ START_TEST(test_iterator_and_abort)
 	ck_assert_int_eq(toyjit_run(jit, 8, 2), SW_OK);
 	ck_assert_int_eq(g.calls, 1);
 	ck_assert_int_eq(g.iter_status, 0);
-	ck_assert_int_eq(g.iter_frames, 1 + 5 + 1 + 1 + 3 + 1);
+	/* TF, M7..M3, marker, ICF, the ICF skipped (inside M2), M2..M0, marker. */
+	ck_assert_int_eq(g.iter_frames, 1 + 5 + 1 + 1 + 1 + 3 + 1);
 	ck_assert_int_eq(g.abort_result, SW_ABORT);
 	ck_assert_int_eq(g.abort_seen, 3);
 	toyjit_destroy(jit);

@@ -793,7 +793,7 @@ START_TEST(accepted_and_checking_flags)
 	sw_walk_error err;
 	int n = 0;
 	unsigned same[] = {
-		SW_WALK_THREAD_IS_SUSPENDED, SW_WALK_ALLOW_INVALID_OBJECTS,
+		SW_WALK_THREAD_IS_SUSPENDED, SW_WALK_ALLOW_INVALID_OBJECTS,   /* no RESUMABLE Frame here */
 		SW_WALK_PROFILER_DO_STACK_SNAPSHOT, SW_WALK_SKIP_GSCOOKIE_CHECK,
 		SW_WALK_ALLOW_ASYNC_STACK_WALK, SW_WALK_THREAD_EXECUTING_MANAGED_CODE,
 		SW_WALK_DISABLE_MISSING_FRAME_DETECTION,
@@ -1454,6 +1454,21 @@ START_TEST(transition_frame_from_native_seed)
 	ck_assert_int_eq(r.n, 2);
 	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	/*
+	 * What a walk reports first is "first" (CoreCLR, vm/stackwalk.cpp:
+	 * ResetCrawlFrame sets isFirst at Init; only NextRaw moving past a
+	 * frame clears it, for a Frame to its RESUMABLE attribute): the Frame
+	 * an unseeded walk starts at, and the initial native context; the
+	 * method the (not RESUMABLE) Frame returns to is not.
+	 */
+	ck_assert_int_eq(r.f[0].first, 1);
+	ck_assert_int_eq(r.f[1].first, 0);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT, &r);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_INITIAL_NATIVE);
+	ck_assert_int_eq(r.f[0].first, 1);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_int_eq(r.f[1].first, 1);
+	ck_assert_int_eq(r.f[2].first, 0);
 
 	/* A native seed without NOTIFY_ON_INITIAL_NATIVE_CONTEXT is not reported. */
 	walk(&w, &w.seed, 0, &r);
@@ -1486,6 +1501,52 @@ START_TEST(frame_attributes)
 }
 END_TEST
 
+/*
+ * THREAD_IS_SUSPENDED with a RESUMABLE Frame.  CoreCLR (vm/stackwalk.cpp,
+ * StackFrameIterator::NextRaw, FRAME_FUNCTION): the Frame is reported
+ * first (ProcessCurrentFrame stopped there); moving past it, when its
+ * return address is managed and it is RESUMABLE (isFirst), a walk with
+ * THREAD_IS_SUSPENDED returns SWA_FAILED, since the active frame would be
+ * unwound once more, which may take a lock.  Without the flag the walk
+ * goes on into A as the active frame.  A RESUMABLE Frame whose return
+ * address is not managed, or one that is not RESUMABLE, does not fail.
+ */
+START_TEST(suspended_thread_and_resumable_frame)
+{
+	sb_world w;
+	sb_method a;
+	recording r;
+	sw_walk_error err;
+	uint64_t tf;
+
+	sb_init(&w);
+	tf = lay_out_transition(&w, &a, SW_FRAME_ATTR_RESUMABLE);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, record_cb, &r,
+	                                SW_WALK_THREAD_IS_SUSPENDED, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_UNSAFE);
+	ck_assert_uint_eq(err.frame, tf);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].frame, tf);
+	/* Without the flag: the Frame, then A, active. */
+	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[1].first, 1);
+	/* Not RESUMABLE: the suspended walk goes on. */
+	lay_out_transition(&w, &a, 0);
+	walk(&w, &w.seed, SW_WALK_THREAD_IS_SUSPENDED, &r);
+	ck_assert_int_eq(r.n, 2);
+	/* RESUMABLE, but returning to native code: nothing is resumed, no failure. */
+	tf = lay_out_transition(&w, &a, SW_FRAME_ATTR_RESUMABLE);
+	sb_put(&w, S0 - 96, SB_NATIVE_IP + 0x20);
+	walk(&w, &w.seed, SW_WALK_THREAD_IS_SUSPENDED, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_uint_eq(r.f[0].frame, tf);
+	sb_fini(&w);
+}
+END_TEST
+
 /* Scenario 3: A made a P/Invoke (active ICF); the native code called B. */
 START_TEST(active_inlined_call_frame)
 {
@@ -1507,7 +1568,7 @@ START_TEST(active_inlined_call_frame)
 	sw_context_set(&w.seed, SW_X64_RIP, B_START + b.body);
 	sw_context_set(&w.seed, SW_X64_RSP, S0 - 440);
 
-	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_HANDLESKIPPEDFRAMES, &r);
 	ck_assert_int_eq(r.n, 5);
 	ck_assert_ptr_eq(r.f[0].method, &method_b);
 	ck_assert_int_eq(r.f[1].state, SW_STATE_NATIVE_MARKER);
@@ -1526,16 +1587,47 @@ START_TEST(active_inlined_call_frame)
 	ck_assert_int_eq(r.f[4].state, SW_STATE_NATIVE_MARKER);
 	check_reg(&r.f[4], SW_X64_RBX, CALLER_RBX, S0 - 16);
 
-	/* The ICF, reported once, is not reported again as a skipped Frame. */
+	/*
+	 * Without HANDLESKIPPEDFRAMES CoreCLR reports the active ICF twice
+	 * (vm/stackwalk.cpp): as FRAME_FUNCTION where the walk leaves the
+	 * native code; then NextRaw keeps it as the current Frame while its
+	 * call is active (no GotoNextFrame), moves to A at its return address,
+	 * and CheckForSkippedFrames finds it below A's caller SP and stops
+	 * there as SKIPPED_FRAME_FUNCTION, with GetFunction's method, A's
+	 * registers, and the flags the Frame set (not first, not interrupted).
+	 * Then A.  So: B, FRAME icf, SKIPPED icf, A.
+	 */
 	walk(&w, &w.seed, 0, &r);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_uint_eq(r.f[2].frame, icf);
+	ck_assert_ptr_eq(r.f[2].method, (void *)0x1c8);
+	check_reg(&r.f[2], SW_X64_RIP, A_START + 25, icf + 16 + 2 * 8);
+	ck_assert_int_eq(r.f[2].first, 0);
+	ck_assert_int_eq(r.f[2].interrupted, 0);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[3].method, &method_a);
+	/* FUNCTIONSONLY keeps both reports: GetFunction names a method. */
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 4);
+	/* HANDLESKIPPEDFRAMES: CheckForSkippedFrames passes it (GotoNextFrame), no callback. */
+	walk(&w, &w.seed, SW_WALK_HANDLESKIPPEDFRAMES, &r);
 	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAME);
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
 	/* A datum with bit 0 set is a calli's, not a method (HasFunction on 64-bit targets). */
 	fields[0] = 0x1cf;
 	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);
 	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
-	ck_assert_int_eq(r.n, 5);
+	ck_assert_int_eq(r.n, 6);
 	ck_assert_uint_eq(r.f[2].frame, icf);
 	ck_assert_ptr_null(r.f[2].method);
+	ck_assert_int_eq(r.f[3].state, SW_STATE_SKIPPED_FRAME);
+	ck_assert_ptr_null(r.f[3].method);
+	/* With no method, FUNCTIONSONLY drops both (Filter: pFunc NULL). */
+	walk(&w, &w.seed, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 2);
 	/* POPFRAMES leaves the list empty. */
 	walk(&w, &w.seed, SW_WALK_POPFRAMES, &r);
 	ck_assert_uint_eq(sb_get(&w, SB_HEAD_SLOT), 0);
@@ -1729,6 +1821,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, transition_frame_from_native_seed);
 	tcase_add_test(tc, frame_attributes);
 	tcase_add_test(tc, active_inlined_call_frame);
+	tcase_add_test(tc, suspended_thread_and_resumable_frame);
 	tcase_add_test(tc, icf_into_native_dead_end);
 	tcase_add_test(tc, runtime_defined_frame_type);
 	tcase_add_test(tc, callback_abort_and_iterator);

@@ -321,14 +321,19 @@ static size_t build_expected(const struct scene *s, struct expect *e, size_t cap
 		ADD(SW_STATE_FRAMELESS, 0, &jit->leaf, 0, IDX_LEAF, 1);
 	for (int i = s->top; i >= 0; i--) {
 		/*
-		 * The active method's own InlinedCallFrame: a Frame inside it.  Its
-		 * method while its call is in progress, else none (CoreCLR's
-		 * InlinedCallFrame::GetFunction, vm/frames.h); FUNCTIONSONLY keeps
-		 * only a Frame with a method.
+		 * The P/Invoking method's InlinedCallFrame: a Frame inside it,
+		 * reported as skipped before it.  Its method while its call is in
+		 * progress, else none (CoreCLR's InlinedCallFrame::GetFunction,
+		 * vm/frames.h); FUNCTIONSONLY keeps only a Frame with a method.
+		 * When the walk came through it from the native code (the call is
+		 * in progress), it was reported as a Frame too, and CoreCLR's
+		 * CheckForSkippedFrames reports it again here (vm/stackwalk.cpp).
 		 */
-		if (i == p && s->icf && s->top == p && !skipped_silent && (s->icf_in_call || !fonly))
+		int in_call = s->top > p || s->icf_in_call;
+
+		if (i == p && s->icf && !skipped_silent && (in_call || !fonly))
 			ADD(SW_STATE_SKIPPED_FRAME, SW_FRAME_INLINED_CALL,
-			    s->icf_in_call ? &jit->native_target : NULL, s->icf, IDX_NONE, 0);
+			    in_call ? &jit->native_target : NULL, s->icf, IDX_NONE, 0);
 		ADD(SW_STATE_FRAMELESS, 0, toyjit_frame_method(jit, (unsigned)i), 0, i,
 		    i == s->top && s->top_active);
 		if (i == p + 1 && p >= 0 && s->top > p) {

@@ -88,6 +88,8 @@ static void *churn(void *arg)
 /* What the runtime's own walk found: the answer a debugger's must give. */
 static void print_walk(const struct remote *r)
 {
+	uint64_t last_frame = 0;
+
 	for (size_t k = 0; k < r->walk->n && k < TOYJIT_WALK_MAX; k++) {
 		const toyjit_walked *f = &r->walk->frames[k];
 		const toyjit_method *m;
@@ -95,8 +97,11 @@ static void print_walk(const struct remote *r)
 		if (f->state == SW_STATE_FRAMELESS) {
 			m = toyjit_method_of(r->jit, f->method);
 			printf("method %s 0x%" PRIx64 "\n", m ? m->name : "(unknown)", f->ip);
-		} else if (f->state == SW_STATE_FRAME || f->state == SW_STATE_SKIPPED_FRAME) {
+		} else if ((f->state == SW_STATE_FRAME || f->state == SW_STATE_SKIPPED_FRAME) &&
+		           f->frame != last_frame) {
+			/* An active InlinedCallFrame comes twice (FRAME, then SKIPPED): one line. */
 			printf("frame %" PRIu32 " 0x%" PRIx64 "\n", f->frame_type, f->frame);
+			last_frame = f->frame;
 		}
 	}
 }

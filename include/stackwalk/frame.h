@@ -50,6 +50,7 @@ enum {
 	SW_FRAME_DEBUGGER_CLASS_INIT    = 10,   /* debugger marker: class initializer running */
 	SW_FRAME_DEBUGGER_EXIT          = 11,   /* debugger marker: left managed code */
 	SW_FRAME_DEBUGGER_U2M_CATCH     = 12,   /* debugger marker: unmanaged-to-managed catch handler */
+	SW_FRAME_HIJACK                 = 13,   /* a hijacked return: resumes the method's caller */
 	SW_FRAME_TYPE_USER              = 64,   /* first type a runtime may register */
 	SW_FRAME_TYPE_MAX               = 255
 };
@@ -127,7 +128,8 @@ typedef struct sw_context_frame {
  * HelperMethodFrame: pushed by a runtime helper that managed code called.
  * Its machine state (a context record of the managed caller at the call:
  * IP = return address, SP, callee-saved registers) may be captured lazily:
- * while its valid mask is 0 the Frame is reported but not followed.  The
+ * while its valid mask is 0 the Frame is reported but not followed, unless
+ * a sw_frame_set_lazy_init hook fills it when a walk asks.  The
  * object-protecting variants list the stack slots holding the references
  * the helper protects.
  */
@@ -154,6 +156,28 @@ typedef struct sw_unmanaged_to_managed_frame {
 	sw_frame base;
 	uintptr_t method;           /* the managed entry point's method handle */
 } sw_unmanaged_to_managed_frame;
+
+/*
+ * HijackFrame: pushed by the stub a runtime put in place of a managed
+ * method's return address to stop the thread (for a GC) when the method
+ * returns.  return_address is the one the hijack replaced: the walk
+ * resumes the caller there, at a call site, with the registers of the
+ * context record `saved` (SP just above what the stub saved; the
+ * callee-saved registers; the returned value).  gc_regs and byref_regs
+ * are masks of the record's registers holding a returned object reference
+ * and an interior pointer (the method's return kind), reported as roots.
+ */
+enum {
+	SW_HJF_RETURN_ADDRESS = 0, SW_HJF_SAVED = 1, SW_HJF_GC_REGS = 2,
+	SW_HJF_BYREF_REGS = 3, SW_HJF_FIELDS = 4
+};
+typedef struct sw_hijack_frame {
+	sw_frame base;
+	uintptr_t return_address;   /* the original return address */
+	uintptr_t saved;            /* address of an sw_context record */
+	uintptr_t gc_regs;          /* registers of the record holding object references */
+	uintptr_t byref_regs;       /* ... holding interior pointers */
+} sw_hijack_frame;
 
 /*
  * sw_frame_push - link `f` (type and attributes set here) as the newest
@@ -191,7 +215,8 @@ enum {
 	/*
 	 * The Frame lies inside the stack frame of the managed method it
 	 * returns to (an InlinedCallFrame): it stays current until that method
-	 * is walked, and is not reported a second time as a skipped Frame.
+	 * is walked, and is reported a second time there, as a skipped Frame,
+	 * unless SW_WALK_HANDLESKIPPEDFRAMES (CoreCLR's CheckForSkippedFrames).
 	 */
 	SW_FRAME_OPS_IN_CALLER = 1
 };
@@ -231,6 +256,27 @@ SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops);
 
 /* sw_frame_type_ops - the ops of a type, or NULL if none is registered. */
 SW_API const sw_frame_ops *sw_frame_type_ops(uint32_t type);
+
+/*
+ * sw_frame_set_lazy_init - let the runtime capture a HelperMethodFrame's
+ * machine state when a walk needs it (CoreCLR's
+ * HelperMethodFrame::InsureInit).  When a walk meets a HelperMethodFrame
+ * whose state is not captured (no record, or a record without IP), it
+ * calls hook->fill, which may fill the record (or point the Frame at one)
+ * and returns SW_OK; the walk then reads the state again, and reports the
+ * Frame without following it if it is still empty.  An error from fill
+ * fails the walk.  fill runs on the walk path, maybe in a signal handler
+ * of the walked process: it must not allocate, lock or make a system
+ * call, must only write the Frame's own state, and may be called for the
+ * same Frame more than once and by walks of several threads at a time.
+ * `hook` must outlive every walk; NULL removes it.  SW_E_INVAL if its fill
+ * is NULL.
+ */
+typedef struct sw_frame_lazy_init {
+	sw_status (*fill)(const sw_frame_view *f, void *data);
+	void *data;
+} sw_frame_lazy_init;
+SW_API sw_status sw_frame_set_lazy_init(const sw_frame_lazy_init *hook);
 
 #ifdef __cplusplus
 }

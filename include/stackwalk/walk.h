@@ -34,7 +34,7 @@ enum {
 	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
 	SW_WALK_DISABLE_MISSING_FRAME_DETECTION = 0x80, /* pass stale Frames instead of failing */
 	SW_WALK_ALLOW_ASYNC_STACK_WALK = 0x100,        /* the walked thread is not the caller's */
-	SW_WALK_THREAD_IS_SUSPENDED  = 0x200,  /* stopped anywhere: nothing may deadlock (nothing can) */
+	SW_WALK_THREAD_IS_SUSPENDED  = 0x200,  /* stopped anywhere: a RESUMABLE Frame into managed code fails (SW_E_UNSAFE) */
 	SW_WALK_ALLOW_INVALID_OBJECTS = 0x400, /* accepted; objects are never examined */
 	SW_WALK_THREAD_EXECUTING_MANAGED_CODE = 0x800, /* the caller says the seed is managed: check it */
 	SW_WALK_PROFILER_DO_STACK_SNAPSHOT = 0x1000,   /* accepted; the walk serves a snapshot */
@@ -106,7 +106,12 @@ SW_API const sw_regdisplay *sw_crawl_frame_regdisplay(const sw_crawl_frame *cf);
 SW_API uint64_t sw_crawl_frame_ip(const sw_crawl_frame *cf);
 SW_API uint64_t sw_crawl_frame_sp(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_frameless(const sw_crawl_frame *cf);
-/* The active frame: the seed frame, or one resumed after a RESUMABLE Frame. */
+/*
+ * The active frame: the seed frame, or one resumed after a RESUMABLE
+ * Frame; and, as CoreCLR's IsActiveFrame, whatever a walk reports before
+ * it moves past anything (the initial native context, the first Frame of
+ * a walk from the Frames).
+ */
 SW_API int sw_crawl_frame_is_first(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_is_interrupted(const sw_crawl_frame *cf);
 SW_API int sw_crawl_frame_has_faulted(const sw_crawl_frame *cf);

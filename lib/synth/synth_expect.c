@@ -377,7 +377,6 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 	sw_walk_error end;
 	unsigned fi = 0, ii = 0, ti = 0;
 	unsigned marks[3] = { 0, 0, 0 };   /* is_first, is_interrupted, has_faulted */
-	long came_through = -1;             /* the ICF that led to the next managed frame */
 	int managed;
 
 	memset(&end, 0, sizeof end);
@@ -413,11 +412,14 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 					e.consistent = 0;
 			/* Frames inside this method's frame: skipped Frames. */
 			for (; fi < s->nframes && s->frames[fi].addr < caller_sp; fi++) {
-				if ((long)fi == came_through || (flags & SW_WALK_HANDLESKIPPEDFRAMES))
+				/*
+				 * An active InlinedCallFrame that led here is
+				 * reported again (CoreCLR's CheckForSkippedFrames).
+				 */
+				if (flags & SW_WALK_HANDLESKIPPEDFRAMES)
 					continue;
 				emit_frame(&e, &s->frames[fi], SW_STATE_SKIPPED_FRAME);
 			}
-			came_through = -1;
 			emit_managed(&e, in, &cur, marks);
 			marks[0] = marks[1] = marks[2] = 0;
 			unwind(&e, in, &cur, &caller);
@@ -474,10 +476,14 @@ size_t swi_synth_expect(const sw_synth *s, unsigned flags, sw_synth_frame *out,
 			/* An active or interrupted frame's IP is exact, not a return address. */
 			exact = marks[0] || marks[1];
 			if (exact ? fr->ra && swi_synth_method_at(s, fr->ra) : managed_return(s, fr->ra)) {
+				/* CoreCLR's NextRaw: a RESUMABLE Frame into managed code fails a suspended walk. */
+				if (marks[0] && (flags & SW_WALK_THREAD_IS_SUSPENDED)) {
+					expect_failure(&e, &end, SW_E_UNSAFE, fr, &cur);
+					break;
+				}
 				context_from_frame(fr, &cur);
-				if (fr->type == SW_FRAME_INLINED_CALL)
-					came_through = (long)fi;    /* stays current until its method */
-				else
+				/* An InlinedCallFrame stays current until its method. */
+				if (fr->type != SW_FRAME_INLINED_CALL)
 					fi++;
 				managed = 1;
 			} else {

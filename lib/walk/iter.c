@@ -301,6 +301,8 @@ static sw_status advance_frame(struct swi_iter *it)
 	}
 	if (it->kept_frame == it->frame)
 		it->kept_frame = 0;
+	if (it->reported_frame == it->frame)
+		it->reported_frame = 0;
 	it->frame = next;
 	return SW_OK;
 }
@@ -716,6 +718,13 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	it->thread = t;
 	it->arch = a;
 	it->max_steps = step_bound(a, t->stack_lo, t->stack_hi);
+	/*
+	 * Whatever is reported first is "first" (CoreCLR, vm/stackwalk.cpp:
+	 * StackFrameIterator::ResetCrawlFrame sets isFirst, and only moving
+	 * past a frame clears it): the seed frame, the initial native context,
+	 * or the first Frame of a walk from the Frames.
+	 */
+	it->is_first = 1;
 	it->cf.sp_reg = (uint8_t)a->sp_reg;
 	it->rd.caller_valid = 0;
 	if (start) {
@@ -857,14 +866,22 @@ static int step_skipped(struct swi_iter *it)
 
 		if ((st = load_frame(it)) != SW_OK)
 			return fail(it, st);
-		silent = it->frame == it->kept_frame ||
+		/*
+		 * An active InlinedCallFrame that brought the walk into this
+		 * method is still the current Frame, and CoreCLR reports it a
+		 * second time here, as a skipped Frame, unless
+		 * HANDLESKIPPEDFRAMES (vm/stackwalk.cpp: NextRaw keeps the
+		 * Frame while its call is active, and CheckForSkippedFrames
+		 * then finds it below the method's caller SP).
+		 */
+		silent = it->frame == it->reported_frame ||
 		         (it->flags & SW_WALK_HANDLESKIPPEDFRAMES);
 		if (!silent) {
 			void *m = it->quiet && !functions_only(it) ? NULL : frame_method(it);
 
 			if (m || !functions_only(it)) {
 				/* Report it now; the next call passes it silently. */
-				it->kept_frame = it->frame;
+				it->reported_frame = it->frame;
 				return report(it, SW_STATE_SKIPPED_FRAME, m);
 			}
 		}
@@ -2072,6 +2089,18 @@ static int step_after_frame(struct swi_iter *it)
 			code = lookup(it, ra, exact);
 
 		if (code) {
+			/*
+			 * A RESUMABLE Frame makes the code it returns to the
+			 * active frame, which CoreCLR unwinds once more to find
+			 * its caller, and that may take a lock: a walk of a
+			 * thread stopped anywhere fails here instead
+			 * (vm/stackwalk.cpp, StackFrameIterator::NextRaw, the
+			 * FRAME_FUNCTION case: SWA_FAILED under
+			 * THREAD_IS_SUSPENDED).  The Frame itself has been
+			 * reported.
+			 */
+			if (it->is_first && (it->flags & SW_WALK_THREAD_IS_SUSPENDED))
+				return fail(it, SW_E_UNSAFE);
 			old_sp_known = (it->rd.cur.valid & BIT(it->arch->sp_reg)) != 0;
 			old_sp = it->rd.cur.regs[it->arch->sp_reg];
 			if ((st = it->ops->update_regdisplay(&it->view, &it->rd)) != SW_OK)

@@ -204,7 +204,8 @@ struct swi_iter {
 	const sw_thread *thread;
 	const struct swi_arch *arch;
 	uint64_t frame;                 /* the current Frame, 0 when none is left */
-	uint64_t kept_frame;            /* an IN_CALLER Frame already reported */
+	uint64_t kept_frame;            /* an IN_CALLER Frame the walk followed into its method */
+	uint64_t reported_frame;        /* the Frame just reported as skipped: passed silently next */
 	uint64_t tracker;               /* the next exception tracker, 0 when none is left */
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
