@@ -16,6 +16,8 @@
 #include <string.h>
 #include <stackwalk.h>
 
+#include "rounds.h"
+
 #define SEED_BASE 0x5eed0000ULL
 
 static const sw_arch arches[] = { SW_ARCH_X64, SW_ARCH_X86, SW_ARCH_ARM64 };
@@ -63,11 +65,24 @@ static unsigned check_seeds(sw_arch arch, uint64_t first, unsigned count, unsign
 	return failures;
 }
 
+/*
+ * Counts of seeds below are the plain check's; the sanitized check and
+ * distcheck walk a tenth of them (tests/rounds.h), and a count that such a
+ * run must reach, at_least(), shrinks with it.
+ */
+static unsigned at_least(unsigned full_run_count)
+{
+	return test_rounds(full_run_count);
+}
+
 static void run_seeds(sw_arch arch, uint64_t first, unsigned count, unsigned flags,
                       unsigned features)
 {
 	char msg[512] = "";
-	unsigned failures = check_seeds(arch, first, count, flags, features, msg, sizeof msg);
+	unsigned failures;
+
+	count = test_rounds(count);
+	failures = check_seeds(arch, first, count, flags, features, msg, sizeof msg);
 
 	ck_assert_msg(failures == 0, "%s: %u of %u stacks failed (flags %#x, features %#x); first: %s",
 	              sw_arch_name(arch), failures, count, flags, features, msg);
@@ -128,6 +143,7 @@ static void run_root_seeds(sw_arch arch, uint64_t first, unsigned count, unsigne
 
 	if (!rs)
 		rs = &local;
+	count = test_rounds(count);
 	memset(rs, 0, sizeof *rs);
 	sw_synth_params_default(&p);
 	p.features = features;
@@ -318,12 +334,12 @@ START_TEST(test_gc_roots_10000)
 	struct root_stats rs;
 
 	run_root_seeds(arches[_i], SEED_BASE + 2000000, 10000, 0, SW_SYNTH_ALL, 0, &rs);
-	fprintf(stderr, "check_synth: %s: 10000 stacks, %lu frames, %lu roots (%lu in registers),"
-	        " %lu funclets\n", sw_arch_name(arches[_i]), rs.frames, rs.roots, rs.reg_roots,
-	        rs.funclets);
-	ck_assert_uint_ge(rs.roots, 50000);
-	ck_assert_uint_ge(rs.reg_roots, 10000);
-	ck_assert_uint_ge(rs.funclets, 1000);
+	fprintf(stderr, "check_synth: %s: %u stacks, %lu frames, %lu roots (%lu in registers),"
+	        " %lu funclets\n", sw_arch_name(arches[_i]), test_rounds(10000), rs.frames, rs.roots,
+	        rs.reg_roots, rs.funclets);
+	ck_assert_uint_ge(rs.roots, at_least(50000));
+	ck_assert_uint_ge(rs.reg_roots, at_least(10000));
+	ck_assert_uint_ge(rs.funclets, at_least(1000));
 	ck_assert_uint_eq(rs.noreg, 0);     /* a full unwind loses no register */
 }
 END_TEST
@@ -355,19 +371,19 @@ START_TEST(test_walk_flag)
 	case SW_WALK_QUICKUNWIND:
 	case SW_WALK_LIGHTUNWIND:
 		/* Live references in lost callee-saved registers: SW_E_NOREG, predicted. */
-		ck_assert_uint_ge(rs.noreg, 100);
+		ck_assert_uint_ge(rs.noreg, at_least(100));
 		break;
 	case SW_WALK_FUNCTIONSONLY:
 	case SW_WALK_SKIPFUNCLETS:
 		/* Handlers hidden; filters reported (CoreCLR's StackFrameIterator::Filter). */
 		ck_assert_uint_eq(rs.funclets, rs.filters);
-		ck_assert_uint_ge(rs.filters, 50);
-		ck_assert_uint_ge(rs.parents, 100);
+		ck_assert_uint_ge(rs.filters, at_least(50));
+		ck_assert_uint_ge(rs.parents, at_least(100));
 		ck_assert_uint_lt(rs.frames, none.frames);
 		break;
 	case SW_WALK_GC_FUNCLET_REFERENCE_REPORTING:
-		ck_assert_uint_ge(rs.funclets, 100);
-		ck_assert_uint_ge(rs.no_gc, 50);
+		ck_assert_uint_ge(rs.funclets, at_least(100));
+		ck_assert_uint_ge(rs.no_gc, at_least(50));
 		ck_assert_uint_lt(rs.frames, none.frames);
 		ck_assert_uint_eq(rs.noreg, 0);
 		break;
@@ -396,20 +412,20 @@ START_TEST(test_frame_kind)
 	struct root_stats rs;
 
 	run_root_seeds(arch, first, 300, 0, SW_SYNTH_ALL, type, &rs);
-	ck_assert_uint_ge(rs.with_type, 300);
+	ck_assert_uint_ge(rs.with_type, at_least(300));
 	switch (type) {
 	case SW_FRAME_FAULTING_EXCEPTION:
-		ck_assert_uint_ge(rs.faulted, 100);
+		ck_assert_uint_ge(rs.faulted, at_least(100));
 		ck_assert_uint_eq(rs.faulted, rs.interrupted);
 		break;
 	case SW_FRAME_SOFTWARE_EXCEPTION:
-		ck_assert_uint_ge(rs.interrupted, 100);
+		ck_assert_uint_ge(rs.interrupted, at_least(100));
 		ck_assert_uint_eq(rs.faulted, 0);
 		break;
 	case SW_FRAME_RESUMABLE:
 	case SW_FRAME_REDIRECTED_THREAD:
 	case SW_FRAME_FUNC_EVAL:
-		ck_assert_uint_ge(rs.resumed, 100);
+		ck_assert_uint_ge(rs.resumed, at_least(100));
 		ck_assert_uint_eq(rs.interrupted, 0);
 		break;
 	default:
@@ -455,7 +471,7 @@ START_TEST(test_no_frame_transitions)
 	run_root_seeds(arch, first, 1000, flags, SW_SYNTH_ALL, 0, &rs);
 	run_root_seeds(arch, first, 1000, 0, SW_SYNTH_ALL, 0, &none);
 	sw_synth_params_default(&p);
-	for (unsigned i = 0; i < 1000; i++) {
+	for (unsigned i = 0; i < test_rounds(1000); i++) {
 		sw_synth *s;
 
 		ck_assert_int_eq(sw_synth_create(&s, arch, first + i, &p), SW_OK);
@@ -465,7 +481,7 @@ START_TEST(test_no_frame_transitions)
 	fprintf(stderr, "check_synth: %s: NO_FRAME_TRANSITIONS: %lu trackers reported, %lu stale"
 	        " passed, %lu faulted frames\n", sw_arch_name(arch), rs.no_frame,
 	        listed - rs.no_frame, rs.faulted);
-	ck_assert_uint_ge(rs.no_frame, 100);
+	ck_assert_uint_ge(rs.no_frame, at_least(100));
 	ck_assert_uint_eq(none.no_frame, 0);
 	/* The flag adds the transitions and changes nothing else. */
 	ck_assert_uint_eq(rs.frames, none.frames + rs.no_frame);
@@ -473,7 +489,7 @@ START_TEST(test_no_frame_transitions)
 	ck_assert_uint_ge(rs.faulted, rs.no_frame);
 	ck_assert_uint_eq(rs.noreg, 0);
 	/* Trackers the walk passed without a word. */
-	ck_assert_uint_ge(listed - rs.no_frame, 50);
+	ck_assert_uint_ge(listed - rs.no_frame, at_least(50));
 	/* And with the profiler's and the GC's flags. */
 	run_root_seeds(arch, first, 300, flags | SW_WALK_FUNCTIONSONLY |
 	               SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, SW_SYNTH_ALL, 0, NULL);
@@ -718,7 +734,7 @@ START_TEST(test_no_effect_flag)
 	unsigned long frames = 0;
 	struct root_stats rs, none;
 
-	for (unsigned i = 0; i < 1000; i++) {
+	for (unsigned i = 0; i < test_rounds(1000); i++) {
 		sw_synth *s;
 
 		ck_assert_int_eq(sw_synth_create(&s, arch, first + i, NULL), SW_OK);
@@ -728,7 +744,7 @@ START_TEST(test_no_effect_flag)
 		frames += sw_synth_expected(s, flags, NULL, 0);
 		sw_synth_destroy(s);
 	}
-	ck_assert_uint_ge(frames, 5000);
+	ck_assert_uint_ge(frames, at_least(5000));
 	run_root_seeds(arch, first, 1000, flags, SW_SYNTH_ALL, 0, &rs);
 	run_root_seeds(arch, first, 1000, 0, SW_SYNTH_ALL, 0, &none);
 	ck_assert(memcmp(&rs, &none, sizeof rs) == 0);
