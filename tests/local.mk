@@ -72,6 +72,13 @@ EXTRA_DIST += tests/swstack-bigcore.test tests/swstack/bigcore.c
 tests/swstack-bigcore.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
 CLEANFILES += -r tests/swstack-bigcore.d
 
+# swstack on the kernel core of an AddressSanitizer process (terabyte
+# PT_LOADs without file bytes), against gdb (x86-64).
+TESTS += tests/swstack-asancore.test
+EXTRA_DIST += tests/swstack-asancore.test tests/swstack/asancore.c
+tests/swstack-asancore.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-asancore.d
+
 # swstack across alternate signal stacks (sigaltstack) and nested signals, against gdb.
 TESTS += tests/swstack-altstack.test
 EXTRA_DIST += tests/swstack-altstack.test tests/swstack/altstack.c
