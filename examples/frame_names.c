@@ -58,18 +58,6 @@ size_t name_frames(sw_names *n, uint64_t pc, int exact, const struct name_option
 	return count;
 }
 
-void print_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			putc(c, f);
-	}
-}
-
 void print_function(FILE *f, const char *name, int has_offset, uint64_t offset)
 {
 	if (!name) {

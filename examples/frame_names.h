@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stackwalk.h>
+#include "escape.h"             /* print_escaped */
 
 #define NAMED_FRAMES_MAX 64     /* source-level frames kept per address */
 
@@ -41,9 +42,6 @@ size_t name_frames(sw_names *n, uint64_t pc, int exact, const struct name_option
 
 /* print_function - "NAME+0xOFFSET" (the offset when has_offset), or "??" when NAME is NULL. */
 void print_function(FILE *f, const char *name, int has_offset, uint64_t offset);
-
-/* print_escaped - `s` with bytes below 0x20 and 0x7f as \xNN. */
-void print_escaped(FILE *f, const char *s);
 
 /* print_source - " at FILE:LINE[:COLUMN]" when the file is known (line, column 0: unknown). */
 void print_source(FILE *f, const char *file, unsigned line, unsigned column);

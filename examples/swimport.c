@@ -1,7 +1,7 @@
 /*
  * swimport - turn an ELF file's unwind information into an SWU image.
  *
- *   swimport [-C] [-q] [-v] [-o OUT] ELF
+ *   swimport [-C] [-q] [-v] [--progress | --no-progress] [-o OUT] ELF
  *
  * The CFI of the file (.eh_frame, .debug_frame) is imported into SWU, and
  * the code it does not describe (PLT entries, assembly without CFI, stack
@@ -10,17 +10,21 @@
  * sw_codemap_add_image(3) registers in one call.  OUT defaults to ELF.swui.
  * A summary goes to stderr unless -q; -v also names each function whose
  * CFI was skipped, with why, and whether analysis described it instead.
+ * A large library takes seconds: a progress line is drawn on stderr when
+ * it is a terminal (and not -q), or always with --progress.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <stackwalk.h>
 #include "tool_options.h"
+#include "progress.h"
 
 static void print_usage(FILE *f)
 {
-	fprintf(f, "usage: swimport [-C] [-q] [-v] [-o OUT] ELF\n"
+	fprintf(f, "usage: swimport [-C] [-q] [-v] [--progress | --no-progress] [-o OUT] ELF\n"
 	        "       swimport --help | --version\n");
 }
 
@@ -97,8 +101,22 @@ static void list_skips(const char *in, const sw_module *m, const sw_native_funct
 		        analyzed_at(fns, n, k[i].where) ? "; described by analysis" : "");
 }
 
+/* The load's stages on the progress line (sw_module_load_progress). */
+static void load_progress(void *data, unsigned stage, uint64_t done, uint64_t total)
+{
+	progress_update(data, stage == SW_MODULE_STAGE_CFI ? "CFI bytes read" : "code ranges analyzed",
+	                done, total);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "progress", no_argument, NULL, 'P' },
+		{ "no-progress", no_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum progress_mode pmode = PROGRESS_AUTO;
+	struct progress prog;
 	const char *out = NULL;
 	unsigned flags = SW_MODULE_ANALYZE;
 	int quiet = 0, verbose = 0, c, rc = 1;
@@ -112,8 +130,10 @@ int main(int argc, char **argv)
 	sw_status st;
 
 	tool_standard_options(argc, argv, "swimport", print_usage);
-	while ((c = getopt(argc, argv, "Cqvo:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "Cqvo:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'P': pmode = PROGRESS_ON; break;
+		case 'N': pmode = PROGRESS_OFF; break;
 		case 'C': flags = 0; break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose = 1; break;
@@ -132,7 +152,9 @@ int main(int argc, char **argv)
 		memcpy(def + l, ".swui", 6);
 		out = def;
 	}
-	st = sw_module_load_flags(argv[optind], 0, flags, &arch, &m);
+	progress_init(&prog, "swimport", pmode, quiet);
+	st = sw_module_load_progress(argv[optind], 0, flags, load_progress, &prog, &arch, &m);
+	progress_end(&prog);
 	if (st != SW_OK) {
 		fprintf(stderr, "swimport: %s: %s\n", argv[optind], sw_strerror(st));
 		goto done;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stackwalk.h>
 #include "tool_options.h"
+#include "escape.h"
 
 /* What a core and a process have in common, as seen by this tool. */
 struct target {
@@ -75,10 +76,13 @@ static void print_modules(const struct target *t)
 
 		if (t->module(t->handle, i, &f) != SW_OK)
 			continue;
-		printf("  %016llx-%016llx %c%c%c %08llx %s\n", (unsigned long long)f.start,
+		printf("  %016llx-%016llx %c%c%c %08llx ", (unsigned long long)f.start,
 		       (unsigned long long)f.end, f.prot & SW_PROT_READ ? 'r' : '-',
 		       f.prot & SW_PROT_WRITE ? 'w' : '-', f.prot & SW_PROT_EXEC ? 'x' : '-',
-		       (unsigned long long)f.offset, f.path);
+		       (unsigned long long)f.offset);
+		/* The target's own text: a path may hold any byte but '/' and NUL. */
+		print_escaped(stdout, f.path);
+		putchar('\n');
 	}
 }
 

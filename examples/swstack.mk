@@ -3,7 +3,8 @@
 # with gdb on real programs built for x86-64, i686 and aarch64.
 bin_PROGRAMS += examples/swstack
 examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/swstack_elf.h \
-	examples/frame_names.c examples/frame_names.h examples/tool_options.c examples/tool_options.h \
+	examples/frame_names.c examples/frame_names.h examples/escape.c examples/escape.h \
+	examples/tool_options.c examples/tool_options.h \
 	examples/target_errors.c examples/target_errors.h examples/remote_map.c examples/remote_map.h \
 	examples/jit_lists.c examples/jit_lists.h \
 	examples/read_bounded.c examples/read_bounded.h

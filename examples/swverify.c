@@ -1,8 +1,10 @@
 /*
  * swverify - check SWU unwind metadata against the machine code it describes.
  *
- *   swverify [-q] [-v] IMAGE ELF        an SWU image and the ELF file it was imported from
- *   swverify [-q] [-v] -c CODE IMAGE    an SWU image and a dump of the code it describes
+ *   swverify [-q] [-v] [--progress | --no-progress] IMAGE ELF
+ *                                       an SWU image and the ELF file it was imported from
+ *   swverify [-q] [-v] [--progress | --no-progress] -c CODE IMAGE
+ *                                       an SWU image and a dump of the code it describes
  *                                       (CODE's first byte at the image's base)
  *   swverify [-q] [-v] -t               the toy JIT (x86-64 builds): each method
  *                                       verified right after it is emitted
@@ -12,8 +14,12 @@
  * instruction found.  Functions that cannot be verified are counted by
  * reason; entries made by instruction analysis (SW_CODE_ANALYZED) are
  * skipped, since they were derived from the very code they would be
- * checked against.  The exit status is 1 if any function mismatched.
+ * checked against.  The exit status is 1 if any function mismatched, 2 if
+ * something could not be done.  A large library takes most of a minute:
+ * a progress line is drawn on stderr when it is a terminal (and not -q),
+ * or always with --progress.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +29,8 @@
 #include <stackwalk.h>
 #include "tool_options.h"
 #include "read_bounded.h"
+#include "progress.h"
+#include "escape.h"
 #ifdef SWVERIFY_TOYJIT
 #include "toyjit.h"
 #endif
@@ -41,7 +49,22 @@ struct tally {
 	uint64_t ops, instructions, insns_skipped;
 	unsigned clauses;               /* EH clauses checked (the toy JIT) */
 	int verbose, quiet;
+	struct progress progress;       /* of an image's functions */
+	int stdout_tty;                 /* the progress line is blanked before each line printed */
 };
+
+/*
+ * A line about one function: "WORD NAME", the name escaped (it is the
+ * file's data), after blanking the progress line should it share the
+ * terminal with stdout.
+ */
+static void begin_line(struct tally *t, const char *word, const char *name)
+{
+	if (t->stdout_tty)
+		progress_clear(&t->progress);
+	printf("%s ", word);
+	print_escaped(stdout, name ? name : "?");
+}
 
 static const char *skip_name(unsigned r)
 {
@@ -55,8 +78,8 @@ static const char *skip_name(unsigned r)
 
 static void print_usage(FILE *f)
 {
-	fprintf(f, "usage: swverify [-q] [-v] IMAGE ELF\n"
-	           "       swverify [-q] [-v] -c CODE IMAGE\n"
+	fprintf(f, "usage: swverify [-q] [-v] [--progress | --no-progress] IMAGE ELF\n"
+	           "       swverify [-q] [-v] [--progress | --no-progress] -c CODE IMAGE\n"
 	           "       swverify [-q] [-v] -t\n"
 	           "       swverify --help | --version\n");
 }
@@ -79,26 +102,30 @@ static void verify_one(struct tally *t, const char *name, sw_arch arch, const ui
 	t->ops += r.ops;
 	t->instructions += r.instructions;
 	t->insns_skipped += r.skipped;
-	if (!name)
-		name = "?";
 	if (st == SW_OK) {
 		t->verified++;
-		if (t->verbose)
-			printf("ok %s: %u ops, %u instructions checked, %u skipped\n", name, r.ops,
-			       r.instructions, r.skipped);
+		if (t->verbose) {
+			begin_line(t, "ok", name);
+			printf(": %u ops, %u instructions checked, %u skipped\n", r.ops, r.instructions,
+			       r.skipped);
+		}
 	} else if (st == SW_E_MISMATCH) {
 		t->mismatched++;
-		printf("MISMATCH %s (%#" PRIx64 ") +%#" PRIx32 " (%s): SWU \"%s\", code \"%s\" at +%#" PRIx32
-		       ": %s\n", name, address, r.offset, r.rows ? "rows" : r.region == SW_SWU_PROLOG ? "prolog" :
+		begin_line(t, "MISMATCH", name);
+		printf(" (%#" PRIx64 ") +%#" PRIx32 " (%s): SWU \"%s\", code \"%s\" at +%#" PRIx32
+		       ": %s\n", address, r.offset, r.rows ? "rows" : r.region == SW_SWU_PROLOG ? "prolog" :
 		       r.region == SW_SWU_EPILOG ? "epilog" : "body",
 		       r.expected, r.found, r.insn_offset, r.why);
 	} else if (st == SW_E_UNSUPPORTED && r.reason < SW_VERIFY_REASON_COUNT) {
 		t->skipped[r.reason]++;
-		if (t->verbose)
-			printf("skipped %s: %s\n", name, sw_verify_reason_name(r.reason));
+		if (t->verbose) {
+			begin_line(t, "skipped", name);
+			printf(": %s\n", sw_verify_reason_name(r.reason));
+		}
 	} else {
 		t->errors++;
-		printf("ERROR %s: %s\n", name, sw_strerror(st));
+		begin_line(t, "ERROR", name);
+		printf(": %s\n", sw_strerror(st));
 	}
 }
 
@@ -106,8 +133,10 @@ static void skip(struct tally *t, const char *name, unsigned reason)
 {
 	t->functions++;
 	t->skipped[reason]++;
-	if (t->verbose)
-		printf("skipped %s: %s\n", name ? name : "?", skip_name(reason));
+	if (t->verbose) {
+		begin_line(t, "skipped", name);
+		printf(": %s\n", skip_name(reason));
+	}
 }
 
 static int summary(const struct tally *t, const char *what)
@@ -117,7 +146,8 @@ static int summary(const struct tally *t, const char *what)
 	for (unsigned r = 1; r < SKIP_COUNT; r++)
 		skipped += t->skipped[r];
 	if (!t->quiet) {
-		printf("%s: %u functions: %u verified, %u mismatched, %u skipped", what, t->functions,
+		print_escaped(stdout, what);
+		printf(": %u functions: %u verified, %u mismatched, %u skipped", t->functions,
 		       t->verified, t->mismatched, skipped);
 		for (unsigned r = 1; r < SKIP_COUNT; r++)
 			if (t->skipped[r])
@@ -269,6 +299,7 @@ static int verify_image(struct tally *t, const char *image_path, const char *cod
 		const uint8_t *code = code_at(&cs, ms[i].start, ms[i].size);
 		sw_code_info info;
 
+		progress_update(&t->progress, "functions checked", i, n);
 		if (ms[i].flags & SW_CODE_ANALYZED) {
 			skip(t, ms[i].name, SKIP_ANALYZED);
 		} else if (ms[i].flags & SW_CODE_SIGNAL_TRAMPOLINE) {
@@ -278,12 +309,14 @@ static int verify_image(struct tally *t, const char *image_path, const char *cod
 		} else if ((st = sw_codemap_find(map, ms[i].start, &info)) != SW_OK) {
 			t->functions++;
 			t->errors++;
-			printf("ERROR %s: %s\n", ms[i].name ? ms[i].name : "?", sw_strerror(st));
+			begin_line(t, "ERROR", ms[i].name);
+			printf(": %s\n", sw_strerror(st));
 		} else {
 			verify_one(t, ms[i].name, sw_image_arch(image), code, ms[i].size, ms[i].start,
 			           info.unwind, info.unwind_size);
 		}
 	}
+	progress_end(&t->progress);
 	rc = summary(t, image_path);
 out:
 	if (image)
@@ -450,14 +483,22 @@ static int verify_toyjit(struct tally *t)
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "progress", no_argument, NULL, 'P' },
+		{ "no-progress", no_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum progress_mode pmode = PROGRESS_AUTO;
 	struct tally t;
 	const char *code = NULL;
 	int toy = 0, c;
 
 	memset(&t, 0, sizeof t);
 	tool_standard_options(argc, argv, "swverify", print_usage);
-	while ((c = getopt(argc, argv, "c:qtvh")) != -1) {
+	while ((c = getopt_long(argc, argv, "c:qtvh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'P': pmode = PROGRESS_ON; break;
+		case 'N': pmode = PROGRESS_OFF; break;
 		case 'c': code = optarg; break;
 		case 'q': t.quiet = 1; break;
 		case 't': toy = 1; break;
@@ -465,6 +506,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	progress_init(&t.progress, "swverify", pmode, t.quiet);
+	t.stdout_tty = isatty(STDOUT_FILENO);
 	if (toy) {
 		if (optind != argc || code)
 			usage();

@@ -3,6 +3,7 @@
 # its methods in process as it emits them.
 bin_PROGRAMS += examples/swverify
 examples_swverify_SOURCES = examples/swverify.c examples/read_bounded.c examples/read_bounded.h \
+	examples/progress.c examples/progress.h examples/escape.c examples/escape.h \
 	examples/tool_options.c examples/tool_options.h
 if TOYJIT_X64
 examples_swverify_CPPFLAGS = $(AM_CPPFLAGS) -DSWVERIFY_TOYJIT -I$(top_srcdir)/examples/toyjit

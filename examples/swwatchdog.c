@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <stackwalk.h>
 #include "tool_options.h"
+#include "escape.h"
 
 static void print_usage(FILE *f)
 {
@@ -45,8 +46,11 @@ static void print_thread(const sw_hang_report *r, size_t i)
 	for (size_t k = 0; k < t.frames; k++) {
 		sw_hang_frame f;
 
-		if (sw_hang_report_frame(r, i, k, &f) == SW_OK)
-			printf("    #%-2zu 0x%" PRIx64 " in %s\n", k, f.pc, f.function ? f.function : "??");
+		if (sw_hang_report_frame(r, i, k, &f) != SW_OK)
+			continue;
+		printf("    #%-2zu 0x%" PRIx64 " in ", k, f.pc);
+		print_escaped(stdout, f.function ? f.function : "??");
+		putchar('\n');
 	}
 }
 

@@ -395,6 +395,107 @@ START_TEST(skips_named)
 }
 END_TEST
 
+/* What sw_module_load_progress reported, in order. */
+struct progress_log {
+	unsigned n, by_stage[2], last_stage;
+	uint64_t last_done[2], total[2];
+	int bad;                        /* a report out of order, backwards or past its total */
+};
+
+static void log_progress(void *data, unsigned stage, uint64_t done, uint64_t total)
+{
+	struct progress_log *l = data;
+
+	if (stage > SW_MODULE_STAGE_ANALYSIS || (l->n && stage < l->last_stage) || done > total ||
+	    (l->by_stage[stage] && (done < l->last_done[stage] || total != l->total[stage])))
+		l->bad = 1;
+	if (stage <= SW_MODULE_STAGE_ANALYSIS) {
+		if (!l->by_stage[stage] && done != 0)
+			l->bad = 1;             /* each stage starts at 0 */
+		l->by_stage[stage]++;
+		l->last_done[stage] = done;
+		l->total[stage] = total;
+	}
+	l->last_stage = stage;
+	l->n++;
+}
+
+/* The bytes of the sections the CFI stage counts, read with libelf. */
+static uint64_t cfi_section_bytes(const char *path)
+{
+	uint64_t sum = 0;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int fd = open(path, O_RDONLY);
+	Elf *e;
+
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elf_getshdrstrndx(e, &shstrndx), 0);
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame")))
+			sum += sh.sh_size;
+	}
+	elf_end(e);
+	close(fd);
+	return sum;
+}
+
+/*
+ * A full load reports both stages in order, each from 0 up to its total
+ * without going back, the CFI's total the bytes libelf finds in
+ * .eh_frame and .debug_frame; it loads what sw_module_load_flags loads.
+ * A lazy load and a load that fails at once report nothing.
+ */
+START_TEST(load_progress)
+{
+	static const char libc[] = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct progress_log l;
+	sw_module_import_stats with, without;
+	sw_module *m;
+
+	memset(&l, 0, sizeof l);
+	ck_assert_int_eq(sw_module_load_progress("/nonexistent", 0, 0, log_progress, &l, NULL, &m),
+	                 SW_E_NOTFOUND);
+	ck_assert_uint_eq(l.n, 0);
+	if (access(libc, R_OK) != 0)
+		return;
+	ck_assert_int_eq(sw_module_load_progress(libc, 0, 0, log_progress, &l, NULL, &m), SW_OK);
+	ck_assert_msg(!l.bad, "a progress report out of order, backwards, or past its total");
+	/* libc has some 3,000 FDEs: reported every 64, so dozens of times. */
+	ck_assert_uint_gt(l.by_stage[SW_MODULE_STAGE_CFI], 10);
+	ck_assert_uint_ge(l.by_stage[SW_MODULE_STAGE_ANALYSIS], 1);
+	ck_assert_uint_eq(l.total[SW_MODULE_STAGE_CFI], cfi_section_bytes(libc));
+	for (unsigned st = 0; st < 2; st++)
+		ck_assert_uint_eq(l.last_done[st], l.total[st]);
+	ck_assert_int_eq(sw_module_stats(m, &with), SW_OK);
+	sw_module_free(m);
+	ck_assert_int_eq(sw_module_load_flags(libc, 0, 0, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_stats(m, &without), SW_OK);
+	sw_module_free(m);
+	ck_assert_uint_eq(with.functions, without.functions);
+	ck_assert_uint_eq(with.analyzed_entries, without.analyzed_entries);
+	ck_assert_uint_eq(with.unwind_bytes, without.unwind_bytes);
+	/* NULL: no callback at all. */
+	ck_assert_int_eq(sw_module_load_progress(libc, 0, 0, NULL, NULL, NULL, &m), SW_OK);
+	sw_module_free(m);
+
+	memset(&l, 0, sizeof l);
+	ck_assert_int_eq(sw_module_load_progress(libc, 0, SW_MODULE_LAZY, log_progress, &l, NULL, &m),
+	                 SW_OK);
+	ck_assert_uint_eq(l.n, 0);
+	sw_module_free(m);
+}
+END_TEST
+
 /* Every address of every imported function agrees with libdw. */
 START_TEST(every_address)
 {
@@ -1367,6 +1468,7 @@ static Suite *cfi_suite(void)
 	tcase_add_loop_test(tc, register_in_codemap, 0, (int)NCHAINS);
 	tcase_add_test(tc, identical_programs_stored_once);
 	tcase_add_test(tc, skips_named);
+	tcase_add_test(tc, load_progress);
 	tcase_add_test(tc, module_as_code_table);
 	tcase_add_loop_test(tc, sigreturn_without_cfi, 0, (int)NCHAINS);
 	tcase_add_loop_test(tc, sigreturn_static_glibc, 0, (int)NCHAINS);

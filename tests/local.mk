@@ -197,3 +197,8 @@ CLEANFILES += -r tests/tools-bounded-read.d
 TESTS += tests/tools-target-errors.test
 EXTRA_DIST += tests/tools-target-errors.test
 tests/tools-target-errors.log: examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+# A progress line only on a terminal or with --progress; target strings escaped (issue 27).
+TESTS += tests/tools-progress-escape.test
+EXTRA_DIST += tests/tools-progress-escape.test
+tests/tools-progress-escape.log: examples/swimport$(EXEEXT) examples/swverify$(EXEEXT) examples/swregs$(EXEEXT)
+CLEANFILES += -r tests/tools-progress-escape.d

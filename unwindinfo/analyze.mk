@@ -32,4 +32,5 @@ dist_man_MANS += \
 	man/sw_image_free.3 \
 	man/sw_module_write_image.3 \
 	man/sw_module_load_flags.3 \
-	man/sw_module_load_image_flags.3
+	man/sw_module_load_image_flags.3 \
+	man/sw_module_load_progress.3

@@ -40,6 +40,8 @@
 /* What one candidate costs of the budget at least: a tiny function still
  * costs a disassembler's set-up. */
 #define MIN_CANDIDATE_COST 64
+/* Candidates analyzed between two progress reports (sw_module_load_progress). */
+#define ANALYSIS_PROGRESS_EVERY 16
 
 /*
  * A code section, by its place in the file: the analysis reads only the
@@ -389,6 +391,9 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 		const struct candidate *k = &am->cands[i];
 		uint64_t cost = k->size > MIN_CANDIDATE_COST ? k->size : MIN_CANDIDATE_COST;
 
+		if (i % ANALYSIS_PROGRESS_EVERY == 0)
+			swi_progress_report(imp->progress, SW_MODULE_STAGE_ANALYSIS, i, am->ncands);
+
 		/* The first of overlapping candidates wins; CFI beats them all. */
 		if (k->start < end || covered_by_imported(am, k->start, k->start + k->size))
 			continue;
@@ -402,6 +407,8 @@ sw_status swi_analyze_module(Elf *elf, sw_arch arch, const struct swi_symbol_ran
 		}
 		st = analyze_one(am, k);
 	}
+	if (st == SW_OK)
+		swi_progress_report(imp->progress, SW_MODULE_STAGE_ANALYSIS, am->ncands, am->ncands);
 	/* Sorted again only if analysis added to it (a big module's CFI alone is sorted). */
 	if (st == SW_OK && imp->nfns > am->imported)
 		qsort(imp->fns, imp->nfns, sizeof *imp->fns, swi_cfi_fn_cmp);

@@ -63,7 +63,11 @@ struct import_ctx {
 	sw_swu_builder *b;
 	struct swi_cfi_import *out;
 	uint64_t ip_dwarf;              /* the IP's DWARF register, UINT64_MAX if none */
+	uint64_t cfi_done, cfi_total;   /* bytes of the sections before this one, of all (progress) */
 };
+
+/* FDEs and CIEs read between two progress reports: a report costs the caller a call, no more. */
+#define CFI_PROGRESS_EVERY 64
 
 /*
  * A rule's expression at address `ip` (ELF address), into *v; false when
@@ -824,6 +828,9 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 		if (next <= off)
 			break;          /* no progress: a loop in hostile data */
 		off = next;
+		if (n % CFI_PROGRESS_EVERY == 0)
+			swi_progress_report(out->progress, SW_MODULE_STAGE_CFI, c->cfi_done + off,
+			                    c->cfi_total);
 		if (dwarf_cfi_cie_p(&e))
 			continue;
 		out->stats.fdes++;
@@ -936,55 +943,63 @@ static void count_row_ops(struct swi_cfi_import *out)
 	}
 }
 
-sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out)
+sw_status swi_cfi_import(Elf *elf, sw_arch arch, const struct swi_progress *progress,
+                         struct swi_cfi_import *out)
 {
-	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX };
+	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX, 0, 0 };
+	struct section eh = { NULL, 0, true, SW_CFI_EH_FRAME }, debug = { NULL, 0, false, SW_CFI_DEBUG_FRAME };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	sw_status st;
 	int ip_dwarf;
 
 	memset(out, 0, sizeof *out);
+	out->progress = progress;
 	if (!elf || !c.a)
 		return SW_E_INVAL;
 	if ((ip_dwarf = swi_reg_to_dwarf(c.a, c.a->ip_reg)) >= 0)
 		c.ip_dwarf = (uint64_t)ip_dwarf;
+	/* Both sections first: progress counts their bytes together. */
+	if ((scn = find_section(elf, ".eh_frame", &sh)) != NULL) {
+		eh.data = section_data(scn, &sh);
+		eh.addr = sh.sh_addr;
+	}
+	if ((scn = find_section(elf, ".debug_frame", &sh)) != NULL) {
+		debug.data = section_data(scn, &sh);
+		debug.addr = sh.sh_addr;
+	}
+	c.cfi_total = (eh.data ? eh.data->d_size : 0) + (debug.data ? debug.data->d_size : 0);
+	swi_progress_report(progress, SW_MODULE_STAGE_CFI, 0, c.cfi_total);
 	if ((st = sw_swu_builder_create(&c.b, arch)) != SW_OK)
 		return st;
 
 	/* .eh_frame first: it is what the program itself unwinds with. */
-	if ((scn = find_section(elf, ".eh_frame", &sh)) != NULL) {
-		struct section s = { section_data(scn, &sh), sh.sh_addr, true, SW_CFI_EH_FRAME };
+	if (eh.data) {
+		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
 
-		if (s.data) {
-			Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-
-			st = scan_section(&c, elf, &s, cfi, 0);
-			if (cfi)
-				dwarf_cfi_end(cfi);
-			if (st != SW_OK)
-				goto out;
-		}
+		st = scan_section(&c, elf, &eh, cfi, 0);
+		if (cfi)
+			dwarf_cfi_end(cfi);
+		if (st != SW_OK)
+			goto out;
+		c.cfi_done = eh.data->d_size;
 	}
 	sort_functions(out);
 
-	if ((scn = find_section(elf, ".debug_frame", &sh)) != NULL) {
-		struct section s = { section_data(scn, &sh), sh.sh_addr, false, SW_CFI_DEBUG_FRAME };
+	if (debug.data) {
+		Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
 
-		if (s.data) {
-			Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-			Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
-
-			st = scan_section(&c, elf, &s, cfi, out->nfns);
-			if (dw)
-				dwarf_end(dw);
-			if (st != SW_OK)
-				goto out;
-		}
+		st = scan_section(&c, elf, &debug, cfi, out->nfns);
+		if (dw)
+			dwarf_end(dw);
+		if (st != SW_OK)
+			goto out;
 	}
 	sort_functions(out);
 	finish_stats(out);
 	count_row_ops(out);
+	swi_progress_report(progress, SW_MODULE_STAGE_CFI, c.cfi_total, c.cfi_total);
 	st = SW_OK;
 out:
 	sw_swu_builder_destroy(c.b);
@@ -1039,7 +1054,7 @@ sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *l
 sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t hi,
                              size_t fde_bytes, struct swi_cfi_import *out)
 {
-	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX };
+	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX, 0, 0 };
 	sw_status st;
 	int ip_dwarf;
 

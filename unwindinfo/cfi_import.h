@@ -40,6 +40,20 @@ struct swi_cfi_skip {
 	uint32_t reason;                /* SW_SKIP_* */
 };
 
+/* Where a full load reports its progress (sw_module_load_progress); fn NULL for nowhere. */
+struct swi_progress {
+	sw_module_progress_fn fn;
+	void *data;
+};
+
+/* Report `done` of `total` of `stage` to `p` (which may be NULL). */
+static inline void swi_progress_report(const struct swi_progress *p, unsigned stage, uint64_t done,
+                                       uint64_t total)
+{
+	if (p && p->fn)
+		p->fn(p->data, stage, done, total);
+}
+
 struct swi_cfi_import {
 	struct swi_cfi_fn *fns;         /* by ascending start, never overlapping */
 	size_t nfns, fns_cap;
@@ -58,6 +72,7 @@ struct swi_cfi_import {
 	} *dedup;
 	size_t dedup_cap, dedup_used;   /* dedup_cap a power of two, or 0 */
 	sw_module_import_stats stats;   /* all but `symbols` */
+	const struct swi_progress *progress;  /* or NULL (swi_cfi_import sets it) */
 };
 
 /*
@@ -73,7 +88,8 @@ size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len);
  * returned only for memory, or for sections libelf cannot read at all.
  * Free with swi_cfi_import_free(), also after an error.
  */
-sw_status swi_cfi_import(Elf *elf, sw_arch arch, struct swi_cfi_import *out);
+sw_status swi_cfi_import(Elf *elf, sw_arch arch, const struct swi_progress *progress,
+                         struct swi_cfi_import *out);
 void swi_cfi_import_free(struct swi_cfi_import *imp);
 
 /*

@@ -186,6 +186,30 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint64_t load_bias,
                                             unsigned flags, sw_arch *arch_out, sw_module **out);
 
+/* The stages of a full load that a progress callback hears about. */
+enum {
+	SW_MODULE_STAGE_CFI = 0,        /* reading the FDEs: done and total are bytes of
+	                                 * .eh_frame and .debug_frame together */
+	SW_MODULE_STAGE_ANALYSIS = 1    /* instruction analysis: code ranges analyzed (or
+	                                 * passed over) of those found */
+};
+
+/*
+ * What a long load reports as it goes (sw_module_load_progress): `done`
+ * of `total` units of `stage` (SW_MODULE_STAGE_*), `data` the caller's.
+ */
+typedef void (*sw_module_progress_fn)(void *data, unsigned stage, uint64_t done, uint64_t total);
+
+/*
+ * sw_module_load_progress - sw_module_load_flags that calls `progress`
+ * (when not NULL) as it works: once as each stage starts, every few dozen
+ * units, and once as it ends (done == total), on the calling thread.  A
+ * large library takes seconds (libLLVM, 8 s); a tool can show how far it is.
+ */
+SW_API sw_status sw_module_load_progress(const char *path, uint64_t load_bias, unsigned flags,
+                                         sw_module_progress_fn progress, void *data,
+                                         sw_arch *arch_out, sw_module **out);
+
 /* sw_module_functions - the imported functions, by ascending address (none for a lazy module). */
 SW_API sw_status sw_module_functions(const sw_module *m, const sw_native_function **fns,
                                      size_t *count);

@@ -466,7 +466,8 @@ static sw_status load_lazy(sw_module *m, Elf *elf, int fd, unsigned flags, bool 
 }
 
 static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bias, unsigned flags,
-                          sw_arch *arch_out, sw_module **out, bool *kept)
+                          const struct swi_progress *progress, sw_arch *arch_out, sw_module **out,
+                          bool *kept)
 {
 	struct swi_cfi_import imp;
 	sw_module *m;
@@ -499,7 +500,7 @@ static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bi
 		*out = m;
 		return SW_OK;
 	}
-	st = swi_cfi_import(elf, arch, &imp);
+	st = swi_cfi_import(elf, arch, progress, &imp);
 	if (st == SW_OK)
 		st = swi_find_sigreturn_code(elf, arch, &imp);
 	/* At every load: the walk may not allocate, so it cannot analyze code itself (analyze_module.c). */
@@ -536,6 +537,14 @@ SW_API sw_status sw_module_load(const char *path, uint64_t load_bias, sw_arch *a
 SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsigned flags,
                                       sw_arch *arch_out, sw_module **out)
 {
+	return sw_module_load_progress(path, load_bias, flags, NULL, NULL, arch_out, out);
+}
+
+SW_API sw_status sw_module_load_progress(const char *path, uint64_t load_bias, unsigned flags,
+                                         sw_module_progress_fn progress, void *data,
+                                         sw_arch *arch_out, sw_module **out)
+{
+	struct swi_progress report = { progress, data };
 	bool kept = false;
 	off_t size;
 	sw_status st;
@@ -557,7 +566,7 @@ SW_API sw_status sw_module_load_flags(const char *path, uint64_t load_bias, unsi
 		return errno == ENOMEM ? SW_E_NOMEM : SW_E_NOTFOUND;
 	/* Read, not mapped: a file truncated while we read it cannot fault us. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	st = load_elf(elf, fd, (uint64_t)size, load_bias, flags, arch_out, out, &kept);
+	st = load_elf(elf, fd, (uint64_t)size, load_bias, flags, &report, arch_out, out, &kept);
 	/* A lazy module keeps the file to import from (its imports read the file, not the target). */
 	if (kept)
 		return st;
@@ -595,7 +604,7 @@ SW_API sw_status sw_module_load_image_flags(const void *image, size_t size, uint
 	memcpy(copy, image, size);
 	elf = elf_memory(copy, size);
 	/* Not kept: an image (a vDSO, small) is loaded in full, lazy or not (fd -1). */
-	st = load_elf(elf, -1, size, load_bias, flags, arch_out, out, &kept);
+	st = load_elf(elf, -1, size, load_bias, flags, NULL, arch_out, out, &kept);
 	if (elf)
 		elf_end(elf);
 	free(copy);

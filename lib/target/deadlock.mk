@@ -17,12 +17,13 @@ stackwalkinclude_HEADERS += include/stackwalk/deadlock.h include/stackwalk/watch
 
 bin_PROGRAMS += examples/swdeadlock
 examples_swdeadlock_SOURCES = examples/swdeadlock.c examples/target_errors.c examples/target_errors.h \
-	examples/frame_names.c examples/frame_names.h examples/tool_options.c examples/tool_options.h
+	examples/frame_names.c examples/frame_names.h examples/escape.c examples/escape.h \
+	examples/tool_options.c examples/tool_options.h
 examples_swdeadlock_LDADD = libstackwalk.la
 
 # How a runtime arms the watchdog for its main loop (a deliberate deadlock).
 noinst_PROGRAMS += examples/swwatchdog
-examples_swwatchdog_SOURCES = examples/swwatchdog.c \
+examples_swwatchdog_SOURCES = examples/swwatchdog.c examples/escape.c examples/escape.h \
 	examples/tool_options.c examples/tool_options.h
 examples_swwatchdog_LDADD = libstackwalk.la -lpthread
 

@@ -22,7 +22,7 @@ lib_libsw_target_la_SOURCES += \
 	lib/target/stopped_target.c
 
 noinst_PROGRAMS += examples/swregs
-examples_swregs_SOURCES = examples/swregs.c \
+examples_swregs_SOURCES = examples/swregs.c examples/escape.c examples/escape.h \
 	examples/tool_options.c examples/tool_options.h
 examples_swregs_LDADD = libstackwalk.la
 
