@@ -81,7 +81,7 @@ static const struct variant variants[] = {
 /* Functions of prog.c and lib.c that must be imported (none is inlined). */
 static const char *const prog_functions[] = {
 	"cfi_leaf", "cfi_many_regs", "cfi_alloca", "cfi_vla", "cfi_big_frame", "cfi_recurse",
-	"cfi_varargs", "cfi_fail", "cfi_checked", "cfi_epilogs", "cfi_tail", NULL
+	"cfi_varargs", "cfi_fail", "cfi_checked", "cfi_epilogs", "cfi_tail", "cfi_keep_double", NULL
 };
 static const char *const lib_functions[] = { "cfi_lib_exported", "cfi_lib_recurse", NULL };
 
@@ -1456,6 +1456,112 @@ START_TEST(hostile_elf)
 }
 END_TEST
 
+static void put64(uint8_t *stack, uint64_t base, uint64_t addr, uint64_t v)
+{
+	memcpy(stack + (addr - base), &v, 8);
+}
+
+/*
+ * arm64's d8-d15 are restored in every caller, with or without
+ * UNWIND_FLOATS, as CoreCLR's unwinding restores them (the OS unwinder
+ * works on a whole CONTEXT: Thread::VirtualUnwindCallFrame).
+ * cfi_keep_double keeps doubles across calls in d8 and d9, which gcc
+ * saves; at each of its instructions where libdw says they are saved, a
+ * stack is laid out as libdw says, and the walk's second frame must hold
+ * each saved register's value, read from libdw's slot.
+ */
+START_TEST(arm64_floats_restored)
+{
+	enum { BASE = 0x10000, SIZE = 4096, SP = BASE + 0x100 };
+	static const unsigned walk_flags[] = { 0, SW_WALK_UNWIND_FLOATS };
+	static uint8_t stack[SIZE];
+	const sw_native_function *fns;
+	uint64_t fn, ra, checked = 0;
+	size_t nfns, size = 0;
+	Dwarf_CFI *cfi;
+	char path[256];
+	sw_codemap *map;
+	sw_module *m;
+	sw_memory mem;
+	sw_thread t;
+	Elf *elf;
+	int fd;
+
+	if (!have_chain(2))
+		return;
+	bin_path(path, sizeof path, 2, 5);                      /* arm64, -O2 without a frame pointer */
+	ck_assert_str_eq(variants[5].tag, "O2-nofp");
+	fn = elf_symbol(path, "cfi_keep_double");
+	ra = elf_symbol(path, "main") + 8;                      /* any address of another function */
+	ck_assert_uint_ne(fn, 0);
+	ck_assert_int_eq(sw_module_load(path, 0, NULL, &m), SW_OK);
+	ck_assert_int_eq(sw_module_functions(m, &fns, &nfns), SW_OK);
+	for (size_t i = 0; i < nfns; i++)
+		if (fns[i].start == fn)
+			size = fns[i].size;
+	ck_assert_uint_ne(size, 0);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	cfi = dwarf_getcfi_elf(elf);
+	ck_assert_ptr_nonnull(cfi);
+	for (uint64_t ip = fn; ip < fn + size; ip += 4) {
+		const uint64_t floats = 0xffULL << SW_ARM64_D8;
+		struct expect e;
+		const char *why;
+		uint64_t cfa;
+
+		/* Where the doubles are saved and the CFA is SP-relative. */
+		if (oracle(cfi, SW_ARCH_ARM64, ip, &e, &why) != 0 || e.cfa_reg != SW_ARM64_SP ||
+		    e.cfa_deref || !(e.mask & floats) || !(e.mask & (1ULL << SW_ARM64_LR)))
+			continue;
+		cfa = SP + (uint64_t)e.cfa_offset;
+		memset(stack, 0, sizeof stack);
+		for (unsigned r = 0; r < SW_MAX_REGS; r++)
+			if (e.mask & (1ULL << r)) {
+				ck_assert_uint_eq(e.base[r], SW_SWU_BASE_CFA);
+				put64(stack, BASE, cfa + (uint64_t)e.saved[r],
+				      r == SW_ARM64_LR ? ra : 0x4000000000000000ULL + r);
+			}
+		ck_assert_int_eq(sw_memory_init_buffer(&mem, stack, sizeof stack, BASE), SW_OK);
+		ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_ARM64, map, &mem, 0, BASE, BASE + SIZE), SW_OK);
+		for (unsigned f = 0; f < 2; f++) {
+			struct sig_walk w;
+			sw_walk_error err;
+			sw_context ctx;
+
+			sw_context_init(&ctx, SW_ARCH_ARM64);
+			sw_context_set(&ctx, SW_ARM64_PC, ip);
+			sw_context_set(&ctx, SW_ARM64_SP, SP);
+			memset(&w, 0, sizeof w);
+			sw_walk_frames(&t, &ctx, 0, sig_walk_cb, &w, SW_WALK_NATIVE_FRAMES | walk_flags[f], &err);
+			ck_assert_msg(w.n >= 2, "at %#" PRIx64 ": %u frames", ip, w.n);
+			ck_assert_uint_eq(w.ip[1], ra);
+			for (unsigned r = SW_ARM64_D8; r <= SW_ARM64_D15; r++) {
+				if (!(e.mask & (1ULL << r)))
+					continue;
+				ck_assert_msg(w.rd[1].cur.valid & (1ULL << r), "at %#" PRIx64 ", flags %#x: d%u unknown in the caller",
+				              ip, walk_flags[f], r - SW_ARM64_D8 + 8);
+				ck_assert_uint_eq(w.rd[1].cur.regs[r], 0x4000000000000000ULL + r);
+				ck_assert_uint_eq(w.rd[1].cur_loc[r], cfa + (uint64_t)e.saved[r]);
+			}
+		}
+		checked++;
+	}
+	/* stp d8, d9 and the fmovs after it, up to the ldp. */
+	ck_assert_uint_ge(checked, 5);
+	elf_end(elf);
+	close(fd);
+	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_codemap_destroy(map);
+	sw_module_free(m);
+}
+END_TEST
+
 static Suite *cfi_suite(void)
 {
 	Suite *s = suite_create("cfi");
@@ -1473,6 +1579,7 @@ static Suite *cfi_suite(void)
 	tcase_add_loop_test(tc, sigreturn_without_cfi, 0, (int)NCHAINS);
 	tcase_add_loop_test(tc, sigreturn_static_glibc, 0, (int)NCHAINS);
 	tcase_add_test(tc, sigreturn_walk_i386);
+	tcase_add_test(tc, arm64_floats_restored);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(hz, 60);
 	tcase_add_test(hz, bad_files);

@@ -42,7 +42,7 @@ enum {
 	SW_WALK_NOTIFY_ON_INITIAL_NATIVE_CONTEXT = 0x4000, /* report a native seed context */
 	SW_WALK_GC_FUNCLET_REFERENCE_REPORTING = 0x8000, /* GC rules for funclets and their parents */
 	SW_WALK_SKIP_GSCOOKIE_CHECK  = 0x10000, /* accepted; there are no GS cookies to check */
-	SW_WALK_UNWIND_FLOATS        = 0x20000, /* also restore floating-point callee-saved registers */
+	SW_WALK_UNWIND_FLOATS        = 0x20000, /* accepted; d8-d15 are restored anyway (sw_walk_frames(3)) */
 	/* libstackwalk's own, above the CLR's: */
 	SW_WALK_NATIVE_FRAMES        = 0x100000, /* unwind native code (SW_CODE_NATIVE) instead of only marking it */
 	SW_WALK_FRAME_POINTER_FALLBACK = 0x200000 /* with NATIVE_FRAMES: step unknown code by its frame pointer */

@@ -31,7 +31,7 @@ struct swi_arch {
 	unsigned ip_reg, sp_reg, fp_reg;
 	int lr_reg;                     /* link register, or -1 */
 	uint64_t callee_saved;          /* registers a callee must preserve (not SP, IP) */
-	uint64_t float_regs;            /* the floating-point ones among them (UNWIND_FLOATS) */
+	uint64_t float_regs;            /* the floating-point ones among them (arm64 d8-d15) */
 	uint64_t frame_regs;            /* registers a method may use as its frame register */
 	/* At a method's first instruction: the return address is at [CFA + entry_ra_offset]
 	 * (entry_ra_in_lr == 0) or in the link register; SP = CFA - entry_sp_offset. */

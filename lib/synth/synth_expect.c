@@ -305,8 +305,8 @@ static void emit_managed(struct expect *e, const struct swi_synth_inst *in,
  * Unwind one managed frame: the caller's IP from the return address (its
  * slot, or the link register), its SP from the CFA, each callee-saved
  * register the method still has in a slot from there, every other one
- * passed through (or, quick, dropped but the frame register; floating-point
- * ones dropped unless UNWIND_FLOATS).
+ * passed through (or, quick, dropped but the frame register), floating-point
+ * ones as the others (swi_kept_registers).
  */
 static void unwind(struct expect *e, const struct swi_synth_inst *in,
                    const struct expect_regs *cur, struct expect_regs *caller)
@@ -324,8 +324,6 @@ static void unwind(struct expect *e, const struct swi_synth_inst *in,
 		uint64_t bit = SWI_BIT(r);
 
 		if (!(a->callee_saved & bit) || (quick && r != a->fp))
-			continue;
-		if ((a->float_regs & bit) && !(e->flags & SW_WALK_UNWIND_FLOATS))
 			continue;
 		if (in->saved_at[r]) {
 			caller->regs[r] = in->caller_regs[r];

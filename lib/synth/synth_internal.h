@@ -47,7 +47,7 @@ struct swi_synth_arch {
 	uint64_t value_mask;            /* register width */
 	uint64_t ptrauth_mask;          /* where a signed return address keeps its code, or 0 */
 	uint64_t callee_saved;          /* compared and unwound, with IP and SP */
-	uint64_t float_regs;            /* among them, unwound only with UNWIND_FLOATS */
+	uint64_t float_regs;            /* among them (never GC roots in the model) */
 	uint64_t volatile_regs;         /* anything after a call (the link register aside) */
 	const uint8_t *block_regs;      /* TransitionFrame block, ascending; the RA follows */
 	unsigned nblock_regs;

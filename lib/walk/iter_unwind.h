@@ -39,11 +39,15 @@ static SWI_ALWAYS_INLINE uint64_t swi_kept_registers(const struct swi_iter *it)
 	const struct swi_arch *a = it->arch;
 	uint64_t keep = a->callee_saved;
 
+	/*
+	 * Floating-point ones (arm64 d8-d15) too, whatever UNWIND_FLOATS says:
+	 * CoreCLR unwinds a managed frame with the OS unwinder on a whole
+	 * CONTEXT, which restores them always (vm/stackwalk.cpp,
+	 * Thread::VirtualUnwindCallFrame); the flag governs only what a
+	 * Frame does with them (frames.cpp, TransitionFrame::UpdateRegDisplay).
+	 */
 	if (it->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND))
 		keep &= BIT(a->fp_reg);
-	/* Floating-point callee-saved registers only when asked (the CLR's default too). */
-	if (!(it->flags & SW_WALK_UNWIND_FLOATS))
-		keep &= ~a->float_regs;
 	return keep;
 }
 

@@ -117,6 +117,20 @@ __attribute__((noinline)) int cfi_tail(int x)
 	return cfi_epilogs(x, x >> 1);
 }
 
+/* Doubles live across calls: arm64 saves d8 and d9 (callee-saved) to keep them
+ * (noipa: or gcc sees which registers cfi_scale leaves alone). */
+__attribute__((noinline, noipa)) double cfi_scale(double x)
+{
+	return x * 1.5 + cfi_sink;
+}
+
+__attribute__((noinline)) double cfi_keep_double(double x)
+{
+	double a = cfi_scale(x), b = cfi_scale(a + x);
+
+	return a * b + x + cfi_scale(b);
+}
+
 static int (*const cfi_table[])(int) = { cfi_leaf, cfi_alloca, cfi_vla, cfi_big_frame,
                                          cfi_recurse, cfi_tail };
 
@@ -128,6 +142,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < sizeof cfi_table / sizeof cfi_table[0]; i++)
 		s += cfi_table[i](argc + (int)i);
 	s += cfi_varargs(3, argc, 5, 6) + cfi_checked(v, 4) + (argv[0] ? 1 : 0);
+	s += (int)cfi_keep_double(argc);
 	cfi_sink = s;
 	return 0;
 }
