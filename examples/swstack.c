@@ -37,6 +37,7 @@
 #include "frame_names.h"
 #include "remote_map.h"
 #include "jit_lists.h"
+#include "perf_map.h"
 #include "read_bounded.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
@@ -120,7 +121,7 @@ struct walk {
 };
 
 struct options {
-	const char *core, *exe, *sysroot, *debug_dirs;
+	const char *core, *exe, *sysroot, *debug_dirs, *perf_map;
 	int pid, json, no_fp, verbose;
 	struct name_options names;
 	struct image_opt *images;       /* --image, in the order given */
@@ -139,6 +140,8 @@ struct tool {
 	unsigned ntramp;
 	struct remote_map remote;       /* a runtime's published code map, when the target has one */
 	struct jit_lists jit;           /* the objects JITs registered for gdb */
+	struct perf_map perf;           /* names of code nothing else describes (a JIT's perf map) */
+	char perf_path[64];             /* the process's own map: /tmp/perf-PID.map */
 	int exit_code;
 };
 
@@ -714,6 +717,33 @@ static void find_published(struct tool *tl)
  * them: each is read, its objects registered as modules.  Not with
  * --image, whose walks take managed code only.
  */
+/*
+ * The perf map that names code in no module: --perf-map's, or for a
+ * process the one perf itself would read, /tmp/perf-PID.map, if there is
+ * one.  Read once the process is stopped, so that it lists all the code
+ * there is (a JIT writes a line before the code runs).
+ */
+static void load_perf_map(struct tool *tl)
+{
+	const char *path = tl->opt.perf_map, *why;
+
+	if (!path && tl->opt.pid) {
+		snprintf(tl->perf_path, sizeof tl->perf_path, "/tmp/perf-%d.map", tl->opt.pid);
+		path = tl->perf_path;
+		if (access(path, F_OK) != 0)
+			return;
+	}
+	if (!path)
+		return;
+	if (perf_map_load(&tl->perf, path, &why) != 0) {
+		fprintf(stderr, "%s: warning: %s: %s\n", progname, path, why);
+		return;
+	}
+	if (tl->opt.verbose)
+		fprintf(stderr, "%s: %s: %zu functions named, %zu lines skipped\n", progname, path,
+		        tl->perf.count, tl->perf.skipped);
+}
+
 static void find_jit_lists(struct tool *tl)
 {
 	if (tl->opt.nimages)
@@ -881,6 +911,11 @@ static void symbolize(const struct tool *tl, struct frame *f, int exact)
 		f->offset = off + (f->pc - addr);
 		f->has_offset = 1;
 	} else if (!m && (f->function = jit_lists_name(&tl->jit, addr, &off)) != NULL) {
+		f->offset = off + (f->pc - addr);
+		f->has_offset = 1;
+	} else if (!m && (f->function = perf_map_name(&tl->perf, addr, &off)) != NULL) {
+		/* Named by the map, which then stands for the module, as perf shows it. */
+		f->module = tl->opt.perf_map ? tl->opt.perf_map : tl->perf_path;
 		f->offset = off + (f->pc - addr);
 		f->has_offset = 1;
 	} else
@@ -1343,6 +1378,8 @@ static void usage(FILE *f)
 	        "      --no-source      no source file and line\n"
 	        "      --debug-dir DIRS where separate debug files are (colon-separated;\n"
 	        "                       default :.debug:/usr/lib/debug)\n"
+	        "      --perf-map FILE  name code in no module from this perf map (default\n"
+	        "                       with -p: /tmp/perf-PID.map, if there is one)\n"
 	        "  -v, --verbose        report each module loaded on standard error\n"
 	        "  -h, --help           print this help\n"
 	        "      --version        print the version\n", progname, progname);
@@ -1403,6 +1440,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			o->pid = (int)pid;
+		} else if (is_opt(a, "--perf-map", "--perf-map")) {
+			if (!(o->perf_map = opt_value(argc, argv, &i, "--perf-map", "--perf-map")))
+				return -1;
 		} else if (is_opt(a, "-c", "--core")) {
 			if (!(o->core = opt_value(argc, argv, &i, "-c", "--core")))
 				return -1;
@@ -1481,12 +1521,14 @@ int main(int argc, char **argv)
 		} else {
 			find_published(&tl);
 			find_jit_lists(&tl);
+			load_perf_map(&tl);
 			add_names(&tl);
 			rc = walk_all(&tl);
 		}
 		fflush(stdout);
 		remote_map_close(&tl.remote);
 		jit_lists_close(&tl.jit);
+		perf_map_free(&tl.perf);
 		sw_names_free(tl.names);
 		unload_modules(&tl);
 		free(tl.t.auxv);

@@ -202,3 +202,8 @@ TESTS += tests/tools-progress-escape.test
 EXTRA_DIST += tests/tools-progress-escape.test
 tests/tools-progress-escape.log: examples/swimport$(EXEEXT) examples/swverify$(EXEEXT) examples/swregs$(EXEEXT)
 CLEANFILES += -r tests/tools-progress-escape.d
+# Node's JIT frames named from its perf map, as perf names them (issue 28).
+TESTS += tests/swstack-perfmap.test
+EXTRA_DIST += tests/swstack-perfmap.test
+tests/swstack-perfmap.log: examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-perfmap.d
