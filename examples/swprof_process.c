@@ -226,11 +226,19 @@ int process_open(target_process *p, pid_t pid, int verbose)
 	/* The program's own file first: it says the process's architecture. */
 	for (size_t i = 0; i < p->nmaps && p->arch == SW_ARCH_NONE; i++)
 		if (p->maps[i].path[0] == '/' && p->maps[i].executable) {
-			size_t first = i;
+			size_t first = i, end = i + 1;
 
+			/*
+			 * All of the file's consecutive mappings, as load_modules
+			 * takes them: a module that ended at its first executable
+			 * one (node: a page of code before 40 MB more) would
+			 * leave the rest of its code unnamed.
+			 */
 			while (first > 0 && strcmp(p->maps[first - 1].path, p->maps[i].path) == 0)
 				first--;
-			load_file(p, first, i + 1, verbose);
+			while (end < p->nmaps && strcmp(p->maps[end].path, p->maps[i].path) == 0)
+				end++;
+			load_file(p, first, end, verbose);
 		}
 	if (p->arch != sw_arch_host()) {
 		fprintf(stderr, "swprof: process %ld: %s\n", (long)pid, p->arch == SW_ARCH_NONE ?
