@@ -3,7 +3,8 @@
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
 examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
-	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c
+	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
+	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
 examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
@@ -27,7 +28,8 @@ bin_PROGRAMS += examples/swprof
 examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c examples/swprof_attach.h \
 	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c \
 	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
-	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h
+	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h \
+	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_swprof_LDADD = libstackwalk.la
 if HAVE_PPROF
 nodist_examples_swprof_SOURCES = examples/profile.pb-c.c examples/profile.pb-c.h

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <stackwalk.h>
 #include "swprof.h"
+#include "perf_map.h"
 
 /* ';' separates frames in the folded format, ' ' ends the stack: neither may be in a name. */
 /*
@@ -91,11 +93,21 @@ static const runtime_stub *stub_of(uint64_t address)
 static sw_names *names;
 static unsigned char names_added[MAX_MODULES];
 
+/* A JIT's perf map (/tmp/perf-PID.map), read at naming time, when it lists all the code run. */
+static struct perf_map jit_map;
+
 static void open_names(void)
 {
+	char path[64];
+	const char *why;
+
 	memset(names_added, 0, sizeof names_added);
 	if (sw_names_create(NULL, &names) != SW_OK)
 		names = NULL;
+	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)prof.pid);
+	/* No map is the common case; a bad one names nothing, as none would. */
+	if (access(path, F_OK) != 0 || perf_map_load(&jit_map, path, &why) != 0)
+		memset(&jit_map, 0, sizeof jit_map);
 }
 
 /* The source-level frames at f->key (in module lm) from sw_names, innermost first, into f->names. */
@@ -140,8 +152,12 @@ static void name_native(frame_entry *f, char *out, size_t size)
 	sw_code_info ci;
 
 	if (!lm) {
+		uint64_t off;
+
 		if ((stub = stub_of(f->key)) != NULL)
 			snprintf(out, size, "%s", stub->name);
+		else if ((sym = perf_map_name(&jit_map, f->key, &off)) != NULL)
+			snprintf(out, size, "%s", sym);         /* JIT code, as perf names it */
 		else
 			snprintf(out, size, "0x%llx", (unsigned long long)f->key);
 		return;
@@ -402,6 +418,7 @@ int name_profile(named_profile *np)
 	}
 	sw_names_free(names);
 	names = NULL;
+	perf_map_free(&jit_map);
 	if (ok) {
 		link_stacks(np);
 		ok = number_functions(np);

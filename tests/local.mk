@@ -203,7 +203,7 @@ EXTRA_DIST += tests/tools-progress-escape.test
 tests/tools-progress-escape.log: examples/swimport$(EXEEXT) examples/swverify$(EXEEXT) examples/swregs$(EXEEXT)
 CLEANFILES += -r tests/tools-progress-escape.d
 # Node's JIT frames named from its perf map, as perf names them (issue 28).
-TESTS += tests/swstack-perfmap.test
-EXTRA_DIST += tests/swstack-perfmap.test
-tests/swstack-perfmap.log: examples/swstack$(EXEEXT)
-CLEANFILES += -r tests/swstack-perfmap.d
+TESTS += tests/perfmap-node.test
+EXTRA_DIST += tests/perfmap-node.test
+tests/perfmap-node.log: examples/swstack$(EXEEXT) examples/swprof$(EXEEXT)
+CLEANFILES += -r tests/perfmap-node.d
