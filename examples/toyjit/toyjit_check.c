@@ -206,9 +206,11 @@ static void mismatch(struct checker *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int quick_flags(unsigned flags)
+/* Does the walk keep only IP, SP and FP?  QUICKUNWIND does so on x86 alone, as CoreCLR's. */
+static int quick_flags(unsigned flags, sw_arch arch)
 {
-	return (flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
+	return (flags & (SW_WALK_ADDRESSES_ONLY | SW_WALK_LIGHTUNWIND)) != 0 ||
+	       ((flags & SW_WALK_QUICKUNWIND) && sw_arch_pointer_size(arch) == 4);
 }
 
 /*
@@ -222,7 +224,7 @@ static uint64_t required_regs(const struct scene *s, int i)
 	int p = s->pinvoke;
 	uint64_t req = BIT(s->host->fp_reg);
 
-	if (quick_flags(s->flags))
+	if (quick_flags(s->flags, s->host->arch))
 		return req;
 	if (p < 0 || i > p || s->top <= p)
 		return s->host->callee_saved;

@@ -28,9 +28,10 @@ enum {
 	SW_WALK_FUNCTIONSONLY        = 0x1,    /* report only frames with a method; no funclets */
 	SW_WALK_SKIPFUNCLETS         = 0x2,    /* skip funclets and the frames up to their parent */
 	SW_WALK_POPFRAMES            = 0x4,    /* unlink Frames from the thread's list as they are passed */
-	SW_WALK_QUICKUNWIND          = 0x8,    /* restore only IP, SP and the frame pointer */
+	SW_WALK_QUICKUNWIND          = 0x8,    /* x86: restore only IP, SP and the frame pointer;
+	                                        * 64-bit targets: a full unwind, as CoreCLR's */
 	SW_WALK_HANDLESKIPPEDFRAMES  = 0x10,   /* pass over skipped Frames silently */
-	SW_WALK_LIGHTUNWIND          = 0x20,   /* QUICKUNWIND, and assume every IP lies in a method body */
+	SW_WALK_LIGHTUNWIND          = 0x20,   /* ADDRESSES_ONLY, and assume every IP lies in a method body */
 	SW_WALK_NOTIFY_ON_U2M_TRANSITIONS = 0x40,      /* report native markers */
 	SW_WALK_DISABLE_MISSING_FRAME_DETECTION = 0x80, /* pass stale Frames instead of failing */
 	SW_WALK_ALLOW_ASYNC_STACK_WALK = 0x100,        /* the walked thread is not the caller's */
@@ -45,9 +46,10 @@ enum {
 	SW_WALK_UNWIND_FLOATS        = 0x20000, /* accepted; d8-d15 are restored anyway (sw_walk_frames(3)) */
 	/* libstackwalk's own, above the CLR's: */
 	SW_WALK_NATIVE_FRAMES        = 0x100000, /* unwind native code (SW_CODE_NATIVE) instead of only marking it */
-	SW_WALK_FRAME_POINTER_FALLBACK = 0x200000 /* with NATIVE_FRAMES: step unknown code by its frame pointer */
+	SW_WALK_FRAME_POINTER_FALLBACK = 0x200000, /* with NATIVE_FRAMES: step unknown code by its frame pointer */
+	SW_WALK_ADDRESSES_ONLY       = 0x400000  /* restore only IP, SP and the frame pointer, on every target */
 };
-#define SW_WALK_KNOWN_FLAGS 0x33ffffU
+#define SW_WALK_KNOWN_FLAGS 0x73ffffU
 
 /* Callback and walk results (the CLR's SWA_*). */
 typedef enum sw_walk_action {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stackwalk/arch.h>
 #include <stackwalk/context.h>
+#include <stackwalk/walk.h>
 
 struct sw_thread;
 struct swi_signal_stack;
@@ -158,6 +159,22 @@ static inline unsigned swi_pointer_size(sw_arch arch)
 	const struct swi_arch *a = swi_arch_get(arch);
 
 	return a ? a->ptr_size : 0;
+}
+
+/*
+ * Does a walk with `flags`, of a target whose pointers have `ptr_size`
+ * bytes, keep only IP, SP and the frame pointer?  With ADDRESSES_ONLY
+ * (the library's own) and LIGHTUNWIND, always.  With QUICKUNWIND only on
+ * a 32-bit target, as in CoreCLR: QUICKUNWIND clears UpdateAllRegs
+ * (vm/stackwalk.cpp, StackFrameIterator::Init), which only x86's unwinder
+ * reads (vm/eetwain.cpp); on 64-bit targets the OS unwinder restores a
+ * whole CONTEXT whatever the flags say.  The walker and sw_synth's model
+ * both ask here.
+ */
+static inline int swi_walk_addresses_only(unsigned flags, unsigned ptr_size)
+{
+	return (flags & (SW_WALK_ADDRESSES_ONLY | SW_WALK_LIGHTUNWIND)) != 0 ||
+	       ((flags & SW_WALK_QUICKUNWIND) && ptr_size == 4);
 }
 
 #endif /* SW_LIB_ARCH_H */

@@ -312,7 +312,7 @@ static void unwind(struct expect *e, const struct swi_synth_inst *in,
                    const struct expect_regs *cur, struct expect_regs *caller)
 {
 	const struct swi_synth_arch *a = e->a;
-	int quick = (e->flags & (SW_WALK_QUICKUNWIND | SW_WALK_LIGHTUNWIND)) != 0;
+	int quick = swi_walk_addresses_only(e->flags, a->ptr);
 
 	memset(caller, 0, sizeof *caller);
 	caller->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp);

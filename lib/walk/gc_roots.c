@@ -89,7 +89,7 @@ static int managed_slot(void *data, const sw_swu_gc_slot *slot)
 
 		if (w->scratch_dead && r < w->arch->nregs && !(w->arch->callee_saved & BIT(r)))
 			return 0;
-		/* A reference whose register the walk lost (QUICKUNWIND) cannot be reported. */
+		/* A reference whose register the walk lost (swi_walk_addresses_only) cannot be reported. */
 		if (r >= w->arch->nregs || !(rd->cur.valid & BIT(r))) {
 			w->status = SW_E_NOREG;
 			return 1;

@@ -1084,7 +1084,7 @@ struct fast_run {
 	uint8_t trust, caller_trust;
 	uint8_t entered;                /* fast_enter ran */
 	/*
-	 * A run into arrays (sw_backtrace, QUICKUNWIND: IP, SP and FP are all
+	 * A run into arrays (sw_backtrace, ADDRESSES_ONLY: IP, SP and FP are all
 	 * it keeps) holds the next frame in u alone, not in rd.caller, and
 	 * the current one's code as its rules[] slot, not in it->code:
 	 * fast_leave writes them back once, when the run ends
@@ -1171,7 +1171,7 @@ static void fast_enter(struct swi_iter *it)
  * What a quick run kept in locals, written back as the generic steps would
  * have left it after the frame made current last: its code in it->code,
  * its caller (next) in rd.caller.  Only IP, SP and FP are known, as the
- * QUICKUNWIND walk keeps no other register.  rd.cur is not written: the
+ * ADDRESSES_ONLY walk keeps no other register.  rd.cur is not written: the
  * next step replaces it with rd.caller before anything reads it (a quick
  * run never stops inside a frame: quick_step).
  */
@@ -1344,7 +1344,7 @@ static __attribute__((noinline)) unsigned fast_rule_fill(struct swi_iter *it, ui
  * and errors, where this does.
  */
 /*
- * fast_step's frame in a quick run (into arrays, QUICKUNWIND): the same
+ * fast_step's frame in a quick run (into arrays, ADDRESSES_ONLY): the same
  * frame, the same checks, with IP, SP and FP in the run's locals.  It
  * changes nothing before it knows the frame steps: anything else (a native
  * frame the flags stop at, a rule the locals cannot take, a CFA off the
@@ -1768,7 +1768,7 @@ static inline __attribute__((always_inline)) int fast_run_loop(struct swi_iter *
 	depth0 = run.depth;
 	if (to_arrays) {
 		/*
-		 * Into arrays the walk is QUICKUNWIND (sw_backtrace): IP, SP
+		 * Into arrays the walk is ADDRESSES_ONLY (sw_backtrace): IP, SP
 		 * and FP are all it keeps, and a quick run holds them in
 		 * locals (struct fast_run), FP known from the start.  It counts
 		 * its frames by where the next IP goes, bounded by both the

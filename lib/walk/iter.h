@@ -92,7 +92,7 @@ struct swi_read_span {
 
 /*
  * A rules[] slot's body rule as a walk that keeps IP, SP and FP alone
- * reads it (into arrays, QUICKUNWIND: sw_backtrace): cut to what that
+ * reads it (into arrays, ADDRESSES_ONLY: sw_backtrace): cut to what that
  * unwind needs and worked out once, when the rule is cached (iter.c:
  * fast_rule_fill, by iter_unwind.h's swi_quick_rule_of), so that no frame
  * searches saved[] or decides again where its CFA comes from.  16 bytes:

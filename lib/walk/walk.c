@@ -3,7 +3,7 @@
  * (iter.c: swi_iter_run): sw_walk_frames, the CLR's StackWalkFramesEx,
  * one callback per frame; sw_walk_frames_cached, the same with the step's
  * rules kept from one walk to the next; and sw_backtrace, a profiler's
- * QUICKUNWIND walk into arrays of IPs and SPs.  They differ only in the
+ * ADDRESSES_ONLY walk into arrays of IPs and SPs.  They differ only in the
  * sink the run reports to.
  *
  * sw_backtrace takes no allocation, lock or system call: a signal handler
@@ -97,7 +97,7 @@ SW_API int sw_backtrace(const sw_thread *t, const sw_context *start, uint64_t st
 		memset(err, 0, sizeof *err);
 	if (!ips && max)
 		return SW_E_INVAL;
-	st = walk_begin(&it, t, start, start_frame, flags | SW_WALK_QUICKUNWIND, cache);
+	st = walk_begin(&it, t, start, start_frame, flags | SW_WALK_ADDRESSES_ONLY, cache);
 	if (st != SW_OK)
 		return st;
 	if (max == 0)

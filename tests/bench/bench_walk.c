@@ -198,7 +198,7 @@ static __attribute__((noinline)) size_t fp_walk(const uint64_t *fp, size_t want)
 
 /*
  * sw_backtrace into an array, as unw_backtrace does; the IPs must be those
- * the QUICKUNWIND callback walk reports for the frames with code.
+ * the ADDRESSES_ONLY callback walk reports for the frames with code.
  */
 static sw_walk_cache bt_cache;
 
@@ -224,7 +224,7 @@ static int sw_bt_agrees(const sw_context *seed, unsigned flags)
 	static uint64_t want[MAX_IPS];
 	size_t n = 0, got;
 
-	if (sw_walk_frames(&g.thread, seed, 0, store_code_ip, &n, flags | SW_WALK_QUICKUNWIND,
+	if (sw_walk_frames(&g.thread, seed, 0, store_code_ip, &n, flags | SW_WALK_ADDRESSES_ONLY,
 	                   NULL) != SW_CONTINUE || n > MAX_IPS)
 		return 0;
 	memcpy(want, sink_ips, n * sizeof want[0]);
@@ -283,7 +283,7 @@ static void time_walkers(struct row *r, const sw_context *seed, unsigned sw_flag
 		g.failed = 1;
 	}
 	BENCH_BEST(r->sw_cached, f, iters, sw_walk_cached(seed, sw_flags));
-	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_QUICKUNWIND));
+	BENCH_BEST(r->sw_quick, f, iters, sw_walk(seed, sw_flags | SW_WALK_ADDRESSES_ONLY));
 	if (!sw_bt_agrees(seed, sw_flags)) {
 		printf("  depth %u: sw_backtrace disagrees with sw_walk_frames\n", r->depth);
 		g.failed = 1;
@@ -1386,17 +1386,17 @@ report:
 	/* The full walk with its rules kept, as sw_backtrace's and libunwind's are; the plain one beside it. */
 	goal("full walk (managed, sw_walk_frames_cached) / unw_step loop",
 	     pair_cached > 0 ? pair_cached : ratio(m100->sw_cached, n100->unw_step), "<=", 1.0 / 40, "");
-	goal("QUICKUNWIND walk (managed, sw_backtrace) / unw_backtrace",
+	goal("ADDRESSES_ONLY walk (managed, sw_backtrace) / unw_backtrace",
 	     pair_quick > 0 ? pair_quick : ratio(m100->sw_bt, n100->unw_bt), "<=", 0.6, "");
 	info("full walk (managed, sw_walk_frames, no cache) / unw_step loop",
 	     pair_full > 0 ? pair_full : ratio(m100->sw_full, n100->unw_step));
 	if (pair_full > 0) {
 		info("full walk (cached) / unw_step loop, from the tables (measured apart)",
 		     ratio(m100->sw_cached, n100->unw_step));
-		info("QUICKUNWIND (sw_backtrace) / unw_backtrace, from the tables",
+		info("ADDRESSES_ONLY (sw_backtrace) / unw_backtrace, from the tables",
 		     ratio(m100->sw_bt, n100->unw_bt));
 	}
-	info("QUICKUNWIND walk (managed, sw_walk_frames callback) / unw_backtrace",
+	info("ADDRESSES_ONLY walk (managed, sw_walk_frames callback) / unw_backtrace",
 	     ratio(m100->sw_quick, n100->unw_bt));
 	goal("native walk via imported CFI (sw_backtrace) / unw_backtrace", ratio(n100->sw_bt, n100->unw_bt),
 	     "<=", 1.0, "");
