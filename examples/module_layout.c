@@ -56,7 +56,11 @@ static int place_module(struct builder *b, struct layout_module *m)
 	return why && !(m->no_bias = strdup(why)) ? -1 : 0;
 }
 
-/* Does mapping f continue the module before it?  -1: out of memory. */
+/*
+ * Does mapping f continue the module before it?  Not from below its start
+ * (a list out of address order: a hostile core's), which the module's
+ * range would not cover.  -1: out of memory.
+ */
 static int continues_module(struct builder *b, const sw_mapped_file *f)
 {
 	struct module_layout *ml = b->ml;
@@ -65,6 +69,8 @@ static int continues_module(struct builder *b, const sw_mapped_file *f)
 	if (ml->count == 0 || f->offset == 0 || strcmp(ml->mods[ml->count - 1].path, f->path) != 0)
 		return 0;
 	m = &ml->mods[ml->count - 1];
+	if (f->start < m->lo)
+		return 0;
 	if (place_module(b, m) != 0)
 		return -1;
 	return m->no_bias || f->start < m->load_end;
@@ -88,8 +94,11 @@ static int group(struct builder *b, const sw_mapped_file *files, size_t nfiles)
 		struct layout_module *m;
 		int code, joins;
 
-		/* Pseudo-files such as "[vdso]" or "[heap]" have no file to read. */
-		if (!f->path || !f->path[0] || f->path[0] == '[')
+		/*
+		 * Pseudo-files such as "[vdso]" or "[heap]" have no file to read;
+		 * an empty or wrapping range (a hostile core's) maps nothing.
+		 */
+		if (!f->path || !f->path[0] || f->path[0] == '[' || f->end <= f->start)
 			continue;
 		code = f->prot == 0 || (f->prot & SW_PROT_EXEC);
 		if ((joins = continues_module(b, f)) < 0)

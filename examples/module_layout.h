@@ -50,10 +50,11 @@ struct module_layout {
 
 /*
  * module_layout_build - group files[0..nfiles) into modules, in *ml (what
- * it held before is not freed).  Mappings without a path or of a pseudo-file
- * ("[vdso]", "[heap]") are skipped.  Every module that is not a duplicate
- * is placed, the first `max_placed` of them only; the callback runs at most
- * once per module.  0, or -1 when out of memory (ml then holds nothing).
+ * it held before is not freed).  Mappings without a path, of a pseudo-file
+ * ("[vdso]", "[heap]") or with an empty or wrapping range are skipped; a
+ * mapping below a module's start does not join it.  Every module that is
+ * not a duplicate is placed, the first `max_placed` of them only; the
+ * callback runs at most once per module.  0, or -1 when out of memory (ml then holds nothing).
  */
 int module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
                         size_t max_placed, module_bias_fn bias, void *arg);
