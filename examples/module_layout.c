@@ -3,32 +3,21 @@
  * (module_layout.h): pure, nothing loaded, every file read through the
  * caller's bias callback.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "module_layout.h"
 
 struct builder {
-	struct module_layout *ml;
-	size_t cap;
+	struct module_layout *ml;       /* its mods hold a module per mapping at the most */
 	module_bias_fn bias;
 	void *arg;
 };
 
 static struct layout_module *add_module(struct builder *b, const sw_mapped_file *f, size_t index)
 {
-	struct module_layout *ml = b->ml;
-	struct layout_module *m;
+	struct layout_module *m = &b->ml->mods[b->ml->count++];
 
-	if (ml->count == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 32;
-		struct layout_module *p = realloc(ml->mods, cap * sizeof *p);
-
-		if (!p)
-			return NULL;
-		ml->mods = p;
-		b->cap = cap;
-	}
-	m = &ml->mods[ml->count++];
 	memset(m, 0, sizeof *m);
 	m->path = f->path;
 	m->first = index;
@@ -111,8 +100,7 @@ static int group(struct builder *b, const sw_mapped_file *files, size_t nfiles)
 			m->segments++;
 			continue;
 		}
-		if (!(m = add_module(b, f, i)))
-			return -1;
+		m = add_module(b, f, i);
 		m->code = code;
 		m->segments = 1;
 	}
@@ -170,11 +158,14 @@ static int pick_one_per_file(struct module_layout *ml)
 int module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
                         size_t max_placed, module_bias_fn bias, void *arg)
 {
-	struct builder b = { ml, 0, bias, arg };
+	struct builder b = { ml, bias, arg };
 	size_t placed = 0;
 
 	memset(ml, 0, sizeof *ml);
-	if (group(&b, files, nfiles) != 0 || pick_one_per_file(ml) != 0)
+	/* As many as the list the target already holds: no more than one per mapping. */
+	if (nfiles > SIZE_MAX / sizeof *ml->mods ||
+	    !(ml->mods = malloc((nfiles ? nfiles : 1) * sizeof *ml->mods)) ||
+	    group(&b, files, nfiles) != 0 || pick_one_per_file(ml) != 0)
 		goto fail;
 	for (size_t i = 0; i < ml->count && placed < max_placed; i++) {
 		if (ml->mods[i].duplicate)
