@@ -38,6 +38,7 @@
 #include "remote_map.h"
 #include "jit_lists.h"
 #include "perf_map.h"
+#include "module_layout.h"
 #include "read_bounded.h"
 #include "swstack_elf.h"
 #include "target_errors.h"
@@ -73,14 +74,10 @@ struct target {
 struct module {
 	char *path;
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
-	uint64_t offset;                /* the file offset mapped at `lo` */
-	unsigned segments;              /* consecutive mappings of the file that make it up */
 	int code;                       /* a mapping of it is executable, or the target does not say */
 	int duplicate;                  /* another mapping of the same file is the one loaded */
-	uint64_t bias;
-	int placed;                     /* place_module ran: */
+	uint64_t bias;                  /* when module_layout placed it: */
 	char *no_bias;                  /* why the file has no bias here (swstack_elf_file_bias), or NULL */
-	uint64_t load_end;              /* where its PT_LOAD segments end at that bias */
 	sw_module *m;                   /* NULL if it could not be loaded */
 	int registered;
 	sw_image *img;                  /* --image: its SWU image, registered as managed code */
@@ -397,129 +394,65 @@ static void load_image(struct tool *tl, struct module *m)
 	}
 }
 
-static int cmp_path_then_address(const void *a, const void *b)
+/* module_layout's bias callback: the file's program headers, read under --sysroot. */
+static const char *file_bias(void *arg, const char *path, uint64_t start, uint64_t offset,
+                             uint64_t *bias, uint64_t *load_end)
 {
-	const struct module *x = *(struct module *const *)a, *y = *(struct module *const *)b;
-	int c = strcmp(x->path, y->path);
+	char buf[4096];
 
-	return c ? c : (x->lo > y->lo) - (x->lo < y->lo);
+	return swstack_elf_file_bias(host_path(arg, path, buf, sizeof buf), start, offset, bias, load_end);
 }
 
-/*
- * A file mapped at several places (a process that maps one ELF file
- * thousands of times, or a core that lists it so) is loaded at one of
- * them: the one with the most segments, which is the dynamic loader's
- * (the lowest on a tie).  Loading every copy would cost time and memory in
- * the count of mappings, and their code would overlap in the map; the
- * others still name their frames' module.  Sorting by path keeps this
- * O(n log n), with one warning per file.
- */
-static int pick_one_per_file(struct tool *tl)
+/* The modules of module_layout as this tool's, with the warnings for files mapped more than once. */
+static int take_layout(struct tool *tl, struct module_layout *ml)
 {
-	struct module **by_path = malloc((tl->nmods ? tl->nmods : 1) * sizeof *by_path);
-	size_t end;
+	for (size_t i = 0; i < ml->count; i++) {
+		struct layout_module *l = &ml->mods[i];
+		struct module *m = add_module(tl, l->path, l->lo, l->hi);
 
-	if (!by_path)
-		return -1;
-	for (size_t i = 0; i < tl->nmods; i++)
-		by_path[i] = &tl->mods[i];
-	qsort(by_path, tl->nmods, sizeof *by_path, cmp_path_then_address);
-	for (size_t i = 0; i < tl->nmods; i = end) {
-		struct module *best = by_path[i];
-		size_t others_with_code = 0;
+		if (!m)
+			return -1;
+		m->code = l->code;
+		m->duplicate = l->duplicate;
+		m->bias = l->bias;
+		m->no_bias = l->no_bias;
+		l->no_bias = NULL;
+	}
+	for (size_t i = 0; i < ml->count; i++) {
+		const struct layout_module *l = ml->by_path[i];
 		char why[96];
 
-		for (end = i; end < tl->nmods && strcmp(by_path[end]->path, best->path) == 0; end++)
-			if (by_path[end]->segments > best->segments)
-				best = by_path[end];
-		for (size_t k = i; k < end; k++) {
-			by_path[k]->duplicate = by_path[k] != best;
-			others_with_code += by_path[k]->duplicate && by_path[k]->code;
-		}
-		if (others_with_code == 0)
+		if (l->duplicate || l->copies_with_code == 0)
 			continue;
-		snprintf(why, sizeof why, "mapped at %zu places; loaded at 0x%" PRIx64 " only",
-		         end - i, best->lo);
-		warn_module(tl, NULL, best->path, why);
+		snprintf(why, sizeof why, "mapped at %zu places; loaded at 0x%" PRIx64 " only", l->copies, l->lo);
+		warn_module(tl, NULL, l->path, why);
 	}
-	free(by_path);
 	return 0;
 }
 
 /*
- * A module's load bias, and where its segments end, from its file's
- * program headers, read once: the mappings that lie within them are its
- * own (load_files).  m->no_bias says why there are none.  Only for a
- * module that is loaded or that a later mapping may join: a file mapped
- * 20,000 times is not read 20,000 times.
- */
-static int place_module(struct tool *tl, struct module *m)
-{
-	char buf[4096];
-	const char *why;
-
-	if (m->placed)
-		return 0;
-	m->placed = 1;
-	why = swstack_elf_file_bias(host_path(tl, m->path, buf, sizeof buf), m->lo, m->offset, &m->bias,
-	                            &m->load_end);
-	return why && !(m->no_bias = strdup(why)) ? -1 : 0;
-}
-
-/* Does mapping f continue the module before it (load_files)?  -1: out of memory. */
-static int continues_module(struct tool *tl, const sw_mapped_file *f)
-{
-	struct module *m;
-
-	if (tl->nmods == 0 || f->offset == 0 || strcmp(tl->mods[tl->nmods - 1].path, f->path) != 0)
-		return 0;
-	m = &tl->mods[tl->nmods - 1];
-	if (place_module(tl, m) != 0)
-		return -1;
-	return m->no_bias || f->start < m->load_end;
-}
-
-/*
- * The mapped files, by address: consecutive mappings of one path are one
- * module, placed by its lowest mapping (file offset 0, normally), up to
- * where its file's segments end.  A mapping of the same file beyond that
- * is another copy: V8 maps node's embedded builtins a second time, next
- * to its JIT code, and taking that into the first copy would make the
- * module span the JIT's memory (its frames then named after node).  The
- * segments' own vaddr - offset need not be one (lli's text lies a page
- * further on), so the span is the test, not the bias of each mapping.
+ * The mapped files, grouped into modules (module_layout.c: a file mapped
+ * at several places is loaded at one of them, with one warning per file),
+ * each loaded at the bias its file's program headers give.
  */
 static int load_files(struct tool *tl)
 {
-	size_t loaded = 0;
+	sw_mapped_file *files = malloc((tl->t.files ? tl->t.files : 1) * sizeof *files);
+	struct module_layout ml = { NULL, 0, NULL };
+	size_t nfiles = 0, loaded = 0;
+	int err;
 
-	for (unsigned i = 0; i < tl->t.files; i++) {
-		sw_mapped_file f;
-		struct module *m;
-		int code, joins;
-
-		/* Pseudo-files such as "[vdso]" or "[heap]" have no file to read. */
-		if (tl->t.file(tl->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
-		    f.path[0] == '[')
-			continue;
-		code = f.prot == 0 || (f.prot & SW_PROT_EXEC);
-		if ((joins = continues_module(tl, &f)) < 0)
-			return -1;
-		if (joins) {
-			m = &tl->mods[tl->nmods - 1];
-			if (f.end > m->hi)
-				m->hi = f.end;
-			m->code |= code;
-			m->segments++;
-			continue;
-		}
-		if (!(m = add_module(tl, f.path, f.start, f.end)))
-			return -1;
-		m->offset = f.offset;
-		m->code = code;
-		m->segments = 1;
+	if (!files)
+		return -1;
+	for (unsigned i = 0; i < tl->t.files; i++)
+		nfiles += tl->t.file(tl->t.handle, i, &files[nfiles]) == SW_OK;
+	err = module_layout_build(&ml, files, nfiles, MAX_MODULES, file_bias, tl);
+	if (!err) {
+		err = take_layout(tl, &ml);
+		module_layout_free(&ml);
 	}
-	if (pick_one_per_file(tl) != 0)
+	free(files);
+	if (err)
 		return -1;
 	for (size_t i = 0; i < tl->nmods; i++) {
 		struct module *m = &tl->mods[i];
@@ -535,8 +468,6 @@ static int load_files(struct tool *tl)
 			break;
 		}
 		file = host_path(tl, m->path, buf, sizeof buf);
-		if (place_module(tl, m) != 0)
-			return -1;
 		if ((why = m->no_bias) != NULL)
 			warn_module(tl, m, m->path, why);
 		else if (tl->opt.nimages)

@@ -22,6 +22,7 @@ FUZZ_TARGETS += fuzz_core
 FUZZ_TARGETS += fuzz_remote
 FUZZ_TARGETS += fuzz_gdbjit_read
 FUZZ_TARGETS += fuzz_dispatch
+FUZZ_TARGETS += fuzz_module_layout
 
 # ---- make check: the standalone replays --------------------------------
 FUZZ_STANDALONE = tests/fuzz/standalone_main.c tests/fuzz/fuzz.h
@@ -63,9 +64,16 @@ check_PROGRAMS += tests/fuzz/fuzz_dispatch
 tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz_dispatch.c $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_dispatch_LDADD = $(FUZZ_STANDALONE_LDADD)
 
+# The tools' grouping of mapped files into modules (examples/module_layout.c).
+check_PROGRAMS += tests/fuzz/fuzz_module_layout
+tests_fuzz_fuzz_module_layout_SOURCES = tests/fuzz/fuzz_module_layout.c examples/module_layout.c \
+	examples/module_layout.h $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_module_layout_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
+tests_fuzz_fuzz_module_layout_LDADD = $(FUZZ_STANDALONE_LDADD)
+
 TESTS += tests/fuzz/fuzz_swu_decode tests/fuzz/fuzz_walk_mutated tests/fuzz/fuzz_synth_diff \
 	tests/fuzz/fuzz_frames tests/fuzz/fuzz_elf_import tests/fuzz/fuzz_core tests/fuzz/fuzz_remote \
-	tests/fuzz/fuzz_gdbjit_read tests/fuzz/fuzz_dispatch
+	tests/fuzz/fuzz_gdbjit_read tests/fuzz/fuzz_dispatch tests/fuzz/fuzz_module_layout
 EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus
 CLEANFILES += fuzz_*-crash.bin
 
@@ -77,11 +85,13 @@ FUZZ_CPPFLAGS = $(SW_INC_all) \
 	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(CAPSTONE_CFLAGS)
 FUZZ_LIBS = $(LIBDW_LIBS) $(LIBELF_LIBS) $(CAPSTONE_LIBS) -lpthread
 FUZZ_SECONDS = 600
+# The tools' own code a target fuzzes, compiled into the archive with the library.
+FUZZ_TOOL_FILES = examples/module_layout.c
 
 # The library, instrumented for coverage, once for every target.
-fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) config.h
+fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) $(FUZZ_TOOL_FILES) config.h
 	$(AM_V_at)rm -rf fuzz/obj && $(MKDIR_P) fuzz/obj
-	$(AM_V_GEN)for f in $(SW_CORE_FILES) $(SW_ELF_FILES); do \
+	$(AM_V_GEN)for f in $(SW_CORE_FILES) $(SW_ELF_FILES) $(FUZZ_TOOL_FILES); do \
 	  case $$f in *.c) ;; *) continue ;; esac; \
 	  o=fuzz/obj/`echo "$$f" | sed 's|/|_|g; s|\.c$$|.o|'`; \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SANITIZE) \
@@ -92,7 +102,7 @@ fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) config.h
 fuzz: fuzz/libstackwalk-fuzz.a
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "  FUZZ     fuzz/$$t"; \
-	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SANITIZE) $(FUZZ_CPPFLAGS) \
+	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SANITIZE) $(FUZZ_CPPFLAGS) -I$(srcdir)/examples \
 	    -o fuzz/$$t $(srcdir)/tests/fuzz/$$t.c fuzz/libstackwalk-fuzz.a $(FUZZ_LIBS) || exit 1; \
 	done
 
