@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <stackwalk.h>
 #include "frame_names.h"
+#include "perf_map.h"
 #include "target_errors.h"
 #include "tool_options.h"
 
@@ -41,7 +43,33 @@ struct naming {
 	sw_names *names;                /* NULL: by the report's symbols only */
 	const struct name_options *opt;
 	int pid;                        /* a live process's, for its threads' names; 0 for a core */
+	struct perf_map perf;           /* a live process's /tmp/perf-PID.map, if it has one */
+	char perf_path[64];
 };
+
+/*
+ * A frame in no module that the process's perf map names (a JIT's code,
+ * as perf names it): its name, and the offset of its PC in it.
+ */
+static const char *perf_map_frame(const struct naming *nm, const sw_hang_frame *f, int exact,
+                                  uint64_t *offset)
+{
+	uint64_t at = exact || f->pc == 0 ? f->pc : f->pc - 1;
+	const char *name;
+
+	if (f->module || f->function || !(name = perf_map_name(&nm->perf, at, offset)))
+		return NULL;
+	*offset += f->pc - at;
+	return name;
+}
+
+/* The module a frame is printed with: its file, the perf map that names it, or NULL. */
+static const char *frame_module(const struct naming *nm, const sw_hang_frame *f, int exact)
+{
+	uint64_t off;
+
+	return f->module ? f->module : perf_map_frame(nm, f, exact, &off) ? nm->perf_path : NULL;
+}
 
 /* The source-level frames at hang frame `f` (the innermost `exact`); 0 when unnamed. */
 static size_t frame_names(const struct naming *nm, const sw_hang_frame *f, int exact,
@@ -50,12 +78,14 @@ static size_t frame_names(const struct naming *nm, const sw_hang_frame *f, int e
 	size_t n = name_frames(nm->names, f->pc, exact, nm->opt, nf, NAMED_FRAMES_MAX);
 
 	if (n == 0) {
-		/* Not in the symbolizer's modules: the report's symbol, demangled. */
+		/* Not in the symbolizer's modules: the report's symbol, demangled, or the perf map's. */
 		memset(nf, 0, sizeof *nf);
 		nf->function = f->function && nm->names && !nm->opt->raw ?
 		               sw_names_demangle(nm->names, f->function) : f->function;
 		nf->offset = f->offset;
 		nf->has_offset = f->function != NULL;
+		if (!nf->function && (nf->function = perf_map_frame(nm, f, exact, &nf->offset)) != NULL)
+			nf->has_offset = 1;
 		n = 1;
 	}
 	return n;
@@ -98,7 +128,7 @@ static void print_frames(const sw_hang_report *r, size_t i, const char *indent,
 			printf("%s#%-2zu 0x%0*" PRIx64 " in ", indent, level, width, f.pc);
 			print_function(stdout, nf[j].function, nf[j].has_offset, nf[j].offset);
 			fputs(" (", stdout);
-			print_escaped(stdout, f.module ? f.module : "??");
+			print_escaped(stdout, frame_module(nm, &f, k == 0) ? frame_module(nm, &f, k == 0) : "??");
 			printf(")%s", nf[j].inlined ? " inlined" : "");
 			print_source(stdout, nf[j].file, nf[j].line, nf[j].column);
 			putchar('\n');
@@ -275,7 +305,7 @@ static void json_thread(const sw_hang_report *r, size_t i, const struct naming *
 			if (nf[j].function && nf[j].has_offset)
 				printf(", \"offset\": %" PRIu64, nf[j].offset);
 			printf(", \"module\": ");
-			json_string(f.module);
+			json_string(frame_module(nm, &f, k == 0));
 			printf(", \"inlined\": %s, \"file\": ", nf[j].inlined ? "true" : "false");
 			json_string(nf[j].file);
 			printf(", \"line\": ");
@@ -473,13 +503,14 @@ static sw_status analyze_core(const struct options *o, sw_hang_report **r)
 int main(int argc, char **argv)
 {
 	struct options o;
-	struct naming nm = { NULL, NULL, 0 };
+	struct naming nm;
 	sw_hang_report *r = NULL;
 	char name[32];
 	sw_status st;
 	int rc;
 
 	memset(&o, 0, sizeof o);
+	memset(&nm, 0, sizeof nm);
 	o.hang.sample_ms = 250;
 	if (parse_args(argc, argv, &o) != 0) {
 		usage(stderr);
@@ -497,6 +528,13 @@ int main(int argc, char **argv)
 	/* Names are looked up after the analysis, which walked without them. */
 	nm.opt = &o.names;
 	nm.pid = o.pid;
+	if (o.pid) {
+		const char *why;
+
+		snprintf(nm.perf_path, sizeof nm.perf_path, "/tmp/perf-%d.map", o.pid);
+		if (access(nm.perf_path, F_OK) == 0 && perf_map_load(&nm.perf, nm.perf_path, &why) != 0)
+			fprintf(stderr, "%s: warning: %s: %s\n", progname, nm.perf_path, why);
+	}
 	if (sw_names_create(o.debug_dirs, &nm.names) == SW_OK &&
 	    (o.core ? sw_names_add_core(nm.names, o.core, o.exe) : sw_names_add_process(nm.names, o.pid)) != SW_OK) {
 		sw_names_free(nm.names);
@@ -509,6 +547,7 @@ int main(int argc, char **argv)
 	rc = sw_hang_report_cycle_count(r) ? EXIT_DEADLOCK :
 	     any_walk_stopped(r) ? EXIT_WALK_STOPPED : EXIT_NO_DEADLOCK;
 	sw_names_free(nm.names);
+	perf_map_free(&nm.perf);
 	sw_hang_report_free(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return EXIT_ERROR;

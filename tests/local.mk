@@ -205,5 +205,5 @@ CLEANFILES += -r tests/tools-progress-escape.d
 # Node's JIT frames named from its perf map, as perf names them (issue 28).
 TESTS += tests/perfmap-node.test
 EXTRA_DIST += tests/perfmap-node.test
-tests/perfmap-node.log: examples/swstack$(EXEEXT) examples/swprof$(EXEEXT)
+tests/perfmap-node.log: examples/swstack$(EXEEXT) examples/swprof$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/perfmap-node.d

@@ -18,7 +18,8 @@ stackwalkinclude_HEADERS += include/stackwalk/deadlock.h include/stackwalk/watch
 bin_PROGRAMS += examples/swdeadlock
 examples_swdeadlock_SOURCES = examples/swdeadlock.c examples/target_errors.c examples/target_errors.h \
 	examples/frame_names.c examples/frame_names.h examples/escape.c examples/escape.h \
-	examples/tool_options.c examples/tool_options.h
+	examples/tool_options.c examples/tool_options.h examples/perf_map.c examples/perf_map.h \
+	examples/read_bounded.c examples/read_bounded.h
 examples_swdeadlock_LDADD = libstackwalk.la
 
 # How a runtime arms the watchdog for its main loop (a deliberate deadlock).

@@ -29,6 +29,8 @@ struct loaded_module {
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
 	uint64_t offset;                /* the file offset mapped at `lo` */
 	uint64_t bias;
+	uint64_t load_end;              /* where its file's segments end at that bias */
+	int placed;                     /* bias and load_end read (place_module): 1, or -1 for none */
 	unsigned segments;              /* consecutive mappings of the file that make it up */
 	sw_module *m;                   /* NULL when it could not be loaded */
 	int registered;
@@ -97,11 +99,14 @@ static struct loaded_module *add_module(swi_stack_set *s, const char *path, uint
 }
 
 /*
- * The load bias of an ELF file whose offset `off` is mapped at `start`:
- * the PT_LOAD segment holding `off` was linked at p_vaddr for p_offset.
+ * The load bias of an ELF file whose offset `off` is mapped at `start`
+ * (the PT_LOAD segment holding `off` was linked at p_vaddr for p_offset),
+ * and where its segments end at that bias.
  */
-static int elf_bias(Elf *e, uint64_t start, uint64_t off, uint64_t *bias)
+static int elf_bias(Elf *e, uint64_t start, uint64_t off, uint64_t *bias, uint64_t *load_end)
 {
+	uint64_t end = 0;
+	int found = 0;
 	size_t n;
 
 	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0)
@@ -112,16 +117,22 @@ static int elf_bias(Elf *e, uint64_t start, uint64_t off, uint64_t *bias)
 
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
+		if (ph.p_vaddr + ph.p_memsz > end && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr)
+			end = ph.p_vaddr + ph.p_memsz;
 		page_off = ph.p_offset & ~(uint64_t)0xfff;
-		if (off >= page_off && off < ph.p_offset + (ph.p_filesz ? ph.p_filesz : 1)) {
+		if (!found && off >= page_off && off < ph.p_offset + (ph.p_filesz ? ph.p_filesz : 1)) {
 			*bias = start - off - (ph.p_vaddr - ph.p_offset);
-			return 0;
+			found = 1;
 		}
 	}
-	return -1;
+	if (!found)
+		return -1;
+	*load_end = *bias + end;
+	return 0;
 }
 
-static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *bias)
+static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *bias,
+                     uint64_t *load_end)
 {
 	int fd = swi_open_regular(path, NULL), rc;
 	Elf *e;
@@ -129,10 +140,35 @@ static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *b
 	if (fd < 0)
 		return -1;
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	rc = elf_bias(e, start, off, bias);
+	rc = elf_bias(e, start, off, bias, load_end);
 	elf_end(e);
 	close(fd);
 	return rc;
+}
+
+/* m's bias and the end of its segments, from its first mapping, read once: 0, or -1 for none. */
+static int place_module(struct loaded_module *m)
+{
+	if (!m->placed)
+		m->placed = file_bias(m->path, m->lo, m->offset, &m->bias, &m->load_end) == 0 ? 1 : -1;
+	return m->placed > 0 ? 0 : -1;
+}
+
+/*
+ * Does mapping f continue the module before it?  A later mapping of the
+ * same file, not at offset 0, and within where the file's segments end:
+ * V8 maps node's embedded builtins a second time next to its JIT code, and
+ * taking that copy into the first would make the module span the JIT's
+ * memory (its frames then named after node).  A file whose segments
+ * cannot be read joins as before.
+ */
+static int continues_module(swi_stack_set *s, const sw_mapped_file *f)
+{
+	struct loaded_module *m = s->nmods ? &s->mods[s->nmods - 1] : NULL;
+
+	if (!m || f->offset == 0 || strcmp(m->path, f->path) != 0)
+		return 0;
+	return place_module(m) != 0 || f->start < m->load_end;
 }
 
 /* Load and register one module; on failure it stays, unloaded, to name frames' modules. */
@@ -206,7 +242,7 @@ static sw_status load_files(swi_stack_set *s)
 		if (s->t.file(s->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
 		    f.path[0] == '[')
 			continue;
-		if (s->nmods > 0 && strcmp(s->mods[s->nmods - 1].path, f.path) == 0 && f.offset != 0) {
+		if (continues_module(s, &f)) {
 			m = &s->mods[s->nmods - 1];
 			if (f.end > m->hi)
 				m->hi = f.end;
@@ -224,7 +260,7 @@ static sw_status load_files(swi_stack_set *s)
 	for (size_t i = 0; i < s->nmods && loaded < STACK_SET_MAX_MODULES; i++) {
 		struct loaded_module *m = &s->mods[i];
 
-		if (!m->duplicate && file_bias(m->path, m->lo, m->offset, &m->bias) == 0) {
+		if (!m->duplicate && place_module(m) == 0) {
 			load_module(s, m, NULL, 0);
 			loaded++;
 		}
@@ -235,7 +271,7 @@ static sw_status load_files(swi_stack_set *s)
 /* The vDSO: its mapping (or core segment) copied out and loaded as an image. */
 static sw_status load_vdso(swi_stack_set *s)
 {
-	uint64_t lo, hi, bias;
+	uint64_t lo, hi, bias, load_end;
 	unsigned char *image;
 	struct loaded_module *m;
 	sw_status st = SW_OK;
@@ -249,9 +285,11 @@ static sw_status load_vdso(swi_stack_set *s)
 		return SW_E_NOMEM;
 	if (sw_memory_read(s->t.mem, s->t.vdso, image, hi) == SW_OK &&
 	    (e = elf_memory((char *)image, hi)) != NULL) {
-		if (elf_bias(e, s->t.vdso, 0, &bias) == 0) {
+		if (elf_bias(e, s->t.vdso, 0, &bias, &load_end) == 0) {
 			if ((m = add_module(s, "[vdso]", s->t.vdso, s->t.vdso + hi)) != NULL) {
 				m->bias = bias;
+				m->load_end = load_end;
+				m->placed = 1;
 				load_module(s, m, image, hi);
 			} else {
 				st = SW_E_NOMEM;
