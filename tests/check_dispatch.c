@@ -557,6 +557,48 @@ START_TEST(dispatch_pops_frames_below_resume_sp)
 }
 END_TEST
 
+/*
+ * A native frame between the throw and the catch whose personality
+ * routine has work there (a C++ frame with destructors): the dispatch
+ * cannot run it, and stops in the first pass before any funclet runs
+ * rather than unwind past the destructors.  The same frame without a
+ * personality is unwound like any native frame.
+ */
+START_TEST(dispatch_stops_at_personality)
+{
+	struct prog p = { 3, 1, {
+		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
+		{ 0, { { 0, 0, 0 } }, 0, { 0, 0, 0 } },
+		{ 1, { { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } } } };
+	static const struct event want[] = { { E_FINALLY, 2, 0 }, { E_HANDLER, 0, 0 } };
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+
+	sb_init(&w);
+	lay_out(&w, &p);
+	memset(&rt, 0, sizeof rt);
+	rt.w = &w;
+	rt.p = &p;
+	rt.tracker = CFA(2) - 96 - 0x400;
+	rt.damaged = 1;                 /* walk_one takes every native frame for the throw helper */
+	sb_reflag(&w, METHOD_AT(1), SW_CODE_NATIVE | SW_CODE_PERSONALITY);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker,
+	                                       SW_WALK_NATIVE_FRAMES, &res), SW_E_UNSUPPORTED);
+	ck_assert_int_eq(rt.ev.n, 0);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	sb_reflag(&w, METHOD_AT(1), SW_CODE_NATIVE);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker,
+	                                       SW_WALK_NATIVE_FRAMES, &res), SW_OK);
+	ck_assert_int_eq(rt.ev.n, 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
+	ck_assert_ptr_eq(res.method, &method_handles[0]);
+	ck_assert_uint_eq(res.frames, 2);       /* managed frames: the native one is not counted */
+	sb_fini(&w);
+}
+END_TEST
+
 START_TEST(dispatch_errors)
 {
 	struct prog p = { 2, 1, {
@@ -688,6 +730,7 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, dispatch_matches_interpreter);
 	tcase_add_test(tc, dispatch_nested_by_hand);
 	tcase_add_test(tc, dispatch_pops_frames_below_resume_sp);
+	tcase_add_test(tc, dispatch_stops_at_personality);
 	tcase_add_test(tc, dispatch_errors);
 #if defined(__x86_64__)
 	tcase_add_test(tc, resume_loads_every_register);

@@ -143,6 +143,15 @@ static sw_status frame_site(struct dispatch *d, const sw_crawl_frame *cf, int *u
 	const sw_regdisplay *rd;
 
 	*usable = 0;
+	/*
+	 * A native frame whose personality routine has cleanups or catches
+	 * (C++ destructors): libgcc's unwinder would call it in both phases,
+	 * this dispatcher cannot, and unwinding past it would skip them.
+	 */
+	if (sw_crawl_frame_state(cf) == SW_STATE_NATIVE_FRAME) {
+		code = sw_crawl_frame_code_info(cf);
+		return code && (code->flags & SW_CODE_PERSONALITY) ? SW_E_UNSUPPORTED : SW_OK;
+	}
 	if (sw_crawl_frame_state(cf) != SW_STATE_FRAMELESS)
 		return SW_OK;
 	if (!(code = sw_crawl_frame_code_info(cf)) || !code->unwind)
