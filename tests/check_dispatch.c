@@ -280,6 +280,17 @@ struct runtime {
 	int walks;
 };
 
+/* A world with program p laid out, and a runtime for it with its tracker beneath the throw. */
+static void set_up(sb_world *w, struct runtime *rt, const struct prog *p)
+{
+	sb_init(w);
+	lay_out(w, p);
+	memset(rt, 0, sizeof *rt);
+	rt->w = w;
+	rt->p = p;
+	rt->tracker = CFA(p->nframes - 1) - 96 - 0x400;
+}
+
 static int frame_index(const sw_eh_site *site)
 {
 	for (int i = 0; i < MAX_FRAMES; i++)
@@ -428,12 +439,7 @@ static void run_program(unsigned seed)
 	in.target_f = in.target_d = -1;
 	r = interp_run(&in, 0, 0);
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = CFA(p.nframes - 1) - 96 - 0x400;
+	set_up(&w, &rt, &p);
 	st = sw_exception_dispatch(&w.thread, &w.seed, p.type, &ops, &rt, rt.tracker, 0, &res);
 	expect_same_events(&in.ev, &rt.ev, seed);
 	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);             /* the tracker is unlinked */
@@ -484,12 +490,7 @@ START_TEST(dispatch_nested_by_hand)
 		{ E_FAULT, 2, 1 }, { E_FAULT, 1, 0 }, { E_FINALLY, 0, 1 }, { E_HANDLER, 0, 0 },
 	};
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = CFA(2) - 96 - 0x400;
+	set_up(&w, &rt, &p);
 	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 2, &ops, &rt, rt.tracker, 0, &res),
 	                 SW_OK);
 	ck_assert_int_eq(rt.ev.n, 6);
@@ -524,16 +525,11 @@ START_TEST(dispatch_pops_frames_below_resume_sp)
 		sw_exception_result res;
 		sb_world w;
 
-		sb_init(&w);
-		lay_out(&w, &p);
+		set_up(&w, &rt, &p);
 		sb_frame(&w, ICF_IN(0), 0, SW_FRAME_INLINED_CALL, 0, active ? in_call : none,
 		         SW_ICF_FIELDS);
 		sb_frame(&w, ICF_IN(1), ICF_IN(0), SW_FRAME_INLINED_CALL, 0, none, SW_ICF_FIELDS);
 		sb_put(&w, SB_HEAD_SLOT, ICF_IN(1));
-		memset(&rt, 0, sizeof rt);
-		rt.w = &w;
-		rt.p = &p;
-		rt.tracker = CFA(1) - 96 - 0x400;
 		if (active) {
 			/* Frame 1 returns into the native code frame 0's P/Invoke called. */
 			sb_put(&w, CFA(1) - 8, SB_NATIVE_IP + 0x40);
@@ -575,12 +571,7 @@ START_TEST(dispatch_stops_at_personality)
 	sw_exception_result res;
 	sb_world w;
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = CFA(2) - 96 - 0x400;
+	set_up(&w, &rt, &p);
 	rt.damaged = 1;                 /* walk_one takes every native frame for the throw helper */
 	sb_reflag(&w, METHOD_AT(1), SW_CODE_NATIVE | SW_CODE_PERSONALITY);
 	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker,
@@ -610,12 +601,7 @@ START_TEST(dispatch_errors)
 	sb_world w;
 	uint64_t tr = CFA(1) - 96 - 0x400;
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = tr;
+	set_up(&w, &rt, &p);
 	ck_assert_int_eq(sw_exception_dispatch(NULL, &w.seed, 1, &ops, &rt, tr, 0, &res), SW_E_INVAL);
 	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &no_filter, &rt, tr, 0, &res),
 	                 SW_E_INVAL);

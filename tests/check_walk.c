@@ -225,18 +225,7 @@ END_TEST
 #define F_START 0x10003000ull
 static void make_funclet_of_a(sb_world *w, uint32_t funclet_flags)
 {
-	sw_code_info ci;
-	unsigned char blob[256];
-
-	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
-	ck_assert_uint_le(ci.unwind_size, sizeof blob);
-	memcpy(blob, ci.unwind, ci.unwind_size);
-	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
-	ci.unwind = blob;
-	ci.method = (void *)0xf0f0;
-	ci.flags = funclet_flags;
-	ci.parent = &method_a;
-	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	sb_reregister(w, F_START, (void *)0xf0f0, funclet_flags, &method_a);
 }
 
 /* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
