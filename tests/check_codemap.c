@@ -315,8 +315,19 @@ START_TEST(test_bad_args)
 	ci.unwind_size = 0;
 	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);
 	ci = method(0x1000, 0x10);
-	ci.flags = 0x80;
+	ci.flags = 0x100;
 	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* unknown flag */
+	ci = method(0x1000, 0x10);
+	ci.flags = SW_CODE_PERSONALITY;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_INVAL);          /* only on native code */
+	/* Kept, and given back, on native code. */
+	ci = method(0x1000, 0x10);
+	ci.flags = SW_CODE_NATIVE | SW_CODE_PERSONALITY;
+	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_OK);
+	memset(&out, 0, sizeof out);
+	ck_assert_int_eq(sw_codemap_find(map, 0x1008, &out), SW_OK);
+	ck_assert_uint_eq(out.flags, SW_CODE_NATIVE | SW_CODE_PERSONALITY);
+	ck_assert_int_eq(sw_codemap_remove(map, 0x1000), SW_OK);
 	ci = method(0x1000, (uint64_t)SW_SWU_MAX_CODE_SIZE + 1);
 	ck_assert_int_eq(sw_codemap_add(map, &ci), SW_E_LIMIT);
 	memset(junk, 0xff, sizeof(junk));

@@ -280,6 +280,17 @@ struct runtime {
 	int walks;
 };
 
+/* A world with program p laid out, and a runtime for it with its tracker beneath the throw. */
+static void set_up(sb_world *w, struct runtime *rt, const struct prog *p)
+{
+	sb_init(w);
+	lay_out(w, p);
+	memset(rt, 0, sizeof *rt);
+	rt->w = w;
+	rt->p = p;
+	rt->tracker = CFA(p->nframes - 1) - 96 - 0x400;
+}
+
 static int frame_index(const sw_eh_site *site)
 {
 	for (int i = 0; i < MAX_FRAMES; i++)
@@ -428,12 +439,7 @@ static void run_program(unsigned seed)
 	in.target_f = in.target_d = -1;
 	r = interp_run(&in, 0, 0);
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = CFA(p.nframes - 1) - 96 - 0x400;
+	set_up(&w, &rt, &p);
 	st = sw_exception_dispatch(&w.thread, &w.seed, p.type, &ops, &rt, rt.tracker, 0, &res);
 	expect_same_events(&in.ev, &rt.ev, seed);
 	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);             /* the tracker is unlinked */
@@ -484,18 +490,102 @@ START_TEST(dispatch_nested_by_hand)
 		{ E_FAULT, 2, 1 }, { E_FAULT, 1, 0 }, { E_FINALLY, 0, 1 }, { E_HANDLER, 0, 0 },
 	};
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = CFA(2) - 96 - 0x400;
+	set_up(&w, &rt, &p);
 	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 2, &ops, &rt, rt.tracker, 0, &res),
 	                 SW_OK);
 	ck_assert_int_eq(rt.ev.n, 6);
 	for (int i = 0; i < 6; i++)
 		ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
 	ck_assert_ptr_eq(res.method, &method_handles[0]);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The Frames the second pass pops: only those below the SP the catch
+ * resumes on.  Frame 1 has a finally and an InlinedCallFrame, frame 0 the
+ * catch and an InlinedCallFrame of its own: frame 1's is unlinked, frame
+ * 0's stays, inactive (frame 1 called directly), or active (frame 0 is in
+ * a P/Invoke whose native code called frame 1).
+ */
+#define ICF_IN(i) (CFA(i) - 80)
+
+START_TEST(dispatch_pops_frames_below_resume_sp)
+{
+	struct prog p = { 2, 1, {
+		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
+		{ 1, { { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } } } };
+	static const struct event want[] = { { E_FINALLY, 1, 0 }, { E_HANDLER, 0, 0 } };
+
+	for (int active = 0; active < 2; active++) {
+		uint64_t none[SW_ICF_FIELDS] = { 0, 0, 0, 0 };
+		uint64_t in_call[SW_ICF_FIELDS] = { 0x1c8, CFA(0) - 96, METHOD_AT(0) + SITE + 1,
+		                                    CFA(0) - 16 };
+		struct runtime rt;
+		sw_exception_result res;
+		sb_world w;
+
+		set_up(&w, &rt, &p);
+		sb_frame(&w, ICF_IN(0), 0, SW_FRAME_INLINED_CALL, 0, active ? in_call : none,
+		         SW_ICF_FIELDS);
+		sb_frame(&w, ICF_IN(1), ICF_IN(0), SW_FRAME_INLINED_CALL, 0, none, SW_ICF_FIELDS);
+		sb_put(&w, SB_HEAD_SLOT, ICF_IN(1));
+		if (active) {
+			/* Frame 1 returns into the native code frame 0's P/Invoke called. */
+			sb_put(&w, CFA(1) - 8, SB_NATIVE_IP + 0x40);
+			rt.damaged = 1;         /* walk_one's expectations assume direct calls */
+		}
+		ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker, 0,
+		                                       &res), SW_OK);
+		ck_assert_int_eq(rt.ev.n, 2);
+		for (int i = 0; i < 2; i++)
+			ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
+		ck_assert_ptr_eq(res.method, &method_handles[0]);
+		ck_assert_uint_eq(sw_context_sp(&res.resume), CFA(0) - 96);
+		ck_assert_msg(sb_get(&w, SB_HEAD_SLOT) == ICF_IN(0),
+		              "%s ICF in the handling frame: head %#llx, want %#llx",
+		              active ? "active" : "inactive",
+		              (unsigned long long)sb_get(&w, SB_HEAD_SLOT),
+		              (unsigned long long)ICF_IN(0));
+		ck_assert_uint_eq(sb_get(&w, ICF_IN(0)), 0);
+		sb_fini(&w);
+	}
+}
+END_TEST
+
+/*
+ * A native frame between the throw and the catch whose personality
+ * routine has work there (a C++ frame with destructors): the dispatch
+ * cannot run it, and stops in the first pass before any funclet runs
+ * rather than unwind past the destructors.  The same frame without a
+ * personality is unwound like any native frame.
+ */
+START_TEST(dispatch_stops_at_personality)
+{
+	struct prog p = { 3, 1, {
+		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
+		{ 0, { { 0, 0, 0 } }, 0, { 0, 0, 0 } },
+		{ 1, { { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } } } };
+	static const struct event want[] = { { E_FINALLY, 2, 0 }, { E_HANDLER, 0, 0 } };
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+
+	set_up(&w, &rt, &p);
+	rt.damaged = 1;                 /* walk_one takes every native frame for the throw helper */
+	sb_reflag(&w, METHOD_AT(1), SW_CODE_NATIVE | SW_CODE_PERSONALITY);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker,
+	                                       SW_WALK_NATIVE_FRAMES, &res), SW_E_UNSUPPORTED);
+	ck_assert_int_eq(rt.ev.n, 0);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	sb_reflag(&w, METHOD_AT(1), SW_CODE_NATIVE);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker,
+	                                       SW_WALK_NATIVE_FRAMES, &res), SW_OK);
+	ck_assert_int_eq(rt.ev.n, 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
+	ck_assert_ptr_eq(res.method, &method_handles[0]);
+	ck_assert_uint_eq(res.frames, 2);       /* managed frames: the native one is not counted */
 	sb_fini(&w);
 }
 END_TEST
@@ -511,12 +601,7 @@ START_TEST(dispatch_errors)
 	sb_world w;
 	uint64_t tr = CFA(1) - 96 - 0x400;
 
-	sb_init(&w);
-	lay_out(&w, &p);
-	memset(&rt, 0, sizeof rt);
-	rt.w = &w;
-	rt.p = &p;
-	rt.tracker = tr;
+	set_up(&w, &rt, &p);
 	ck_assert_int_eq(sw_exception_dispatch(NULL, &w.seed, 1, &ops, &rt, tr, 0, &res), SW_E_INVAL);
 	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &no_filter, &rt, tr, 0, &res),
 	                 SW_E_INVAL);
@@ -630,6 +715,8 @@ static Suite *dispatch_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dispatch_matches_interpreter);
 	tcase_add_test(tc, dispatch_nested_by_hand);
+	tcase_add_test(tc, dispatch_pops_frames_below_resume_sp);
+	tcase_add_test(tc, dispatch_stops_at_personality);
 	tcase_add_test(tc, dispatch_errors);
 #if defined(__x86_64__)
 	tcase_add_test(tc, resume_loads_every_register);

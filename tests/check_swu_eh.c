@@ -440,6 +440,67 @@ START_TEST(eh_hostile)
 END_TEST
 
 /*
+ * The two errors of a short table, as swu(5) draws the line: the blob
+ * ending before the EH byte count the header gives is SW_E_TRUNCATED
+ * (the bytes are missing); a clause count, or a clause, that runs past
+ * that byte count while the bytes are all there is SW_E_BADMETA (the
+ * count and the section's size cannot both be right).
+ */
+static void expect_eh_error(const struct blob *b, sw_status want, const char *what)
+{
+	struct seen s = { .n = 0 };
+	sw_eh_handler h;
+	sw_status st;
+
+	st = sw_swu_validate(b->p, b->len);
+	ck_assert_msg(st == want, "%s: validate gives %s", what, sw_strerror(st));
+	st = sw_swu_eh_clauses(b->p, b->len, collect, &s);
+	ck_assert_msg(st == want, "%s: eh_clauses gives %s", what, sw_strerror(st));
+	st = sw_swu_eh_covering(b->p, b->len, 8, collect, &s);
+	ck_assert_msg(st == want, "%s: eh_covering gives %s", what, sw_strerror(st));
+	st = sw_swu_eh_handler_at(b->p, b->len, CODE + 1, &h);
+	ck_assert_msg(st == want, "%s: eh_handler_at gives %s", what, sw_strerror(st));
+}
+
+START_TEST(eh_truncated_or_badmeta)
+{
+	/* One clause of 12 bytes: handler start, length and token take 3 each. */
+	sw_eh_clause big = { .kind = SW_EH_CATCH, .try_start = 8, .try_end = 12,
+	                     .handler_start = 0x4000, .handler_end = 0x8000, .type_token = 0x4000 };
+	struct raw sec;
+	struct blob b;
+
+	/* A count of 100 where the section holds one clause: fewer than 5 bytes each. */
+	sec = (struct raw){ { 0 }, 0 };
+	put(&sec, 1);
+	uleb(&sec, 100);
+	raw_clause(&sec, &big);
+	b = raw_blob(&sec);
+	expect_eh_error(&b, SW_E_BADMETA, "count 100, one clause");
+	free(b.p);
+	/* A count of 2: 5 bytes each are there, but the second clause is not. */
+	sec = (struct raw){ { 0 }, 0 };
+	put(&sec, 1);
+	uleb(&sec, 2);
+	raw_clause(&sec, &big);
+	ck_assert_uint_eq(sec.n, 2 + 12);
+	b = raw_blob(&sec);
+	expect_eh_error(&b, SW_E_BADMETA, "count 2, one clause");
+	free(b.p);
+	/* The blob cut inside the EH section: its byte count says more than there is. */
+	sec = raw_section(&big, 1);
+	b = raw_blob(&sec);
+	for (size_t cut = 1; cut < sec.n; cut++) {
+		struct blob t = blob_of(b.p, b.len - cut);
+
+		expect_eh_error(&t, SW_E_TRUNCATED, "blob cut in the section");
+		free(t.p);
+	}
+	free(b.p);
+}
+END_TEST
+
+/*
  * Each bad table breaks one rule of swu(5)'s EH section; the validator
  * refuses the blob (SW_E_BADMETA) and the builder the table (SW_E_INVAL,
  * from sw_swu_eh_clause for a clause bad on its own, else from finish).
@@ -699,6 +760,7 @@ static Suite *eh_suite(void)
 	tcase_add_test(tc, eh_old_blobs);
 	tcase_add_test(tc, eh_unknown);
 	tcase_add_test(tc, eh_hostile);
+	tcase_add_test(tc, eh_truncated_or_badmeta);
 	tcase_add_loop_test(tc, eh_rules, 0, sizeof bad_tables / sizeof bad_tables[0]);
 	tcase_add_test(tc, eh_allowed);
 	tcase_add_test(tc, eh_builder_misuse);

@@ -225,18 +225,7 @@ END_TEST
 #define F_START 0x10003000ull
 static void make_funclet_of_a(sb_world *w, uint32_t funclet_flags)
 {
-	sw_code_info ci;
-	unsigned char blob[256];
-
-	ck_assert_int_eq(sw_codemap_find(w->map, F_START, &ci), SW_OK);
-	ck_assert_uint_le(ci.unwind_size, sizeof blob);
-	memcpy(blob, ci.unwind, ci.unwind_size);
-	ck_assert_int_eq(sw_codemap_remove(w->map, F_START), SW_OK);
-	ci.unwind = blob;
-	ci.method = (void *)0xf0f0;
-	ci.flags = funclet_flags;
-	ci.parent = &method_a;
-	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+	sb_reregister(w, F_START, (void *)0xf0f0, funclet_flags, &method_a);
 }
 
 /* Put funclet F (shape B, at F_START) on top of B, called at B+20. */
@@ -869,20 +858,6 @@ START_TEST(async_walks_must_be_asked_for)
 }
 END_TEST
 
-/* Re-register the method at `start` with other code flags (same code and SWU). */
-static void reflag(sb_world *w, uint64_t start, uint32_t flags)
-{
-	sw_code_info ci;
-	unsigned char blob[256];
-
-	ck_assert_int_eq(sw_codemap_find(w->map, start, &ci), SW_OK);
-	memcpy(blob, ci.unwind, ci.unwind_size);
-	ck_assert_int_eq(sw_codemap_remove(w->map, start), SW_OK);
-	ci.unwind = blob;
-	ci.flags = flags;
-	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
-}
-
 static sw_walk_action trust_cb(const sw_crawl_frame *cf, void *data)
 {
 	recording *r = data;
@@ -902,7 +877,7 @@ START_TEST(native_frames)
 
 	sb_init(&w);
 	lay_out_b_over_a(&w, &a, &b);
-	reflag(&w, A_START, SW_CODE_NATIVE);
+	sb_reflag(&w, A_START, SW_CODE_NATIVE);
 
 	memset(&r, 0, sizeof r);
 	ck_assert_int_eq(sw_walk_frames(&w.thread, &w.seed, 0, trust_cb, &r,
@@ -998,7 +973,7 @@ static void lay_out_signal(sb_world *w, sb_extra_fn a_gc_info)
 	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
 	/* The handler H (native, shape B) "returns" to the trampoline. */
 	h = sb_add_method_b(w, H_START, (void *)0x4a4a);
-	reflag(w, H_START, SW_CODE_NATIVE);
+	sb_reflag(w, H_START, SW_CODE_NATIVE);
 	sb_put(w, SIG_UC - 8, T_START);
 	sb_put(w, SIG_UC - 16, 0x12);
 	sb_put(w, SIG_UC - 24, 0x34);
@@ -1140,11 +1115,11 @@ START_TEST(outermost_function)
 
 	sb_init(&w);
 	lay_out_b_over_a(&w, &a, &b);
-	reflag(&w, A_START, SW_CODE_OUTERMOST);
+	sb_reflag(&w, A_START, SW_CODE_OUTERMOST);
 	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
 	ck_assert_int_eq(r.n, 2);
 	ck_assert_ptr_eq(r.f[1].method, &method_a);
-	reflag(&w, A_START, SW_CODE_OUTERMOST | SW_CODE_NATIVE);
+	sb_reflag(&w, A_START, SW_CODE_OUTERMOST | SW_CODE_NATIVE);
 	walk(&w, &w.seed, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_NATIVE_FRAMES, &r);
 	ck_assert_int_eq(r.n, 3);          /* B, the marker, A */
 	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_FRAME);
@@ -1252,11 +1227,11 @@ START_TEST(frame_pointer_record_checks)
 
 	sb_init(&w);
 	sb_add_method_b(&w, CODE_C, NULL);
-	reflag(&w, CODE_C, SW_CODE_NATIVE);
+	sb_reflag(&w, CODE_C, SW_CODE_NATIVE);
 	sb_add_method_b(&w, CODE_STUB, NULL);
-	reflag(&w, CODE_STUB, SW_CODE_NATIVE);
+	sb_reflag(&w, CODE_STUB, SW_CODE_NATIVE);
 	sb_add_method_b(&w, CODE_D, NULL);
-	reflag(&w, CODE_D, SW_CODE_NATIVE);
+	sb_reflag(&w, CODE_D, SW_CODE_NATIVE);
 	put_code(&w, CODE_STUB, jmp_got, sizeof jmp_got);
 
 	/* The return address goes back from C's direct call to D: the record is D's caller's. */
@@ -1339,7 +1314,7 @@ START_TEST(icf_into_native_dead_end)
 
 	sb_init(&w);
 	lay_out_a(&w, &a);
-	reflag(&w, A_START, SW_CODE_NATIVE);
+	sb_reflag(&w, A_START, SW_CODE_NATIVE);
 	b = sb_add_method_b(&w, B_START, &method_b);
 	fields[1] = w.thread.stack_hi - 8;
 	sb_frame(&w, icf, 0, SW_FRAME_INLINED_CALL, 0, fields, 4);

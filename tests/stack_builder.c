@@ -112,6 +112,30 @@ sb_method sb_add_method_b_ex(sb_world *w, uint64_t start, void *handle, sb_extra
 	return m;
 }
 
+void sb_reregister(sb_world *w, uint64_t start, void *method, uint32_t flags, void *parent)
+{
+	sw_code_info ci;
+	unsigned char blob[256];
+
+	ck_assert_int_eq(sw_codemap_find(w->map, start, &ci), SW_OK);
+	ck_assert_uint_le(ci.unwind_size, sizeof blob);
+	memcpy(blob, ci.unwind, ci.unwind_size);
+	ck_assert_int_eq(sw_codemap_remove(w->map, start), SW_OK);
+	ci.unwind = blob;
+	ci.method = method;
+	ci.flags = flags;
+	ci.parent = parent;
+	ck_assert_int_eq(sw_codemap_add(w->map, &ci), SW_OK);
+}
+
+void sb_reflag(sb_world *w, uint64_t start, uint32_t flags)
+{
+	sw_code_info ci;
+
+	ck_assert_int_eq(sw_codemap_find(w->map, start, &ci), SW_OK);
+	sb_reregister(w, start, ci.method, flags, ci.parent);
+}
+
 void sb_frame(sb_world *w, uint64_t addr, uint64_t next, uint32_t type, uint32_t attrs,
               const uint64_t *fields, unsigned nfields)
 {

@@ -50,6 +50,11 @@ typedef void (*sb_extra_fn)(sw_swu_builder *b);
 sb_method sb_add_method_a_ex(sb_world *w, uint64_t start, void *handle, sb_extra_fn extra);
 sb_method sb_add_method_b_ex(sb_world *w, uint64_t start, void *handle, sb_extra_fn extra);
 
+/* Register the method at `start` again, the same code and blob, with this handle, flags, parent. */
+void sb_reregister(sb_world *w, uint64_t start, void *method, uint32_t flags, void *parent);
+/* The same, keeping its handle and parent: other SW_CODE_* flags only. */
+void sb_reflag(sb_world *w, uint64_t start, uint32_t flags);
+
 /* Write a Frame header at addr and its fields (pointer-sized). */
 void sb_frame(sb_world *w, uint64_t addr, uint64_t next, uint32_t type, uint32_t attrs,
               const uint64_t *fields, unsigned nfields);

@@ -46,11 +46,17 @@ sw_status swu_eh_open(const void *blob, size_t size, struct swu_eh_reader *er)
 	er->r.p++;
 	if ((st = swu_read_uleb(&er->r, &er->count)) != SW_OK)
 		return st;
-	/* The flag says there is a clause; the bytes must hold them all. */
+	/*
+	 * The flag says there is a clause; the bytes must hold them all.
+	 * They are all there (swu_read_eh_section found the blob long enough
+	 * for the section's byte count, else SW_E_TRUNCATED): a count they
+	 * cannot hold contradicts that byte count, as epilog ops overrunning
+	 * theirs do in decoder.c, so the metadata is bad.
+	 */
 	if (er->count == 0 || er->count > SW_SWU_MAX_EH_CLAUSES)
 		return SW_E_BADMETA;
 	if ((size_t)(er->r.end - er->r.p) < (size_t)er->count * SWU_EH_CLAUSE_MIN_BYTES)
-		return SW_E_TRUNCATED;
+		return SW_E_BADMETA;
 	return SW_OK;
 }
 
@@ -99,6 +105,16 @@ sw_status swu_eh_check_clause(const sw_eh_clause *c)
 	return SW_OK;
 }
 
+/*
+ * A clause runs past the section's byte count: not the blob's end, which
+ * swu_eh_open checked, but a count or a clause the section's size
+ * contradicts.
+ */
+static sw_status overran(sw_status st)
+{
+	return st == SW_E_TRUNCATED ? SW_E_BADMETA : st;
+}
+
 sw_status swu_eh_next(struct swu_eh_reader *er, sw_eh_clause *c)
 {
 	struct swu_reader *r = &er->r;
@@ -109,7 +125,7 @@ sw_status swu_eh_next(struct swu_eh_reader *er, sw_eh_clause *c)
 	if (er->index >= er->count)
 		return SW_E_NOTFOUND;
 	if (r->p >= r->end)
-		return SW_E_TRUNCATED;
+		return SW_E_BADMETA;
 	b = *r->p++;
 	memset(c, 0, sizeof *c);
 	c->kind = b & SWU_EH_KIND_MASK;
@@ -118,10 +134,10 @@ sw_status swu_eh_next(struct swu_eh_reader *er, sw_eh_clause *c)
 		return SW_E_UNSUPPORTED;
 	if ((st = read_range(r, &c->try_start, &c->try_end)) != SW_OK ||
 	    (st = read_range(r, &c->handler_start, &c->handler_end)) != SW_OK)
-		return st;
+		return overran(st);
 	if ((c->kind == SW_EH_CATCH || c->kind == SW_EH_FILTER) &&
 	    (st = swu_read_uleb(r, &operand)) != SW_OK)
-		return st;
+		return overran(st);
 	if (c->kind == SW_EH_CATCH)
 		c->type_token = operand;
 	else if (c->kind == SW_EH_FILTER)

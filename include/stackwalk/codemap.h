@@ -28,8 +28,11 @@ enum {
 	SW_CODE_ANALYZED = 8,   /* native code whose SWU came from instruction analysis, not CFI */
 	SW_CODE_SIGNAL_TRAMPOLINE = 16, /* the kernel's signal return trampoline (__restore_rt) */
 	SW_CODE_OUTERMOST = 32, /* a thread's first function (_start, clone's child): nothing called it */
-	SW_CODE_NOT_IMPORTED = 64 /* a lazy module's function whose rules are not imported yet:
-	                           * no blob; a walk stops there with SW_E_NOTIMPORTED */
+	SW_CODE_NOT_IMPORTED = 64, /* a lazy module's function whose rules are not imported yet:
+	                            * no blob; a walk stops there with SW_E_NOTIMPORTED */
+	SW_CODE_PERSONALITY = 128 /* native code whose CFI names a personality routine with work
+	                           * there (C++ destructors or catches, C cleanups): exception
+	                           * dispatch cannot run it and stops (SW_E_UNSUPPORTED) */
 };
 
 /* What a lookup returns (the CLR's EECodeInfo). */

@@ -116,8 +116,11 @@ typedef struct sw_exception_result {
  * to resume with sw_context_resume; SW_E_NOTFOUND when no clause handles
  * the exception (no funclet then ran but filters: an unhandled
  * exception, as CoreCLR's, runs no second pass); SW_E_UNSUPPORTED for a
- * throw out of a funclet (nested exceptions are not handled yet); a walk's
- * or a blob's error, or a callback's.  Allocates nothing; funclets run
+ * throw out of a funclet (nested exceptions are not handled yet), or for
+ * a native frame flagged SW_CODE_PERSONALITY in the way (its cleanups
+ * only its personality routine can run; found in the first pass, before
+ * any funclet but filters ran); a walk's or a blob's error, or a
+ * callback's.  Allocates nothing; funclets run
  * inside the code map's read section.
  */
 SW_API sw_status sw_exception_dispatch(const sw_thread *t, const sw_context *start,

@@ -286,7 +286,8 @@ static inline void entry_info(const struct codemap_entry *e, uint64_t start, uin
 	out->size = size;
 	out->unwind = entry_blob(e);
 	out->unwind_size = e->unwind_size;
-	out->flags = (e->bits >> CODEMAP_ENTRY_FLAG_SHIFT) & CODEMAP_ENTRY_FLAG_MASK;
+	out->flags = ((e->bits >> CODEMAP_ENTRY_FLAG_SHIFT) & CODEMAP_ENTRY_FLAG_MASK) |
+	             ((e->bits & CODEMAP_ENTRY_PERSONALITY) ? SW_CODE_PERSONALITY : 0);
 	out->parent = entry_parent(e);
 }
 
@@ -898,7 +899,10 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 		return SW_E_INVAL;      /* start + size would wrap */
 	if (info->flags & ~(uint32_t)(SW_CODE_FUNCLET | SW_CODE_FILTER | SW_CODE_NATIVE |
 	                              SW_CODE_ANALYZED | SW_CODE_SIGNAL_TRAMPOLINE |
-	                              SW_CODE_OUTERMOST))
+	                              SW_CODE_OUTERMOST | SW_CODE_PERSONALITY))
+		return SW_E_INVAL;
+	/* A personality routine is native code's (CFI); managed code has EH clauses. */
+	if ((info->flags & SW_CODE_PERSONALITY) && !(info->flags & SW_CODE_NATIVE))
 		return SW_E_INVAL;
 	/* No blob can describe more code than this; it also bounds the pages
 	 * (and so the memory) one method can occupy. */
@@ -924,12 +928,14 @@ static sw_status check_info(const sw_code_info *info, struct swu_body_rule *body
 static struct codemap_entry *entry_new(sw_codemap *map, const sw_code_info *info,
                                        const struct swu_body_rule *body, const uint32_t *saved)
 {
-	uint32_t bits = info->flags << CODEMAP_ENTRY_FLAG_SHIFT, shape;
+	uint32_t bits = (info->flags & CODEMAP_ENTRY_FLAG_MASK) << CODEMAP_ENTRY_FLAG_SHIFT, shape;
 	const uint32_t run[4] = { body->lo, body->hi, body->lo2, body->hi2 };
 	struct codemap_entry *e;
 	size_t head = CODEMAP_ENTRY_HEAD;
 	uint8_t *at;
 
+	if (info->flags & SW_CODE_PERSONALITY)
+		bits |= CODEMAP_ENTRY_PERSONALITY;
 	if (body->lo < body->hi && swi_shapes_intern(&map->shapes, body, saved, &shape) == SW_OK) {
 		bits |= shape + 1;
 		if ((run[0] | run[1]) > 0xffff || run[2] != run[3])

@@ -53,6 +53,7 @@ struct codemap_entry {
 
 #define CODEMAP_ENTRY_SHAPE      0x003fffffu    /* the shape's number + 1; 0: no body rule */
 #define CODEMAP_ENTRY_SIZE       (UINT32_C(1) << 22)    /* the size is not the blob's code size */
+#define CODEMAP_ENTRY_PERSONALITY (UINT32_C(1) << 23)   /* SW_CODE_PERSONALITY, past the mask */
 #define CODEMAP_ENTRY_FLAG_SHIFT 24             /* SW_CODE_* in bits 24-29 */
 #define CODEMAP_ENTRY_FLAG_MASK  0x3fu
 #define CODEMAP_ENTRY_RUNS       (UINT32_C(1) << 30)    /* a second run, or an offset above 0xffff */

@@ -143,6 +143,15 @@ static sw_status frame_site(struct dispatch *d, const sw_crawl_frame *cf, int *u
 	const sw_regdisplay *rd;
 
 	*usable = 0;
+	/*
+	 * A native frame whose personality routine has cleanups or catches
+	 * (C++ destructors): libgcc's unwinder would call it in both phases,
+	 * this dispatcher cannot, and unwinding past it would skip them.
+	 */
+	if (sw_crawl_frame_state(cf) == SW_STATE_NATIVE_FRAME) {
+		code = sw_crawl_frame_code_info(cf);
+		return code && (code->flags & SW_CODE_PERSONALITY) ? SW_E_UNSUPPORTED : SW_OK;
+	}
 	if (sw_crawl_frame_state(cf) != SW_STATE_FRAMELESS)
 		return SW_OK;
 	if (!(code = sw_crawl_frame_code_info(cf)) || !code->unwind)
@@ -248,6 +257,40 @@ static int second_pass_clause(void *data, uint32_t index, const sw_eh_clause *c)
 	return 0;
 }
 
+/*
+ * Unlink the Frames below `sp` from the thread's list.  As CoreCLR's
+ * PopExplicitFrames (vm/exceptionhandling.cpp), called from
+ * CallCatchFunclet with the SP the catch resumes on, the bound is the
+ * frame's own SP: a Frame that lies inside the frame, between its SP and
+ * its caller's (an InlinedCallFrame its prolog linked, active or not),
+ * belongs to code that goes on running and stays linked.  The list
+ * ascends the stack, so the Frames to pop are its first ones.
+ */
+static sw_status pop_frames_below(const struct dispatch *d, uint64_t sp)
+{
+	unsigned p = d->a->ptr_size;
+	uint64_t frame, next;
+	sw_status st;
+
+	if (!d->t->frame_head)
+		return SW_OK;               /* no Frame list */
+	if ((st = swi_read_ptr(d->t->memory, p, d->t->frame_head, &frame)) != SW_OK)
+		return st;
+	while (frame != 0 && frame < sp) {
+		/* The walk passed these Frames; still, garbage may have come in since. */
+		if ((frame & (p - 1)) || frame < d->t->stack_lo || frame >= d->t->stack_hi)
+			return SW_E_BADFRAME;
+		if ((st = swi_read_ptr(d->t->memory, p, frame, &next)) != SW_OK)
+			return st;
+		if (next != 0 && next <= frame)
+			return SW_E_FRAMECYCLE;
+		if ((st = swi_write_ptr(d->t->memory, p, d->t->frame_head, next)) != SW_OK)
+			return st;
+		frame = next;
+	}
+	return SW_OK;
+}
+
 /* The walk's own end: an error, or SW_E_NOTFOUND when it ran out of frames. */
 static sw_status walk_end(sw_iter *it, int r)
 {
@@ -291,9 +334,10 @@ static sw_status first_pass(struct dispatch *d, const sw_context *start, unsigne
 
 /*
  * Second pass: unwind frame by frame to the handling one, running finally
- * and fault funclets and popping the Frames passed (POPFRAMES: CoreCLR
- * pops the explicit Frames below the frame a funclet is called for), then
- * run the catch and give back where to resume.
+ * and fault funclets, then run the catch and give back where to resume.
+ * Before a managed frame's funclets run, the Frames below its SP are
+ * popped (pop_frames_below), not every Frame the walk passes
+ * (POPFRAMES would unlink those inside the handling frame too).
  */
 static sw_status second_pass(struct dispatch *d, const sw_context *start, unsigned flags,
                              sw_exception_result *out)
@@ -304,7 +348,7 @@ static sw_status second_pass(struct dispatch *d, const sw_context *start, unsign
 	int r, usable;
 
 	d->pass = 2;
-	if ((st = sw_iter_init(&it, d->t, start, 0, flags | SW_WALK_POPFRAMES)) != SW_OK)
+	if ((st = sw_iter_init(&it, d->t, start, 0, flags)) != SW_OK)
 		return st;
 	out->frames = 0;
 	while ((r = sw_iter_next(&it)) == 1) {
@@ -322,7 +366,13 @@ static sw_status second_pass(struct dispatch *d, const sw_context *start, unsign
 		}
 		out->frames++;
 		handling = sw_context_sp(d->site.regs) == d->found_sp;
-		/* Frames up to here are unwound: walks from these funclets start at this one. */
+		/*
+		 * Frames up to here are unwound: their Frames go, and walks from
+		 * these funclets start at this one.  In the handling frame its SP
+		 * is the one the catch resumes on.
+		 */
+		if ((st = pop_frames_below(d, sw_context_sp(d->site.regs))) != SW_OK)
+			break;
 		if ((st = tracker_at(d, d->site.regs, !sw_crawl_frame_is_first(cf) &&
 		                     !sw_crawl_frame_has_faulted(cf))) != SW_OK)
 			break;
