@@ -2,7 +2,7 @@
  * check_backtrace.c - sw_backtrace against the walk it stands for.
  *
  * sw_backtrace must give, frame for frame, the IP and SP of every frame
- * with code that sw_walk_frames with QUICKUNWIND reports, and fail where
+ * with code that sw_walk_frames with ADDRESSES_ONLY reports, and fail where
  * and as that walk fails.  Its fast loop and its rule table are the risk,
  * so the reference here is always the callback walk, on thousands of
  * synthetic stacks of each architecture (loop test number _i is the arch
@@ -45,7 +45,7 @@ static sw_walk_action record_code_frame(const sw_crawl_frame *cf, void *data)
 	return SW_CONTINUE;
 }
 
-/* The reference: the callback walk, QUICKUNWIND; -1 when it could not start. */
+/* The reference: the callback walk, ADDRESSES_ONLY; -1 when it could not start. */
 static int reference(const sw_thread *t, const sw_context *start, uint64_t start_frame,
                      unsigned flags, struct trace *out)
 {
@@ -53,7 +53,7 @@ static int reference(const sw_thread *t, const sw_context *start, uint64_t start
 
 	memset(out, 0, sizeof *out);
 	a = sw_walk_frames(t, start, start_frame, record_code_frame, out,
-	                   flags | SW_WALK_QUICKUNWIND, &out->err);
+	                   flags | SW_WALK_ADDRESSES_ONLY, &out->err);
 	if (a == SW_FAILED && out->err.status != SW_OK && out->n == 0 && out->err.depth == 0 &&
 	    out->err.ip == 0 && out->err.sp == 0)
 		return -1;      /* perhaps sw_iter_init refused it: sw_backtrace must too */

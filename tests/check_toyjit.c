@@ -27,7 +27,7 @@
 #include "x64_emit.h"
 
 #define BIT(r) (1ull << (r))
-#define MAX_WALKS 8
+#define MAX_WALKS 12
 
 /* The thread's list heads side by side, as a runtime's thread block holds them. */
 static __thread struct {
@@ -123,6 +123,7 @@ static const unsigned all_flags[] = {
 	SW_WALK_FUNCTIONSONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
 	SW_WALK_QUICKUNWIND | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
 	SW_WALK_LIGHTUNWIND,
+	SW_WALK_ADDRESSES_ONLY | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
 	SW_WALK_HANDLESKIPPEDFRAMES | SW_WALK_NOTIFY_ON_U2M_TRANSITIONS,
 };
 
@@ -301,7 +302,7 @@ START_TEST(test_caller_registers)
 
 	g.nflags = 2;
 	g.flags[0] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS;
-	g.flags[1] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_QUICKUNWIND;
+	g.flags[1] = SW_WALK_NOTIFY_ON_U2M_TRANSITIONS | SW_WALK_ADDRESSES_ONLY;
 	ck_assert_int_eq(toyjit_run(jit, 9, -1), SW_OK);
 	last = &g.walks[0]->frames[g.walks[0]->n - 1];
 	ck_assert_uint_eq(last->state, SW_STATE_NATIVE_MARKER);
@@ -320,7 +321,7 @@ START_TEST(test_caller_registers)
 			ck_assert_uint_eq(f->regs[r], toyjit_shadow_reg(s, r));
 		}
 	}
-	/* QUICKUNWIND restores only IP, SP and the frame pointer. */
+	/* ADDRESSES_ONLY restores only IP, SP and the frame pointer. */
 	last = &g.walks[1]->frames[g.walks[1]->n - 1];
 	ck_assert(last->valid & BIT(SW_X64_RBP));
 	ck_assert_uint_eq(last->regs[SW_X64_RBP], jit->entry_regs[SW_X64_RBP]);

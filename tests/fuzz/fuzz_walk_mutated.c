@@ -319,7 +319,7 @@ static void walk(struct world *w, unsigned flags, unsigned mode)
 	}
 }
 
-/* The IPs and SPs of the frames with code, as the QUICKUNWIND callback walk reports them. */
+/* The IPs and SPs of the frames with code, as the ADDRESSES_ONLY callback walk reports them. */
 #define BT_MAX 256
 struct code_frames {
 	uint64_t ip[BT_MAX], sp[BT_MAX];
@@ -362,7 +362,7 @@ static void backtrace_agrees(struct world *w, unsigned flags, unsigned mode)
 	}
 	flags &= ~(unsigned)SW_WALK_POPFRAMES;          /* a walk that unlinks changes the next */
 	want.n = 0;
-	a = sw_walk_frames(&w->thread, start, 0, record_code_frame, &want, flags | SW_WALK_QUICKUNWIND,
+	a = sw_walk_frames(&w->thread, start, 0, record_code_frame, &want, flags | SW_WALK_ADDRESSES_ONLY,
 	                   &want_err);
 	for (int pass = 0; pass < 2; pass++) {
 		n = sw_backtrace(&w->thread, start, 0, flags, got.ip, got.sp, BT_MAX,
