@@ -43,6 +43,8 @@ struct naming {
 	sw_names *names;                /* NULL: by the report's symbols only */
 	const struct name_options *opt;
 	int pid;                        /* a live process's, for its threads' names; 0 for a core */
+	char core_name[16];             /* a core's process name (NT_PRPSINFO): its main thread's */
+	int core_pid;
 	struct perf_map perf;           /* a live process's /tmp/perf-PID.map, if it has one */
 	char perf_path[64];
 };
@@ -91,13 +93,21 @@ static size_t frame_names(const struct naming *nm, const sw_hang_frame *f, int e
 	return n;
 }
 
+/* A thread's name: a live one's comm, a core's main thread's NT_PRPSINFO name, or "". */
+static void thread_name(const struct naming *nm, int tid, char *name, size_t len)
+{
+	name[0] = '\0';
+	if (nm->pid)
+		read_thread_name(nm->pid, tid, name, len);
+	else if (nm->core_name[0] && tid == nm->core_pid)
+		snprintf(name, len, "%s", nm->core_name);
+}
+
 static void print_thread_name(const struct naming *nm, int tid)
 {
 	char name[64];
 
-	if (!nm->pid)
-		return;
-	read_thread_name(nm->pid, tid, name, sizeof name);
+	thread_name(nm, tid, name, sizeof name);
 	if (!name[0])
 		return;
 	fputs(" \"", stdout);
@@ -269,9 +279,7 @@ static void json_thread(const sw_hang_report *r, size_t i, const struct naming *
 
 	if (sw_hang_report_thread(r, i, &t) != SW_OK)
 		return;
-	name[0] = '\0';
-	if (nm->pid)
-		read_thread_name(nm->pid, t.tid, name, sizeof name);
+	thread_name(nm, t.tid, name, sizeof name);
 	printf("\n    {\"tid\": %d, \"name\": ", t.tid);
 	json_string(name[0] ? name : NULL);
 	printf(", \"class\": \"%s\", \"state\": ", sw_hang_class_name(t.cls));
@@ -477,9 +485,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static sw_status analyze_core(const struct options *o, sw_hang_report **r)
+static sw_status analyze_core(const struct options *o, sw_hang_report **r, struct naming *nm)
 {
 	sw_core *core = NULL;
+	const char *name;
 	sw_status st;
 
 	errno = 0;      /* target_file_failure reads the cause from it */
@@ -496,6 +505,8 @@ static sw_status analyze_core(const struct options *o, sw_hang_report **r)
 	}
 	if ((st = sw_hang_analyze_core(core, &o->hang, r)) != SW_OK)
 		fprintf(stderr, "%s: %s: %s\n", progname, o->core, sw_strerror(st));
+	if ((name = sw_core_process_name(core, &nm->core_pid)) != NULL)
+		snprintf(nm->core_name, sizeof nm->core_name, "%s", name);
 	sw_core_close(core);
 	return st;
 }
@@ -517,7 +528,7 @@ int main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if (o.core) {
-		st = analyze_core(&o, &r);
+		st = analyze_core(&o, &r, &nm);
 	} else {
 		snprintf(name, sizeof name, "%d", o.pid);
 		if ((st = sw_hang_analyze_process(o.pid, &o.hang, &r)) != SW_OK)

@@ -139,6 +139,8 @@ struct tool {
 	struct jit_lists jit;           /* the objects JITs registered for gdb */
 	struct perf_map perf;           /* names of code nothing else describes (a JIT's perf map) */
 	char perf_path[64];             /* the process's own map: /tmp/perf-PID.map */
+	const char *core_name;          /* a core's process name (NT_PRPSINFO), its main thread's */
+	int core_pid;
 	int exit_code;
 };
 
@@ -212,6 +214,7 @@ static int open_core(struct tool *tl, sw_core **core)
 	                         sw_core_module_count(*core), core_thread, core_file, core_bounds,
 	                         sw_core_memory(*core), *core, NULL, 0, 0 };
 	tl->t.auxv = swstack_core_auxv(tl->opt.core, &tl->t.auxv_len, &tl->t.auxv_word);
+	tl->core_name = sw_core_process_name(*core, &tl->core_pid);
 	return 0;
 }
 
@@ -1271,10 +1274,12 @@ static int walk_all(struct tool *tl)
 		}
 		if (w.failed)
 			tl->exit_code = EXIT_WALK_FAILED;
-		/* A core's notes name only the process (NT_PRPSINFO), not its threads. */
+		/* A core's notes name only the process (NT_PRPSINFO): its main thread. */
 		thread_name[0] = '\0';
 		if (tl->opt.pid)
 			read_thread_name(tl->opt.pid, tid, thread_name, sizeof thread_name);
+		else if (tl->core_name && tid == tl->core_pid)
+			snprintf(thread_name, sizeof thread_name, "%s", tl->core_name);
 		if (tl->opt.json)
 			print_json(tl, (unsigned)walked, tid, thread_name, &named);
 		else

@@ -206,6 +206,51 @@ START_TEST(empty_notes_skipped)
 }
 END_TEST
 
+/* An x86-64 NT_PRPSINFO (136 bytes): pid at 24, pr_fname at 40. */
+static void put_prpsinfo(struct core_buf *b, uint32_t size, uint32_t pid, const char *name)
+{
+	unsigned char d[200] = { 0 };
+
+	memcpy(d + 24, &pid, 4);
+	memcpy(d + 40, name, strlen(name) < 16 ? strlen(name) : 16);
+	put_note(b, 3, d, size);
+}
+
+/*
+ * The process's name from NT_PRPSINFO (sw_core_process_name): none
+ * without the note; one of the wrong size is passed over, the first
+ * well-formed one wins over a repeated one, and a name that fills all 16
+ * bytes without a NUL is cut to 15.
+ */
+START_TEST(process_name_note)
+{
+	struct core_buf b = core_with_files(1, 1, "/x"), notes = { 0 };
+	sw_core *c = NULL;
+	const char *name;
+	int pid = 0;
+
+	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
+	ck_assert_ptr_null(sw_core_process_name(c, &pid));
+	sw_core_close(c);
+	ck_assert_ptr_null(sw_core_process_name(NULL, &pid));
+
+	put_prpsinfo(&notes, 100, 7, "short");                  /* truncated: ignored */
+	put_prpsinfo(&notes, 136, 4242, "0123456789abcdefXYZ");  /* no NUL in 16 bytes */
+	put_prpsinfo(&notes, 136, 99, "second");                /* repeated: ignored */
+	grow_notes(&b, notes.p, notes.len);
+	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
+	name = sw_core_process_name(c, &pid);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name, "0123456789abcde");
+	ck_assert_int_eq(pid, 4242);
+	ck_assert_ptr_nonnull(sw_core_process_name(c, NULL));
+	ck_assert_uint_eq(sw_core_thread_count(c), 1);
+	sw_core_close(c);
+	free(notes.p);
+	free(b.p);
+}
+END_TEST
+
 /* More notes than any kernel writes for the threads a core may hold: SW_E_LIMIT. */
 START_TEST(note_count_limit)
 {
@@ -422,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, distinct_file_entries_kept);
 	tcase_add_test(tc, file_entries_over_limit);
 	tcase_add_test(tc, empty_notes_skipped);
+	tcase_add_test(tc, process_name_note);
 	tcase_add_test(tc, note_count_limit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("files");

@@ -207,3 +207,8 @@ TESTS += tests/perfmap-node.test
 EXTRA_DIST += tests/perfmap-node.test
 tests/perfmap-node.log: examples/swstack$(EXEEXT) examples/swprof$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/perfmap-node.d
+# A core's main thread named from its NT_PRPSINFO note, as eu-readelf reads it (issue 27).
+TESTS += tests/core-process-name.test
+EXTRA_DIST += tests/core-process-name.test tests/swstack/procname.c
+tests/core-process-name.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
+CLEANFILES += -r tests/core-process-name.d

@@ -77,6 +77,15 @@ SW_API void sw_core_close(sw_core *core);
 /* sw_core_arch - the architecture of the dumped program. */
 SW_API sw_arch sw_core_arch(const sw_core *core);
 
+/*
+ * sw_core_process_name - the process's name as its NT_PRPSINFO note gives
+ * it (at most 15 bytes: the main thread's name when it was dumped; the
+ * target's data, which may hold any byte but NUL), and its id in *pid
+ * (optional); NULL when the core has no such note.  Linux cores name no
+ * other thread.  Valid until sw_core_close.
+ */
+SW_API const char *sw_core_process_name(const sw_core *core, int *pid);
+
 /* sw_core_thread_count - the threads of the core (one NT_PRSTATUS each). */
 SW_API unsigned sw_core_thread_count(const sw_core *core);
 

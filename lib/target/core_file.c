@@ -89,6 +89,10 @@ struct sw_core {
 	int has_entry;
 	uint64_t vdso;                  /* AT_SYSINFO_EHDR from NT_AUXV, or 0 */
 	int seen_file_note;
+	/* From the first well-formed NT_PRPSINFO note: the process's id and name. */
+	int has_process;
+	int process_pid;
+	char process_name[SWI_PRPSINFO_NAME];
 };
 
 static unsigned prot_from_pflags(GElf_Word f)
@@ -330,6 +334,12 @@ static sw_status read_note(sw_core *c, uint32_t type, const unsigned char *desc,
 		if (c->nthreads == 0)
 			return SW_OK;
 		return swi_prfpreg_decode(c->arch, desc, len, &c->threads[c->nthreads - 1].ctx);
+	case SWI_NT_PRPSINFO:
+		/* The first that decodes: a repeated or malformed one names nothing. */
+		if (!c->has_process &&
+		    swi_prpsinfo_decode(c->arch, desc, len, c->process_name, &c->process_pid) == SW_OK)
+			c->has_process = 1;
+		return SW_OK;
 	case SWI_NT_AUXV:
 		if (swi_auxv_find(c->word, desc, len, SWI_AT_ENTRY, &v) == SW_OK) {
 			c->entry = v;
@@ -683,6 +693,15 @@ SW_API void sw_core_close(sw_core *c)
 SW_API sw_arch sw_core_arch(const sw_core *c)
 {
 	return c ? c->arch : SW_ARCH_NONE;
+}
+
+SW_API const char *sw_core_process_name(const sw_core *c, int *pid)
+{
+	if (!c || !c->has_process)
+		return NULL;
+	if (pid)
+		*pid = c->process_pid;
+	return c->process_name;
 }
 
 SW_API unsigned sw_core_thread_count(const sw_core *c)

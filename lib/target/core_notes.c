@@ -1,12 +1,13 @@
 /*
  * core_notes.c - decode the kernel's per-architecture register layouts and
- * the notes of Linux core files: NT_PRSTATUS, NT_PRFPREG, NT_FILE, NT_AUXV.
+ * the notes of Linux core files: NT_PRSTATUS, NT_PRFPREG, NT_FILE, NT_AUXV, NT_PRPSINFO.
  *
  * The layouts are the kernel's (struct elf_prstatus, user_regs_struct,
  * user_fpsimd_state), written down as offsets so that any host reads any
  * target's notes.  All targets are little-endian.
  */
 #include "config.h"
+#include <string.h>
 #include "util.h"
 #include "core_notes.h"
 
@@ -96,6 +97,28 @@ sw_status swi_prstatus_decode(sw_arch arch, const unsigned char *desc, size_t le
 	*tid = (int)(uint32_t)swi_load_le(desc + PRSTATUS_PID_OFF(w), 4);
 	return swi_user_regs_decode(arch, desc + PRSTATUS_REG_OFF(w),
 	                            len - PRSTATUS_REG_OFF(w), ctx);
+}
+
+/*
+ * struct elf_prpsinfo: four chars, pr_flag (a long), uid and gid, pid,
+ * ppid, pgrp, sid, then pr_fname[16] and pr_psargs[80].  On i386 the long
+ * is 4 bytes and uid and gid 2 each (__kernel_uid_t): 124 bytes, the name
+ * at 28; on x86-64 and AArch64, 136 bytes and the name at 40.
+ */
+sw_status swi_prpsinfo_decode(sw_arch arch, const unsigned char *desc, size_t len,
+                              char name[SWI_PRPSINFO_NAME], int *pid)
+{
+	unsigned w = arch_word(arch);
+	size_t size = w == 4 ? 124 : 136, pid_off = w == 4 ? 12 : 24, name_off = w == 4 ? 28 : 40;
+
+	if (w == 0)
+		return SW_E_UNSUPPORTED;
+	if (len != size)
+		return SW_E_BADMETA;
+	*pid = (int)(uint32_t)swi_load_le(desc + pid_off, 4);
+	memcpy(name, desc + name_off, SWI_PRPSINFO_NAME - 1);
+	name[SWI_PRPSINFO_NAME - 1] = '\0';
+	return SW_OK;
 }
 
 /* AArch64 user_fpsimd_state: 32 128-bit vregs, fpsr, fpcr. */

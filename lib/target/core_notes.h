@@ -16,6 +16,7 @@
 /* Note types of Linux core files (<elf.h> may lack the newer ones). */
 #define SWI_NT_PRSTATUS 1
 #define SWI_NT_PRFPREG  2
+#define SWI_NT_PRPSINFO 3
 #define SWI_NT_AUXV     6
 #define SWI_NT_FILE     0x46494c45      /* "FILE" */
 
@@ -55,6 +56,19 @@ sw_status swi_prfpreg_decode(sw_arch arch, const unsigned char *desc, size_t len
  */
 sw_status swi_nt_file_decode(unsigned word, const unsigned char *desc, size_t len,
                              sw_mapped_file *out, size_t *count);
+
+/* The process's name as an NT_PRPSINFO note holds it (pr_fname: 15 bytes and a NUL at most). */
+#define SWI_PRPSINFO_NAME 16
+
+/*
+ * An NT_PRPSINFO descriptor of `arch` (struct elf_prpsinfo): the process's
+ * id and its name (pr_fname, the main thread's comm when it was dumped),
+ * NUL-terminated into name[SWI_PRPSINFO_NAME].  SW_E_BADMETA unless it has
+ * exactly the kernel's size for the architecture (the layouts differ:
+ * i386's uid and gid fields are 16 bits wide).
+ */
+sw_status swi_prpsinfo_decode(sw_arch arch, const unsigned char *desc, size_t len,
+                              char name[SWI_PRPSINFO_NAME], int *pid);
 
 /* Look `type` up in an NT_AUXV descriptor; SW_E_NOTFOUND if absent. */
 sw_status swi_auxv_find(unsigned word, const unsigned char *desc, size_t len,
