@@ -1553,6 +1553,7 @@ START_TEST(arm64_floats_restored)
 	}
 	/* stp d8, d9 and the fmovs after it, up to the ldp. */
 	ck_assert_uint_ge(checked, 5);
+	dwarf_cfi_end(cfi);
 	elf_end(elf);
 	close(fd);
 	ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
