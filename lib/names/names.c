@@ -240,44 +240,6 @@ static void put_frame(sw_name *out, sw_name_frame *frames, size_t max, const sw_
 	out->frames++;
 }
 
-/* Inlined calls followed at one address: hostile DWARF cannot make the walk endless. */
-#define SWI_NAMES_MAX_INLINE_DEPTH 1024
-
-/*
- * The function scopes at `address` as libdw finds them, innermost first,
- * out to the first subprogram: for a unit the index could not take.
- * dwarf_getscopes goes on from an inlined call into the scopes of its
- * abstract definition, not into its caller: the caller's scopes are
- * those that contain the inlined call's own DIE (dwarf_getscopes_die).
- * Lexical blocks between them are not frames.
- */
-static void libdw_chain(Dwarf_Die *cu, uint64_t address, struct swi_scope_chain *out)
-{
-	Dwarf_Die *scopes = NULL;
-	int nscopes = dwarf_getscopes(cu, address, &scopes);
-	unsigned depth = 0;
-
-	out->n = 0;
-	for (int i = 0; i < nscopes && depth < SWI_NAMES_MAX_INLINE_DEPTH &&
-	                out->n < SWI_SCOPE_CHAIN_MAX; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		Dwarf_Die *outer = NULL;
-
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		out->die[out->n++] = scopes[i];
-		if (tag != DW_TAG_inlined_subroutine)
-			break;
-		/* [0] is the inlined call itself; its caller's scopes follow. */
-		nscopes = dwarf_getscopes_die(&scopes[i], &outer);
-		free(scopes);
-		scopes = outer;
-		i = 0;
-		depth++;
-	}
-	free(scopes);
-}
-
 /*
  * The source-level frames at `address`: the function scopes there,
  * innermost first, up to the first that is not inlined (the function
@@ -293,7 +255,7 @@ static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_nam
 
 	chain.n = 0;
 	if (cu && swi_scope_chain(n->scopes, cu, address - bias, &chain) == 0)
-		libdw_chain(cu, address - bias, &chain);
+		swi_scope_chain_libdw(cu, address - bias, &chain);
 	memset(&f, 0, sizeof f);
 	line_at(cu, bias, address, &f);
 	for (size_t i = 0; i < chain.n; i++) {

@@ -25,6 +25,7 @@
 #define MAX_UNIT_RANGES  (1u << 20)     /* ranges kept for one unit */
 #define MAX_ALL_RANGES   (4u << 20)     /* ranges kept for every unit together (32 bytes each) */
 #define NO_SCOPE         UINT32_MAX
+#define MAX_INLINE_DEPTH 1024          /* inlined calls libdw's chain follows at one address */
 
 struct scope_range {
 	uint64_t lo, hi;                /* [lo, hi), DWARF addresses */
@@ -236,5 +237,45 @@ int swi_scope_chain(struct swi_scope_units *u, Dwarf_Die *cu, uint64_t address,
 		}
 		at = r->outer;
 	}
+	return out->n ? 1 : -1;
+}
+
+/*
+ * The function scopes at `address` as libdw finds them, innermost first,
+ * out to the first subprogram: for a unit the index could not take.
+ * dwarf_getscopes goes on from an inlined call into the scopes of its
+ * abstract definition, not into its caller: the caller's scopes are
+ * those that contain the inlined call's own DIE (dwarf_getscopes_die).
+ * Lexical blocks between them are not frames.
+ */
+int swi_scope_chain_libdw(Dwarf_Die *cu, uint64_t address, struct swi_scope_chain *out)
+{
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cu, address, &scopes);
+	unsigned depth = 0;
+
+	out->n = 0;
+	if (nscopes < 0)
+		return 0;
+	for (int i = 0; i < nscopes && depth < MAX_INLINE_DEPTH &&
+	                out->n < SWI_SCOPE_CHAIN_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die *outer = NULL;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		out->die[out->n++] = scopes[i];
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		/* [0] is the inlined call itself; its caller's scopes follow. */
+		nscopes = dwarf_getscopes_die(&scopes[i], &outer);
+		free(scopes);
+		if (nscopes < 0)
+			return 0;
+		scopes = outer;
+		i = 0;
+		depth++;
+	}
+	free(scopes);
 	return out->n ? 1 : -1;
 }

@@ -39,4 +39,12 @@ void swi_scope_units_free(struct swi_scope_units *u);
 int swi_scope_chain(struct swi_scope_units *u, Dwarf_Die *cu, uint64_t address,
                     struct swi_scope_chain *out);
 
+/*
+ * The same chain as libdw finds it (dwarf_getscopes), for a unit the
+ * index could not take; also the reference the index is fuzzed against
+ * (tests/fuzz/fuzz_scope_index.c).  Returns as swi_scope_chain does: 0
+ * when libdw failed (out->n is then what was found before it failed).
+ */
+int swi_scope_chain_libdw(Dwarf_Die *cu, uint64_t address, struct swi_scope_chain *out);
+
 #endif /* SWI_SCOPE_INDEX_H */

@@ -23,6 +23,7 @@ FUZZ_TARGETS += fuzz_remote
 FUZZ_TARGETS += fuzz_gdbjit_read
 FUZZ_TARGETS += fuzz_dispatch
 FUZZ_TARGETS += fuzz_module_layout
+FUZZ_TARGETS += fuzz_scope_index
 
 # ---- make check: the standalone replays --------------------------------
 FUZZ_STANDALONE = tests/fuzz/standalone_main.c tests/fuzz/fuzz.h
@@ -71,10 +72,17 @@ tests_fuzz_fuzz_module_layout_SOURCES = tests/fuzz/fuzz_module_layout.c examples
 tests_fuzz_fuzz_module_layout_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 tests_fuzz_fuzz_module_layout_LDADD = $(FUZZ_STANDALONE_LDADD)
 
+# The names' scope index against libdw (lib/names/scope_index.c).
+check_PROGRAMS += tests/fuzz/fuzz_scope_index
+tests_fuzz_fuzz_scope_index_SOURCES = tests/fuzz/fuzz_scope_index.c $(FUZZ_STANDALONE)
+tests_fuzz_fuzz_scope_index_CPPFLAGS = $(AM_CPPFLAGS) $(SW_INC_names) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+tests_fuzz_fuzz_scope_index_LDADD = $(FUZZ_STANDALONE_LDADD) $(LIBDW_LIBS) $(LIBELF_LIBS)
+
 TESTS += tests/fuzz/fuzz_swu_decode tests/fuzz/fuzz_walk_mutated tests/fuzz/fuzz_synth_diff \
 	tests/fuzz/fuzz_frames tests/fuzz/fuzz_elf_import tests/fuzz/fuzz_core tests/fuzz/fuzz_remote \
-	tests/fuzz/fuzz_gdbjit_read tests/fuzz/fuzz_dispatch tests/fuzz/fuzz_module_layout
-EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus
+	tests/fuzz/fuzz_gdbjit_read tests/fuzz/fuzz_dispatch tests/fuzz/fuzz_module_layout \
+	tests/fuzz/fuzz_scope_index
+EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/make_scope_seeds.sh
 CLEANFILES += fuzz_*-crash.bin
 
 # ---- make fuzz: libFuzzer binaries --------------------------------------
