@@ -177,6 +177,7 @@ static void event_attr(const attach_state *a, struct perf_event_attr *attr)
 	attr->exclude_kernel = (unsigned)a->exclude_kernel;
 	attr->exclude_hv = 1;
 	attr->mmap = 1;             /* code mapped later (dlopen) */
+	attr->comm = 1;             /* threads renamed (pthread_setname_np), images exec'd */
 	attr->watermark = 1;
 	attr->wakeup_watermark = 64u << 10;
 }
@@ -418,7 +419,7 @@ static void handle_sample(attach_state *a, const unsigned char *at, const unsign
 	walk_sample(&s, &w);
 	if (w.stopped != SW_OK && sm.past_copy)
 		a->past_copy++;
-	record_sample(&w, 1);
+	record_sample(&w, 1, s.tid);
 }
 
 static double thread_cpu_s(void)
@@ -450,6 +451,16 @@ static void handle_record(attach_state *a, const struct perf_event_header *h,
 	case PERF_RECORD_MMAP:
 		a->rescan = 1;
 		break;
+	case PERF_RECORD_COMM: {
+		/* pid, tid, then the new name, NUL-padded: bounded by the record. */
+		uint32_t ids[2];
+		const unsigned char *name = take(body, end, ids, sizeof ids);
+
+		if (name && (pid_t)ids[0] == a->o->pid)
+			thread_named((pid_t)ids[1], (const char *)name,
+			             strnlen((const char *)name, (size_t)(end - name)));
+		break;
+	}
 	default:
 		break;
 	}
@@ -576,6 +587,7 @@ static void sample_until_done(attach_state *a)
 		if (!pfd || (!readable && !stop_signal))
 			nap_ms(timeout);
 		drain_all(a);
+		read_thread_names(0);
 		if (process_ended(a->o->pid))
 			break;
 	}
@@ -658,6 +670,7 @@ int swprof_attach(const attach_options *o)
 	a.o = o;
 	prof.hz = o->hz;
 	prof.pid = o->pid;
+	prof.fold_threads = o->threads;
 	prof.buf = malloc(BUFFER_WORDS * sizeof prof.buf[0]);
 	a.record = malloc(1u << 16);        /* a record's size is 16 bits */
 	if (!prof.buf || !a.record || online_cpus(&a) != 0 ||
