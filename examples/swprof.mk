@@ -29,6 +29,7 @@ examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c exampl
 	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c examples/swprof_threads.c \
 	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
 	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h \
+	examples/escape.c examples/escape.h \
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_swprof_LDADD = libstackwalk.la
 if HAVE_PPROF

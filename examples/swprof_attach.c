@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <stackwalk.h>
+#include "escape.h"
 #include "swprof.h"
 #include "swprof_attach.h"
 #include "swprof_process.h"
@@ -599,6 +600,23 @@ static void sample_until_done(attach_state *a)
 
 static const char *const extensions[] = { NULL, "folded", "pb.gz", "svg" };
 
+/* -v: the threads sampled and their names (the target's strings: escaped). */
+static void print_threads(void)
+{
+	for (unsigned i = 0; i < MAX_THREADS; i++) {
+		const thread_entry *e = &prof.threads[i];
+
+		if (!e->tid)
+			continue;
+		fprintf(stderr, "swprof: thread %ld ", (long)e->tid);
+		if (e->named)
+			print_escaped(stderr, e->name);
+		else
+			fputs("(ended before its name was read)", stderr);
+		fputc('\n', stderr);
+	}
+}
+
 /* The profile, in one format at o->out or in all three under swprof.PID.*. */
 static int write_attached(const attach_state *a, double seconds)
 {
@@ -641,6 +659,8 @@ static int write_attached(const attach_state *a, double seconds)
 		        "the kernel (walked from the system call), maps read %lu times again; "
 		        "%.2f us CPU per sample walked\n", a->events, a->no_regs, a->kernel_samples,
 		        a->proc.rescans, a->events ? a->walk_cpu_s * 1e6 / (double)a->events : 0.0);
+	if (a->o->verbose)
+		print_threads();
 	return 0;
 }
 

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	        "  --stack-size N    bytes of user stack copied with each sample (8 to %u, default %u)\n"
 	        "  --threads         start each folded stack (and the flame graph's) with its thread,\n"
 	        "                    name-PID/TID (pprof's samples always carry tid and thread_comm)\n"
-	        "  -v                say which modules could not be loaded, and more counts\n"
+	        "  -v                say which modules could not be loaded, more counts, the threads\n"
 	        "To profile a program from its start: LD_PRELOAD=libswprof.so program (see swprof(1)).\n",
 	        progname, MAX_STACK_BYTES, DEFAULT_STACK_BYTES);
 }
