@@ -103,6 +103,7 @@ typedef struct profile {
 	thread_entry threads[MAX_THREADS];  /* by tid (hashed); the sampling thread's */
 	unsigned nthreads;
 	unsigned long thread_rounds;
+	int threads_unread;     /* a thread was added (or sampled again once gone) since the last read */
 } profile;
 
 extern profile prof;

@@ -42,6 +42,7 @@ static thread_entry *thread_slot(pid_t tid, int add)
 				return NULL;
 			e->tid = tid;
 			prof.nthreads++;
+			prof.threads_unread = 1;
 			return e;
 		}
 	}
@@ -54,6 +55,7 @@ void thread_sampled(pid_t tid)
 
 	if (e) {
 		e->sampled = 1;
+		prof.threads_unread |= e->gone;
 		e->gone = 0;
 	}
 }
@@ -107,6 +109,10 @@ void read_thread_names(int all)
 {
 	if (prof.thread_rounds++ % THREAD_REREAD == 0)
 		all = 1;
+	/* Most rounds: no thread new since the last read, nothing to look at. */
+	if (!all && !prof.threads_unread)
+		return;
+	prof.threads_unread = 0;
 	for (unsigned i = 0; i < MAX_THREADS; i++) {
 		thread_entry *e = &prof.threads[i];
 
@@ -122,4 +128,5 @@ void forget_threads(void)
 	memset(prof.threads, 0, sizeof prof.threads);
 	prof.nthreads = 0;
 	prof.thread_rounds = 0;
+	prof.threads_unread = 0;
 }
