@@ -10,10 +10,12 @@
  * Each prints "TID NAME" once named (its id from gettid, its name read
  * back from the kernel), then "ready" once all are.  With an argument N
  * each thread spins N rounds and the program exits; without one they
- * spin until killed.  The work is a count, never a time.
+ * spin until killed.  The work is a count, never a time.  On SIGUSR1 the
+ * sw-beta thread renames itself sw-beta2 and prints "renamed TID NAME".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,6 +27,13 @@ static volatile unsigned long sink;
 static long rounds;     /* 0: forever */
 static pthread_barrier_t named;
 static pthread_mutex_t out = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t rename_asked;
+
+static void on_usr1(int signo)
+{
+	(void)signo;
+	rename_asked = 1;
+}
 
 /* Each different, so that no compiler folds them into one. */
 __attribute__((noinline)) static void spin_alpha(void) { for (unsigned i = 0; i < SPIN; i++) sink += i; }
@@ -51,8 +60,16 @@ static void *worker(void *arg)
 	fflush(stdout);
 	pthread_mutex_unlock(&out);
 	pthread_barrier_wait(&named);
-	for (long r = 0; rounds == 0 || r < rounds; r++)
+	for (long r = 0; rounds == 0 || r < rounds; r++) {
 		jobs[j].burn();
+		if (j == 1 && rename_asked == 1) {
+			rename_asked = 2;
+			pthread_setname_np(pthread_self(), "sw-beta2");
+			pthread_getname_np(pthread_self(), name, sizeof name);
+			printf("renamed %ld %s\n", (long)syscall(SYS_gettid), name);
+			fflush(stdout);
+		}
+	}
 	return NULL;
 }
 
@@ -61,6 +78,7 @@ int main(int argc, char **argv)
 	pthread_t t[3];
 
 	rounds = argc > 1 ? atol(argv[1]) : 0;
+	signal(SIGUSR1, on_usr1);
 	pthread_barrier_init(&named, NULL, 4);
 	for (long j = 0; j < 3; j++)
 		if (pthread_create(&t[j], NULL, worker, (void *)j) != 0)
