@@ -10,8 +10,10 @@
  * before the thread's outermost frame keeps a "[stopped: reason]" frame in
  * place of the frames it could not reach.  See swprof(1).
  *
- * While a target is stopped the callback only copies IPs into a buffer
- * allocated ahead of time; everything else happens after it resumes.
+ * While a target is stopped the callback only copies IPs (and the
+ * thread's id) into a buffer allocated ahead of time; everything else
+ * happens after it resumes, the threads' names read then too
+ * (swprof_threads.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -128,7 +130,7 @@ static sw_walk_action on_sample(const sw_sample *s, void *data)
 	/* Code not imported yet: walked again once it is (swprof_deferred.c). */
 	if (w.stopped == SW_E_NOTIMPORTED && defer_sample(s))
 		return SW_CONTINUE;
-	record_sample(&w, s->ticks);
+	record_sample(&w, s->ticks, s->tid);
 	return SW_CONTINUE;
 }
 
@@ -166,6 +168,7 @@ static void sample_wall_clock(void)
 
 		sw_sampler_sample_all(prof.reg, on_sample, NULL, NULL);
 		walk_deferred();
+		read_thread_names(0);
 		/* Keep the rate: the next tick is due one period after the last. */
 		next.tv_nsec += period;
 		while (next.tv_nsec >= 1000000000L) {
@@ -201,6 +204,7 @@ static void *sampler_main(void *arg)
 		while (sampling_goes_on()) {
 			sw_sampler_wait(prof.reg, on_sample, NULL, CPU_WAIT_MS, NULL);
 			walk_deferred();
+			read_thread_names(0);
 		}
 	sw_sampler_stop(prof.reg);
 	if (!__atomic_load_n(&prof.stop, __ATOMIC_ACQUIRE) && prof.fatal_signo) {
@@ -357,6 +361,7 @@ __attribute__((constructor)) static void swprof_init(void)
 	prof.hz = hz && atoi(hz) > 0 && atoi(hz) <= 100000 ? (unsigned)atoi(hz) : 1000;
 	prof.signo = sig && atoi(sig) > 0 ? atoi(sig) : SIGPROF;
 	prof.wall_clock = clock && !strcmp(clock, "wall");
+	prof.fold_threads = getenv("SWPROF_THREADS") && atoi(getenv("SWPROF_THREADS")) > 0;
 	prof.pid = getpid();
 	prof.exec_generation = exec_generation_from_env();
 	pthread_mutex_init(&prof.stubs_lock, NULL);

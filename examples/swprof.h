@@ -18,8 +18,8 @@
 #define BUFFER_WORDS (4u << 20)     /* prof.buf: raw samples, a header word, then IPs */
 
 /*
- * The raw samples in prof.buf: a header word, then the frames' IPs, leaf
- * first.  The header holds the depth, the CPU periods the sample stands
+ * The raw samples in prof.buf: a header word, the thread's kernel id, then
+ * the frames' IPs, leaf first.  The header holds the depth, the CPU periods the sample stands
  * for, and why the walk stopped early (-SW_E_*) or 0.  A managed frame is
  * its method handle with MANAGED_TAG: no user-space address has that bit.
  */
@@ -29,6 +29,9 @@
 #define HEADER_DEPTH(h) ((size_t)((h) & 0xffff))
 #define HEADER_TICKS(h) ((unsigned long)(((h) >> 16) & 0xffff))
 #define HEADER_STATUS(h) (-(sw_status)((h) >> 32))
+#define SAMPLE_WORDS(h) (2 + HEADER_DEPTH(h))     /* a raw sample's words, header included */
+#define SAMPLE_TID(s) ((pid_t)(s)[1])
+#define SAMPLE_IPS(s) ((s) + 2)
 #define MANAGED_TAG (UINT64_C(1) << 63)
 /* A pseudo-frame where a walk stopped early: -SW_E_* in the low bits. */
 #define STOPPED_TAG (UINT64_C(1) << 62)
@@ -46,6 +49,20 @@ typedef struct runtime_stub {
 	uint64_t start, size;
 	char name[64];
 } runtime_stub;
+
+/*
+ * A thread the samples came from, and its name as last read (the kernel's
+ * comm: at most 15 bytes, the target's data).  swprof_threads.c.
+ */
+#define MAX_THREADS 8192        /* a power of two; three quarters of it are used */
+#define THREAD_NAME_MAX 16
+typedef struct thread_entry {
+	pid_t tid;              /* 0: a free slot */
+	uint8_t named;          /* name holds its name */
+	uint8_t sampled;        /* sampled since its name was last read */
+	uint8_t gone;           /* its name could not be read: it has ended */
+	char name[THREAD_NAME_MAX];
+} thread_entry;
 
 /* A native module registered at start, and the addresses it was loaded at. */
 typedef struct loaded_module {
@@ -82,6 +99,11 @@ typedef struct profile {
 	int written;            /* atomic: this process's profile is written */
 	int write_failed;
 	pthread_t thread;
+	int fold_threads;       /* SWPROF_THREADS, swprof --threads: folded lines start with the thread */
+	thread_entry threads[MAX_THREADS];  /* by tid (hashed); the sampling thread's */
+	unsigned nthreads;
+	unsigned long thread_rounds;
+	int threads_unread;     /* a thread was added (or sampled again once gone) since the last read */
 } profile;
 
 extern profile prof;
@@ -112,6 +134,7 @@ typedef struct profile_stack {
 	size_t raw;             /* a sample of it in prof.buf */
 	uint32_t *frames;       /* root first: indices into named_profile.frames */
 	uint32_t depth;
+	pid_t tid;              /* the thread it was sampled on */
 	unsigned long samples, ticks;
 } profile_stack;
 
@@ -147,7 +170,15 @@ typedef struct walk_buf {
 /* swprof_walk.c */
 void walk_caches_init(void);    /* before the first walk_sample */
 void walk_sample(const sw_sample *s, walk_buf *w);  /* may run while the target is stopped */
-void record_sample(const walk_buf *w, unsigned ticks);
+void record_sample(const walk_buf *w, unsigned ticks, pid_t tid);
+
+/* swprof_threads.c: the sampled threads' names.  thread_sampled is signal-safe. */
+void thread_sampled(pid_t tid);                 /* a sample of it was recorded */
+void thread_named(pid_t tid, const char *name, size_t len);    /* its name is now this */
+void read_thread_names(int all);    /* the target runs: read new threads' names (all: and renames) */
+const char *thread_name(pid_t tid); /* its last name, or NULL if never read */
+const thread_entry *thread_find(pid_t tid);     /* its entry in prof.threads, or NULL */
+void forget_threads(void);          /* a forked child starts afresh */
 
 /* swprof_deferred.c: samples walked again once the code they stopped in is imported */
 int deferred_init(void);                    /* 0: out of memory (samples then stay stopped) */
@@ -155,6 +186,7 @@ int defer_sample(const sw_sample *s);       /* target stopped; 0: no room, recor
 void walk_deferred(void);                   /* target running: import, walk, record */
 
 /* swprof_names.c */
+void folded_safe(char *name);           /* no ';', ' ' or control character */
 int name_profile(named_profile *np);    /* 0: out of memory */
 void free_named_profile(named_profile *np);
 

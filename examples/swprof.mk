@@ -3,7 +3,7 @@
 # manual page.
 pkglib_LTLIBRARIES = examples/libswprof.la
 examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c examples/swprof.h \
-	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
+	examples/swprof_walk.c examples/swprof_deferred.c examples/swprof_threads.c examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
@@ -26,9 +26,10 @@ endif
 # and unwinds the kernel's copies of its stacks with the same walk and writers.
 bin_PROGRAMS += examples/swprof
 examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c examples/swprof_attach.h \
-	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c \
+	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c examples/swprof_threads.c \
 	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
 	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h \
+	examples/escape.c examples/escape.h \
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_swprof_LDADD = libstackwalk.la
 if HAVE_PPROF
@@ -52,3 +53,13 @@ tests_swprof_victim_LDADD = -lpthread
 TESTS += tests/swprof.test
 EXTRA_DIST += tests/swprof.test
 dist_man_MANS += man/swprof.1
+
+# Thread names and ids in the profiles (pprof labels, --threads/SWPROF_THREADS
+# folded lines) against what the program, /proc and perf say.
+check_PROGRAMS += tests/swprof/named_threads
+tests_swprof_named_threads_SOURCES = tests/swprof/named_threads.c
+tests_swprof_named_threads_CFLAGS = $(AM_CFLAGS) -O1 -g -fno-inline -fno-omit-frame-pointer
+tests_swprof_named_threads_LDADD = -lpthread
+TESTS += tests/swprof-threads.test
+EXTRA_DIST += tests/swprof-threads.test
+CLEANFILES += -r tests/swprof-threads.d

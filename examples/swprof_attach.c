@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <stackwalk.h>
+#include "escape.h"
 #include "swprof.h"
 #include "swprof_attach.h"
 #include "swprof_process.h"
@@ -177,6 +178,7 @@ static void event_attr(const attach_state *a, struct perf_event_attr *attr)
 	attr->exclude_kernel = (unsigned)a->exclude_kernel;
 	attr->exclude_hv = 1;
 	attr->mmap = 1;             /* code mapped later (dlopen) */
+	attr->comm = 1;             /* threads renamed (pthread_setname_np), images exec'd */
 	attr->watermark = 1;
 	attr->wakeup_watermark = 64u << 10;
 }
@@ -418,7 +420,7 @@ static void handle_sample(attach_state *a, const unsigned char *at, const unsign
 	walk_sample(&s, &w);
 	if (w.stopped != SW_OK && sm.past_copy)
 		a->past_copy++;
-	record_sample(&w, 1);
+	record_sample(&w, 1, s.tid);
 }
 
 static double thread_cpu_s(void)
@@ -450,6 +452,16 @@ static void handle_record(attach_state *a, const struct perf_event_header *h,
 	case PERF_RECORD_MMAP:
 		a->rescan = 1;
 		break;
+	case PERF_RECORD_COMM: {
+		/* pid, tid, then the new name, NUL-padded: bounded by the record. */
+		uint32_t ids[2];
+		const unsigned char *name = take(body, end, ids, sizeof ids);
+
+		if (name && (pid_t)ids[0] == a->o->pid)
+			thread_named((pid_t)ids[1], (const char *)name,
+			             strnlen((const char *)name, (size_t)(end - name)));
+		break;
+	}
 	default:
 		break;
 	}
@@ -576,6 +588,7 @@ static void sample_until_done(attach_state *a)
 		if (!pfd || (!readable && !stop_signal))
 			nap_ms(timeout);
 		drain_all(a);
+		read_thread_names(0);
 		if (process_ended(a->o->pid))
 			break;
 	}
@@ -586,6 +599,23 @@ static void sample_until_done(attach_state *a)
 }
 
 static const char *const extensions[] = { NULL, "folded", "pb.gz", "svg" };
+
+/* -v: the threads sampled and their names (the target's strings: escaped). */
+static void print_threads(void)
+{
+	for (unsigned i = 0; i < MAX_THREADS; i++) {
+		const thread_entry *e = &prof.threads[i];
+
+		if (!e->tid)
+			continue;
+		fprintf(stderr, "swprof: thread %ld ", (long)e->tid);
+		if (e->named)
+			print_escaped(stderr, e->name);
+		else
+			fputs("(ended before its name was read)", stderr);
+		fputc('\n', stderr);
+	}
+}
 
 /* The profile, in one format at o->out or in all three under swprof.PID.*. */
 static int write_attached(const attach_state *a, double seconds)
@@ -629,6 +659,8 @@ static int write_attached(const attach_state *a, double seconds)
 		        "the kernel (walked from the system call), maps read %lu times again; "
 		        "%.2f us CPU per sample walked\n", a->events, a->no_regs, a->kernel_samples,
 		        a->proc.rescans, a->events ? a->walk_cpu_s * 1e6 / (double)a->events : 0.0);
+	if (a->o->verbose)
+		print_threads();
 	return 0;
 }
 
@@ -658,6 +690,7 @@ int swprof_attach(const attach_options *o)
 	a.o = o;
 	prof.hz = o->hz;
 	prof.pid = o->pid;
+	prof.fold_threads = o->threads;
 	prof.buf = malloc(BUFFER_WORDS * sizeof prof.buf[0]);
 	a.record = malloc(1u << 16);        /* a record's size is 16 bits */
 	if (!prof.buf || !a.record || online_cpus(&a) != 0 ||

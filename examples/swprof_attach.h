@@ -18,6 +18,7 @@ typedef struct attach_options {
 	const char *out;            /* NULL: swprof.%p.<format> */
 	enum attach_format format;
 	int verbose;
+	int threads;                /* --threads: folded stacks start with their thread */
 } attach_options;
 
 /* swprof_attach - profile o->pid, write the profile: the exit status (0, 1, or 2 for usage). */

@@ -132,7 +132,7 @@ void walk_deferred(void)
 			if (w.stopped != SW_E_NOTIMPORTED || round == MAX_IMPORT_ROUNDS || import_noted() == 0)
 				break;
 		}
-		record_sample(&w, slots[i].sample.ticks);
+		record_sample(&w, slots[i].sample.ticks, slots[i].sample.tid);
 	}
 	used = 0;
 }

@@ -306,6 +306,7 @@ void fork_child(void)
 	prof.pid = getpid();
 	prof.exec_generation = 0;
 	prof.used = 0;
+	forget_threads();
 	prof.samples = prof.dropped = prof.failed = prof.stopped = 0;
 	prof.threads_seen = 0;
 	prof.fatal_tid = 0;

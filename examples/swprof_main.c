@@ -22,7 +22,7 @@ static const char progname[] = "swprof";
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s -p PID [-d SECONDS] [-F HZ] [-o OUT] [--format folded|pprof|svg]\n"
-	        "              [--stack-size BYTES] [-v]\n"
+	        "              [--stack-size BYTES] [--threads] [-v]\n"
 	        "  -p PID            sample every thread of the running process PID (perf_event_open)\n"
 	        "  -d SECONDS        stop after SECONDS (default: Ctrl-C, SIGTERM or the process's end)\n"
 	        "  -F HZ             samples per second of each thread's CPU time (default 1000)\n"
@@ -30,7 +30,9 @@ static void usage(FILE *f)
 	        "                    .svg and .pb.gz\n"
 	        "  --format FORMAT   folded, pprof or svg (default: from OUT's name, else all three)\n"
 	        "  --stack-size N    bytes of user stack copied with each sample (8 to %u, default %u)\n"
-	        "  -v                say which modules could not be loaded, and more counts\n"
+	        "  --threads         start each folded stack (and the flame graph's) with its thread,\n"
+	        "                    name-PID/TID (pprof's samples always carry tid and thread_comm)\n"
+	        "  -v                say which modules could not be loaded, more counts, the threads\n"
 	        "To profile a program from its start: LD_PRELOAD=libswprof.so program (see swprof(1)).\n",
 	        progname, MAX_STACK_BYTES, DEFAULT_STACK_BYTES);
 }
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "stack-size", required_argument, NULL, 's' },
+		{ "threads", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	attach_options o = { .hz = 1000, .stack_bytes = DEFAULT_STACK_BYTES, .format = FORMAT_ALL };
@@ -116,6 +119,9 @@ int main(int argc, char **argv)
 				return 2;
 			/* The kernel takes a multiple of 8. */
 			o.stack_bytes = (unsigned)v & ~7u;
+			break;
+		case 't':
+			o.threads = 1;
 			break;
 		case 'v':
 			o.verbose = 1;

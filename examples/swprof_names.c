@@ -28,7 +28,7 @@
  * Nor may a control character (a symbol is the target's data: a newline
  * in one would split a folded line, an escape would reach a terminal).
  */
-static void folded_safe(char *name)
+void folded_safe(char *name)
 {
 	for (char *c = name; *c; c++) {
 		unsigned char u = (unsigned char)*c;
@@ -242,7 +242,8 @@ static int cmp_samples(const void *a, const void *b)
 		return nx < ny ? -1 : 1;
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
-	for (size_t i = 1; i <= nx; i++)
+	/* The thread too: a stack of each thread is a pprof sample of its own, with its labels. */
+	for (size_t i = 1; i < SAMPLE_WORDS(x[0]); i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
@@ -325,15 +326,17 @@ static int collect_stacks(named_profile *np, size_t **order_out, size_t *nsample
 	np->stacks = calloc(prof.samples + 1, sizeof *np->stacks);
 	if (!order || !np->stacks)
 		return 0;
-	for (size_t at = 0; at < prof.used && n < prof.samples; at += 1 + HEADER_DEPTH(prof.buf[at]))
+	for (size_t at = 0; at < prof.used && n < prof.samples; at += SAMPLE_WORDS(prof.buf[at]))
 		order[n++] = at;
 	qsort(order, n, sizeof *order, cmp_samples);
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *s = sample_at(order[i]);
 		profile_stack *st;
 
-		if (!np->nstacks || cmp_samples(&order[i], &order[i - 1]))
+		if (!np->nstacks || cmp_samples(&order[i], &order[i - 1])) {
+			np->stacks[np->nstacks].tid = SAMPLE_TID(s);
 			np->stacks[np->nstacks++].raw = order[i];
+		}
 		st = &np->stacks[np->nstacks - 1];
 		st->samples++;
 		st->ticks += HEADER_TICKS(s[0]);
@@ -364,7 +367,7 @@ static int collect_frames(named_profile *np)
 		if (HEADER_STATUS(s[0]) != SW_OK)
 			keys[n++] = stopped_key(HEADER_STATUS(s[0]));
 		for (size_t k = 0; k < depth; k++)
-			keys[n++] = frame_key(s + 1, k);
+			keys[n++] = frame_key(SAMPLE_IPS(s), k);
 	}
 	qsort(keys, n, sizeof *keys, cmp_u64);
 	np->frames = calloc(n + 1, sizeof *np->frames);
@@ -393,7 +396,7 @@ static void link_stacks(named_profile *np)
 		if (HEADER_STATUS(s[0]) != SW_OK)
 			st->frames[st->depth++] = frame_index(np, stopped_key(HEADER_STATUS(s[0])));
 		for (size_t k = depth; k-- > 0;)
-			st->frames[st->depth++] = frame_index(np, frame_key(s + 1, k));
+			st->frames[st->depth++] = frame_index(np, frame_key(SAMPLE_IPS(s), k));
 		next += st->depth;
 	}
 }

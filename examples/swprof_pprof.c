@@ -9,7 +9,13 @@
  * the function that holds the code, one Function per distinct name, one Mapping per
  * registered module, one Sample per distinct stack with two values: the
  * periods (count) and the time they stand for (nanoseconds of CPU, or of
- * real time in wall-clock mode).
+ * real time in wall-clock mode).  Each sample is labelled with the thread
+ * it was taken on, under the keys Google's perf_data_converter gives the
+ * same facts (src/perf_data_converter.h, TidLabelKey and
+ * ThreadCommLabelKey): "tid", a number, and "thread_comm", the thread's
+ * name (/proc/PID/task/TID/comm), left out where the thread ended before
+ * its name could be read.  go tool pprof -tags lists them, -tagfocus
+ * and -tagshow select by them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,9 +39,14 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Label pb_label;
 
-/* The string table: these first, then the modules' paths, then the function names. */
-enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CLOCK, STR_NANOSECONDS, STR_FIXED };
+/*
+ * The string table: these first, then the modules' paths, then the
+ * function names, then the threads' names.
+ */
+enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CLOCK, STR_NANOSECONDS, STR_TID, STR_THREAD_COMM,
+       STR_FIXED };
 
 /* Every array the message points into, allocated at once and freed at once. */
 typedef struct pprof_parts {
@@ -47,6 +58,8 @@ typedef struct pprof_parts {
 	pb_line *lines, **line_ptrs;
 	pb_function *functions, **function_ptrs;
 	pb_mapping *mappings, **mapping_ptrs;
+	pb_label *labels, **label_ptrs;     /* two a sample */
+	int64_t *thread_str;        /* by slot of prof.threads: its name's string, or 0 */
 } pprof_parts;
 
 static int alloc_parts(pprof_parts *p, const named_profile *np, size_t nstrings, size_t nids)
@@ -64,7 +77,10 @@ static int alloc_parts(pprof_parts *p, const named_profile *np, size_t nstrings,
 	p->function_ptrs = calloc(np->nfunctions + 1, sizeof *p->function_ptrs);
 	p->mappings = calloc(prof.nmodules + 1, sizeof *p->mappings);
 	p->mapping_ptrs = calloc(prof.nmodules + 1, sizeof *p->mapping_ptrs);
-	return p->strings && p->samples && p->sample_ptrs && p->location_ids && p->values &&
+	p->labels = calloc(2 * np->nstacks + 1, sizeof *p->labels);
+	p->label_ptrs = calloc(2 * np->nstacks + 1, sizeof *p->label_ptrs);
+	p->thread_str = calloc(MAX_THREADS, sizeof *p->thread_str);
+	return p->labels && p->label_ptrs && p->thread_str && p->strings && p->samples && p->sample_ptrs && p->location_ids && p->values &&
 	       p->locations && p->location_ptrs && p->lines && p->line_ptrs && p->functions &&
 	       p->function_ptrs && p->mappings && p->mapping_ptrs;
 }
@@ -84,6 +100,9 @@ static void free_parts(pprof_parts *p)
 	free(p->function_ptrs);
 	free(p->mappings);
 	free(p->mapping_ptrs);
+	free(p->labels);
+	free(p->label_ptrs);
+	free(p->thread_str);
 }
 
 static void fill_mappings(pb_profile *pb, pprof_parts *p)
@@ -150,6 +169,38 @@ static void fill_locations(pb_profile *pb, pprof_parts *p, const named_profile *
 	pb->location = p->location_ptrs;
 }
 
+/* The names of the threads sampled, one string each, after `first`: how many. */
+static size_t fill_thread_names(pprof_parts *p, size_t first)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < MAX_THREADS; i++)
+		if (prof.threads[i].tid && prof.threads[i].named) {
+			p->thread_str[i] = (int64_t)(first + n);
+			p->strings[first + n++] = prof.threads[i].name;
+		}
+	return n;
+}
+
+/* The sample's labels: its thread's id, and its name where known. */
+static void label_sample(pb_sample *s, pprof_parts *p, size_t i, pid_t tid)
+{
+	const thread_entry *e = thread_find(tid);
+	pb_label *l = &p->labels[2 * i];
+
+	s->label = &p->label_ptrs[2 * i];
+	perftools__profiles__label__init(&l[0]);
+	l[0].key = STR_TID;
+	l[0].num = tid;
+	s->label[s->n_label++] = &l[0];
+	if (e && p->thread_str[e - prof.threads]) {
+		perftools__profiles__label__init(&l[1]);
+		l[1].key = STR_THREAD_COMM;
+		l[1].str = p->thread_str[e - prof.threads];
+		s->label[s->n_label++] = &l[1];
+	}
+}
+
 static void fill_samples(pb_profile *pb, pprof_parts *p, const named_profile *np)
 {
 	uint64_t *ids = p->location_ids;
@@ -169,6 +220,7 @@ static void fill_samples(pb_profile *pb, pprof_parts *p, const named_profile *np
 		s->n_value = 2;
 		s->value[0] = (int64_t)st->ticks;
 		s->value[1] = (int64_t)st->ticks * period;
+		label_sample(s, p, i, st->tid);
 		p->sample_ptrs[i] = s;
 	}
 	pb->n_sample = np->nstacks;
@@ -188,7 +240,7 @@ static int write_gzip(const char *path, const uint8_t *data, size_t size)
 
 int write_pprof(const char *path, const named_profile *np)
 {
-	size_t nstrings = STR_FIXED + prof.nmodules + np->nfunctions, nids = 0, size;
+	size_t nstrings = STR_FIXED + prof.nmodules + np->nfunctions + prof.nthreads, nids = 0, size;
 	pb_value_type types[2], period_type;
 	pb_value_type *type_ptrs[2] = { &types[0], &types[1] };
 	pprof_parts p = { 0 };
@@ -208,6 +260,8 @@ int write_pprof(const char *path, const named_profile *np)
 	p.strings[STR_COUNT] = (char *)"count";
 	p.strings[STR_CLOCK] = (char *)(prof.wall_clock ? "wall" : "cpu");
 	p.strings[STR_NANOSECONDS] = (char *)"nanoseconds";
+	p.strings[STR_TID] = (char *)"tid";
+	p.strings[STR_THREAD_COMM] = (char *)"thread_comm";
 	for (int i = 0; i < 2; i++)
 		perftools__profiles__value_type__init(&types[i]);
 	types[0].type = STR_SAMPLES;
@@ -223,6 +277,9 @@ int write_pprof(const char *path, const named_profile *np)
 	fill_mappings(&pb, &p);
 	fill_functions(&pb, &p, np);
 	fill_locations(&pb, &p, np);
+	/* Only the threads named: the table ends where their names do. */
+	nstrings = STR_FIXED + prof.nmodules + np->nfunctions;
+	nstrings += fill_thread_names(&p, nstrings);
 	fill_samples(&pb, &p, np);
 	pb.n_string_table = nstrings;
 	pb.string_table = p.strings;

@@ -175,19 +175,21 @@ void walk_sample(const sw_sample *s, walk_buf *w)
 }
 
 /* Keep a walked sample in prof.buf (the target may be stopped: no allocation). */
-void record_sample(const walk_buf *w, unsigned ticks)
+void record_sample(const walk_buf *w, unsigned ticks, pid_t tid)
 {
 	if (w->n == 0) {
 		prof.failed++;
 		return;
 	}
-	if (prof.used + 1 + w->n > BUFFER_WORDS) {
+	if (prof.used + 2 + w->n > BUFFER_WORDS) {
 		prof.dropped++;
 		return;
 	}
 	prof.buf[prof.used] = HEADER(w->n, ticks, w->stopped);
-	memcpy(&prof.buf[prof.used + 1], w->ip, w->n * sizeof w->ip[0]);
-	prof.used += 1 + w->n;
+	prof.buf[prof.used + 1] = (uint64_t)(uint32_t)tid;
+	memcpy(SAMPLE_IPS(&prof.buf[prof.used]), w->ip, w->n * sizeof w->ip[0]);
+	prof.used += SAMPLE_WORDS(prof.buf[prof.used]);
+	thread_sampled(tid);
 	prof.samples++;
 	if (w->stopped != SW_OK)
 		prof.stopped++;

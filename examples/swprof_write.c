@@ -45,23 +45,42 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * With prof.fold_threads, the thread a stack was sampled on as its root
+ * frame, as stackcollapse-perf.pl --tid writes it: "name-pid/tid", its
+ * name made folded-safe, "[unknown]" for a thread that ended before its
+ * name could be read.
+ */
+static void thread_frame(const profile_stack *st, char *out, size_t size)
+{
+	const char *name = thread_name(st->tid);
+
+	snprintf(out, size, "%s-%ld/%ld", name ? name : "[unknown]", (long)prof.pid, (long)st->tid);
+	folded_safe(out);
+}
+
 /* A stack as a folded line: its names, root first, separated by ';'. */
 static char *folded_line(const named_profile *np, const profile_stack *st)
 {
+	char thread[THREAD_NAME_MAX + 48] = "";
 	size_t len = 0;
 	char *line;
 
+	if (prof.fold_threads)
+		thread_frame(st, thread, sizeof thread);
+	len = strlen(thread) + 1;
 	for (uint32_t i = 0; i < st->depth; i++)
 		len += strlen(np->frames[st->frames[i]].name) + 1;
 	line = malloc(len + 1);
 	if (!line)
 		return NULL;
-	len = 0;
+	len = strlen(thread);
+	memcpy(line, thread, len);
 	for (uint32_t i = 0; i < st->depth; i++) {
 		const char *name = np->frames[st->frames[i]].name;
 		size_t n = strlen(name);
 
-		if (i)
+		if (i || *thread)
 			line[len++] = ';';
 		memcpy(line + len, name, n);
 		len += n;
@@ -165,6 +184,7 @@ int write_profile_files(const char *folded, const char *svg, const char *pb, pro
 	int ok;
 
 	memset(w, 0, sizeof *w);
+	read_thread_names(1);       /* the names of threads still there as they are now */
 	errno = 0;
 	ok = name_profile(&np) && fold(&np, &lines, &counts, &nuniq);
 	ok = ok && (!folded || write_folded(folded, lines, nuniq, counts));
