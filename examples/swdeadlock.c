@@ -488,7 +488,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 static sw_status analyze_core(const struct options *o, sw_hang_report **r, struct naming *nm)
 {
 	sw_core *core = NULL;
-	const char *name;
+	const char *name, *why;
 	sw_status st;
 
 	errno = 0;      /* target_file_failure reads the cause from it */
@@ -503,6 +503,11 @@ static sw_status analyze_core(const struct options *o, sw_hang_report **r, struc
 		sw_core_close(core);
 		return st;
 	}
+	/* The dynamic linker of a core that names no file (qemu's), as swstack adds it. */
+	errno = 0;
+	if (o->exe && st == SW_OK && (why = target_loader_failure(sw_core_add_loader(core, NULL))))
+		fprintf(stderr, "%s: warning: %s: its dynamic linker is not loaded: %s\n", progname,
+		        o->exe, why);
 	if ((st = sw_hang_analyze_core(core, &o->hang, r)) != SW_OK)
 		fprintf(stderr, "%s: %s: %s\n", progname, o->core, sw_strerror(st));
 	if ((name = sw_core_process_name(core, &nm->core_pid)) != NULL)

@@ -194,6 +194,7 @@ static unsigned char *read_small_file(const char *path, size_t *len)
 
 static int open_core(struct tool *tl, sw_core **core)
 {
+	const char *why;
 	sw_status st;
 
 	errno = 0;
@@ -210,6 +211,17 @@ static int open_core(struct tool *tl, sw_core **core)
 		*core = NULL;
 		return -1;
 	}
+	/*
+	 * A core that names no file (qemu's) names no dynamic linker either: the
+	 * one the executable's PT_INTERP names, at AT_BASE.  Not there (a static
+	 * program, a core that names it) is no news; a refusal is a warning, and
+	 * a walk through the linker's code then stops with a reason.
+	 */
+	errno = 0;
+	if (tl->opt.exe && st == SW_OK &&
+	    (why = target_loader_failure(sw_core_add_loader(*core, tl->opt.sysroot))))
+		fprintf(stderr, "%s: warning: %s: its dynamic linker is not loaded: %s\n", progname,
+		        tl->opt.exe, why);
 	tl->t = (struct target){ "core", tl->opt.core, sw_core_arch(*core), sw_core_thread_count(*core),
 	                         sw_core_module_count(*core), core_thread, core_file, core_bounds,
 	                         sw_core_memory(*core), *core, NULL, 0, 0 };

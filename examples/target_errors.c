@@ -33,6 +33,26 @@ const char *target_file_failure(sw_status st, int core)
 	return sw_strerror(st);
 }
 
+const char *target_loader_failure(sw_status st)
+{
+	switch (st) {
+	case SW_OK:
+	case SW_E_NOTFOUND:
+	case SW_E_EXISTS:
+		return NULL;
+	case SW_E_BADADDR:
+		return "the core holds no memory at its AT_BASE";
+	case SW_E_MISMATCH:
+		return "its PT_INTERP file is not what the core holds at AT_BASE";
+	case SW_E_LIMIT:
+		return "its PT_INTERP path is too long";
+	case SW_E_BADMETA:
+		return "its PT_INTERP header is malformed";
+	default:
+		return target_file_failure(st, 0);
+	}
+}
+
 /* The state letter of /proc/PID/stat (after the parenthesized name), or 0. */
 static char process_state(int pid)
 {

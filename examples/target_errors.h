@@ -20,6 +20,14 @@
 const char *target_file_failure(sw_status st, int core);
 
 /*
+ * target_loader_failure - why sw_core_add_loader failed with `st`, or NULL
+ * when there was nothing to add (no AT_BASE or PT_INTERP: a static
+ * program; the core names the linker already).  errno as for
+ * target_file_failure.
+ */
+const char *target_loader_failure(sw_status st);
+
+/*
  * target_attach_failure - why sw_process_attach or sw_hang_analyze_process
  * failed with `st` on process `pid`, from errno as the call left it and
  * the process's state (a zombie, say, rather than ptrace's EPERM).  The

@@ -3,7 +3,9 @@
  * an NT_FILE note that repeats one entry thousands of times, a note table
  * past the hard limit, a megabyte of empty notes, more notes than a core
  * may hold, a sparse core of 64 GiB opened under a 1 GiB address-space
- * limit, a core cut inside its memory.  The cores are synthesized here,
+ * limit, a core cut inside its memory, and the dynamic linker of a core
+ * without NT_FILE (sw_core_add_loader) at an AT_BASE in no segment or over
+ * other bytes, with a PT_INTERP too long, unterminated, cut or missing.  The cores are synthesized here,
  * byte by byte, in the layout the kernel writes (one PT_NOTE: NT_PRSTATUS,
  * then NT_FILE), so that each test says exactly which count it is about;
  * real cores of real programs are check_targets', swstack-manymaps.test's
@@ -12,6 +14,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,6 +459,228 @@ START_TEST(core_cut_in_notes_refused)
 }
 END_TEST
 
+
+/* ---- the dynamic linker of a core that names no file ------------------- */
+
+#define LOADER_BASE 0x7f1000000000ull  /* AT_BASE in these cores */
+#define EXE_BIAS    0x555555554000ull  /* the executable's bias, by AT_ENTRY */
+
+/*
+ * A copy of this test's own executable (a PIE whose PT_INTERP names the
+ * host's dynamic linker) in `path`, its PT_INTERP program header patched
+ * by `patch` (NULL: none), and its entry point in *entry.
+ */
+static void exe_copy(char *path, size_t size, void (*patch)(unsigned char *, Elf64_Phdr *),
+                     uint64_t *entry)
+{
+	unsigned char *img = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t got;
+	int in = open("/proc/self/exe", O_RDONLY), out = temp_core(path, size);
+	Elf64_Ehdr eh;
+
+	ck_assert_int_ge(in, 0);
+	do {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			img = realloc(img, cap);
+			ck_assert_ptr_nonnull(img);
+		}
+		got = read(in, img + len, cap - len);
+		ck_assert_int_ge(got, 0);
+		len += (size_t)got;
+	} while (got > 0);
+	close(in);
+	ck_assert_uint_ge(len, sizeof eh);
+	memcpy(&eh, img, sizeof eh);
+	*entry = eh.e_entry;
+	for (unsigned i = 0; patch && i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		ck_assert_uint_le(eh.e_phoff + (i + 1) * sizeof ph, len);
+		memcpy(&ph, img + eh.e_phoff + i * sizeof ph, sizeof ph);
+		if (ph.p_type != PT_INTERP)
+			continue;
+		patch(img, &ph);
+		memcpy(img + eh.e_phoff + i * sizeof ph, &ph, sizeof ph);
+	}
+	pwrite_all(out, img, len, 0);
+	close(out);
+	free(img);
+}
+
+/*
+ * An x86-64 core of one thread without NT_FILE: its auxiliary vector puts
+ * the executable at EXE_BIAS (AT_ENTRY) and, unless `base` is 0, records
+ * AT_BASE `base`; one PT_LOAD of 64 KiB at LOADER_BASE, whose first
+ * `dumped` bytes are in the core (`header`, then zeros).
+ */
+static struct core_buf core_with_base(uint64_t entry, uint64_t base, const void *header,
+                                      size_t dumped)
+{
+	struct core_buf b = { 0 }, auxv = { 0 };
+	unsigned char prstatus[PRSTATUS_X64_SIZE] = { 0 };
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[2] = { { 0 } };
+	uint64_t rsp = 0x7ffe0000, rip = EXE_BIAS + entry;
+	static const unsigned char zeros[4096];
+
+	memcpy(prstatus + PRSTATUS_X64_REGS + 16 * 8, &rip, 8);
+	memcpy(prstatus + PRSTATUS_X64_REGS + 19 * 8, &rsp, 8);
+	put_u64(&auxv, AT_ENTRY);
+	put_u64(&auxv, EXE_BIAS + entry);
+	if (base) {
+		put_u64(&auxv, AT_BASE);
+		put_u64(&auxv, base);
+	}
+	put_u64(&auxv, AT_NULL);
+	put_u64(&auxv, 0);
+	core_ehdr(&eh, 2);
+	put(&b, &eh, sizeof eh);
+	put(&b, ph, sizeof ph);
+	ph[0].p_type = PT_NOTE;
+	ph[0].p_offset = b.len;
+	ph[0].p_align = 4;
+	put_note(&b, NT_PRSTATUS, prstatus, sizeof prstatus);
+	put_note(&b, NT_AUXV, auxv.p, (uint32_t)auxv.len);
+	free(auxv.p);
+	ph[0].p_filesz = b.len - ph[0].p_offset;
+	ph[1].p_type = PT_LOAD;
+	ph[1].p_flags = PF_R | PF_X;
+	ph[1].p_offset = b.len;
+	ph[1].p_vaddr = LOADER_BASE;
+	ph[1].p_filesz = dumped;
+	ph[1].p_memsz = 65536;
+	ph[1].p_align = 4096;
+	ck_assert_uint_le(dumped, sizeof zeros);
+	put(&b, zeros, dumped);
+	if (header)
+		memcpy(b.p + ph[1].p_offset, header, dumped < 64 ? dumped : 64);
+	memcpy(b.p + sizeof eh, ph, sizeof ph);
+	return b;
+}
+
+/* sw_core_add_loader on a core from core_with_base, the executable `exe` added. */
+static sw_status add_loader(const char *exe, uint64_t entry, uint64_t base, const void *header,
+                            size_t dumped, const char *sysroot, unsigned *mods)
+{
+	struct core_buf b = core_with_base(entry, base, header, dumped);
+	sw_core *c = NULL;
+	sw_status st;
+
+	ck_assert_int_eq(sw_core_open_memory(b.p, b.len, 0, &c), SW_OK);
+	ck_assert_int_eq(sw_core_add_loader(c, sysroot), SW_E_NOTFOUND);       /* no executable */
+	ck_assert_int_eq(sw_core_add_executable(c, exe), SW_OK);
+	*mods = sw_core_module_count(c);
+	st = sw_core_add_loader(c, sysroot);
+	if (st == SW_OK) {
+		unsigned char magic[4] = { 0 };
+		sw_mapped_file f = { 0 };
+		unsigned i;
+
+		/* Its first mapping is at AT_BASE, named as PT_INTERP names it; its bytes are there. */
+		for (i = 0; i < sw_core_module_count(c); i++)
+			if (sw_core_module(c, i, &f) == SW_OK && f.start == base)
+				break;
+		ck_assert_uint_lt(i, sw_core_module_count(c));
+		ck_assert_ptr_nonnull(strstr(f.path, "ld-linux"));
+		ck_assert_int_eq(sw_memory_read(sw_core_memory(c), base, magic, 4), SW_OK);
+		ck_assert_int_eq(memcmp(magic, ELFMAG, SELFMAG), 0);
+		ck_assert_int_eq(sw_core_add_loader(c, sysroot), SW_E_EXISTS);
+	} else {
+		/* A refusal leaves the core as it was. */
+		ck_assert_uint_eq(sw_core_module_count(c), *mods);
+	}
+	*mods = sw_core_module_count(c) - *mods;
+	sw_core_close(c);
+	free(b.p);
+	return st;
+}
+
+static const char *host_loader(void)
+{
+	return access("/lib64/ld-linux-x86-64.so.2", R_OK) == 0 ? "/lib64/ld-linux-x86-64.so.2" : NULL;
+}
+
+/* AT_BASE where the core has a segment, not dumped (qemu omits code): the linker is added. */
+START_TEST(loader_at_base)
+{
+	char exe[512];
+	uint64_t entry;
+	unsigned added;
+
+	if (!host_loader())
+		return;
+	exe_copy(exe, sizeof exe, NULL, &entry);
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, NULL, 0, NULL, &added), SW_OK);
+	ck_assert_uint_gt(added, 0);
+	/* "" is no sysroot either. */
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, NULL, 0, "", &added), SW_OK);
+	unlink(exe);
+}
+END_TEST
+
+/*
+ * Hostile AT_BASEs: none (a static program), one in no segment, one where
+ * the core holds other bytes than the linker's ELF header; a sysroot
+ * without the file, or too long a path under it.
+ */
+START_TEST(loader_hostile_base)
+{
+	unsigned char other[64] = "\177ELF not the linker";
+	char exe[512], longroot[8200];
+	uint64_t entry;
+	unsigned added;
+
+	if (!host_loader())
+		return;
+	exe_copy(exe, sizeof exe, NULL, &entry);
+	ck_assert_int_eq(add_loader(exe, entry, 0, NULL, 0, NULL, &added), SW_E_NOTFOUND);
+	ck_assert_int_eq(add_loader(exe, entry, 0x1000, NULL, 0, NULL, &added), SW_E_BADADDR);
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE + 65536, NULL, 0, NULL, &added),
+	                 SW_E_BADADDR);
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, other, 4096, NULL, &added),
+	                 SW_E_MISMATCH);
+	errno = 0;
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, NULL, 0, "/nonexistent", &added),
+	                 SW_E_INVAL);
+	memset(longroot, '/', sizeof longroot - 1);
+	longroot[sizeof longroot - 1] = '\0';
+	ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, NULL, 0, longroot, &added), SW_E_LIMIT);
+	ck_assert_uint_eq(added, 0);
+	unlink(exe);
+}
+END_TEST
+
+/* PT_INTERP patches: too long, not NUL-terminated, cut by the file's end, gone. */
+static void interp_too_long(unsigned char *img, Elf64_Phdr *ph) { (void)img; ph->p_filesz = 5000; }
+static void interp_no_nul(unsigned char *img, Elf64_Phdr *ph) { img[ph->p_offset + ph->p_filesz - 1] = 'x'; }
+static void interp_past_end(unsigned char *img, Elf64_Phdr *ph) { (void)img; ph->p_offset = 1ull << 40; }
+static void interp_gone(unsigned char *img, Elf64_Phdr *ph) { (void)img; ph->p_type = PT_NULL; }
+
+START_TEST(loader_hostile_interp)
+{
+	static const struct {
+		void (*patch)(unsigned char *, Elf64_Phdr *);
+		sw_status want;
+	} cases[] = {
+		{ interp_too_long, SW_E_LIMIT }, { interp_no_nul, SW_E_BADMETA },
+		{ interp_past_end, SW_E_BADMETA }, { interp_gone, SW_E_NOTFOUND },
+	};
+	char exe[512];
+	uint64_t entry;
+	unsigned added;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		exe_copy(exe, sizeof exe, cases[i].patch, &entry);
+		ck_assert_int_eq(add_loader(exe, entry, LOADER_BASE, NULL, 0, NULL, &added),
+		                 cases[i].want);
+		ck_assert_uint_eq(added, 0);
+		unlink(exe);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core_limits");
@@ -474,6 +699,11 @@ int main(void)
 	tcase_add_test(tc, sparse_core_over_address_limit);
 	tcase_add_test(tc, truncated_core_reads_what_it_holds);
 	tcase_add_test(tc, core_cut_in_notes_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("loader");
+	tcase_add_test(tc, loader_at_base);
+	tcase_add_test(tc, loader_hostile_base);
+	tcase_add_test(tc, loader_hostile_interp);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

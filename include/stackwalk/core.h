@@ -125,6 +125,21 @@ SW_API sw_status sw_core_stack_bounds(const sw_core *core, uint64_t sp, uint64_t
  */
 SW_API sw_status sw_core_add_executable(sw_core *core, const char *path);
 
+/*
+ * sw_core_add_loader - the dynamic linker, for cores that do not name it
+ * (qemu-user's): the file the executable added by sw_core_add_executable
+ * names in its PT_INTERP, read under `sysroot` (NULL or "": as named),
+ * becomes a mapped file at the load address the core's auxiliary vector
+ * records (AT_BASE) and supplies its omitted bytes.  SW_E_NOTFOUND without
+ * an added executable, an AT_BASE or a PT_INTERP (a static program);
+ * SW_E_EXISTS if the core names a file there already; SW_E_BADADDR if no
+ * segment of the core holds AT_BASE; SW_E_MISMATCH if the file's
+ * architecture or ELF header differs from what the core holds there;
+ * SW_E_LIMIT / SW_E_BADMETA for a PT_INTERP path over 4096 bytes or
+ * malformed; SW_E_INVAL if the file cannot be opened (errno says why).
+ */
+SW_API sw_status sw_core_add_loader(sw_core *core, const char *sysroot);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,9 @@
  * that starts where the entry says) because a lookup trusts them
  * afterwards.  The PLT's stubs, and in a small module sigreturn code
  * without CFI, are described eagerly as a full load does, since no FDE
- * leads to them.
+ * leads to them.  An FDE whose import is skipped (a rule SWU cannot say)
+ * goes to the instruction analysis when it is imported, again as a full
+ * load does.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,7 +40,7 @@
 struct lazy_fn {
 	sw_native_function fn;          /* the method handle a lookup gives */
 	struct swu_body_rule rule;      /* its blob's, decoded once */
-	bool none;                      /* the import skipped it: no code here, as after a full load */
+	bool none;                      /* the import skipped it and analysis did not describe it */
 	uint32_t saved[];               /* rule.nsaved items; the blob follows */
 };
 
@@ -53,6 +55,7 @@ struct swi_lazy_cfi {
 	uint64_t bias;
 	uint64_t base;                  /* ELF address the starts are relative to */
 	bool walks_import;
+	uint64_t budget;                /* instruction analysis's, for each FDE the import skips */
 	uint32_t n;                     /* functions the .eh_frame_hdr lists */
 	uint32_t *start;                /* relative to base, ascending */
 	uint32_t *size;                 /* 0: no code there (discarded, or overlapping the one before) */
@@ -124,6 +127,38 @@ static void add_stats(sw_module_import_stats *to, const sw_module_import_stats *
 	to->unwind_bytes += s->unwind_bytes;
 }
 
+/*
+ * An FDE [lo, hi) the import skipped for a rule SWU cannot say (`one`
+ * holds the skip) is described by its instructions, as a full load
+ * describes it: swi_analyze_module given that skip alone.  *out is the
+ * record of the function the analysis finds at lo (within the range: the
+ * rest of it stays without rules, a slot being one function); an error
+ * for memory, SW_E_LIMIT when the arena is full.
+ */
+static sw_status analyze_skipped(struct swi_lazy_cfi *z, struct swi_cfi_import *one, uint64_t lo,
+                                 uint64_t hi, const struct lazy_fn **out)
+{
+	sw_module_import_stats kept = one->stats;
+	const struct swi_cfi_fn *f = NULL;
+	sw_status st = swi_analyze_module(z->elf, z->arch, NULL, 0, z->budget, one);
+
+	/* It analyzes the PLT's stubs again too: only the function published counts. */
+	one->stats = kept;
+	if (st != SW_OK)
+		return st;
+	for (size_t k = 0; k < one->nfns; k++)
+		if (one->fns[k].start == lo && one->fns[k].size <= hi - lo &&
+		    one->fns[k].source == SW_CFI_ANALYSIS)
+			f = &one->fns[k];
+	if (f && !(*out = arena_record(z, f, one->blobs + f->blob)))
+		return SW_E_LIMIT;
+	if (f && !(*out)->none) {
+		z->stats.analyzed++;
+		z->stats.analyzed_entries++;
+	}
+	return SW_OK;
+}
+
 /* Import function i and publish it; SW_E_LIMIT when the arena is full. */
 static sw_status import_fn(struct swi_lazy_cfi *z, uint32_t i)
 {
@@ -145,6 +180,10 @@ static sw_status import_fn(struct swi_lazy_cfi *z, uint32_t i)
 	if (one.nfns == 1 && !(r = arena_record(z, &one.fns[0], one.blobs + one.fns[0].blob))) {
 		swi_cfi_import_free(&one);
 		return SW_E_LIMIT;
+	}
+	if (one.nfns == 0 && one.nskips == 1 && (st = analyze_skipped(z, &one, lo, hi, &r)) != SW_OK) {
+		swi_cfi_import_free(&one);
+		return st;
 	}
 	add_stats(&z->stats, &one.stats);
 	z->stats.lazy_imported++;
@@ -195,6 +234,7 @@ static long lazy_find(const struct swi_code_source *s, uint64_t ip)
 	/* The source is the view's first member; an import changes it. */
 	struct swi_lazy_cfi *z = (struct swi_lazy_cfi *)(uintptr_t)s;
 	long i = extra_find(z, ip);
+	const struct lazy_fn *r;
 	uintptr_t v;
 
 	if (i >= 0)
@@ -217,7 +257,9 @@ static long lazy_find(const struct swi_code_source *s, uint64_t ip)
 		atomic_fetch_add_explicit(&z->not_imported, 1, memory_order_relaxed);
 		return i;
 	}
-	return ((const struct lazy_fn *)v)->none ? -1 : i;
+	/* Analysis may describe less of the FDE's range than it covers (analyze_skipped). */
+	r = (const struct lazy_fn *)v;
+	return r->none || ip - r->fn.start >= r->fn.size ? -1 : i;
 }
 
 static void lazy_info(const struct swi_code_source *s, uint32_t i, struct swi_code_copy *out)
@@ -524,6 +566,7 @@ sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int w
 	z->bias = bias;
 	z->module = m;
 	z->walks_import = walks_import != 0;
+	z->budget = analysis ? analysis->budget : 0;
 	z->fd = -1;
 	if (pthread_mutex_init(&z->lock, NULL) != 0) {
 		free(z);

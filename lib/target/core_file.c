@@ -1,7 +1,8 @@
 /*
  * core_file.c - an ELF core file as a walk target: threads from its
  * NT_PRSTATUS notes, memory from its PT_LOAD segments, mapped files from
- * its NT_FILE note.  Host-only (it opens and reads files), but it reads
+ * its NT_FILE note (or, for a core without one, from the executable a
+ * tool names and the dynamic linker its PT_INTERP names, at AT_BASE).  Host-only (it opens and reads files), but it reads
  * cores of every supported architecture on any host.
  *
  * The core is never mapped or read whole (core_bytes.h): it may be larger
@@ -88,6 +89,8 @@ struct sw_core {
 	uint64_t entry;                 /* AT_ENTRY from NT_AUXV, when has_entry */
 	int has_entry;
 	uint64_t vdso;                  /* AT_SYSINFO_EHDR from NT_AUXV, or 0 */
+	uint64_t base;                  /* AT_BASE from NT_AUXV: the dynamic linker's bias, or 0 */
+	int exe_file;                   /* files[] index of sw_core_add_executable's file, or -1 */
 	int seen_file_note;
 	/* From the first well-formed NT_PRPSINFO note: the process's id and name. */
 	int has_process;
@@ -347,6 +350,8 @@ static sw_status read_note(sw_core *c, uint32_t type, const unsigned char *desc,
 		}
 		if (swi_auxv_find(c->word, desc, len, SWI_AT_SYSINFO_EHDR, &v) == SW_OK)
 			c->vdso = v;
+		if (swi_auxv_find(c->word, desc, len, SWI_AT_BASE, &v) == SW_OK)
+			c->base = v;
 		return SW_OK;
 	default:
 		return SW_OK;
@@ -627,6 +632,7 @@ static sw_status core_open_bytes(const void *image, int fd, uint64_t size, unsig
 	c->bytes.fd = fd;
 	c->bytes.size = size;
 	c->flags = flags;
+	c->exe_file = -1;
 	if (size < EI_NIDENT)
 		st = SW_E_TRUNCATED;
 	else
@@ -836,13 +842,63 @@ static sw_status keep_path(sw_core *c, const char *path, char **copy)
 	return SW_OK;
 }
 
+/*
+ * Open `path`, a little-endian ELF file of the core's architecture: its
+ * descriptor and libelf handle, both released on failure.
+ */
+static sw_status open_elf(const sw_core *c, const char *path, int *fd, Elf **elf, GElf_Ehdr *eh)
+{
+	off_t size;
+	sw_arch arch;
+	sw_status st;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return SW_E_UNSUPPORTED;
+	*fd = swi_open_regular(path, &size);
+	if (*fd < 0)
+		return SW_E_INVAL;
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf) {
+		close(*fd);
+		return SW_E_UNSUPPORTED;
+	}
+	st = check_ehdr(*elf, (size_t)size, eh, &arch);
+	if (st == SW_OK && arch != c->arch)
+		st = SW_E_MISMATCH;
+	if (st != SW_OK) {
+		elf_end(*elf);
+		close(*fd);
+	}
+	return st;
+}
+
+/*
+ * The PT_LOAD segments of `elf` (open as `fd`) at `bias`, named `path` (the
+ * target's name for the file): on success the core keeps `fd` and gives
+ * the file's index in files[]; on failure the core is unchanged.
+ */
+static sw_status add_file(sw_core *c, Elf *elf, int fd, uint64_t bias, const char *path,
+                          unsigned *index)
+{
+	char *copy;
+	sw_status st = keep_path(c, path, &copy);
+
+	if (st == SW_OK)
+		st = add_exec_segments(c, elf, bias, copy, fd);
+	if (st != SW_OK)
+		return st;
+	*index = c->nfiles;
+	c->files[c->nfiles].path = copy;
+	c->files[c->nfiles].fd = fd;
+	c->nfiles++;
+	return SW_OK;
+}
+
 SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 {
 	GElf_Ehdr eh;
-	off_t size;
-	sw_arch arch;
 	uint64_t bias;
-	char *copy;
+	unsigned index;
 	Elf *elf;
 	sw_status st;
 	int fd;
@@ -851,34 +907,136 @@ SW_API sw_status sw_core_add_executable(sw_core *c, const char *path)
 		return SW_E_INVAL;
 	if (c->nfiles == CORE_MAX_FILES)
 		return SW_E_LIMIT;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return SW_E_UNSUPPORTED;
-	fd = swi_open_regular(path, &size);
-	if (fd < 0)
-		return SW_E_INVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return SW_E_UNSUPPORTED;
-	}
-	st = check_ehdr(elf, (size_t)size, &eh, &arch);
-	if (st == SW_OK && arch != c->arch)
-		st = SW_E_MISMATCH;
+	st = open_elf(c, path, &fd, &elf, &eh);
+	if (st != SW_OK)
+		return st;
+	st = exec_bias(c, &eh, &bias);
 	if (st == SW_OK)
-		st = exec_bias(c, &eh, &bias);
-	if (st == SW_OK)
-		st = keep_path(c, path, &copy);
-	if (st == SW_OK)
-		st = add_exec_segments(c, elf, bias, copy, fd);
+		st = add_file(c, elf, fd, bias, path, &index);
 	elf_end(elf);
 	if (st != SW_OK) {
 		close(fd);
 		return st;
 	}
-	c->files[c->nfiles].path = copy;
-	c->files[c->nfiles].fd = fd;
-	c->nfiles++;
+	c->exe_file = (int)index;
 	return SW_OK;
+}
+
+/* ---- the dynamic linker, for cores that do not name it ----------------- */
+
+/* The longest PT_INTERP path read (PATH_MAX), and the longest sysroot-prefixed one. */
+#define INTERP_MAX      4096u
+#define INTERP_HOST_MAX (2 * INTERP_MAX)
+
+/*
+ * The executable's PT_INTERP path into interp[INTERP_MAX]: SW_E_NOTFOUND
+ * without one (a static program), SW_E_LIMIT when longer, SW_E_BADMETA
+ * when empty, not NUL-terminated at its end or cut by the file's end.
+ */
+static sw_status exec_interp(const sw_core *c, char *interp)
+{
+	int fd = c->files[c->exe_file].fd;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t phnum;
+	sw_status st = SW_E_NOTFOUND;
+
+	if (!elf)
+		return SW_E_UNSUPPORTED;
+	if (elf_getphdrnum(elf, &phnum) != 0 || phnum > CORE_MAX_SEGMENTS) {
+		elf_end(elf);
+		return SW_E_BADMETA;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			st = SW_E_BADMETA;
+			break;
+		}
+		if (ph.p_type != PT_INTERP)
+			continue;
+		if (ph.p_filesz > INTERP_MAX)
+			st = SW_E_LIMIT;
+		else if (ph.p_filesz < 2 || ph.p_offset > (uint64_t)INT64_MAX - ph.p_filesz ||
+		         pread(fd, interp, (size_t)ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz ||
+		         memchr(interp, '\0', (size_t)ph.p_filesz) != interp + ph.p_filesz - 1)
+			st = SW_E_BADMETA;
+		else
+			st = SW_OK;
+		break;
+	}
+	elf_end(elf);
+	return st;
+}
+
+/* The ELF header's size for the core's class: what is compared with the core's copy. */
+static size_t ehdr_size(const sw_core *c)
+{
+	return c->word == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+}
+
+/*
+ * AT_BASE checked against the core: some segment must hold it (every
+ * mapping the kernel or qemu had has one, dumped or not; SW_E_BADADDR
+ * otherwise), and where the core dumped its first bytes they must be the
+ * file's ELF header (SW_E_MISMATCH: another file was mapped there).
+ */
+static sw_status check_base(const sw_core *c, int fd)
+{
+	const struct core_segment *s = find_segment(c, c->base);
+	unsigned char want[sizeof(Elf64_Ehdr)], got[sizeof(Elf64_Ehdr)];
+	size_t n = ehdr_size(c);
+
+	if (!s)
+		return SW_E_BADADDR;
+	if (c->base >= s->dumped_end || s->dumped_end - c->base < n ||
+	    read_dumped(c, s, c->base, got, n) != SW_OK)
+		return SW_OK;   /* omitted (qemu leaves code out) or lost: nothing to compare */
+	if (pread(fd, want, n, 0) != (ssize_t)n || memcmp(want, got, n) != 0)
+		return SW_E_MISMATCH;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_add_loader(sw_core *c, const char *sysroot)
+{
+	char interp[INTERP_MAX], host[INTERP_HOST_MAX];
+	const char *path;
+	GElf_Ehdr eh;
+	unsigned index;
+	Elf *elf;
+	sw_status st;
+	int fd;
+
+	if (!c)
+		return SW_E_INVAL;
+	if (c->exe_file < 0 || c->base == 0)
+		return SW_E_NOTFOUND;
+	if (find_mapping(c, c->base))
+		return SW_E_EXISTS;
+	if (c->nfiles == CORE_MAX_FILES)
+		return SW_E_LIMIT;
+	if ((st = exec_interp(c, interp)) != SW_OK)
+		return st;
+	path = interp;
+	if (sysroot && *sysroot) {
+		if ((size_t)snprintf(host, sizeof host, "%s%s", sysroot, interp) >= sizeof host)
+			return SW_E_LIMIT;
+		path = host;
+	}
+	st = open_elf(c, path, &fd, &elf, &eh);
+	if (st != SW_OK)
+		return st;
+	if (eh.e_type != ET_DYN)
+		st = SW_E_UNSUPPORTED;
+	if (st == SW_OK)
+		st = check_base(c, fd);
+	/* AT_BASE is the linker's load bias: the kernel maps it as an ET_DYN file. */
+	if (st == SW_OK)
+		st = add_file(c, elf, fd, c->base, interp, &index);
+	elf_end(elf);
+	if (st != SW_OK)
+		close(fd);
+	return st;
 }
 
 /* The vDSO's address the core's auxiliary vector records, or 0 (core_notes.h). */

@@ -20,6 +20,7 @@
 #define SWI_NT_AUXV     6
 #define SWI_NT_FILE     0x46494c45      /* "FILE" */
 
+#define SWI_AT_BASE     7               /* auxiliary vector: the dynamic linker's load address */
 #define SWI_AT_ENTRY    9               /* auxiliary vector: the program's entry point */
 #define SWI_AT_SYSINFO_EHDR 33          /* auxiliary vector: the vDSO's ELF header */
 
