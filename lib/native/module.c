@@ -154,22 +154,41 @@ static unsigned symbol_rank(const GElf_Sym *sym, bool dynsym)
 	return r + (dynsym ? 1 : 0);
 }
 
-static sw_status add_symbol(sw_module *m, uint64_t value, uint64_t size, const char *name,
-                            unsigned rank)
+/*
+ * A symbol table's strings, copied whole into the module's names (with a
+ * NUL after them, so that no name runs past the copy): one copy per
+ * table rather than one per symbol.  Its first byte's offset in `names`,
+ * and in *terminated the bytes up to its last NUL: a name that starts
+ * beyond ends outside the section, which elf_strptr refuses too.
+ * SW_E_NOTFOUND when there are no strings.
+ */
+static sw_status copy_strings(sw_module *m, Elf *elf, size_t strndx, size_t *base, size_t *terminated)
 {
-	size_t len = strlen(name) + 1;
+	Elf_Scn *scn = elf_getscn(elf, strndx);
+	size_t last;
+	Elf_Data *d;
+	GElf_Shdr sh;
 	sw_status st;
 
-	if (m->nsyms >= MODULE_MAX_SYMBOLS || len > MODULE_MAX_NAMES - m->names_len)
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
+		return SW_E_NOTFOUND;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return SW_E_NOTFOUND;
+	if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size == 0)
+		return SW_E_NOTFOUND;
+	if (d->d_size >= MODULE_MAX_NAMES - m->names_len)
 		return SW_E_LIMIT;
-	if ((st = swi_array_grow((void **)&m->syms, &m->syms_cap,
-	                         m->nsyms + 1, sizeof *m->syms)) != SW_OK ||
-	    (st = swi_array_grow((void **)&m->names, &m->names_cap,
-	                         m->names_len + len, 1)) != SW_OK)
+	if ((st = swi_array_grow((void **)&m->names, &m->names_cap, m->names_len + d->d_size + 1, 1)) != SW_OK)
 		return st;
-	memcpy(m->names + m->names_len, name, len);
-	m->syms[m->nsyms++] = (struct module_symbol){ value + m->bias, size, m->names_len, rank };
-	m->names_len += len;
+	*base = m->names_len;
+	memcpy(m->names + m->names_len, d->d_buf, d->d_size);
+	m->names[m->names_len + d->d_size] = '\0';
+	m->names_len += d->d_size + 1;
+	/* A name must end at a NUL of the section itself: the last one bounds them. */
+	last = d->d_size;
+	while (last > 0 && ((const char *)d->d_buf)[last - 1] != '\0')
+		last--;
+	*terminated = last;
 	return SW_OK;
 }
 
@@ -179,27 +198,33 @@ static sw_status read_symtab(sw_module *m, Elf *elf, Elf_Scn *scn, const GElf_Sh
 	bool dynsym = sh->sh_type == SHT_DYNSYM;
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	size_t n;
+	size_t n, base, terminated;
 	sw_status st;
 
 	if (!d || entsize == 0)
 		return SW_OK;           /* unreadable: no symbols from it */
 	n = d->d_size / entsize;
+	if (n > MODULE_MAX_SYMBOLS - m->nsyms)
+		return SW_E_LIMIT;
+	if ((st = copy_strings(m, elf, sh->sh_link, &base, &terminated)) != SW_OK)
+		return st == SW_E_NOTFOUND ? SW_OK : st;        /* no names: no symbols from it */
+	/* At most n: one allocation, however many are functions. */
+	if ((st = swi_array_grow((void **)&m->syms, &m->syms_cap, m->nsyms + n, sizeof *m->syms)) != SW_OK)
+		return st;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		unsigned type;
-		const char *name;
 
 		if (!gelf_getsym(d, (int)i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
 			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if ((st = add_symbol(m, sym.st_value, sym.st_size, name, symbol_rank(&sym, dynsym))) != SW_OK)
-			return st;
+		if (sym.st_name >= terminated || m->names[base + sym.st_name] == '\0')
+			continue;       /* no name, or one that runs off the section */
+		m->syms[m->nsyms++] = (struct module_symbol){ sym.st_value + m->bias, sym.st_size,
+		                                              base + sym.st_name,
+		                                              symbol_rank(&sym, dynsym) };
 	}
 	return SW_OK;
 }
