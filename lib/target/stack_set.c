@@ -444,17 +444,12 @@ static void symbolize(const swi_stack_set *s, struct swi_frame *f, int exact)
 	f->function = NULL;
 	/* Code in no mapped file: a JIT's, named by the objects it registered for gdb. */
 	for (size_t i = 0; !m && i < s->njit; i++) {
-		const sw_gdbjit_object *o;
-		size_t n = 0;
-
-		sw_gdbjit_list_objects(s->jit[i].list, &o, &n);
-		for (size_t k = 0; k < n; k++) {
-			if (o[k].module && sw_module_symbolize(o[k].module, addr, &f->function, &off) == SW_OK) {
-				f->offset = off + (f->pc - addr);
-				return;
-			}
+		if (sw_gdbjit_list_symbolize(s->jit[i].list, addr, &f->function, &off) == SW_OK) {
+			f->offset = off + (f->pc - addr);
+			return;
 		}
 	}
+	f->function = NULL;
 }
 
 /*
