@@ -243,9 +243,19 @@ static sw_status load_files(swi_stack_set *s)
 		    f.path[0] == '[')
 			continue;
 		if (continues_module(s, &f)) {
+			uint64_t end = f.end;
+
 			m = &s->mods[s->nmods - 1];
-			if (f.end > m->hi)
-				m->hi = f.end;
+			/*
+			 * What of it lies beyond the file's segments is in no
+			 * module (as in swstack's examples/module_layout.c): the
+			 * file describes nothing there, and its frames are left to
+			 * the JIT lists.  Unplaced, the whole mapping joins.
+			 */
+			if (m->placed > 0 && end > m->load_end)
+				end = m->load_end;
+			if (end > m->hi)
+				m->hi = end;
 			m->segments++;
 			continue;
 		}
