@@ -42,18 +42,11 @@ sw_status jit_lists_add(struct jit_lists *jl, const sw_memory *mem, sw_arch arch
 
 const char *jit_lists_name(const struct jit_lists *jl, uint64_t pc, uint64_t *offset)
 {
-	for (size_t i = 0; i < jl->count; i++) {
-		const sw_gdbjit_object *o;
-		size_t n = 0;
+	const char *name;
 
-		sw_gdbjit_list_objects(jl->lists[i].list, &o, &n);
-		for (size_t k = 0; k < n; k++) {
-			const char *name;
-
-			if (o[k].module && sw_module_symbolize(o[k].module, pc, &name, offset) == SW_OK)
-				return name;
-		}
-	}
+	for (size_t i = 0; i < jl->count; i++)
+		if (sw_gdbjit_list_symbolize(jl->lists[i].list, pc, &name, offset) == SW_OK)
+			return name;
 	return NULL;
 }
 

@@ -37,7 +37,11 @@ struct jit_lists {
 sw_status jit_lists_add(struct jit_lists *jl, const sw_memory *mem, sw_arch arch, uint64_t descriptor,
                         const char *module, sw_codemap *map);
 
-/* jit_lists_name - the function symbol of a JIT object holding pc, and pc's offset in it; NULL if none. */
+/*
+ * jit_lists_name - the function symbol of a JIT object holding pc, and
+ * pc's offset in it; NULL if none.  The lists in the order they were
+ * added; in one list, the object nearest its head (sw_gdbjit_list_symbolize).
+ */
 const char *jit_lists_name(const struct jit_lists *jl, uint64_t pc, uint64_t *offset);
 
 /* jit_lists_close - unregister (the map synchronized first) and free. */

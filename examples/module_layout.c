@@ -74,7 +74,9 @@ static int continues_module(struct builder *b, const sw_mapped_file *f)
  * first copy would make the module span the JIT's memory (its frames then
  * named after node).  The segments' own vaddr - offset need not be one
  * (lli's text lies a page further on), so the span is the test, not the
- * bias of each mapping.
+ * bias of each mapping.  A module's range never passes that span (but for
+ * its first mapping's own end): a mapping that starts inside it and ends
+ * beyond it joins up to the span's end only.
  */
 static int group(struct builder *b, const sw_mapped_file *files, size_t nfiles)
 {
@@ -93,9 +95,23 @@ static int group(struct builder *b, const sw_mapped_file *files, size_t nfiles)
 		if ((joins = continues_module(b, f)) < 0)
 			return -1;
 		if (joins) {
+			uint64_t end = f->end;
+
 			m = &b->ml->mods[b->ml->count - 1];
-			if (f->end > m->hi)
-				m->hi = f->end;
+			/*
+			 * It started inside the file's segments; what of it lies
+			 * beyond where they end (a mapping that does not fit the
+			 * file's program headers: a hostile core's, or one the
+			 * process remapped) is in no module.  The file's symbols
+			 * and CFI describe nothing there, so naming its frames after
+			 * the file would be wrong; as no module's, the JIT lists and
+			 * the perf map may name them.  A file without a bias has no
+			 * known end and takes the whole mapping.
+			 */
+			if (!m->no_bias && end > m->load_end)
+				end = m->load_end;
+			if (end > m->hi)
+				m->hi = end;
 			m->code |= code;
 			m->segments++;
 			continue;

@@ -398,6 +398,124 @@ START_TEST(pointer_width_4)
 }
 END_TEST
 
+#define LAYOUT_OBJECTS 14u             /* what mem_bytes holds */
+#define LAYOUT_TEXT 0x7f0000100000ull   /* the objects' code falls in 512 bytes from here */
+#define LAYOUT_WINDOW 512u
+
+static unsigned layout_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/*
+ * A list of LAYOUT_OBJECTS objects whose code lands at random in a small
+ * window, so that they overlap: each has its "jit_fn" at a random place
+ * and size (0 among them: its first byte), and most a second function,
+ * also "jit_fn" (the section symbol made one), leaving a gap between
+ * them that another object may fill.  Some objects repeat the one before
+ * exactly (code registered twice).
+ */
+static void build_random_layout(unsigned *seed)
+{
+	uint64_t text = 0, v1 = 0, v2 = 0, s1 = 0, s2 = 0;
+
+	build_list(LAYOUT_OBJECTS, 0, 2);
+	for (unsigned i = 0; i < LAYOUT_OBJECTS; i++) {
+		unsigned char *obj = mem_bytes + (OBJ(i) - BASE);
+		size_t sym = 152;
+
+		if (i == 0 || layout_rand(seed) % 6) {
+			text = LAYOUT_TEXT + layout_rand(seed) % (LAYOUT_WINDOW - 128);
+			v1 = layout_rand(seed) % 64;
+			s1 = layout_rand(seed) % 5 ? layout_rand(seed) % 64 : 0;
+			v2 = layout_rand(seed) % 4 ? v1 + s1 + layout_rand(seed) % 32 : UINT64_MAX;
+			s2 = layout_rand(seed) % 48;
+		}
+		obj_size = build_object(obj, text, EH(i), 2);
+		put(obj, sym + 48 + 8, 8, v1);
+		put(obj, sym + 48 + 16, 8, s1);
+		if (v2 != UINT64_MAX) {
+			put(obj, sym + 24, 4, 1);               /* "jit_fn" */
+			put(obj, sym + 24 + 4, 1, 0x02);        /* FUNC, local */
+			put(obj, sym + 24 + 8, 8, v2);
+			put(obj, sym + 24 + 16, 8, s2);
+		}
+	}
+}
+
+/* What sw_gdbjit_list_symbolize must equal: each object asked in list order. */
+static sw_status symbolize_linear(const sw_gdbjit_object *o, size_t n, uint64_t address,
+                                  const char **name, uint64_t *offset)
+{
+	for (size_t k = 0; k < n; k++)
+		if (o[k].module && sw_module_symbolize(o[k].module, address, name, offset) == SW_OK)
+			return SW_OK;
+	return SW_E_NOTFOUND;
+}
+
+/*
+ * The index against the linear search on random overlapping layouts, at
+ * every address of the window: the same status, the same object's name
+ * (names are owned by their modules, so the pointer says which object)
+ * and the same offset.
+ */
+START_TEST(index_agrees_with_linear_search)
+{
+	unsigned seed = 2026, named = 0, overlapped = 0;
+
+	for (unsigned iter = 0; iter < 300; iter++) {
+		const sw_gdbjit_object *o;
+		sw_gdbjit_list *l;
+		size_t n;
+
+		build_random_layout(&seed);
+		ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+		ck_assert_uint_eq(n, LAYOUT_OBJECTS);
+		for (size_t k = 0; k < n; k++)
+			ck_assert_ptr_nonnull(o[k].module);
+		for (uint64_t a = LAYOUT_TEXT - 4; a < LAYOUT_TEXT + LAYOUT_WINDOW + 4; a++) {
+			const char *want = NULL, *got = NULL, *other;
+			uint64_t want_off = 0, got_off = 0, other_off;
+			sw_status ws = symbolize_linear(o, n, a, &want, &want_off);
+			unsigned holders = 0;
+
+			ck_assert_int_eq(sw_gdbjit_list_symbolize(l, a, &got, &got_off), ws);
+			if (ws != SW_OK)
+				continue;
+			ck_assert_ptr_eq(got, want);
+			ck_assert_uint_eq(got_off, want_off);
+			named++;
+			for (size_t k = 0; k < n; k++)
+				holders += sw_module_symbolize(o[k].module, a, &other, &other_off) == SW_OK;
+			overlapped += holders > 1;
+		}
+		sw_gdbjit_list_free(l);
+	}
+	/* The layouts did overlap: many addresses had several objects to choose from. */
+	ck_assert_uint_gt(named, 10000);
+	ck_assert_uint_gt(overlapped, 10000);
+	/* No symbol: the offset is optional, the list and name are not. */
+	{
+		const sw_gdbjit_object *o;
+		sw_gdbjit_list *l;
+		const char *name;
+		size_t n;
+
+		build_list(2, 0, 2);
+		ck_assert_int_eq(read_list(&l, &o, &n), SW_OK);
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(l, TEXT(1) + 3, &name, NULL), SW_OK);
+		ck_assert_str_eq(name, "jit_fn");
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(l, TEXT(1) + FN_SIZE, &name, NULL), SW_E_NOTFOUND);
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(l, 0, &name, NULL), SW_E_NOTFOUND);
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(l, UINT64_MAX, &name, NULL), SW_E_NOTFOUND);
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(NULL, TEXT(1), &name, NULL), SW_E_INVAL);
+		ck_assert_int_eq(sw_gdbjit_list_symbolize(l, TEXT(1), NULL, NULL), SW_E_INVAL);
+		sw_gdbjit_list_free(l);
+	}
+}
+END_TEST
+
 /* The library's own registrar (sw_gdbjit) read back from this process, as a debugger reads it. */
 START_TEST(reads_own_registrar)
 {
@@ -454,6 +572,7 @@ static Suite *gdbjit_read_suite(void)
 	tcase_add_test(tc, random_corruption);
 	tcase_add_test(tc, pointer_width_4);
 	tcase_add_test(tc, reads_own_registrar);
+	tcase_add_test(tc, index_agrees_with_linear_search);
 	suite_add_tcase(s, tc);
 	return s;
 }

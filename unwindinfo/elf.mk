@@ -50,7 +50,8 @@ dist_man_MANS += \
 # is relocatable, as LLVM's are) loaded as a module.
 lib_libsw_native_la_SOURCES += lib/native/jit_object.h lib/native/jit_object.c \
 	lib/native/gdbjit_read.c
-dist_man_MANS += man/sw_gdbjit_read.3 man/sw_gdbjit_list_objects.3 man/sw_gdbjit_list_free.3
+dist_man_MANS += man/sw_gdbjit_read.3 man/sw_gdbjit_list_objects.3 man/sw_gdbjit_list_symbolize.3 \
+	man/sw_gdbjit_list_free.3
 check_PROGRAMS += tests/check_gdbjit_read
 TESTS += tests/check_gdbjit_read
 tests_check_gdbjit_read_SOURCES = tests/check_gdbjit_read.c tests/gdbjit_object.h

@@ -138,6 +138,18 @@ SW_API sw_status sw_gdbjit_read(const sw_memory *mem, sw_arch arch, uint64_t des
 SW_API sw_status sw_gdbjit_list_objects(const sw_gdbjit_list *l, const sw_gdbjit_object **objects,
                                         size_t *count);
 
+/*
+ * sw_gdbjit_list_symbolize - the function symbol of the list's objects
+ * that holds `address`: *name (owned by the object's module) and *offset
+ * (optional), as sw_module_symbolize gives them.  Where objects overlap
+ * (code freed and compiled again, or registered twice), the one nearest
+ * the list's head wins: the one registered last, for JITs that link new
+ * entries at the head (LLVM's, sw_gdbjit).  O(log n) in the symbols read
+ * (an index sw_gdbjit_read builds).  SW_E_NOTFOUND if none holds it.
+ */
+SW_API sw_status sw_gdbjit_list_symbolize(const sw_gdbjit_list *l, uint64_t address, const char **name,
+                                          uint64_t *offset);
+
 /* sw_gdbjit_list_free - free the list and its modules; unregister them from every map first. */
 SW_API void sw_gdbjit_list_free(sw_gdbjit_list *l);
 

@@ -15,6 +15,15 @@
  * cycle) ends with an error instead of going round; an object by
  * SW_GDBJIT_MAX_OBJECT, read in pieces so that the buffer grows only as
  * the target's memory yields bytes.
+ *
+ * Naming an address (sw_gdbjit_list_symbolize) goes through an index
+ * built once the list is read: every function symbol of every object is
+ * an interval, and the intervals are cut into disjoint pieces, each owned
+ * by the object nearest the list's head among those with a symbol there
+ * (a heap sweep, O(S log S) for S symbols; at most 2S + 1 pieces, so the
+ * index is sized by the symbols read).  A lookup is a binary search for
+ * the piece, then the owner's own symbol search: the answer the objects
+ * would give if asked one after the other in list order, in O(log S).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -26,9 +35,17 @@
 
 #define READ_PIECE ((size_t)64 << 10)   /* an object is read this much at a time */
 
+/* A piece of the address space, [first, last], and the object that names it. */
+struct piece {
+	uint64_t first, last;
+	size_t object;
+};
+
 struct sw_gdbjit_list {
 	sw_gdbjit_object *objects;
 	size_t count, cap;
+	struct piece *pieces;           /* by address, disjoint */
+	size_t npieces;
 	uint64_t *seen;                 /* entry addresses, open addressing (0: free); cap a power of 2 */
 	size_t seen_cap;
 };
@@ -174,6 +191,146 @@ static sw_status read_list(sw_gdbjit_list *l, const sw_memory *mem, sw_arch arch
 	return SW_OK;
 }
 
+/* A function symbol's interval, or a heap entry during the sweep; `object` orders priority. */
+struct span {
+	uint64_t first, last;
+	size_t object;
+};
+
+static int by_first(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* A min-heap of spans by object (the list's head first). */
+static void heap_push(struct span *h, size_t *n, struct span v)
+{
+	size_t i = (*n)++;
+
+	while (i > 0 && h[(i - 1) / 2].object > v.object) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static void heap_pop(struct span *h, size_t *n)
+{
+	struct span v = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1].object < h[c].object)
+			c++;
+		if (h[c].object >= v.object)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+/* Add [first, last] owned by `object` after the pieces so far, merged with the last when they touch. */
+static void add_piece(sw_gdbjit_list *l, uint64_t first, uint64_t last, size_t object)
+{
+	struct piece *p = l->npieces ? &l->pieces[l->npieces - 1] : NULL;
+
+	if (p && p->object == object && p->last + 1 == first)
+		p->last = last;
+	else
+		l->pieces[l->npieces++] = (struct piece){ first, last, object };
+}
+
+/* Every object's function symbols as intervals (one that wraps past the top is two): *out, malloc'd. */
+static sw_status collect_spans(const sw_gdbjit_list *l, struct span **out, size_t *count)
+{
+	struct span *v = NULL;
+	size_t n = 0, cap = 0;
+	sw_status st;
+
+	for (size_t k = 0; k < l->count; k++) {
+		uint64_t start, size;
+
+		for (size_t i = 0; l->objects[k].module &&
+		                   swi_module_symbol_span(l->objects[k].module, i, &start, &size); i++) {
+			/* A symbol without a size names its first byte. */
+			uint64_t last = start + (size ? size - 1 : 0);
+
+			if ((st = swi_array_grow((void **)&v, &cap, n + 2, sizeof *v)) != SW_OK) {
+				free(v);
+				return st;
+			}
+			if (last < start) {
+				v[n++] = (struct span){ start, UINT64_MAX, k };
+				v[n++] = (struct span){ 0, last, k };
+			} else {
+				v[n++] = (struct span){ start, last, k };
+			}
+		}
+	}
+	*out = v;
+	*count = n;
+	return SW_OK;
+}
+
+/*
+ * The pieces: a sweep over the intervals by address, the live ones in a
+ * heap by priority.  Each step emits one piece, up to the end of the
+ * winner's interval or the start of the next interval, whichever is first.
+ */
+static sw_status build_index(sw_gdbjit_list *l)
+{
+	struct span *v, *heap;
+	size_t n, nheap = 0, next = 0;
+	uint64_t at = 0;
+	sw_status st;
+
+	if ((st = collect_spans(l, &v, &n)) != SW_OK)
+		return st;
+	if (n == 0)
+		return SW_OK;
+	qsort(v, n, sizeof *v, by_first);
+	heap = malloc(n * sizeof *heap);
+	l->pieces = malloc((2 * n + 1) * sizeof *l->pieces);
+	if (!heap || !l->pieces) {
+		free(heap);
+		free(v);
+		return SW_E_NOMEM;
+	}
+	for (;;) {
+		uint64_t last;
+
+		if (nheap == 0) {
+			if (next == n)
+				break;
+			at = v[next].first;
+		}
+		while (next < n && v[next].first <= at)
+			heap_push(heap, &nheap, v[next++]);
+		while (nheap && heap[0].last < at)
+			heap_pop(heap, &nheap);
+		if (nheap == 0)
+			continue;
+		last = heap[0].last;
+		if (next < n && v[next].first - 1 < last)
+			last = v[next].first - 1;
+		add_piece(l, at, last, heap[0].object);
+		if (last == UINT64_MAX)
+			break;
+		at = last + 1;
+	}
+	free(heap);
+	free(v);
+	return SW_OK;
+}
+
 SW_API sw_status sw_gdbjit_read(const sw_memory *mem, sw_arch arch, uint64_t descriptor,
                                 unsigned flags, sw_gdbjit_list **out)
 {
@@ -196,6 +353,10 @@ SW_API sw_status sw_gdbjit_read(const sw_memory *mem, sw_arch arch, uint64_t des
 	free(l->seen);
 	l->seen = NULL;
 	l->seen_cap = 0;
+	if (build_index(l) != SW_OK) {
+		sw_gdbjit_list_free(l);
+		return SW_E_NOMEM;
+	}
 	*out = l;
 	return st;
 }
@@ -210,6 +371,27 @@ SW_API sw_status sw_gdbjit_list_objects(const sw_gdbjit_list *l, const sw_gdbjit
 	return SW_OK;
 }
 
+SW_API sw_status sw_gdbjit_list_symbolize(const sw_gdbjit_list *l, uint64_t address, const char **name,
+                                          uint64_t *offset)
+{
+	size_t lo = 0, hi;
+
+	if (!l || !name)
+		return SW_E_INVAL;
+	/* The first piece past the address; the one before it may hold it. */
+	for (hi = l->npieces; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->pieces[mid].first <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || l->pieces[lo - 1].last < address)
+		return SW_E_NOTFOUND;
+	return sw_module_symbolize(l->objects[l->pieces[lo - 1].object].module, address, name, offset);
+}
+
 SW_API void sw_gdbjit_list_free(sw_gdbjit_list *l)
 {
 	if (!l)
@@ -217,6 +399,7 @@ SW_API void sw_gdbjit_list_free(sw_gdbjit_list *l)
 	for (size_t i = 0; i < l->count; i++)
 		sw_module_free(l->objects[i].module);
 	free(l->objects);
+	free(l->pieces);
 	free(l->seen);
 	free(l);
 }

@@ -10,9 +10,11 @@
 #ifndef SW_NATIVE_JIT_OBJECT_H
 #define SW_NATIVE_JIT_OBJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stackwalk/status.h>
+#include <stackwalk/module.h>
 
 /*
  * swi_jit_object_place - rewrite the object at `elf` (`size` bytes,
@@ -24,5 +26,11 @@
  * malformed one.  Never reads or writes outside the `size` bytes.
  */
 sw_status swi_jit_object_place(unsigned char *elf, size_t size);
+
+/*
+ * From module.c: the module's i-th function symbol (by start), its loaded
+ * start and size (0: its first byte only); false past the last.
+ */
+bool swi_module_symbol_span(const sw_module *m, size_t i, uint64_t *start, uint64_t *size);
 
 #endif /* SW_NATIVE_JIT_OBJECT_H */

@@ -28,6 +28,7 @@
 #include "codemap_table.h"
 #include "regular_file.h"
 #include "lazy_cfi.h"
+#include "jit_object.h"
 
 /* Hard limits against hostile files. */
 #define MODULE_MAX_SYMBOLS   (1u << 22)
@@ -332,6 +333,15 @@ static const struct module_symbol *find_symbol(const sw_module *m, uint64_t addr
 		return s;
 	}
 	return NULL;
+}
+
+bool swi_module_symbol_span(const sw_module *m, size_t i, uint64_t *start, uint64_t *size)
+{
+	if (i >= m->nsyms)
+		return false;
+	*start = m->syms[i].start;
+	*size = m->syms[i].size;
+	return true;
 }
 
 const char *swi_module_name_at(const sw_module *m, uint64_t address)

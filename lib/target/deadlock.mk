@@ -63,6 +63,13 @@ TESTS += tests/check_watchdog
 tests_check_watchdog_SOURCES = tests/deadlock/check_watchdog.c
 tests_check_watchdog_LDADD = libstackwalk_elf.la -lpthread
 
+# The stack set's grouping of mapped files into modules, on a made-up target.
+check_PROGRAMS += tests/check_stack_set
+TESTS += tests/check_stack_set
+tests_check_stack_set_SOURCES = tests/deadlock/check_stack_set.c
+tests_check_stack_set_CFLAGS = $(TEST_CFLAGS)
+tests_check_stack_set_LDADD = $(TEST_LIBS)
+
 dist_man_MANS += \
 	man/swdeadlock.1 \
 	man/sw_hang_report.3 \

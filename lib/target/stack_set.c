@@ -243,9 +243,19 @@ static sw_status load_files(swi_stack_set *s)
 		    f.path[0] == '[')
 			continue;
 		if (continues_module(s, &f)) {
+			uint64_t end = f.end;
+
 			m = &s->mods[s->nmods - 1];
-			if (f.end > m->hi)
-				m->hi = f.end;
+			/*
+			 * What of it lies beyond the file's segments is in no
+			 * module (as in swstack's examples/module_layout.c): the
+			 * file describes nothing there, and its frames are left to
+			 * the JIT lists.  Unplaced, the whole mapping joins.
+			 */
+			if (m->placed > 0 && end > m->load_end)
+				end = m->load_end;
+			if (end > m->hi)
+				m->hi = end;
 			m->segments++;
 			continue;
 		}
@@ -444,17 +454,12 @@ static void symbolize(const swi_stack_set *s, struct swi_frame *f, int exact)
 	f->function = NULL;
 	/* Code in no mapped file: a JIT's, named by the objects it registered for gdb. */
 	for (size_t i = 0; !m && i < s->njit; i++) {
-		const sw_gdbjit_object *o;
-		size_t n = 0;
-
-		sw_gdbjit_list_objects(s->jit[i].list, &o, &n);
-		for (size_t k = 0; k < n; k++) {
-			if (o[k].module && sw_module_symbolize(o[k].module, addr, &f->function, &off) == SW_OK) {
-				f->offset = off + (f->pc - addr);
-				return;
-			}
+		if (sw_gdbjit_list_symbolize(s->jit[i].list, addr, &f->function, &off) == SW_OK) {
+			f->offset = off + (f->pc - addr);
+			return;
 		}
 	}
+	f->function = NULL;
 }
 
 /*

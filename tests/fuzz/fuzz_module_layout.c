@@ -17,9 +17,14 @@
  * module, for the modules that are loaded (up to the limit) and those a
  * later mapping may join, and its answer is what the module says.
  *
+ * A module's range stays within its file's segments at its bias (its
+ * first mapping aside): a mapping that starts inside them and ends beyond
+ * them joins up to their end only.
+ *
  * The first run also checks hand-made cases: node's second mapping of
- * itself beyond its segments is a module of its own, and a file mapped
- * 20,000 times costs one callback per module, not per mapping.
+ * itself beyond its segments is a module of its own, a mapping that
+ * overhangs its file's segments leaves the overhang to no module, and a
+ * file mapped 20,000 times costs one callback per module, not per mapping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +106,7 @@ static void check_modules(const struct module_layout *ml, const sw_mapped_file *
 		i++;
 	while (i < n) {
 		const struct layout_module *m;
-		uint64_t hi;
+		uint64_t hi, end;
 		int code;
 
 		CHECK(k < ml->count);
@@ -124,9 +129,18 @@ static void check_modules(const struct module_layout *ml, const sw_mapped_file *
 			CHECK(m->placed && (m->no_bias || f->start < m->load_end));
 			/* It lies within the module: at or above its start. */
 			CHECK(f->start >= m->lo && f->end > f->start);
-			hi = f->end > hi ? f->end : hi;
+			/* Up to where the file's segments end: what lies beyond is in no module. */
+			end = !m->no_bias && f->end > m->load_end ? m->load_end : f->end;
+			hi = end > hi ? end : hi;
 			code |= is_code(f);
 		}
+		/*
+		 * Its range stays within its file's segments at its bias: a
+		 * mapping that joins it (starting inside them) adds no more than
+		 * up to where they end, however far beyond it ends itself.
+		 */
+		if (m->segments > 1 && !m->no_bias)
+			CHECK(m->hi <= (files[m->first].end > m->load_end ? files[m->first].end : m->load_end));
 		CHECK(m->hi == hi && m->code == code);
 		/* A module lies within its mappings, and is not empty. */
 		CHECK(m->lo < m->hi);
@@ -274,6 +288,34 @@ static void case_node(void)
 	module_layout_free(&ml);
 }
 
+/*
+ * A later mapping of libc that starts inside its segments and ends far
+ * beyond them (issue 31): the module ends where the segments do, and the
+ * rest is in no module, not a copy of libc.
+ */
+static void case_overhang(void)
+{
+	const char *libc = paths[1];
+	const sw_mapped_file files[] = {
+		MAP(0x7f0000000000, 0x7f0000200000, 0, SW_PROT_READ, libc),
+		MAP(0x7f0000200000, 0x7f0040000000, 0x200000, SW_PROT_READ | SW_PROT_EXEC, libc),
+		MAP(0x7f0040000000, 0x7f0040001000, 0, SW_PROT_READ | SW_PROT_WRITE, paths[5]),
+	};
+	struct oracle o = { .answers = { [1] = { .span = 0x400000 }, [5] = { .span = PAGE } } };
+	struct module_layout ml = build(files, sizeof files / sizeof files[0], &o);
+
+	CHECK(ml.count == 2);
+	CHECK(ml.mods[0].lo == 0x7f0000000000 && ml.mods[0].hi == 0x7f0000400000);
+	CHECK(ml.mods[0].segments == 2 && ml.mods[0].code && !ml.mods[0].duplicate);
+	CHECK(ml.mods[1].lo == 0x7f0040000000 && ml.mods[1].path == paths[5]);
+	module_layout_free(&ml);
+	/* A file without a bias has no known end: the mapping joins whole, as before. */
+	o.answers[1].fail = 1;
+	ml = build(files, sizeof files / sizeof files[0], &o);
+	CHECK(ml.count == 2 && ml.mods[0].hi == 0x7f0040000000 && ml.mods[0].no_bias);
+	module_layout_free(&ml);
+}
+
 #define MANY 20000
 
 /* One file mapped MANY times: one callback per module, never one per mapping. */
@@ -328,6 +370,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cases_done) {
 		case_node();
+		case_overhang();
 		case_many();
 		cases_done = 1;
 	}
