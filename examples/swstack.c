@@ -483,8 +483,12 @@ static int load_files(struct tool *tl)
 			break;
 		}
 		file = host_path(tl, m->path, buf, sizeof buf);
-		if ((why = m->no_bias) != NULL)
+		if ((why = m->no_bias) != NULL && strcmp(why, swstack_elf_jitdump) == 0) {
+			if (tl->opt.verbose)
+				fprintf(stderr, "%s: %s: not loaded: %s\n", progname, m->path, why);
+		} else if (why) {
 			warn_module(tl, m, m->path, why);
+		}
 		else if (tl->opt.nimages)
 			load_image(tl, m);
 		else

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -323,8 +324,33 @@ unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_le
 }
 
 /*
+ * Why a perf jitdump file has no bias: a JIT maps it executable only so
+ * that perf record sees its name (perf's jitdump convention); no code runs
+ * there, so the tools list it with -v alone.
+ */
+const char swstack_elf_jitdump[] = "a perf jitdump file (its JIT's marker for perf; no code)";
+
+/*
+ * A jitdump file, by the name perf's jit_detect looks for (jit-PID.dump:
+ * its JIT may not have written the header yet) or by the magic it
+ * begins with, in its writer's byte order ("JiTD").
+ */
+static int is_jitdump(const char *file, const unsigned char *head, ssize_t len)
+{
+	const char *base = strrchr(file, '/');
+	char tail[8];
+	unsigned pid;
+
+	base = base ? base + 1 : file;
+	if (sscanf(base, "jit-%u%7s", &pid, tail) == 2 && strcmp(tail, ".dump") == 0)
+		return 1;
+	return len >= 4 && (memcmp(head, "DTiJ", 4) == 0 || memcmp(head, "JiTD", 4) == 0);
+}
+
+/*
  * The load bias of `file` mapped at `start` from file offset `off`: NULL,
- * or why there is none (the file cannot be opened, is not an ELF file).
+ * or why there is none (the file cannot be opened, is not an ELF file,
+ * is a jitdump file: swstack_elf_jitdump).
  */
 const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias,
                                   uint64_t *end)
@@ -332,6 +358,7 @@ const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off
 	unsigned char head[64], *hdrs;
 	const char *why = "cannot read its ELF program headers";
 	uint64_t delta, top;
+	ssize_t got = 0;
 	size_t size;
 	/* A core may name a FIFO, whose plain open() would wait for a writer forever. */
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -341,8 +368,9 @@ const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off
 		return strerror(errno);
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
 		why = "not a regular file";
-	else if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-	         memcmp(head, "\177ELF", 4) != 0)
+	else if ((got = pread(fd, head, sizeof head, 0)) >= 0 && is_jitdump(file, head, got))
+		why = swstack_elf_jitdump;
+	else if (got != (ssize_t)sizeof head || memcmp(head, "\177ELF", 4) != 0)
 		why = "not an ELF file";
 	else if ((size = swstack_elf_headers_size(head, sizeof head)) >= sizeof head &&
 	         (hdrs = malloc(size)) != NULL) {

@@ -58,12 +58,15 @@ unsigned char *swstack_core_auxv(const char *path, size_t *len, unsigned *word);
 unsigned char *swstack_core_auxv_image(const unsigned char *core, size_t core_len, size_t *len,
                                        unsigned *word);
 
+/* swstack_elf_file_bias's answer for a perf jitdump file, which no tool need warn about. */
+extern const char swstack_elf_jitdump[];
+
 /*
  * swstack_elf_file_bias - the load bias of the ELF file `file` mapped at
  * `start` from file offset `off`: NULL, or why there is none (the file
- * cannot be opened, is not a regular or an ELF file).  Where `end` is
- * not NULL, *end is where its loaded segments end in the target at that
- * bias (the bias plus the highest PT_LOAD's vaddr + memsz).
+ * cannot be opened, is not a regular or an ELF file, is a jitdump file).
+ * Where `end` is not NULL, *end is where its loaded segments end in the
+ * target at that bias (the bias plus the highest PT_LOAD's vaddr + memsz).
  */
 const char *swstack_elf_file_bias(const char *file, uint64_t start, uint64_t off, uint64_t *bias,
                                   uint64_t *end);
