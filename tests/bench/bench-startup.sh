@@ -79,7 +79,17 @@ bench() {
 	echo "$ms $kb"
 }
 
-set -- $(bench "$swstack" -p "$pid"); sw_ms=$1; sw_kb=$2
+# In a build tree examples/swstack is libtool's wrapper script, which runs a
+# shell and sed before the program (about 0.1 s here): time the program
+# itself, with the uninstalled library, as an installed swstack would run.
+sw_libdir=
+if head -n 1 "$swstack" | grep -q '^#!' && grep -q 'libtool' "$swstack" &&
+	[ -x "$(dirname "$swstack")/.libs/$(basename "$swstack")" ]; then
+	sw_libdir=$(cd "$(dirname "$swstack")/../.libs" && pwd)
+	swstack="$(dirname "$swstack")/.libs/$(basename "$swstack")"
+fi
+set -- $(if [ -n "$sw_libdir" ]; then LD_LIBRARY_PATH=$sw_libdir; export LD_LIBRARY_PATH; fi
+	bench "$swstack" -p "$pid"); sw_ms=$1; sw_kb=$2
 set -- $(bench eu-stack -p "$pid"); eu_ms=$1; eu_kb=$2
 set -- $(bench gdb -nx -batch -p "$pid" -ex 'thread apply all bt'); gdb_ms=$1; gdb_kb=$2
 
