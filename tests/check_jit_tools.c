@@ -30,6 +30,7 @@
 #include "jit_elf.h"
 #include "swu_to_cfi.h"
 #include "toyjit.h"
+#include "rounds.h"
 
 #define BIT(r) (1ULL << (r))
 
@@ -255,7 +256,8 @@ static void cfi_matches_swu_synth(sw_arch arch)
 	unsigned methods = 0, offsets = 0;
 
 	sw_synth_params_default(&p);
-	for (uint64_t seed = 1; seed <= 6; seed++) {
+	/* Six stacks, two in the sanitized run (about ten methods each). */
+	for (uint64_t seed = 1; seed <= (test_fast() ? 2 : 6); seed++) {
 		sw_synth *s;
 		sw_synth_frame frames[64];
 		uint64_t seen[64];
@@ -389,7 +391,7 @@ START_TEST(cfi_corrupted_blobs)
 	for (unsigned k = 0; k < jit->nmethods; k++) {
 		const toyjit_method *m = &jit->methods[k];
 
-		for (unsigned round = 0; round < 200; round++) {
+		for (unsigned round = 0; round < test_rounds(200); round++) {
 			uint8_t *blob = malloc(m->swu_size), *image = NULL;
 			sw_code_info info = { 0 };
 			size_t size = 0;

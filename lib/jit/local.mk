@@ -26,7 +26,7 @@ stackwalkinclude_HEADERS += include/stackwalk/perf.h include/stackwalk/gdbjit.h 
 if TOYJIT_X64
 check_PROGRAMS += tests/check_jit_tools
 TESTS += tests/check_jit_tools
-tests_check_jit_tools_SOURCES = tests/check_jit_tools.c
+tests_check_jit_tools_SOURCES = tests/check_jit_tools.c tests/rounds.h
 tests_check_jit_tools_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/toyjit $(LIBELF_CFLAGS) $(LIBDW_CFLAGS)
 tests_check_jit_tools_CFLAGS = $(TEST_CFLAGS)
 tests_check_jit_tools_LDADD = examples/toyjit/libtoyjit.la $(TEST_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS)

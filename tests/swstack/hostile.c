@@ -33,6 +33,7 @@
 #include <string.h>
 #include <stackwalk.h>
 #include "swstack_elf.h"          /* examples/: what swstack reads itself */
+#include "../rounds.h"             /* a tenth of the rounds in the sanitized run */
 
 #define AT_SYSINFO_EHDR 33
 #define CORE_CORRUPTIONS 3000
@@ -125,10 +126,10 @@ static size_t hot_byte(const struct hot *h)
 	return h->note_off + (size_t)(next_random() % (h->note_end - h->note_off));
 }
 
-/* Is this length one to cut at: every one among the hot bytes, ~1000 more. */
+/* Is this length one to cut at: every one among the hot bytes, ~1000 more (~100 fast). */
 static size_t next_cut(const struct hot *h, size_t l, size_t len)
 {
-	size_t step = len / 997 + 1;
+	size_t step = len / (test_fast() ? 97 : 997) + 1;
 
 	if (l < h->hdr_end || (l >= h->note_off && l < h->note_end))
 		return l + 1;
@@ -267,7 +268,7 @@ static int hostile_core(const char *path, sw_codemap *map)
 	/* Every length through the headers and notes, then about a thousand more. */
 	for (size_t l = 0; l < len; l = next_cut(&hot, l, len), cuts++)
 		try_core(img, l, map, &cut);
-	for (int i = 0; i < CORE_CORRUPTIONS; i++) {
+	for (unsigned i = 0; i < test_rounds(CORE_CORRUPTIONS); i++) {
 		memcpy(bad, img, len);
 		corrupt(bad, len, &hot);
 		try_core(bad, len, map, &bent);
@@ -275,9 +276,9 @@ static int hostile_core(const char *path, sw_codemap *map)
 	nhot = hot.hdr_end + hot.note_end - hot.note_off;
 	printf("%s: %zu bytes, headers %zu, notes %zu at %zu: intact %u frames in %u threads; "
 	       "%u cuts: %u refused, %u opened (%u walks, %u frames, %u walk errors); "
-	       "%d corrupted: %u refused, %u opened (%u walks, %u frames, %u walk errors)\n",
+	       "%u corrupted: %u refused, %u opened (%u walks, %u frames, %u walk errors)\n",
 	       path, len, hot.hdr_end, hot.note_end - hot.note_off, hot.note_off, whole.frames, whole.walks, cuts, cut.refused, cut.opened, cut.walks,
-	       cut.frames, cut.walk_errors, CORE_CORRUPTIONS, bent.refused, bent.opened, bent.walks, bent.frames,
+	       cut.frames, cut.walk_errors, test_rounds(CORE_CORRUPTIONS), bent.refused, bent.opened, bent.walks, bent.frames,
 	       bent.walk_errors);
 	free(bad);
 	free(img);
@@ -381,7 +382,7 @@ static int hostile_exe(const char *path)
 	}
 	cut_loaded = loaded;
 	loaded = 0;
-	for (int i = 0; i < EXE_CORRUPTIONS; i++) {
+	for (unsigned i = 0; i < test_rounds(EXE_CORRUPTIONS); i++) {
 		memcpy(bad, img, len);
 		/* Half in the headers; half anywhere (CFI, symbols, section headers). */
 		for (unsigned k = 1 + (unsigned)(next_random() % 8); k > 0; k--) {
@@ -392,7 +393,7 @@ static int hostile_exe(const char *path)
 		try_module(bad, len, &loaded);
 	}
 	printf("%s: %zu bytes, headers %zu: %u cuts, %u of them loaded; "
-	       "%d corrupted, %u of them loaded\n", path, len, hot, cuts, cut_loaded, EXE_CORRUPTIONS,
+	       "%u corrupted, %u of them loaded\n", path, len, hot, cuts, cut_loaded, test_rounds(EXE_CORRUPTIONS),
 	       loaded);
 	free(bad);
 	free(img);
