@@ -12,6 +12,21 @@
 # shellcheck disable=SC2154 # $work, $GDB, $gdb_flags, $QEMU_AARCH64, $QEMU_I386, $swimport: the test's
 # shellcheck disable=SC2034 # i686_qemu, i686_why: for the test
 
+# Wait until process $1 (qemu-user started with -g $2) listens on TCP port
+# $2 for gdb, or is gone (then return 1).  The kernel's socket tables say
+# when: no clock decides, however slowly a loaded machine starts qemu.
+gdbstub_listening() {
+	hexport=$(printf ':%04X ' "$2")
+	while kill -0 "$1" 2>/dev/null; do
+		# Field 4 is the state: 0A is LISTEN.
+		cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			awk -v p="$hexport" 'index($2 " ", p) && $4 == "0A" { found = 1 } END { exit !found }' &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # How i686 programs run here (tests/i386-host.sh): natively, i686_qemu
 # empty; or, where the kernel cannot exec i386 programs, under qemu-i386:
 # i686_qemu=$QEMU_I386, and i686_why says why.  Returns 1 where they cannot
@@ -59,10 +74,9 @@ dump_core() {
 	fi
 	"$work/$1" wait >"$work/$1.ready" 2>&1 &
 	pid=$!
-	i=0
-	while [ $i -lt 100 ] && ! grep -q ready "$work/$1.ready" 2>/dev/null; do
+	# Until it is ready or gone: no clock decides (a loaded machine may be slow).
+	while ! grep -q ready "$work/$1.ready" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1
-		i=$((i + 1))
 	done
 	sleep 0.2
 	eval "$GDB" -batch -nx -p "$pid" -ex "'gcore $work/$1.core'" >"$work/$1.gcore" 2>&1
