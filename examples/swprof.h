@@ -76,6 +76,8 @@ typedef struct profile {
 	sw_codemap *map;
 	const sw_codemap *runtime_map;      /* a runtime's managed code (swprof_use_codemap) */
 	const char *(*method_name)(void *method);
+	/* Code in no module that a JIT described (attach mode's GDB JIT objects): its symbol, or NULL. */
+	const char *(*jit_code_name)(uint64_t pc, uint64_t *offset);
 	loaded_module modules[MAX_MODULES];
 	unsigned nmodules;
 	runtime_stub stubs[MAX_STUBS];      /* in the order added; read at exit */

@@ -26,10 +26,12 @@ endif
 # and unwinds the kernel's copies of its stacks with the same walk and writers.
 bin_PROGRAMS += examples/swprof
 examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c examples/swprof_attach.h \
-	examples/swprof_process.c examples/swprof_process.h examples/swprof.h examples/swprof_walk.c examples/swprof_threads.c \
+	examples/swprof_process.c examples/swprof_process.h examples/swprof_jit.c examples/swprof_jit.h \
+	examples/swprof.h examples/swprof_walk.c examples/swprof_threads.c \
 	examples/swprof_names.c examples/swprof_write.c examples/swprof_svg.c examples/swprof_pprof.c \
 	examples/swstack_elf.c examples/swstack_elf.h examples/tool_options.c examples/tool_options.h \
-	examples/escape.c examples/escape.h \
+	examples/escape.c examples/escape.h examples/remote_map.c examples/remote_map.h \
+	examples/jit_lists.c examples/jit_lists.h \
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_swprof_LDADD = libstackwalk.la
 if HAVE_PPROF
@@ -63,3 +65,9 @@ tests_swprof_named_threads_LDADD = -lpthread
 TESTS += tests/swprof-threads.test
 EXTRA_DIST += tests/swprof-threads.test
 CLEANFILES += -r tests/swprof-threads.d
+
+# swprof -p on JIT code: a runtime's published code map (toyjit-remote -b),
+# read from the running process, against the runtime's own walk.
+TESTS += tests/swprof-toyjit-attach.test
+EXTRA_DIST += tests/swprof-toyjit-attach.test
+CLEANFILES += -r tests/swprof-toyjit-attach.d

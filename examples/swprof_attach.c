@@ -38,6 +38,7 @@
 #include "escape.h"
 #include "swprof.h"
 #include "swprof_attach.h"
+#include "swprof_jit.h"
 #include "swprof_process.h"
 
 profile prof;
@@ -116,6 +117,7 @@ typedef struct attach_state {
 	double walk_cpu_s;          /* CPU time of the samples' walks (and the maps reread for them) */
 	int rescan;                 /* code was mapped: read the maps before the next sample */
 	int rescanned;              /* the maps were read again this round */
+	int jit_refreshed;          /* the published JIT code was read again this round */
 	pid_t *tids;                /* threads sampled, sorted */
 	size_t ntids, tids_cap;
 	unsigned char *record;      /* one record, put together where it wraps */
@@ -367,6 +369,14 @@ static const unsigned char *take(const unsigned char *at, const unsigned char *e
 }
 
 /* One PERF_RECORD_SAMPLE: walk the copy, keep the frames. */
+/* Is `ip` in an executable mapping of no file (where a JIT puts its code)? */
+static int in_anonymous_code(const attach_state *a, uint64_t ip)
+{
+	const process_mapping *m = process_mapping_at(&a->proc, ip);
+
+	return m && m->executable && m->path[0] != '/' && m->path[0] != '[';
+}
+
 static void handle_sample(attach_state *a, const unsigned char *at, const unsigned char *end)
 {
 	uint64_t ip, abi = 0, regs[NREGS], size = 0, dyn = 0, sp;
@@ -418,6 +428,18 @@ static void handle_sample(attach_state *a, const unsigned char *at, const unsign
 	s.ticks = 1;
 	memset(&w, 0, sizeof w);
 	walk_sample(&s, &w);
+	/*
+	 * Stopped in anonymous code: JIT code, published perhaps since it was
+	 * last read.  Read it again (once a round) and walk this sample again.
+	 */
+	if (w.stopped != SW_OK && w.n > 0 && !a->jit_refreshed && in_anonymous_code(a, w.ip[w.n - 1])) {
+		a->jit_refreshed = 1;
+		if (attach_jit_refresh(&a->proc, w.ip[w.n - 1], a->o->verbose)) {
+			sample_memory_init(&sm, &a->proc, stack, sp, dyn, m ? m->end : sp + dyn);
+			memset(&w, 0, sizeof w);
+			walk_sample(&s, &w);
+		}
+	}
 	if (w.stopped != SW_OK && sm.past_copy)
 		a->past_copy++;
 	record_sample(&w, 1, s.tid);
@@ -499,7 +521,7 @@ static void drain(attach_state *a, ring *r)
 
 static void drain_all(attach_state *a)
 {
-	a->rescanned = 0;
+	a->rescanned = a->jit_refreshed = 0;
 	for (unsigned c = 0; c < a->ncpus; c++)
 		if (a->rings[c].meta)
 			drain(a, &a->rings[c]);
@@ -715,6 +737,7 @@ int swprof_attach(const attach_options *o)
 	rc = write_attached(&a, now_s() - started);
 out:
 	release(&a);
+	attach_jit_close();
 	process_close(&a.proc);
 	if (prof.map)
 		sw_codemap_destroy(prof.map);

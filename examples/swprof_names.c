@@ -156,6 +156,8 @@ static void name_native(frame_entry *f, char *out, size_t size)
 
 		if ((stub = stub_of(f->key)) != NULL)
 			snprintf(out, size, "%s", stub->name);
+		else if (prof.jit_code_name && (sym = prof.jit_code_name(f->key, &off)) != NULL)
+			snprintf(out, size, "%s", sym);         /* JIT code, as gdb names it */
 		else if ((sym = perf_map_name(&jit_map, f->key, &off)) != NULL)
 			snprintf(out, size, "%s", sym);         /* JIT code, as perf names it */
 		else

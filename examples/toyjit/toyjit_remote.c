@@ -3,7 +3,7 @@
  * publishes its code map and its thread's Frame list for debuggers
  * (remote.h, stackwalk-remote(5)), and stops where a debugger can look.
  *
- *   toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a]
+ *   toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a | -b]
  *
  * It runs a chain of DEPTH managed frames (P/Invoke at FRAME) and, in the
  * helper at the bottom, walks its own stack, checks the walk against the
@@ -17,6 +17,8 @@
  * middle of an update (its generation odd): a core then is one caught
  * mid-update.  With -a it aborts instead of waiting: under qemu-user,
  * where no debugger can attach to the program, qemu writes its core.
+ * With -b it burns CPU in the helper instead, for a profiler (swprof -p)
+ * to sample: every sample's stack is the one printed.
  * Every back end of the toy JIT (x86-64, i686, arm64) builds it; see
  * toyjit-remote(1).
  */
@@ -46,6 +48,7 @@ struct remote {
 	toyjit_walk *walk;
 	int mid_update;
 	int abort_when_ready;
+	int busy_when_ready;
 	volatile int churn_stop;
 };
 
@@ -131,18 +134,25 @@ static void stop_helper(toyjit *jit, sw_transition_frame *tf)
 	fflush(stdout);
 	if (r->abort_when_ready)
 		abort();
+	if (r->busy_when_ready) {
+		volatile uint64_t spins = 0;
+
+		for (;;)
+			spins++;
+	}
 	for (;;)
 		pause();
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a]\n"
+	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a | -b]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4)\n"
 	        "  -P        no P/Invoke\n"
 	        "  -m        leave the published map as if caught mid-update\n"
-	        "  -a        abort when ready (a core from qemu-user) instead of waiting\n");
+	        "  -a        abort when ready (a core from qemu-user) instead of waiting\n"
+	        "  -b        burn CPU in the helper when ready (for a profiler) instead of waiting\n");
 }
 
 int main(int argc, char **argv)
@@ -157,13 +167,14 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < TOYJIT_NSHAPES; k++)
 		shapes[k] = k;
 	memset(&r, 0, sizeof r);
-	while ((opt = getopt(argc, argv, "d:p:Pmah")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:Pmabh")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); break;
 		case 'P': pinvoke_at = -1; break;
 		case 'm': r.mid_update = 1; break;
 		case 'a': r.abort_when_ready = 1; break;
+		case 'b': r.busy_when_ready = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
