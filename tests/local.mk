@@ -212,3 +212,31 @@ TESTS += tests/core-process-name.test
 EXTRA_DIST += tests/core-process-name.test tests/swstack/procname.c
 tests/core-process-name.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/core-process-name.d
+
+# sw_context_resume on every architecture it supports (tests/resume/resume_test.c):
+# the host's run natively, i686 and aarch64 cross-built with the few parts
+# of the library it needs and run under qemu-user (tests/resume/run.sh).
+check_PROGRAMS += tests/resume/resume-test
+TESTS += tests/resume/resume-test tests/resume-i686.test tests/resume-aarch64.test
+tests_resume_resume_test_SOURCES = tests/resume/resume_test.c
+tests_resume_resume_test_LDADD = libstackwalk.la
+EXTRA_DIST += tests/resume/run.sh tests/resume-i686.test tests/resume-aarch64.test
+tests/resume-i686.log tests/resume-aarch64.log: tests/resume.env
+
+# What tests/resume/run.sh builds: written on every run, so that tools
+# given on the make command line take effect.
+.PHONY: tests/resume.env
+tests/resume.env:
+	$(AM_V_GEN)$(MKDIR_P) tests && { \
+	  echo "RESUME_SOURCES='$(filter %.c,$(lib_libsw_base_la_SOURCES) $(lib_libsw_arch_la_SOURCES) $(lib_libsw_target_core_la_SOURCES))'"; \
+	  echo "RESUME_CFLAGS='$(SW_CFLAGS)'"; \
+	  echo "CROSS_CC_I686='$(CROSS_CC_I686)'"; \
+	  echo "CROSS_CC_AARCH64='$(CROSS_CC_AARCH64)'"; \
+	  echo "QEMU_AARCH64='$(QEMU_AARCH64)'"; \
+	  echo "QEMU_I386='$(QEMU_I386)'"; \
+	} >$@
+CLEANFILES += tests/resume.env
+clean-local: clean-resume
+.PHONY: clean-resume
+clean-resume:
+	-rm -rf tests/resume-i686.d tests/resume-aarch64.d

@@ -131,9 +131,11 @@ SW_API sw_status sw_exception_dispatch(const sw_thread *t, const sw_context *sta
 /*
  * sw_context_resume - load the registers `ctx` marks valid into the
  * calling thread and jump to its IP, on its SP (unw_resume, the CLR's
- * ResumeAtCatch).  Does not return on success; SW_E_UNSUPPORTED when the
- * context's architecture is not the host's (x86-64 only so far),
- * SW_E_NOREG when its IP or SP is not known.
+ * ResumeAtCatch) on x86-64, i686 and aarch64; a few bytes beneath the
+ * target SP are overwritten (sw_context_resume(3) says which).  Does not
+ * return on success; SW_E_UNSUPPORTED when the context's architecture is
+ * not the host's or the thread has an active shadow stack, SW_E_NOREG
+ * when its IP or SP is not known.
  */
 SW_API sw_status sw_context_resume(const sw_context *ctx);
 
