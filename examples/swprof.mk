@@ -71,3 +71,8 @@ CLEANFILES += -r tests/swprof-threads.d
 TESTS += tests/swprof-toyjit-attach.test
 EXTRA_DIST += tests/swprof-toyjit-attach.test
 CLEANFILES += -r tests/swprof-toyjit-attach.d
+
+# swprof -p on LLVM's lli: JIT objects registered with gdb, read live, against gdb.
+TESTS += tests/swprof-lli.test
+EXTRA_DIST += tests/swprof-lli.test
+CLEANFILES += -r tests/swprof-lli.d
