@@ -16,6 +16,8 @@
 #     methods) with their PCs, and its Frame lines, in order, are the
 #     runtime's walk;
 #  2. gdb's gcore of the same process, and swstack --core: the same;
+#  3. swdeadlock -a, on the process and on the core: the same methods
+#     with the same PCs in its stack of the thread (it prints no Frames);
 #
 # and under qemu-user (arm64; i686 where the kernel cannot exec it), where
 # no debugger attaches to the program, the program aborts when ready and
@@ -40,6 +42,7 @@ done
 : "${GDB:=gdb-multiarch}" "${QEMU_AARCH64:=qemu-aarch64}" "${QEMU_I386:=qemu-i386}"
 
 swstack="$top_builddir/examples/swstack"
+swdeadlock="$top_builddir/examples/swdeadlock"
 # shellcheck disable=SC2154 # $arch is set by the .test that sources this
 work="$top_builddir/tests/remote-toyjit-$arch.d"
 
@@ -52,7 +55,9 @@ missing() {
 	exit 77
 }
 
-[ -x "$swstack" ] || { echo "remote-toyjit: $swstack is missing"; exit 99; }
+for p in "$swstack" "$swdeadlock"; do
+	[ -x "$p" ] || { echo "remote-toyjit: $p is missing"; exit 99; }
+done
 rm -rf "$work"
 mkdir -p "$work" || exit 99
 work=$(cd "$work" && pwd)
@@ -118,6 +123,31 @@ swstack_view() {
 	       -e 's/^    \[Frame type \([0-9]*\) at \(0x[0-9a-f]*\)\]$/frame \1 \2/p' "$1"
 }
 
+# What swdeadlock -a found: the toy JIT's methods in its stacks, with their PCs.
+deadlock_view() {
+	sed -n 's/^ *#[0-9]* *0x0*\([0-9a-f][0-9a-f]*\) in \(M[0-9]*_[a-z0-9_]*\)+0x[0-9a-f]* .*/method \2 0x\1/p' "$1"
+}
+
+# check_deadlock NAME KIND ARGS: swdeadlock -a ARGS names the runtime's methods as it walked them.
+check_deadlock() {
+	name=$1 kind=$2
+	shift 2
+	"$swdeadlock" -a --sample 0 "$@" >"$work/$name.$kind" 2>"$work/$name.$kind.err"
+	rc=$?
+	# 0: no deadlock, or 3: no deadlock but a walk stopped (at the entry
+	# thunk, as swstack's); 1 would be a deadlock, which the toy JIT has not.
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "$name $kind: swdeadlock exited $rc: $(cat "$work/$name.$kind.err")"
+	grep '^method' "$work/$name.oracle" >"$work/$name.oracle.methods"
+	deadlock_view "$work/$name.$kind" >"$work/$name.$kind.view"
+	if cmp -s "$work/$name.oracle.methods" "$work/$name.$kind.view"; then
+		echo "remote-toyjit ($arch): $name $kind: $(grep -c . "$work/$name.$kind.view") methods," \
+		     "as the runtime walked them"
+	else
+		fail "$name $kind: swdeadlock's methods differ from the runtime's walk:"
+		diff "$work/$name.oracle.methods" "$work/$name.$kind.view"
+	fi
+}
+
 failed=0
 fail() {
 	echo "remote-toyjit ($arch): FAIL: $*"
@@ -153,6 +183,7 @@ run() {
 		missing "ptrace is not permitted"
 	fi
 	check "$name" live "$rc" "$@"
+	check_deadlock "$name" deadlock-live -p "$victim"
 	"$GDB" -batch -nx -p "$victim" -ex "gcore $work/$name.core" >"$work/$name.gcore.log" 2>&1
 	kill -9 "$victim" 2>/dev/null
 	wait "$victim" 2>/dev/null
@@ -163,6 +194,7 @@ run() {
 	fi
 	"$swstack" -v --core "$work/$name.core" >"$work/$name.corewalk" 2>"$work/$name.corewalk.err"
 	check "$name" corewalk $? "$@"
+	check_deadlock "$name" deadlock-core --core "$work/$name.core"
 }
 
 # run_qemu NAME OPTIONS: under qemu the program aborts when ready, and qemu
@@ -191,6 +223,7 @@ run_qemu() {
 	"$swstack" -v --core "$work/$name.core" --exe "$prog" >"$work/$name.corewalk" \
 		2>"$work/$name.corewalk.err"
 	check "$name" corewalk $? "$@"
+	check_deadlock "$name" deadlock-core --core "$work/$name.core" --exe "$prog"
 }
 
 # check NAME KIND RC OPTIONS: swstack's view equals the runtime's walk.

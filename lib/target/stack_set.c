@@ -6,8 +6,10 @@
  * mappings of one path are one module, and a file mapped at several places
  * is loaded at one of them (pick_one_per_file).  The vDSO has no file: its image
  * is copied out of the target's memory.  Code a JIT registered for gdb is
- * read from each file's __jit_debug_descriptor list (sw_gdbjit_read), as
- * swstack reads it.  Threads are walked with native frames and the
+ * read from each file's __jit_debug_descriptor list (sw_gdbjit_read), and
+ * a runtime's code map published for debuggers (sw_remote_read,
+ * stackwalk-remote(5)) gives its methods and its threads' Frame lists, as
+ * swstack reads them.  Threads are walked with native frames and the
  * frame-pointer fallback, as swstack(1) walks them.
  */
 #include "config.h"
@@ -50,6 +52,8 @@ struct swi_stack_set {
 	size_t nmods, cap;
 	struct jit_list jit[STACK_SET_MAX_JIT_LISTS];
 	size_t njit;
+	sw_remote *remote;              /* a runtime's published code map, or NULL */
+	int remote_registered;
 };
 
 static sw_status core_thread(const void *t, unsigned i, sw_context *c, int *tid)
@@ -378,10 +382,40 @@ static sw_status load_jit_lists(swi_stack_set *s)
 	return SW_OK;
 }
 
+/*
+ * The first loaded file that defines SW_REMOTE_SYMBOL holds a runtime's
+ * published code map: its methods join the map (walked by their SWU),
+ * its threads' Frame heads the walks.  A snapshot that cannot be read
+ * (nothing published, torn under every retry, corrupt) leaves the walks
+ * stopping in that code with their reason, as without it.
+ */
+static sw_status load_published(swi_stack_set *s)
+{
+	for (size_t i = 0; i < s->nmods; i++) {
+		const struct loaded_module *m = &s->mods[i];
+		uint64_t value;
+		sw_status st;
+
+		if (!m->m || m->duplicate || m->path[0] == '[' ||
+		    file_symbol(m->path, SW_REMOTE_SYMBOL, &value) != 0)
+			continue;
+		st = sw_remote_read(s->t.mem, s->t.arch, m->bias + value, &s->remote);
+		if (st != SW_OK) {
+			s->remote = NULL;
+			return st == SW_E_NOMEM ? st : SW_OK;
+		}
+		s->remote_registered = sw_remote_register(s->remote, s->map) == SW_OK;
+		return SW_OK;
+	}
+	return SW_OK;
+}
+
 void swi_stack_set_close(swi_stack_set *s)
 {
 	if (!s)
 		return;
+	if (s->remote_registered)
+		sw_remote_unregister(s->remote, s->map);
 	for (size_t i = 0; i < s->nmods; i++)
 		if (s->mods[i].registered)
 			sw_module_unregister(s->mods[i].m, s->map);
@@ -400,6 +434,7 @@ void swi_stack_set_close(swi_stack_set *s)
 		sw_gdbjit_list_free(s->jit[i].list);
 		free(s->jit[i].registered);
 	}
+	sw_remote_free(s->remote);
 	for (size_t i = 0; i < s->nmods; i++) {
 		sw_module_free(s->mods[i].m);
 		free(s->mods[i].path);
@@ -422,7 +457,8 @@ sw_status swi_stack_set_open(const struct swi_target *t, swi_stack_set **out)
 	s->t = *t;
 	elf_version(EV_CURRENT);
 	if ((st = sw_codemap_create(&s->map)) != SW_OK || (st = load_files(s)) != SW_OK ||
-	    (st = load_vdso(s)) != SW_OK || (st = load_jit_lists(s)) != SW_OK) {
+	    (st = load_vdso(s)) != SW_OK || (st = load_jit_lists(s)) != SW_OK ||
+	    (st = load_published(s)) != SW_OK) {
 		swi_stack_set_close(s);
 		return st;
 	}
@@ -452,6 +488,16 @@ static void symbolize(const swi_stack_set *s, struct swi_frame *f, int exact)
 		return;
 	}
 	f->function = NULL;
+	/* A runtime's method, by the name it published. */
+	if (!m && s->remote) {
+		sw_remote_method rm;
+
+		if (sw_remote_find(s->remote, addr, &rm) == SW_OK && rm.name) {
+			f->function = rm.name;
+			f->offset = f->pc - rm.start;
+			return;
+		}
+	}
 	/* Code in no mapped file: a JIT's, named by the objects it registered for gdb. */
 	for (size_t i = 0; !m && i < s->njit; i++) {
 		if (sw_gdbjit_list_symbolize(s->jit[i].list, addr, &f->function, &off) == SW_OK) {
@@ -493,6 +539,15 @@ sw_status swi_stack_set_walk(swi_stack_set *s, unsigned index, sw_context *ctx, 
 		/* A handler on an alternate signal stack returns to a stack in another segment. */
 		th.stack_bounds = s->t.bounds;
 		th.stack_bounds_ctx = s->t.handle;
+	}
+	/* A thread the runtime published: its Frame list leads the walk through its stubs. */
+	if (st == SW_OK && s->remote) {
+		sw_remote_thread rt;
+
+		if (sw_remote_thread_find(s->remote, (uint64_t)*tid, &rt) == SW_OK) {
+			th.frame_head = rt.frame_head;
+			th.exception_head = rt.exception_head;
+		}
 	}
 	if (st != SW_OK || (st = sw_iter_init(&it, &th, ctx, 0, flags)) != SW_OK) {
 		*walk_status = st;
