@@ -704,6 +704,53 @@ START_TEST(tail_call_frame)
 END_TEST
 
 /*
+ * The same on x86, CoreCLR's own layout: the Frame's fields are
+ * m_CallerAddress, then m_regs (edi, esi, ebx, ebp), then m_ReturnAddress,
+ * 4 bytes each after the 12-byte header; UpdateRegDisplay_Impl resumes at
+ * m_ReturnAddress with ESP = the end of the Frame (the cDAC's x86 handler
+ * says the same: the address just after the TailCallFrame structure) and
+ * each callee-saved register at its slot in m_regs.
+ */
+START_TEST(tail_call_frame_x86)
+{
+	unsigned char stack[256];
+	const uint64_t base = 0x10000, frame = base + 64;
+	const uint32_t words[] = { 0, SW_FRAME_TAIL_CALL, 0, 0x401000, 0xd1, 0x51, 0xb1, 0xbf00, 0x402345 };
+	const sw_frame_ops *ops = sw_frame_type_ops(SW_FRAME_TAIL_CALL);
+	sw_frame_view view;
+	sw_memory mem;
+	sw_codemap *map;
+	sw_thread t;
+	sw_regdisplay rd;
+	uint64_t ra;
+
+	memset(stack, 0, sizeof stack);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++)
+		for (unsigned b = 0; b < 4; b++)
+			stack[frame - base + 4 * i + b] = (unsigned char)(words[i] >> (8 * b));
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, stack, sizeof stack, base), SW_OK);
+	ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_X86, map, &mem, 0, base, base + sizeof stack), SW_OK);
+	view = (sw_frame_view){ frame, 0, SW_FRAME_TAIL_CALL, 0, &t };
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
+	ck_assert_uint_eq(ra, 0x402345);
+	memset(&rd, 0, sizeof rd);
+	ck_assert_int_eq(ops->update_regdisplay(&view, &rd), SW_OK);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EIP], 0x402345);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_ESP], frame + 36);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EDI], 0xd1);
+	ck_assert_uint_eq(rd.cur_loc[SW_X86_EDI], frame + 16);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_ESI], 0x51);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EBX], 0xb1);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EBP], 0xbf00);
+	ck_assert_uint_eq(rd.cur_loc[SW_X86_EBP], frame + 28);
+	ck_assert_uint_eq(rd.cur.valid, BIT(SW_X86_EIP) | BIT(SW_X86_ESP) | BIT(SW_X86_EDI) |
+	                  BIT(SW_X86_ESI) | BIT(SW_X86_EBX) | BIT(SW_X86_EBP));
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+/*
  * ExceptionFilterFrame (vm/frames.h): only its Pop differs from Frame's,
  * so the walk sees Frame's defaults: no return address, no function, no
  * references; it is reported and the walk goes on.
@@ -967,6 +1014,7 @@ static Suite *frames_suite(void)
 	tcase_add_test(tc, protect_byrefs_frame);
 	tcase_add_test(tc, protect_value_class_frame);
 	tcase_add_test(tc, tail_call_frame);
+	tcase_add_test(tc, tail_call_frame_x86);
 	tcase_add_test(tc, exception_filter_frame);
 	tcase_add_test(tc, interpreter_frame);
 	tcase_add_test(tc, entry_and_marker_frames);
