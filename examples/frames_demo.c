@@ -5,10 +5,14 @@
  * list, with a Frame type of its own.  The demo registers that type, pushes
  * Frames as it "calls", walks its own thread with the iterator, then copies
  * the stack into a buffer and walks the copy the way a post-mortem tool
- * would, and checks both walks agree.  Uses only the public API.
+ * would, and checks both walks agree.  At its deepest call it also holds a
+ * value with two object references under a ProtectValueClassFrame, and
+ * checks that both walks report exactly those two slots as GC roots.  Uses
+ * only the public API.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +67,7 @@ static const sw_frame_lazy_init lazy_helper_state = { fill_helper_state, NULL };
 
 static const sw_frame_ops interp_ops = {
 	.type = INTERP_FRAME_TYPE,
-	.name = "InterpreterFrame",
+	.name = "InterpCallFrame",
 	.return_address = interp_return_address,
 	.update_regdisplay = interp_update_regdisplay,
 	.method = interp_method,
@@ -74,9 +78,35 @@ static const char *const method_names[] = { "main", "Fib", "Fib", "Fib", "Print"
 
 static sw_frame *frame_head;    /* the interpreter thread's Frame list */
 
+/* A value the interpreter holds on its stack: two object references among other fields. */
+struct held_value {
+	long count;
+	void *first;
+	void *second;
+	double weight;
+};
+
+/* What a walk found: the methods of its frames, the GC roots of its Frames. */
+struct walk_result {
+	uint64_t methods[NCALLS + 1];
+	uint64_t roots[4];
+	int nroots;
+};
+
+static sw_walk_action note_root(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	struct walk_result *w = data;
+
+	(void)cf;
+	if (w->nroots < 4)
+		w->roots[w->nroots] = root->addr;
+	w->nroots++;
+	return SW_CONTINUE;
+}
+
 /* One walk, printed; returns the number of frames or -1. */
 static int walk_and_print(const char *title, const sw_thread *t, const sw_context *seed,
-                          uint64_t *methods_out)
+                          struct walk_result *out)
 {
 	unsigned p = sw_arch_pointer_size(t->arch);
 	sw_iter it;
@@ -97,8 +127,12 @@ static int walk_and_print(const char *title, const sw_thread *t, const sw_contex
 			       sw_crawl_frame_is_first(cf) ? " (active)" : "");
 			continue;
 		}
-		/* Field 1 of the Frame, read through the same memory accessor. */
-		sw_memory_read(t->memory, frame + p + 8 + p, &offset, p);
+		/* An interpreted call's field 1, read through the same memory accessor. */
+		if (sw_crawl_frame_frame_type(cf) == INTERP_FRAME_TYPE)
+			sw_memory_read(t->memory, frame + p + 8 + p, &offset, p);
+		/* The references the Frame protects, as a GC would ask. */
+		if (sw_crawl_frame_enum_gc_roots(cf, note_root, out) != SW_OK)
+			printf("  (its GC roots could not be enumerated)\n");
 		for (unsigned i = 0; i < NCALLS; i++)
 			if (sw_crawl_frame_method(cf) == (void *)method_names[i])
 				name = method_names[i];
@@ -108,8 +142,8 @@ static int walk_and_print(const char *title, const sw_thread *t, const sw_contex
 		       sw_crawl_frame_is_frameless(cf) ? " managed" : "",
 		       sw_crawl_frame_is_interrupted(cf) || sw_crawl_frame_has_faulted(cf) ? " interrupted" : "",
 		       sw_crawl_frame_is_native_marker(cf) ? " marker" : "");
-		if (n < (int)NCALLS)
-			methods_out[n] = (uintptr_t)sw_crawl_frame_method(cf);
+		if (n < (int)NCALLS + 1)
+			out->methods[n] = (uintptr_t)sw_crawl_frame_method(cf);
 		n++;
 	}
 	if (r < 0) {
@@ -148,7 +182,7 @@ static NO_ASAN void copy_stack(unsigned char *dst, uint64_t lo, size_t size)
 }
 
 /* Walk a copy of [lo, hi) of our stack, as a tool reading a dump would. */
-static int walk_snapshot(const sw_codemap *map, uint64_t lo, uint64_t hi, uint64_t *methods)
+static int walk_snapshot(const sw_codemap *map, uint64_t lo, uint64_t hi, struct walk_result *out)
 {
 	size_t size = (size_t)(hi - lo);
 	unsigned char *copy = malloc(size + 8);
@@ -164,7 +198,7 @@ static int walk_snapshot(const sw_codemap *map, uint64_t lo, uint64_t hi, uint64
 	if (sw_memory_init_buffer(&mem, copy, size + 8, lo) == SW_OK &&
 	    sw_memory_write(&mem, hi, &head, sizeof head) == SW_OK &&
 	    sw_thread_init(&t, sw_arch_host(), map, &mem, hi, lo, hi) == SW_OK)
-		n = walk_and_print("walk of a copy of the stack (buffer memory):", &t, NULL, methods);
+		n = walk_and_print("walk of a copy of the stack (buffer memory):", &t, NULL, out);
 	free(copy);
 	return n;
 }
@@ -178,21 +212,46 @@ static int interpret(unsigned depth, const sw_thread *self, const sw_codemap *ma
 	if (depth + 1 < NCALLS) {
 		ok = interpret(depth + 1, self, map);
 	} else {
-		uint64_t live[NCALLS] = { 0 }, copied[NCALLS] = { 0 };
+		struct walk_result live, copied;
+		struct held_value v = { 3, &f, &live, 0.5 };
+		/*
+		 * The value's layout, on the stack too so that a copy of the
+		 * stack holds it: one series of two slots from `first`.
+		 */
+		sw_value_layout layout = { 1, { { offsetof(struct held_value, first), 2, 0 } } };
+		sw_value_class_info held = { NULL, (uintptr_t)&layout, (uintptr_t)&v };
+		sw_protect_value_class_frame protect = { .values = (uintptr_t)&held };
 		sw_context seed;
 		/* SP lies at or below every local: below the newest Frame, too. */
-		uint64_t here = ((uintptr_t)&seed < (uintptr_t)&f ? (uintptr_t)&seed : (uintptr_t)&f) & ~(uint64_t)15;
+		uintptr_t locals[] = { (uintptr_t)&seed, (uintptr_t)&protect, (uintptr_t)&held,
+		                       (uintptr_t)&layout, (uintptr_t)&v };
+		uint64_t here = UINTPTR_MAX;
 		int n1, n2;
 
+		for (size_t i = 0; i < sizeof locals / sizeof locals[0]; i++)
+			if (locals[i] < here)
+				here = locals[i];
+		here &= ~(uint64_t)15;
+		_Static_assert(offsetof(struct held_value, second) ==
+		               offsetof(struct held_value, first) + sizeof(void *), "consecutive references");
+		sw_frame_push(&frame_head, &protect.base, SW_FRAME_PROTECT_VALUE_CLASS, 0);
+		memset(&live, 0, sizeof live);
+		memset(&copied, 0, sizeof copied);
 		/* The seed is this C function: unmanaged, so the walk starts at the Frames. */
 		sw_context_init(&seed, sw_arch_host());
 		sw_context_set(&seed, SW_X64_RIP, (uintptr_t)&interpret);
 		sw_context_set(&seed, SW_X64_RSP, here);
-		n1 = walk_and_print("walk of this thread (local memory):", self, &seed, live);
+		n1 = walk_and_print("walk of this thread (local memory):", self, &seed, &live);
 		/* The copy starts at the seed's SP, below the newest Frame. */
-		n2 = walk_snapshot(map, here, self->stack_hi, copied);
-		ok = n1 == (int)NCALLS && n2 == (int)NCALLS &&
-		     memcmp(live, copied, sizeof live) == 0;
+		n2 = walk_snapshot(map, here, self->stack_hi, &copied);
+		sw_frame_pop(&frame_head, &protect.base);
+		printf("GC roots: %d and %d; the held value's references at %p and %p\n", live.nroots,
+		       copied.nroots, (void *)&v.first, (void *)&v.second);
+		ok = n1 == (int)NCALLS + 1 && n2 == (int)NCALLS + 1 &&
+		     memcmp(live.methods, copied.methods, sizeof live.methods) == 0 &&
+		     live.nroots == 2 && copied.nroots == 2 &&
+		     live.roots[0] == (uintptr_t)&v.first && live.roots[1] == (uintptr_t)&v.second &&
+		     memcmp(live.roots, copied.roots, sizeof live.roots) == 0;
 	}
 	sw_frame_pop(&frame_head, &f.base);
 	return ok;

@@ -19,6 +19,11 @@ static const sw_frame_ops *frame_types[SW_FRAME_TYPE_MAX + 1] = {
 	[SW_FRAME_DEBUGGER_EXIT] = &swi_debugger_exit_frame_ops,
 	[SW_FRAME_DEBUGGER_U2M_CATCH] = &swi_debugger_u2m_catch_frame_ops,
 	[SW_FRAME_HIJACK] = &swi_hijack_frame_ops,
+	[SW_FRAME_PROTECT_BYREFS] = &swi_protect_byrefs_frame_ops,
+	[SW_FRAME_PROTECT_VALUE_CLASS] = &swi_protect_value_class_frame_ops,
+	[SW_FRAME_TAIL_CALL] = &swi_tail_call_frame_ops,
+	[SW_FRAME_EXCEPTION_FILTER] = &swi_exception_filter_frame_ops,
+	[SW_FRAME_INTERPRETER] = &swi_interpreter_frame_ops,
 };
 
 SW_API sw_status sw_frame_type_register(const sw_frame_ops *ops)

@@ -52,6 +52,54 @@ sw_status swi_frame_protected_roots(const sw_frame_view *f, unsigned array, unsi
                                     int (*fn)(void *data, uint64_t slot, uint32_t flags),
                                     void *data);
 
+/*
+ * A transition block (the TransitionFrame's per-architecture layout) at
+ * `block`: its return address, and the caller's state after the return.
+ */
+sw_status swi_transition_block_return_address(const sw_frame_view *f, uint64_t block, uint64_t *ra);
+sw_status swi_transition_block_restore(const sw_frame_view *f, uint64_t block, sw_regdisplay *rd);
+
+/* Ops shared by the Frames that never resume managed code (marker_frames.c). */
+sw_status swi_frame_no_return_address(const sw_frame_view *f, uint64_t *ra);
+sw_status swi_frame_no_regdisplay(const sw_frame_view *f, sw_regdisplay *rd);
+
+/* A hard bound on the roots one Frame's lists and layouts may report, against garbage. */
+#define SWI_FRAME_MAX_ROOTS 65536
+
+/*
+ * A guard for a list in target memory (Brent's cycle detection): call
+ * swi_list_visit for each node in order.  SW_E_FRAMECYCLE when a node
+ * comes round again, SW_E_LIMIT past `max` nodes.  No allocation: a
+ * cyclic list is found within about twice its length.
+ */
+struct swi_list_guard {
+	uint64_t saved;
+	uint64_t power, run;
+	uint64_t visited;
+};
+
+static inline void swi_list_guard_init(struct swi_list_guard *g)
+{
+	g->saved = 0;
+	g->power = 1;
+	g->run = 0;
+	g->visited = 0;
+}
+
+static inline sw_status swi_list_visit(struct swi_list_guard *g, uint64_t node, uint64_t max)
+{
+	if (node == g->saved)
+		return SW_E_FRAMECYCLE;
+	if (++g->visited > max)
+		return SW_E_LIMIT;
+	if (++g->run == g->power) {
+		g->saved = node;
+		g->power <<= 1;
+		g->run = 0;
+	}
+	return SW_OK;
+}
+
 extern const sw_frame_ops swi_inlined_call_frame_ops;
 extern const sw_frame_ops swi_transition_frame_ops;
 extern const sw_frame_ops swi_faulting_exception_frame_ops;
@@ -65,5 +113,10 @@ extern const sw_frame_ops swi_debugger_class_init_frame_ops;
 extern const sw_frame_ops swi_debugger_exit_frame_ops;
 extern const sw_frame_ops swi_debugger_u2m_catch_frame_ops;
 extern const sw_frame_ops swi_hijack_frame_ops;
+extern const sw_frame_ops swi_protect_byrefs_frame_ops;
+extern const sw_frame_ops swi_protect_value_class_frame_ops;
+extern const sw_frame_ops swi_tail_call_frame_ops;
+extern const sw_frame_ops swi_exception_filter_frame_ops;
+extern const sw_frame_ops swi_interpreter_frame_ops;
 
 #endif /* SW_FRAMES_INTERNAL_H */

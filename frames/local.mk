@@ -8,4 +8,7 @@ lib_libsw_frames_la_SOURCES += \
 	frames/helper_method_frame.c \
 	frames/marker_frames.c \
 	frames/hijack_frame.c \
+	frames/protect_frames.c \
+	frames/tail_call_frame.c \
+	frames/interpreter_frame.c \
 	frames/frames_internal.h

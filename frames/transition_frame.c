@@ -10,32 +10,29 @@ static sw_status tf_block(const sw_frame_view *f, uint64_t *block)
 	return sw_frame_read_field(f, SW_TF_TRANSITION_BLOCK, block);
 }
 
-static sw_status tf_return_address(const sw_frame_view *f, uint64_t *ra)
+/* The return address at the end of a transition block at `block`. */
+sw_status swi_transition_block_return_address(const sw_frame_view *f, uint64_t block, uint64_t *ra)
 {
 	const struct swi_arch *a = swi_arch_get(f->thread->arch);
-	uint64_t block, slot;
-	sw_status st;
+	uint64_t slot;
 
 	if (!a)
 		return SW_E_UNSUPPORTED;
-	if ((st = tf_block(f, &block)) != SW_OK)
-		return st;
 	slot = block + (uint64_t)(a->transition_block_slots - 1) * a->ptr_size;
 	if (slot < block)
 		return SW_E_BADFRAME;
 	return swi_read_ptr(f->thread->memory, a->ptr_size, slot, ra);
 }
 
-static sw_status tf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
+/* The caller's state after its return: the block's registers, SP just above it. */
+sw_status swi_transition_block_restore(const sw_frame_view *f, uint64_t block, sw_regdisplay *rd)
 {
 	const struct swi_arch *a = swi_arch_get(f->thread->arch);
-	uint64_t block, size;
+	uint64_t size;
 	sw_status st;
 
 	if (!a)
 		return SW_E_UNSUPPORTED;
-	if ((st = tf_block(f, &block)) != SW_OK)
-		return st;
 	size = (uint64_t)a->transition_block_slots * a->ptr_size;
 	/* The block lies in the target's address space, 32 bits wide on a 32-bit target. */
 	if (block > (a->ptr_size == 4 ? UINT32_MAX : UINT64_MAX) - size)
@@ -48,6 +45,22 @@ static sw_status tf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 	rd->cur_loc[a->sp_reg] = 0;
 	rd->cur.valid |= 1ULL << a->sp_reg;
 	return SW_OK;
+}
+
+static sw_status tf_return_address(const sw_frame_view *f, uint64_t *ra)
+{
+	uint64_t block;
+	sw_status st = tf_block(f, &block);
+
+	return st != SW_OK ? st : swi_transition_block_return_address(f, block, ra);
+}
+
+static sw_status tf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
+{
+	uint64_t block;
+	sw_status st = tf_block(f, &block);
+
+	return st != SW_OK ? st : swi_transition_block_restore(f, block, rd);
 }
 
 static sw_status tf_method(const sw_frame_view *f, void **method)

@@ -431,6 +431,464 @@ START_TEST(hijack_frame)
 }
 END_TEST
 
+struct many_roots {
+	uint64_t addr[32];
+	uint32_t flags[32];
+	int n;
+};
+
+static int many_root_fn(void *data, uint64_t slot, uint32_t flags)
+{
+	struct many_roots *r = data;
+
+	ck_assert_int_lt(r->n, 32);
+	r->addr[r->n] = slot;
+	r->flags[r->n] = flags;
+	r->n++;
+	return 0;
+}
+
+static sw_walk_action many_root_cb(const sw_crawl_frame *cf, const sw_gc_root *root, void *data)
+{
+	(void)cf;
+	return many_root_fn(data, root->addr, root->flags) ? SW_ABORT : SW_CONTINUE;
+}
+
+/* The roots of the Frame at `frame_addr` (the head's first Frame), through the walk. */
+static sw_status frame_roots(sb_world *w, struct many_roots *r)
+{
+	sw_iter it;
+	sw_status st;
+
+	memset(r, 0, sizeof *r);
+	ck_assert_int_eq(sw_iter_init(&it, &w->thread, NULL, 0, 0), SW_OK);
+	ck_assert_int_eq(sw_iter_next(&it), 1);
+	ck_assert_int_eq(sw_crawl_frame_state(sw_iter_frame(&it)), SW_STATE_FRAME);
+	st = sw_crawl_frame_enum_gc_roots(sw_iter_frame(&it), many_root_cb, r);
+	sw_iter_end(&it);
+	return st;
+}
+
+/* An sw_value_layout at `at`: n series of (offset, slots, flags). */
+static void put_layout(sb_world *w, uint64_t at, unsigned n, const uint64_t (*series)[3])
+{
+	sb_put(w, at, n);
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < 3; k++)
+			sb_put(w, at + 8 + 24 * i + 8 * k, series[i][k]);
+}
+
+/*
+ * A value type as CoreCLR lays it out unboxed, and its GCDesc:
+ * struct V { int a; object o1; object o2; long b; object o3; } has its
+ * references at offsets 8, 16 and 32.  Boxed, a MethodTable pointer comes
+ * first, so its GCDesc has two series, (16, 2 slots) and (40, 1 slot);
+ * ReportPointersFromValueType (vm/siginfo.cpp) walks them from the highest
+ * down, each offset less the MethodTable pointer: V+32, then V+8, V+16.
+ * A by-ref-like ref struct R { ref int r; object o; } also reports its
+ * by-ref field first, as an interior pointer: R+0 (interior), then R+8.
+ */
+static const uint64_t layout_v[2][3] = { { 40 - 8, 1, 0 }, { 16 - 8, 2, 0 } };
+static const uint64_t layout_r[2][3] = { { 0, 1, SW_GC_INTERIOR }, { 16 - 8, 1, 0 } };
+
+/*
+ * ProtectByRefsFrame (vm/frames.h; vm/frames.cpp,
+ * ProtectByRefsFrame::GcScanRoots): each ByRefInfo of the list in order;
+ * a primitive-typed one reports nothing, a value-typed one its copy's
+ * references by ReportPointersFromValueType, any other its copy's slot
+ * as an object reference.  As a Frame it has the defaults: no return
+ * address (it is reported and the walk goes on to the next Frame), no
+ * function (FUNCTIONSONLY drops it), no transition.
+ */
+START_TEST(protect_byrefs_frame)
+{
+	sb_world w;
+	recording r;
+	struct many_roots roots;
+	uint64_t e1 = FRAME_AT + 0x100, e2 = FRAME_AT + 0x140, e3 = FRAME_AT + 0x180,
+	         e4 = FRAME_AT + 0x200, e5 = FRAME_AT + 0x280;
+	uint64_t lv = FRAME_AT + 0x400, lr = FRAME_AT + 0x480, f2 = FRAME_AT + 0x40;
+	uint64_t fields[1] = { e1 };
+
+	sb_init(&w);
+	put_layout(&w, lv, 2, layout_v);
+	put_layout(&w, lr, 2, layout_r);
+	/* e1: an int (primitive), e2: a string (object), e3: a V, e4: an R, e5: a V whose type has no layout. */
+	sb_put(&w, e1, e2); sb_put(&w, e1 + 8, SW_BYREF_PRIMITIVE); sb_put(&w, e1 + 24, 42);
+	sb_put(&w, e2, e3); sb_put(&w, e2 + 8, SW_BYREF_OBJECT); sb_put(&w, e2 + 24, 0x0b1ec7);
+	sb_put(&w, e3, e4); sb_put(&w, e3 + 8, SW_BYREF_VALUE); sb_put(&w, e3 + 16, lv);
+	sb_put(&w, e4, e5); sb_put(&w, e4 + 8, SW_BYREF_VALUE); sb_put(&w, e4 + 16, lr);
+	sb_put(&w, e5, 0); sb_put(&w, e5 + 8, SW_BYREF_VALUE); sb_put(&w, e5 + 16, 0);
+	sb_frame(&w, FRAME_AT, f2, SW_FRAME_PROTECT_BYREFS, 0, fields, 1);
+	sb_frame(&w, f2, 0, SW_FRAME_DEBUGGER_EXIT, 0, NULL, 0);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_PROTECT_BYREFS);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_uint_eq(r.f[1].type, SW_FRAME_DEBUGGER_EXIT);
+	walk_from_head(&w, SW_WALK_FUNCTIONSONLY, &r);
+	ck_assert_int_eq(r.n, 0);
+	ck_assert_ptr_null(sw_frame_type_ops(SW_FRAME_PROTECT_BYREFS)->transition);
+
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_OK);
+	ck_assert_int_eq(roots.n, 6);
+	ck_assert_uint_eq(roots.addr[0], e2 + 24);          /* the string copy's slot */
+	ck_assert_uint_eq(roots.flags[0], 0);
+	ck_assert_uint_eq(roots.addr[1], e3 + 24 + 32);     /* V.o3 */
+	ck_assert_uint_eq(roots.addr[2], e3 + 24 + 8);      /* V.o1 */
+	ck_assert_uint_eq(roots.addr[3], e3 + 24 + 16);     /* V.o2 */
+	ck_assert_uint_eq(roots.addr[4], e4 + 24);          /* R.r, interior */
+	ck_assert_uint_eq(roots.flags[4], SW_GC_INTERIOR);
+	ck_assert_uint_eq(roots.addr[5], e4 + 24 + 8);      /* R.o */
+	ck_assert_uint_eq(roots.flags[5], 0);
+
+	/* Garbage: an unknown kind, a cycle, a layout's flags or counts out of bounds. */
+	sb_put(&w, e1 + 8, 7);
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_BADFRAME);
+	sb_put(&w, e1 + 8, SW_BYREF_PRIMITIVE);
+	sb_put(&w, e3, e2);                                 /* e2 -> e3 -> e2 ... */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_FRAMECYCLE);
+	sb_put(&w, e3, e3);                                 /* e3 -> e3 */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_FRAMECYCLE);
+	sb_put(&w, e3, e4);
+	sb_put(&w, lr + 8 + 16, 2);                         /* flags other than interior */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_BADFRAME);
+	sb_put(&w, lr + 8 + 16, SW_GC_INTERIOR);
+	sb_put(&w, lv, 1u << 20);                           /* a huge series count */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_BADFRAME);
+	sb_put(&w, lv, 2);
+	sb_put(&w, lv + 8 + 8, 1ULL << 40);                 /* a huge slot count */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_LIMIT);
+	sb_put(&w, lv + 8 + 8, 1);
+	sb_put(&w, lv + 8, UINT64_MAX - 8);                 /* an offset past the address space */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_BADFRAME);
+	sb_put(&w, lv + 8, 32);
+	sb_put(&w, e4, 0x10);                               /* an unreadable entry */
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_BADADDR);
+	sb_fini(&w);
+}
+END_TEST
+
+static int stop_after_first(void *data, uint64_t slot, uint32_t flags)
+{
+	many_root_fn(data, slot, flags);
+	return 1;
+}
+
+/* A reader whose memory past the stack is an endless list of ValueClassInfos, none repeating. */
+#define ENDLESS_LO 0x100000000000ull
+static sw_status endless_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const sw_memory *stack = ctx;
+	unsigned char *out = buf;
+
+	if (addr < ENDLESS_LO)
+		return stack->read(stack->ctx, addr, buf, len);
+	for (size_t i = 0; i < len; i++) {
+		uint64_t a = addr + i, word = (a - ENDLESS_LO) / 8;
+		/* node k at ENDLESS_LO + 24k: next = the node after, layout 0, data 0 */
+		uint64_t v = word % 3 == 0 ? a - (a - ENDLESS_LO) % 8 + 24 : 0;
+
+		out[i] = (unsigned char)(v >> (8 * ((a - ENDLESS_LO) % 8)));
+	}
+	return SW_OK;
+}
+
+/*
+ * ProtectValueClassFrame (vm/frames.cpp, ProtectValueClassFrame::GcScanRoots):
+ * each ValueClassInfo in order, the value at pData reported by its type
+ * (ReportPointersFromValueType), nothing else; a Frame with defaults.
+ */
+START_TEST(protect_value_class_frame)
+{
+	sb_world w;
+	recording r;
+	struct many_roots roots;
+	sw_memory stack;
+	uint64_t e1 = FRAME_AT + 0x100, e2 = FRAME_AT + 0x140;
+	uint64_t lv = FRAME_AT + 0x400, lr = FRAME_AT + 0x480, v = FRAME_AT + 0x600, rr = FRAME_AT + 0x700;
+	uint64_t fields[1] = { e1 };
+
+	sb_init(&w);
+	put_layout(&w, lv, 2, layout_v);
+	put_layout(&w, lr, 2, layout_r);
+	sb_put(&w, e1, e2); sb_put(&w, e1 + 8, lv); sb_put(&w, e1 + 16, v);
+	sb_put(&w, e2, 0); sb_put(&w, e2 + 8, lr); sb_put(&w, e2 + 16, rr);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_PROTECT_VALUE_CLASS, 0, fields, 1);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_PROTECT_VALUE_CLASS);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_OK);
+	ck_assert_int_eq(roots.n, 5);
+	ck_assert_uint_eq(roots.addr[0], v + 32);
+	ck_assert_uint_eq(roots.addr[1], v + 8);
+	ck_assert_uint_eq(roots.addr[2], v + 16);
+	ck_assert_uint_eq(roots.addr[3], rr);
+	ck_assert_uint_eq(roots.flags[3], SW_GC_INTERIOR);
+	ck_assert_uint_eq(roots.addr[4], rr + 8);
+
+	/* A callback that stops is obeyed: no more roots after it. */
+	{
+		sw_frame_view view = { FRAME_AT, 0, SW_FRAME_PROTECT_VALUE_CLASS, 0, &w.thread };
+		struct many_roots one;
+
+		memset(&one, 0, sizeof one);
+		ck_assert_int_eq(sw_frame_type_ops(SW_FRAME_PROTECT_VALUE_CLASS)->gc_roots(&view,
+		                 stop_after_first, &one), SW_OK);
+		ck_assert_int_eq(one.n, 1);
+	}
+
+	/* An endless list that never repeats: refused after a bound, not followed for ever. */
+	stack = w.mem;
+	w.mem.read = endless_read;
+	w.mem.ctx = &stack;
+	sb_put(&w, FRAME_AT + 16, ENDLESS_LO);
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_E_LIMIT);
+	ck_assert_int_eq(roots.n, 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * TailCallFrame (CoreCLR x86: vm/frames.h, TailCallFrame;
+ * TailCallFrame::UpdateRegDisplay_Impl, vm/i386/cgenx86.cpp): the walk
+ * resumes the caller at m_ReturnAddress, with SP just past it (the end of
+ * the Frame) and the callee-saved registers at their slots in m_regs; A
+ * is at a call site, not first; the Frame names no function.  Here on
+ * x64 its m_regs hold x64's transition block registers (r15, r14, r13,
+ * r12, rbx, rbp).
+ */
+START_TEST(tail_call_frame)
+{
+	sb_world w;
+	sw_context at;
+	recording r;
+	uint64_t fields[8] = { SB_NATIVE_IP + 0x40, 0x15, 0x14, 0x13, 0x12, 0xa1, S0 - 8, A_START + 25 };
+
+	sb_init(&w);
+	lay_out_a(&w, &at);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_TAIL_CALL, 0, fields, 8);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	walk_from_head(&w, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_TAIL_CALL);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &method_a);
+	ck_assert_int_eq(r.f[1].first, 0);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), A_START + 25);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RIP], FRAME_AT + 16 + 8 * 7);
+	ck_assert_uint_eq(sw_context_sp(&r.f[1].rd.cur), FRAME_AT + 16 + 8 * 8);
+	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RBX], 0xa1);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBX], FRAME_AT + 16 + 8 * 5);
+	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_R15], 0x15);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBP], FRAME_AT + 16 + 8 * 6);
+	ck_assert_int_eq(r.f[2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_uint_eq(r.f[2].rd.cur.regs[SW_X64_RBX], 0x5001);
+	ck_assert_ptr_null(sw_frame_type_ops(SW_FRAME_TAIL_CALL)->transition);
+	ck_assert_ptr_null(sw_frame_type_ops(SW_FRAME_TAIL_CALL)->gc_roots);
+
+	/* A return address into no managed code: reported, then on to the next Frame. */
+	sb_put(&w, FRAME_AT + 16 + 8 * 7, SB_NATIVE_IP);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 1);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The same on x86, CoreCLR's own layout: the Frame's fields are
+ * m_CallerAddress, then m_regs (edi, esi, ebx, ebp), then m_ReturnAddress,
+ * 4 bytes each after the 12-byte header; UpdateRegDisplay_Impl resumes at
+ * m_ReturnAddress with ESP = the end of the Frame (the cDAC's x86 handler
+ * says the same: the address just after the TailCallFrame structure) and
+ * each callee-saved register at its slot in m_regs.
+ */
+START_TEST(tail_call_frame_x86)
+{
+	unsigned char stack[256];
+	const uint64_t base = 0x10000, frame = base + 64;
+	const uint32_t words[] = { 0, SW_FRAME_TAIL_CALL, 0, 0x401000, 0xd1, 0x51, 0xb1, 0xbf00, 0x402345 };
+	const sw_frame_ops *ops = sw_frame_type_ops(SW_FRAME_TAIL_CALL);
+	sw_frame_view view;
+	sw_memory mem;
+	sw_codemap *map;
+	sw_thread t;
+	sw_regdisplay rd;
+	uint64_t ra;
+
+	memset(stack, 0, sizeof stack);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++)
+		for (unsigned b = 0; b < 4; b++)
+			stack[frame - base + 4 * i + b] = (unsigned char)(words[i] >> (8 * b));
+	ck_assert_int_eq(sw_memory_init_buffer(&mem, stack, sizeof stack, base), SW_OK);
+	ck_assert_int_eq(sw_thread_init(&t, SW_ARCH_X86, map, &mem, 0, base, base + sizeof stack), SW_OK);
+	view = (sw_frame_view){ frame, 0, SW_FRAME_TAIL_CALL, 0, &t };
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
+	ck_assert_uint_eq(ra, 0x402345);
+	memset(&rd, 0, sizeof rd);
+	ck_assert_int_eq(ops->update_regdisplay(&view, &rd), SW_OK);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EIP], 0x402345);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_ESP], frame + 36);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EDI], 0xd1);
+	ck_assert_uint_eq(rd.cur_loc[SW_X86_EDI], frame + 16);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_ESI], 0x51);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EBX], 0xb1);
+	ck_assert_uint_eq(rd.cur.regs[SW_X86_EBP], 0xbf00);
+	ck_assert_uint_eq(rd.cur_loc[SW_X86_EBP], frame + 28);
+	ck_assert_uint_eq(rd.cur.valid, BIT(SW_X86_EIP) | BIT(SW_X86_ESP) | BIT(SW_X86_EDI) |
+	                  BIT(SW_X86_ESI) | BIT(SW_X86_EBX) | BIT(SW_X86_EBP));
+	sw_codemap_destroy(map);
+}
+END_TEST
+
+/*
+ * ExceptionFilterFrame (vm/frames.h): only its Pop differs from Frame's,
+ * so the walk sees Frame's defaults: no return address, no function, no
+ * references; it is reported and the walk goes on.
+ */
+START_TEST(exception_filter_frame)
+{
+	sb_world w;
+	recording r;
+	struct many_roots roots;
+	uint64_t fields[1] = { S0 - 40 };
+
+	sb_init(&w);
+	sb_frame(&w, FRAME_AT, FRAME_AT + 0x40, SW_FRAME_EXCEPTION_FILTER, 0, fields, 1);
+	sb_frame(&w, FRAME_AT + 0x40, 0, SW_FRAME_DEBUGGER_EXIT, 0, NULL, 0);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_EXCEPTION_FILTER);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_uint_eq(r.f[1].type, SW_FRAME_DEBUGGER_EXIT);
+	ck_assert_int_eq(frame_roots(&w, &roots), SW_OK);
+	ck_assert_int_eq(roots.n, 0);
+	ck_assert_ptr_null(sw_frame_type_ops(SW_FRAME_EXCEPTION_FILTER)->transition);
+	ck_assert_str_eq(sw_frame_type_ops(SW_FRAME_EXCEPTION_FILTER)->name, "ExceptionFilterFrame");
+	sb_fini(&w);
+}
+END_TEST
+
+static sw_walk_action record_until_frameless(const sw_crawl_frame *cf, void *data)
+{
+	recording *r = data;
+
+	record_cb(cf, data);
+	return r->f[r->n - 1].state == SW_STATE_FRAMELESS ? SW_ABORT : SW_CONTINUE;
+}
+
+static void put_context_frame(sb_world *w, uint64_t at, uint64_t parent, uint64_t ip, uint64_t stack,
+                              uint64_t next)
+{
+	sb_put(w, at + 8 * SW_IMCF_PARENT, parent);
+	sb_put(w, at + 8 * SW_IMCF_IP, ip);
+	sb_put(w, at + 8 * SW_IMCF_STACK, stack);
+	sb_put(w, at + 8 * SW_IMCF_NEXT, next);
+}
+
+/*
+ * InterpreterFrame (vm/frames.cpp): GetTopInterpMethodContextFrame finds
+ * the innermost active context frame from the Frame's hint (an active
+ * hint: on through next while the next one is active; an inactive one:
+ * back through parent to the first active one), and
+ * SetContextToInterpMethodContextFrame resumes there as in managed code:
+ * IP = its ip, SP = its address, FP = its stack.  The Frame names no
+ * function and its transition is managed to unmanaged.  Here C0 called
+ * C1, which called C2, which has returned (inactive): the walk resumes
+ * in C1.
+ */
+START_TEST(interpreter_frame)
+{
+	static int interpreted;
+	sb_world w;
+	recording r;
+	sw_walk_error err;
+	uint64_t c0 = FRAME_AT + 0x200, c1 = FRAME_AT + 0x100, c2 = FRAME_AT + 0x80;
+	uint64_t x0 = A_START + 10, x1 = A_START + 26, fields[2] = { c0, 0 };
+	sw_frame_view view = { FRAME_AT, 0, SW_FRAME_INTERPRETER, 0, NULL };
+	const sw_frame_ops *ops = sw_frame_type_ops(SW_FRAME_INTERPRETER);
+	sw_regdisplay rd;
+	uint64_t ra;
+	int n = 0;
+
+	sb_init(&w);
+	view.thread = &w.thread;
+	/*
+	 * A stands for the bytecode's code.  The walk needs A's caller to
+	 * report A, and finds it by A's rule (CFA = rbp + 16), not by C1's
+	 * parent as CoreCLR would (see sw_frame(3), BUGS): C1's stack is a
+	 * frame pointer that rule can follow, A's as lay_out_a leaves it.
+	 */
+	sb_add_method_a(&w, A_START, &interpreted);
+	sb_put(&w, S0, SB_NATIVE_IP);
+	sb_put(&w, S0 - 8, 0x5000);
+	put_context_frame(&w, c0, 0, x0, 0x5100, c1);
+	put_context_frame(&w, c1, c0, x1, S0 - 8, c2);
+	put_context_frame(&w, c2, c1, 0, 0x5300, 0);
+	sb_frame(&w, FRAME_AT, 0, SW_FRAME_INTERPRETER, 0, fields, 2);
+	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
+
+	memset(&r, 0, sizeof r);
+	ck_assert_msg(sw_walk_frames(&w.thread, NULL, 0, record_until_frameless, &r, 0, &err) == SW_ABORT,
+	              "walk failed: %s after %d frames", sw_strerror(err.status), r.n);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_INTERPRETER);
+	ck_assert_ptr_null(r.f[0].method);
+	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[1].method, &interpreted);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), x1);
+	ck_assert_uint_eq(sw_context_sp(&r.f[1].rd.cur), c1);
+	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RBP], S0 - 8);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RIP], c1 + 8 * SW_IMCF_IP);
+	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBP], c1 + 8 * SW_IMCF_STACK);
+	ck_assert_int_eq(ops->transition(&view), SW_TRANSITION_M2U);
+
+	/* From an inactive hint, back through parent to C1. */
+	sb_put(&w, FRAME_AT + 16, c2);
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
+	ck_assert_uint_eq(ra, x1);
+	memset(&rd, 0, sizeof rd);
+	ck_assert_int_eq(ops->update_regdisplay(&view, &rd), SW_OK);
+	ck_assert_uint_eq(rd.cur.regs[SW_X64_RSP], c1);
+	ck_assert_uint_eq(rd.cur.regs[SW_X64_RBP], S0 - 8);
+	ck_assert_uint_eq(rd.cur.valid, BIT(SW_X64_RIP) | BIT(SW_X64_RSP) | BIT(SW_X64_RBP));
+
+	/* Everything returned: nothing to resume; reported, not followed. */
+	put_context_frame(&w, c1, c0, 0, 0x5200, c2);
+	put_context_frame(&w, c0, 0, 0, 0x5100, c1);
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
+	ck_assert_uint_eq(ra, 0);
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 1);
+	/* No hint at all: the same. */
+	sb_put(&w, FRAME_AT + 16, 0);
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
+	ck_assert_uint_eq(ra, 0);
+
+	/* Cycles in either chain are refused, not followed. */
+	put_context_frame(&w, c0, 0, x0, 0x5100, c1);
+	put_context_frame(&w, c1, c0, x1, 0x5200, c0);        /* next: C0 -> C1 -> C0 */
+	sb_put(&w, FRAME_AT + 16, c0);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+	put_context_frame(&w, c0, c1, 0, 0x5100, 0);
+	put_context_frame(&w, c1, c0, 0, 0x5200, 0);           /* parent: C0 -> C1 -> C0 */
+	ck_assert_int_eq(ops->return_address(&view, &ra), SW_E_FRAMECYCLE);
+	sb_fini(&w);
+}
+END_TEST
+
 /* An exception tracker (ExInfo) resumes a faulted frame without any Frame. */
 START_TEST(exception_tracker_no_frame_transition)
 {
@@ -553,6 +1011,12 @@ static Suite *frames_suite(void)
 	tcase_add_test(tc, func_eval_frame);
 	tcase_add_test(tc, helper_method_frame);
 	tcase_add_test(tc, hijack_frame);
+	tcase_add_test(tc, protect_byrefs_frame);
+	tcase_add_test(tc, protect_value_class_frame);
+	tcase_add_test(tc, tail_call_frame);
+	tcase_add_test(tc, tail_call_frame_x86);
+	tcase_add_test(tc, exception_filter_frame);
+	tcase_add_test(tc, interpreter_frame);
 	tcase_add_test(tc, entry_and_marker_frames);
 	tcase_add_test(tc, frames_protect_references);
 	tcase_add_test(tc, exception_tracker_no_frame_transition);

@@ -51,6 +51,11 @@ enum {
 	SW_FRAME_DEBUGGER_EXIT          = 11,   /* debugger marker: left managed code */
 	SW_FRAME_DEBUGGER_U2M_CATCH     = 12,   /* debugger marker: unmanaged-to-managed catch handler */
 	SW_FRAME_HIJACK                 = 13,   /* a hijacked return: resumes the method's caller */
+	SW_FRAME_PROTECT_BYREFS         = 14,   /* copies of by-ref arguments: GC roots only */
+	SW_FRAME_PROTECT_VALUE_CLASS    = 15,   /* value-type instances the runtime protects: GC roots only */
+	SW_FRAME_TAIL_CALL              = 16,   /* a stub's tail call: resumes the caller from its saved block */
+	SW_FRAME_EXCEPTION_FILTER       = 17,   /* around an exception filter: a marker */
+	SW_FRAME_INTERPRETER            = 18,   /* interpreted methods: resumes the innermost one */
 	SW_FRAME_TYPE_USER              = 64,   /* first type a runtime may register */
 	SW_FRAME_TYPE_MAX               = 255
 };
@@ -178,6 +183,125 @@ typedef struct sw_hijack_frame {
 	uintptr_t gc_regs;          /* registers of the record holding object references */
 	uintptr_t byref_regs;       /* ... holding interior pointers */
 } sw_hijack_frame;
+
+/*
+ * The layout of a value type's references, in target memory, for the
+ * Frames that protect values (ProtectByRefsFrame, ProtectValueClassFrame):
+ * nseries (P bytes), then nseries series of three P-byte words: offset
+ * (bytes from the value's start), slots (consecutive pointer-sized slots
+ * from there, each holding a reference) and flags (0, or SW_GC_INTERIOR
+ * for a by-ref-like value's interior pointers).  Reported in that order.
+ * CoreCLR's ReportPointersFromValueType (vm/siginfo.cpp) reports a
+ * by-ref-like type's by-ref fields first, then its GCDesc's series from
+ * the highest, each series' offset less the MethodTable pointer: a
+ * runtime that lists its series so reports exactly what CoreCLR does.
+ */
+typedef struct sw_gc_series {
+	uintptr_t offset;
+	uintptr_t slots;
+	uintptr_t flags;            /* 0 or SW_GC_INTERIOR */
+} sw_gc_series;
+typedef struct sw_value_layout {
+	uintptr_t nseries;
+	sw_gc_series series[1];     /* nseries of them */
+} sw_value_layout;
+
+/*
+ * ProtectByRefsFrame: the runtime copied by-ref arguments (of a call it
+ * makes on managed code's behalf) into a list and protects the copies.
+ * Field 0 is the list's first entry, or 0.  An entry, in target memory:
+ * next (P bytes), kind (P: SW_BYREF_*), layout (P: an sw_value_layout for
+ * SW_BYREF_VALUE, else unused), then the copy itself (data: a reference,
+ * or the value's bytes).  CoreCLR (vm/frames.cpp,
+ * ProtectByRefsFrame::GcScanRoots): nothing for a primitive type, the
+ * data slot for a reference, the value's references by its layout.
+ */
+enum { SW_PBRF_BYREFS = 0, SW_PBRF_FIELDS = 1 };
+enum {
+	SW_BYREF_PRIMITIVE = 0,     /* CorIsPrimitiveType: nothing to report */
+	SW_BYREF_OBJECT    = 1,     /* the data holds an object reference */
+	SW_BYREF_VALUE     = 2      /* the data holds a value type, described by layout */
+};
+typedef struct sw_byref_info {
+	struct sw_byref_info *next;
+	uintptr_t kind;             /* SW_BYREF_* */
+	uintptr_t layout;           /* address of an sw_value_layout, or 0 */
+	uintptr_t data[1];          /* the copy; a value's bytes go on past it */
+} sw_byref_info;
+typedef struct sw_protect_byrefs_frame {
+	sw_frame base;
+	uintptr_t byrefs;           /* the first sw_byref_info, or 0 */
+} sw_protect_byrefs_frame;
+
+/*
+ * ProtectValueClassFrame: value-type instances the runtime holds on its
+ * stack.  Field 0 is the list's first entry, or 0.  An entry, in target
+ * memory: next (P bytes), layout (P: an sw_value_layout, or 0 for none),
+ * data (P: the value's address).  CoreCLR (vm/frames.cpp,
+ * ProtectValueClassFrame::GcScanRoots): each value's references by its
+ * type's layout.
+ */
+enum { SW_PVCF_VALUES = 0, SW_PVCF_FIELDS = 1 };
+typedef struct sw_value_class_info {
+	struct sw_value_class_info *next;
+	uintptr_t layout;           /* address of an sw_value_layout, or 0 */
+	uintptr_t data;             /* address of the value */
+} sw_value_class_info;
+typedef struct sw_protect_value_class_frame {
+	sw_frame base;
+	uintptr_t values;           /* the first sw_value_class_info, or 0 */
+} sw_protect_value_class_frame;
+
+/*
+ * TailCallFrame: a stub making a tail call for managed code saved the
+ * caller's callee-saved registers and return address inside the Frame.
+ * Field 0 is the address the tail call was made from; fields 1 on are a
+ * transition block, with the TransitionFrame's per-architecture layout
+ * (sw_frame(3)): callee-saved registers, then the return address.  The
+ * walk resumes the caller at that return address with SP just above it
+ * (CoreCLR, x86 only: vm/frames.h, TailCallFrame;
+ * TailCallFrame::UpdateRegDisplay_Impl, vm/i386/cgenx86.cpp).
+ */
+enum { SW_TCF_CALLER_ADDRESS = 0, SW_TCF_BLOCK = 1 };
+
+/*
+ * ExceptionFilterFrame: pushed around a call to an exception filter; its
+ * pop marks the filter done in the method's shadow SP slot.  Field 0 is
+ * that slot's address.  The walk reports it and goes on to the next Frame.
+ */
+enum { SW_EFF_SHADOW_SP = 0, SW_EFF_FIELDS = 1 };
+typedef struct sw_exception_filter_frame {
+	sw_frame base;
+	uintptr_t shadow_sp;        /* address of the shadow SP slot, or 0 */
+} sw_exception_filter_frame;
+
+/*
+ * InterpreterFrame: an interpreter running managed methods.  Field 0 is a
+ * hint at the innermost interpreted method's context frame; field 1 the
+ * transition block of the call into the interpreter (where CoreCLR's walk
+ * returns after the interpreted methods; the walk does not read it yet,
+ * see sw_frame(3), BUGS).  A context frame, in
+ * target memory: parent (P bytes: the calling method's context frame, or
+ * 0), ip (P: where it executes, 0 while inactive), stack (P: its locals,
+ * the frame pointer), next (P: the context frame of a method it called,
+ * or 0).  The innermost active one is found from the hint as CoreCLR's
+ * InterpreterFrame::GetTopInterpMethodContextFrame does (vm/frames.cpp),
+ * and the walk resumes there: IP = ip, SP = the context frame's address,
+ * FP = stack (InterpreterFrame::SetContextToInterpMethodContextFrame).
+ */
+enum { SW_INTF_TOP = 0, SW_INTF_TRANSITION_BLOCK = 1, SW_INTF_FIELDS = 2 };
+enum { SW_IMCF_PARENT = 0, SW_IMCF_IP = 1, SW_IMCF_STACK = 2, SW_IMCF_NEXT = 3, SW_IMCF_WORDS = 4 };
+typedef struct sw_interp_context_frame {
+	struct sw_interp_context_frame *parent;
+	uintptr_t ip;
+	uintptr_t stack;
+	struct sw_interp_context_frame *next;
+} sw_interp_context_frame;
+typedef struct sw_interpreter_frame {
+	sw_frame base;
+	uintptr_t top;              /* a hint: a context frame of this interpreter, or 0 */
+	uintptr_t transition_block;
+} sw_interpreter_frame;
 
 /*
  * sw_frame_push - link `f` (type and attributes set here) as the newest

@@ -145,7 +145,7 @@ static uint32_t frame_type(struct fz *f)
 	uint8_t t = fz_u8(f);
 
 	if (t < 0xe0)
-		return 1 + t % SW_FRAME_HIJACK;
+		return 1 + t % SW_FRAME_INTERPRETER;
 	if (t < 0xf0)
 		return SW_FRAME_TYPE_USER;
 	return t;       /* unknown, or none */
