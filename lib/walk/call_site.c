@@ -54,8 +54,8 @@ static bool x86_indirect_call_before(const unsigned char *end)
 
 		if (op[0] != 0xff || ((modrm >> 3) & 7) != 2)
 			continue;
-		if (mod != 3 && rm == 4)
-			n++;                                    /* SIB */
+		if (mod != 3 && rm == 4 && ++n > len)
+			continue;       /* its SIB byte would lie past the return address */
 		if (mod == 1)
 			n += 1;
 		else if (mod == 2 || (mod == 0 && rm == 5) ||
