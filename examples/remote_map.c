@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 #include "remote_map.h"
 
-enum { SHT_SYMTAB_TYPE = 2, SHT_DYNSYM_TYPE = 11, SHN_UNDEF_INDEX = 0 };
+enum { SHT_SYMTAB_TYPE = 2, SHT_DYNSYM_TYPE = 11, SHT_GNU_HASH_TYPE = 0x6ffffff6, SHN_UNDEF_INDEX = 0 };
+
+/* The longest name looked up through .gnu.hash (the two descriptors' are far shorter). */
+#define HASHED_NAME_MAX 64
 
 static uint64_t le(const unsigned char *p, unsigned size)
 {
@@ -37,6 +40,97 @@ static unsigned char *read_at(int fd, uint64_t size, uint64_t off, uint64_t len)
 		return NULL;
 	}
 	return buf;
+}
+
+/* `len` bytes at file offset `off` into buf, all within a file of `size` bytes; 0 if read. */
+static int read_into(int fd, uint64_t size, uint64_t off, void *buf, size_t len)
+{
+	if (off > size || len > size - off)
+		return -1;
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
+}
+
+/* The dynamic symbol at index `idx` (of the table at `off`) if it is `name` defined; 0 if so. */
+static int dynsym_is(int fd, uint64_t fsize, int is64, uint64_t off, uint64_t entsize,
+                     uint64_t stroff, uint64_t strsize, uint64_t idx, const char *name,
+                     uint64_t *value)
+{
+	unsigned char sym[24], str[HASHED_NAME_MAX + 1];
+	size_t want = strlen(name) + 1;
+	uint64_t at;
+
+	if (read_into(fd, fsize, off + idx * entsize, sym, is64 ? 24 : 16) != 0)
+		return -1;
+	at = le(sym, 4);
+	if ((is64 ? le(sym + 6, 2) : le(sym + 14, 2)) == SHN_UNDEF_INDEX || at >= strsize ||
+	    strsize - at < want || read_into(fd, fsize, stroff + at, str, want) != 0 ||
+	    memcmp(str, name, want) != 0)
+		return -1;
+	*value = is64 ? le(sym + 8, 8) : le(sym + 4, 4);
+	return 0;
+}
+
+/*
+ * Look `name` up in the dynamic symbols `sh` (strings in `link`) through
+ * their GNU hash table `hash`, as the dynamic linker does: a few small
+ * reads instead of the whole table, which for a big library (libLLVM's:
+ * 1 MB of symbols, 3 MB of names) is most of a lookup's cost.  0: found;
+ * 1: not a dynamic symbol; -1: no table this can read (search them all).
+ */
+static int hash_lookup(int fd, uint64_t fsize, int is64, const unsigned char *hash,
+                       const unsigned char *sh, const unsigned char *link, const char *name,
+                       uint64_t *value)
+{
+	uint64_t hoff = is64 ? le(hash + 24, 8) : le(hash + 16, 4);
+	uint64_t hsize = is64 ? le(hash + 32, 8) : le(hash + 20, 4);
+	uint64_t off = is64 ? le(sh + 24, 8) : le(sh + 16, 4);
+	uint64_t entsize = is64 ? le(sh + 56, 8) : le(sh + 36, 4);
+	uint64_t nsyms = entsize ? (is64 ? le(sh + 32, 8) : le(sh + 20, 4)) / entsize : 0;
+	uint64_t stroff = is64 ? le(link + 24, 8) : le(link + 16, 4);
+	uint64_t strsize = is64 ? le(link + 32, 8) : le(link + 20, 4);
+	unsigned wsz = is64 ? 8 : 4, bits = wsz * 8;
+	unsigned char hdr[16], word[8], b4[4];
+	uint64_t nbuckets, symoffset, nbloom, shift, chain, w, idx;
+	uint32_t h = 5381;
+
+	if (strlen(name) > HASHED_NAME_MAX || hsize < 16 || read_into(fd, fsize, hoff, hdr, 16) != 0)
+		return -1;
+	for (const char *c = name; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	nbuckets = le(hdr, 4);
+	symoffset = le(hdr + 4, 4);
+	nbloom = le(hdr + 8, 4);
+	shift = le(hdr + 12, 4);
+	if (nbuckets == 0 || nbloom == 0 || shift >= bits || nbloom * wsz > hsize - 16 ||
+	    nbuckets * 4 > hsize - 16 - nbloom * wsz)
+		return -1;
+	/* The Bloom filter: two bits the name's hash selects, both set if it may be there. */
+	if (read_into(fd, fsize, hoff + 16 + (h / bits) % nbloom * wsz, word, wsz) != 0)
+		return -1;
+	w = le(word, wsz);
+	if (!((w >> (h % bits)) & (w >> ((h >> shift) % bits)) & 1))
+		return 1;
+	chain = hoff + 16 + nbloom * wsz + nbuckets * 4;
+	if (read_into(fd, fsize, chain - nbuckets * 4 + (uint64_t)(h % nbuckets) * 4, b4, 4) != 0)
+		return -1;
+	if ((idx = le(b4, 4)) == 0)
+		return 1;
+	if (idx < symoffset)
+		return -1;
+	/* The bucket's chain: hashes with the low bit set on its last; bounded by the symbols. */
+	for (; idx < nsyms; idx++) {
+		uint64_t at = chain + (idx - symoffset) * 4, ch;
+
+		if (at > hoff + hsize - 4 || read_into(fd, fsize, at, b4, 4) != 0)
+			return -1;
+		ch = le(b4, 4);
+		if ((ch | 1) == (h | 1u) &&
+		    dynsym_is(fd, fsize, is64, off, entsize, stroff, strsize, idx, name, value) == 0)
+			return 0;
+		if (ch & 1)
+			return 1;
+	}
+	return 1;
 }
 
 /* Search one symbol table (`syms`, `nsyms` bytes) with its string table. */
@@ -96,6 +190,21 @@ int remote_map_symbol(const char *path, const char *name, uint64_t *value)
 		if (link_index >= shnum || entsize < (is64 ? 24u : 16u))
 			continue;
 		link = shdrs + link_index * shentsize;
+		if (j < shnum) {
+			int found = -1;
+
+			for (uint64_t k = 0; k < shnum && found < 0; k++) {
+				const unsigned char *hash = shdrs + k * shentsize;
+
+				if (le(hash + 4, 4) == SHT_GNU_HASH_TYPE && le(hash + (is64 ? 40 : 24), 4) == i)
+					found = hash_lookup(fd, (uint64_t)sb.st_size, is64, hash, sh, link, name,
+					                    value);
+			}
+			if (found >= 0) {
+				rc = found == 0 ? 0 : -1;
+				continue;
+			}
+		}
 		syms = read_at(fd, (uint64_t)sb.st_size, off, size);
 		strs = read_at(fd, (uint64_t)sb.st_size, is64 ? le(link + 24, 8) : le(link + 16, 4),
 		               is64 ? le(link + 32, 8) : le(link + 20, 4));

@@ -6,9 +6,12 @@
  *   swstack [OPTIONS] --core CORE [--exe EXE]
  *
  * Every file-backed mapping of the target is loaded once as a native
- * module (its CFI imported into SWU, its symbols kept) at the load bias the
- * mapping gives, and the vDSO is loaded from a copy of its image in the
- * target's memory.  Each thread is walked from its registers with
+ * module (its CFI imported into SWU as walks need it, its symbols kept) at
+ * the load bias the mapping gives, and the vDSO is loaded from a copy of
+ * its image in the target's memory.  A file is loaded when a walk first
+ * reaches its code (or up front with -v, which reports each load): the
+ * thread is walked again with it until no walk reaches another, so that a
+ * process that maps many big libraries pays for those its stacks run in.  Each thread is walked from its registers with
  * SW_WALK_NATIVE_FRAMES and, unless --no-fp, SW_WALK_FRAME_POINTER_FALLBACK,
  * and printed as gdb prints a backtrace, one "#N 0xPC" line per frame.
  *
@@ -78,7 +81,8 @@ struct module {
 	int duplicate;                  /* another mapping of the same file is the one loaded */
 	uint64_t bias;                  /* when module_layout placed it: */
 	char *no_bias;                  /* why the file has no bias here (swstack_elf_file_bias), or NULL */
-	sw_module *m;                   /* NULL if it could not be loaded */
+	sw_module *m;                   /* NULL if it could not be loaded (or is pending) */
+	int pending;                    /* to be loaded when a walk reaches its code (load_reached) */
 	int registered;
 	sw_image *img;                  /* --image: its SWU image, registered as managed code */
 	uint64_t m_bias;                /* --image: `m` (symbols only) is loaded at bias 0;
@@ -491,6 +495,8 @@ static int load_files(struct tool *tl)
 		}
 		else if (tl->opt.nimages)
 			load_image(tl, m);
+		else if (!tl->opt.verbose)
+			m->pending = 1;
 		else
 			load_module(tl, m, file, NULL, 0);
 	}
@@ -706,7 +712,7 @@ static void find_jit_lists(struct tool *tl)
 		sw_status st;
 		int quiet;
 
-		if (m->path[0] == '[' || m->duplicate || !m->m ||
+		if (m->path[0] == '[' || m->duplicate || (!m->m && !m->pending) ||
 		    remote_map_symbol(host_path(tl, m->path, buf, sizeof buf), JIT_LISTS_SYMBOL, &value) != 0)
 			continue;
 		before = tl->jit.count;
@@ -987,6 +993,50 @@ static int walk_thread(struct tool *tl, const sw_thread *th, const sw_context *c
 	return w->failed ? add_stopped_frame(tl, w) : 0;
 }
 
+/* ---- modules loaded as walks reach them --------------------------------------- */
+
+/* The module not loaded yet whose mappings hold pc, or NULL. */
+static struct module *pending_at(const struct tool *tl, uint64_t pc)
+{
+	for (size_t i = 0; i < tl->nmods; i++)
+		if (tl->mods[i].pending && pc >= tl->mods[i].lo && pc < tl->mods[i].hi)
+			return &tl->mods[i];
+	return NULL;
+}
+
+/* Load the pending module holding pc (a return address: or pc - 1); 1 if one was. */
+static int load_pending(struct tool *tl, uint64_t pc)
+{
+	struct module *m = pending_at(tl, pc);
+	char buf[4096];
+
+	if (!m && pc > 0)
+		m = pending_at(tl, pc - 1);
+	if (!m)
+		return 0;
+	m->pending = 0;
+	load_module(tl, m, host_path(tl, m->path, buf, sizeof buf), NULL, 0);
+	if (m->m && tl->names && m->path[0] == '/')
+		(void)sw_names_add_module(tl->names, host_path(tl, m->path, buf, sizeof buf), m->bias);
+	return 1;
+}
+
+/*
+ * Load every pending module the walk `w` reached: a frame's code, or the
+ * code where it stopped.  Returns how many were loaded: then the thread
+ * is walked again, its frames there unwound by their CFI.
+ */
+static size_t load_reached(struct tool *tl, const struct walk *w)
+{
+	size_t loaded = 0;
+
+	for (size_t i = 0; i < w->count; i++)
+		loaded += load_pending(tl, w->frames[i].pc);
+	if (w->failed)
+		loaded += load_pending(tl, w->err.ip);
+	return loaded;
+}
+
 /*
  * The unmanaged return address where a managed walk (--image) leaves the
  * code map, from its native marker; 0 if it never does.
@@ -1037,8 +1087,9 @@ static int find_trampolines(struct tool *tl, const sw_thread *th, const sw_conte
 				const struct sigreturn_code *s;
 				sw_code_info c;
 
+				/* Code of a file not loaded yet is its module's to describe. */
 				if (sw_codemap_find(tl->map, w->frames[i].pc, &c) == SW_OK ||
-				    !(s = sigreturn_at(tl, w->frames[i].pc)))
+				    pending_at(tl, w->frames[i].pc) || !(s = sigreturn_at(tl, w->frames[i].pc)))
 					continue;
 				if (add_trampoline(tl, w->frames[i].pc, s->len) == 0)
 					added = 1;
@@ -1237,7 +1288,7 @@ static int walk_all(struct tool *tl)
 	unsigned flags = SW_WALK_NATIVE_FRAMES;
 	struct walk w, named;
 	char thread_name[64];
-	int walked = 0;
+	int walked = 0, rc;
 
 	if (tl->opt.nimages)
 		flags = 0;      /* --image: the managed path alone */
@@ -1280,9 +1331,16 @@ static int walk_all(struct tool *tl)
 		/* A handler on an alternate signal stack returns to a stack in another segment. */
 		th.stack_bounds = tl->t.bounds;
 		th.stack_bounds_ctx = tl->t.handle;
-		/* Names are looked up after the walk, never during one. */
-		if (find_trampolines(tl, &th, &ctx, &w) != 0 ||
-		    walk_thread(tl, &th, &ctx, flags, &w) != 0 || name_walk(tl, &w, &named) != 0) {
+		/*
+		 * Names are looked up after the walk, never during one.  Each walk
+		 * that reaches a file not loaded yet loads it (at least one more
+		 * each time, so at most one walk per file) and is done again.
+		 */
+		do
+			rc = find_trampolines(tl, &th, &ctx, &w) != 0 ||
+			     walk_thread(tl, &th, &ctx, flags, &w) != 0;
+		while (rc == 0 && load_reached(tl, &w) > 0);
+		if (rc != 0 || name_walk(tl, &w, &named) != 0) {
 			fprintf(stderr, "%s: out of memory\n", progname);
 			free(w.frames);
 			free(named.frames);

@@ -66,6 +66,12 @@ EXTRA_DIST += tests/swstack-truncated.test
 tests/swstack-truncated.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
 CLEANFILES += -r tests/swstack-truncated.d
 
+# swstack loads a mapped file only when a walk reaches it; frames against gdb (x86-64).
+TESTS += tests/swstack-deferred.test
+EXTRA_DIST += tests/swstack-deferred.test tests/swstack/deferred.c
+tests/swstack-deferred.log: tests/swstack-gdb.env examples/swstack$(EXEEXT)
+CLEANFILES += -r tests/swstack-deferred.d
+
 # swstack on a sparse kernel core bigger than its ulimit -v, against gdb (x86-64).
 TESTS += tests/swstack-bigcore.test
 EXTRA_DIST += tests/swstack-bigcore.test tests/swstack/bigcore.c

@@ -13,7 +13,9 @@
  *
  * A lazy load (SW_MODULE_LAZY) reads the symbols alike but leaves the CFI
  * to lazy_cfi.c, which keeps the file open and imports a function when a
- * lookup first lands in it.
+ * lookup first lands in it.  Since libelf's copy of the file's strings
+ * then lives as long as the module, the first symbol table's names are
+ * used where libelf read them instead of copied (libLLVM's .dynstr: 3 MB).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -63,6 +65,7 @@ struct sw_module {
 	size_t nsyms, syms_cap;
 	char *names;
 	size_t names_len, names_cap;
+	bool names_borrowed;            /* `names` is libelf's data of a lazy module's file: not ours */
 	sw_module_import_stats stats;
 	/* What sw_module_register hands the code map; table.nfn == 0 when the functions do not fit one. */
 	struct swi_code_table_store table;
@@ -146,6 +149,28 @@ static sw_status check_layout(Elf *elf, uint64_t size)
 
 /* ---- Symbols ---- */
 
+/*
+ * Borrowed names copied into the module's own buffer, with a NUL after
+ * them as copy_strings leaves each table: before another table joins
+ * them, or when the file is closed after all (a full load).
+ */
+static sw_status own_names(sw_module *m)
+{
+	char *copy;
+
+	if (!m->names_borrowed)
+		return SW_OK;
+	if (!(copy = malloc(m->names_len + 1)))
+		return SW_E_NOMEM;
+	memcpy(copy, m->names, m->names_len);
+	copy[m->names_len] = '\0';
+	m->names = copy;
+	m->names_len++;
+	m->names_cap = m->names_len;
+	m->names_borrowed = false;
+	return SW_OK;
+}
+
 /* Global symbols before weak ones before local ones, .symtab's first. */
 static unsigned symbol_rank(const GElf_Sym *sym, bool dynsym)
 {
@@ -163,7 +188,8 @@ static unsigned symbol_rank(const GElf_Sym *sym, bool dynsym)
  * beyond ends outside the section, which elf_strptr refuses too.
  * SW_E_NOTFOUND when there are no strings.
  */
-static sw_status copy_strings(sw_module *m, Elf *elf, size_t strndx, size_t *base, size_t *terminated)
+static sw_status copy_strings(sw_module *m, Elf *elf, size_t strndx, bool borrow, size_t *base,
+                              size_t *terminated)
 {
 	Elf_Scn *scn = elf_getscn(elf, strndx);
 	size_t last;
@@ -179,12 +205,22 @@ static sw_status copy_strings(sw_module *m, Elf *elf, size_t strndx, size_t *bas
 		return SW_E_NOTFOUND;
 	if (d->d_size >= MODULE_MAX_NAMES - m->names_len)
 		return SW_E_LIMIT;
-	if ((st = swi_array_grow((void **)&m->names, &m->names_cap, m->names_len + d->d_size + 1, 1)) != SW_OK)
-		return st;
-	*base = m->names_len;
-	memcpy(m->names + m->names_len, d->d_buf, d->d_size);
-	m->names[m->names_len + d->d_size] = '\0';
-	m->names_len += d->d_size + 1;
+	if (borrow && !m->names) {
+		/* The first table's, where libelf read them (see the top). */
+		m->names = d->d_buf;
+		m->names_len = d->d_size;
+		m->names_borrowed = true;
+		*base = 0;
+	} else {
+		if ((st = own_names(m)) != SW_OK ||
+		    (st = swi_array_grow((void **)&m->names, &m->names_cap, m->names_len + d->d_size + 1,
+		                         1)) != SW_OK)
+			return st;
+		*base = m->names_len;
+		memcpy(m->names + m->names_len, d->d_buf, d->d_size);
+		m->names[m->names_len + d->d_size] = '\0';
+		m->names_len += d->d_size + 1;
+	}
 	/* A name must end at a NUL of the section itself: the last one bounds them. */
 	last = d->d_size;
 	while (last > 0 && ((const char *)d->d_buf)[last - 1] != '\0')
@@ -194,7 +230,7 @@ static sw_status copy_strings(sw_module *m, Elf *elf, size_t strndx, size_t *bas
 }
 
 /* The function symbols of one symbol table. */
-static sw_status read_symtab(sw_module *m, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+static sw_status read_symtab(sw_module *m, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool borrow)
 {
 	bool dynsym = sh->sh_type == SHT_DYNSYM;
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -207,7 +243,7 @@ static sw_status read_symtab(sw_module *m, Elf *elf, Elf_Scn *scn, const GElf_Sh
 	n = d->d_size / entsize;
 	if (n > MODULE_MAX_SYMBOLS - m->nsyms)
 		return SW_E_LIMIT;
-	if ((st = copy_strings(m, elf, sh->sh_link, &base, &terminated)) != SW_OK)
+	if ((st = copy_strings(m, elf, sh->sh_link, borrow, &base, &terminated)) != SW_OK)
 		return st == SW_E_NOTFOUND ? SW_OK : st;        /* no names: no symbols from it */
 	/* At most n: one allocation, however many are functions. */
 	if ((st = swi_array_grow((void **)&m->syms, &m->syms_cap, m->nsyms + n, sizeof *m->syms)) != SW_OK)
@@ -263,7 +299,8 @@ static void sort_symbols(struct module_symbol *v, struct module_symbol *tmp, siz
 	memcpy(v, tmp, n * sizeof *v);
 }
 
-static sw_status read_symbols(sw_module *m, Elf *elf)
+/* `borrow`: the file stays open as long as the module (a lazy load), and its names may stay libelf's. */
+static sw_status read_symbols(sw_module *m, Elf *elf, bool borrow)
 {
 	struct module_symbol *tmp;
 	size_t keep = 0;
@@ -274,7 +311,7 @@ static sw_status read_symbols(sw_module *m, Elf *elf)
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		if ((st = read_symtab(m, elf, scn, &sh)) != SW_OK)
+		if ((st = read_symtab(m, elf, scn, &sh, borrow)) != SW_OK)
 			return st;
 	}
 	if (m->nsyms < 2)
@@ -477,6 +514,12 @@ static sw_status analyze(sw_module *m, Elf *elf, unsigned flags, struct swi_cfi_
 	return st;
 }
 
+/* Is a load with these flags of this file (-1: an image) tried lazily? */
+static bool lazy_flags(unsigned flags, int fd)
+{
+	return (flags & MODULE_LAZY_FLAGS) && !(flags & SW_MODULE_ANALYZE) && fd >= 0;
+}
+
 /*
  * The lazy view of the module, which then owns `elf` and `fd` (*kept);
  * SW_E_UNSUPPORTED when the module is to be loaded in full.
@@ -487,7 +530,7 @@ static sw_status load_lazy(sw_module *m, Elf *elf, int fd, unsigned flags, bool 
 	struct swi_symbol_range *r;
 	sw_status st;
 
-	if (!(flags & MODULE_LAZY_FLAGS) || (flags & SW_MODULE_ANALYZE) || fd < 0)
+	if (!lazy_flags(flags, fd))
 		return SW_E_UNSUPPORTED;
 	/* Code without CFI is analyzed at the open, as a full load does it (see analyze). */
 	if (!(r = symbol_ranges(m)) && m->nsyms)
@@ -520,7 +563,7 @@ static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bi
 	m->bias = load_bias;
 	m->base = load_base(elf);
 	/* Symbols first: imported functions take their names. */
-	if ((st = read_symbols(m, elf)) != SW_OK) {
+	if ((st = read_symbols(m, elf, lazy_flags(flags, fd))) != SW_OK) {
 		sw_module_free(m);
 		return st;
 	}
@@ -534,6 +577,11 @@ static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bi
 			*arch_out = arch;
 		*out = m;
 		return SW_OK;
+	}
+	/* Loaded in full after all: the file is closed when the load ends. */
+	if ((st = own_names(m)) != SW_OK) {
+		sw_module_free(m);
+		return st;
 	}
 	st = swi_cfi_import(elf, arch, progress, &imp);
 	if (st == SW_OK)
@@ -794,6 +842,7 @@ SW_API void sw_module_free(sw_module *m)
 	free(m->blobs);
 	swi_code_table_store_free(&m->table);
 	free(m->syms);
-	free(m->names);
+	if (!m->names_borrowed)
+		free(m->names);
 	free(m);
 }
