@@ -711,8 +711,13 @@ static sw_status iter_setup(struct swi_iter *it, const sw_thread *t, const struc
 	sw_status st;
 
 	memset(it, 0, offsetof(struct swi_iter, rd));
+	/*
+	 * An empty slot matches no address whatever its start; the start is
+	 * cleared too so that valgrind does not see cached_lookup's test
+	 * depend on an uninitialised value.
+	 */
 	for (unsigned i = 0; i < SWI_RECENT; i++)
-		it->recent[i].size = 0;
+		it->recent[i].start = it->recent[i].size = 0;
 	it->magic = SWI_ITER_MAGIC;
 	it->flags = flags;
 	it->thread = t;
