@@ -28,6 +28,20 @@ static struct layout_module *add_module(struct builder *b, const sw_mapped_file 
 }
 
 /*
+ * A module's first mapping ends where its file's segments do, at the
+ * most: a hostile core (or a remapping) may list libc's offset 0 over a
+ * TiB, and the file's symbols and CFI describe nothing past its segments,
+ * so the rest is in no module, where the JIT lists and perf maps may name
+ * it.  Segments that end at or below the mapping's start (program headers
+ * that do not fit this mapping at all) leave it as it is.
+ */
+static void clip_to_segments(uint64_t *hi, uint64_t lo, uint64_t load_end)
+{
+	if (load_end > lo && *hi > load_end)
+		*hi = load_end;
+}
+
+/*
  * A module's load bias, and where its segments end, from the callback,
  * asked once: the mappings that lie within them are its own.  m->no_bias
  * says why there are none.  Only for a module that is loaded or that a
@@ -42,7 +56,10 @@ static int place_module(struct builder *b, struct layout_module *m)
 		return 0;
 	m->placed = 1;
 	why = b->bias(b->arg, m->path, m->lo, m->offset, &m->bias, &m->load_end);
-	return why && !(m->no_bias = strdup(why)) ? -1 : 0;
+	if (why)
+		return !(m->no_bias = strdup(why)) ? -1 : 0;
+	clip_to_segments(&m->hi, m->lo, m->load_end);
+	return 0;
 }
 
 /*
@@ -74,9 +91,9 @@ static int continues_module(struct builder *b, const sw_mapped_file *f)
  * first copy would make the module span the JIT's memory (its frames then
  * named after node).  The segments' own vaddr - offset need not be one
  * (lli's text lies a page further on), so the span is the test, not the
- * bias of each mapping.  A module's range never passes that span (but for
- * its first mapping's own end): a mapping that starts inside it and ends
- * beyond it joins up to the span's end only.
+ * bias of each mapping.  A placed module's range never passes that span:
+ * its first mapping is clipped to it when placed, and a mapping that
+ * starts inside it and ends beyond it joins up to the span's end only.
  */
 static int group(struct builder *b, const sw_mapped_file *files, size_t nfiles)
 {

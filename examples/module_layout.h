@@ -29,8 +29,8 @@ typedef const char *(*module_bias_fn)(void *arg, const char *path, uint64_t star
 struct layout_module {
 	const char *path;               /* its mappings' path (the input's, not a copy) */
 	size_t first;                   /* the input index of its first mapping */
-	uint64_t lo, hi;                /* the target addresses its mappings cover, within its
-	                                 * file's segments at its bias (its first mapping aside) */
+	uint64_t lo, hi;                /* the target addresses its mappings cover; once placed,
+	                                 * within its file's segments at its bias */
 	uint64_t offset;                /* the file offset mapped at `lo` */
 	unsigned segments;              /* the mappings that make it up */
 	int code;                       /* a mapping of it is executable, or the target does not say */

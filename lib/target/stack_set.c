@@ -150,11 +150,20 @@ static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *b
 	return rc;
 }
 
-/* m's bias and the end of its segments, from its first mapping, read once: 0, or -1 for none. */
+/*
+ * m's bias and the end of its segments, from its first mapping, read once:
+ * 0, or -1 for none.  The first mapping is cut where the segments end (as
+ * in swstack's examples/module_layout.c): a hostile core may list a
+ * file's offset 0 over a TiB, and the file describes nothing past its
+ * segments.  Segments ending at or below the mapping's start leave it be.
+ */
 static int place_module(struct loaded_module *m)
 {
-	if (!m->placed)
+	if (!m->placed) {
 		m->placed = file_bias(m->path, m->lo, m->offset, &m->bias, &m->load_end) == 0 ? 1 : -1;
+		if (m->placed > 0 && m->load_end > m->lo && m->hi > m->load_end)
+			m->hi = m->load_end;
+	}
 	return m->placed > 0 ? 0 : -1;
 }
 

@@ -7,7 +7,8 @@
  * A later mapping of the file that starts inside its segments and ends a
  * GiB beyond them (issue 31: a hostile core's, or a remapping) joins the
  * module up to where the segments end only: a frame in the overhang is in
- * no module, a frame inside the segments is in the file's.
+ * no module, a frame inside the segments is in the file's.  The same when
+ * the file's first and only mapping runs on that far (loop index 1).
  */
 #include <check.h>
 #include <limits.h>
@@ -39,11 +40,22 @@ static sw_status fake_thread(const void *t, unsigned i, sw_context *c, int *tid)
 	return SW_OK;
 }
 
+/* 1: the executable's first mapping itself runs on to FAR + 1 MiB, as its only one. */
+static int first_overhangs;
+
 /* The executable's first page, then "the rest of it": from inside its segments to FAR + 1 MiB. */
 static sw_status fake_file(const void *t, unsigned i, sw_mapped_file *f)
 {
 	memset(f, 0, sizeof *f);
 	f->path = exe;
+	if (first_overhangs) {
+		if (i != 0)
+			return SW_E_NOTFOUND;
+		f->start = AT;
+		f->end = FAR + (1u << 20);
+		f->prot = SW_PROT_READ | SW_PROT_EXEC;
+		return SW_OK;
+	}
 	if (i == 0) {
 		f->start = AT;
 		f->end = AT + 0x1000;
@@ -74,8 +86,10 @@ START_TEST(overhang_is_in_no_module)
 
 	ck_assert_int_gt(len, 0);
 	exe[len] = '\0';
+	first_overhangs = _i;
 	ck_assert_int_eq(sw_memory_init_buffer(&mem, stack_bytes, sizeof stack_bytes, 0x1000), SW_OK);
-	t = (struct swi_target){ sw_arch_host(), &mem, 2, 2, fake_thread, fake_file, fake_bounds, NULL, 0 };
+	t = (struct swi_target){ sw_arch_host(), &mem, 2, first_overhangs ? 1 : 2, fake_thread, fake_file,
+	                         fake_bounds, NULL, 0 };
 	ck_assert_int_eq(swi_stack_set_open(&t, &s), SW_OK);
 	for (unsigned i = 0; i < 2; i++) {
 		struct swi_frame frames[4];
@@ -104,7 +118,7 @@ int main(void)
 	int failed;
 
 	tcase_set_timeout(tc, 0);
-	tcase_add_test(tc, overhang_is_in_no_module);
+	tcase_add_loop_test(tc, overhang_is_in_no_module, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

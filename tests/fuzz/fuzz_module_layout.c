@@ -17,13 +17,14 @@
  * module, for the modules that are loaded (up to the limit) and those a
  * later mapping may join, and its answer is what the module says.
  *
- * A module's range stays within its file's segments at its bias (its
- * first mapping aside): a mapping that starts inside them and ends beyond
- * them joins up to their end only.
+ * A placed module's range stays within its file's segments at its bias:
+ * its first mapping is cut at their end, and a mapping that starts inside
+ * them and ends beyond them joins up to their end only.
  *
  * The first run also checks hand-made cases: node's second mapping of
- * itself beyond its segments is a module of its own, a mapping that
- * overhangs its file's segments leaves the overhang to no module, and a
+ * itself beyond its segments is a module of its own, a mapping (the
+ * first too) that overhangs its file's segments leaves the overhang to no
+ * module, and a
  * file mapped 20,000 times costs one callback per module, not per mapping.
  */
 #include <stdio.h>
@@ -116,6 +117,9 @@ static void check_modules(const struct module_layout *ml, const sw_mapped_file *
 		CHECK(m->segments >= 1 && m->segments <= usable_count);
 		CHECK(m->copies >= 1 && m->copies <= ml->count && m->copies_with_code < m->copies);
 		hi = files[i].end;
+		/* Placed, its first mapping ends where its segments do, at the most. */
+		if (m->placed && !m->no_bias && m->load_end > m->lo && hi > m->load_end)
+			hi = m->load_end;
 		code = is_code(&files[i]);
 		for (unsigned s = 1; s < m->segments; s++) {
 			const sw_mapped_file *f;
@@ -135,12 +139,13 @@ static void check_modules(const struct module_layout *ml, const sw_mapped_file *
 			code |= is_code(f);
 		}
 		/*
-		 * Its range stays within its file's segments at its bias: a
-		 * mapping that joins it (starting inside them) adds no more than
-		 * up to where they end, however far beyond it ends itself.
+		 * Its range stays within its file's segments at its bias: its
+		 * first mapping is cut at their end, and a mapping that joins it
+		 * (starting inside them) adds no more than up to where they end,
+		 * however far beyond either ends itself.
 		 */
-		if (m->segments > 1 && !m->no_bias)
-			CHECK(m->hi <= (files[m->first].end > m->load_end ? files[m->first].end : m->load_end));
+		if (m->placed && !m->no_bias && m->load_end > m->lo)
+			CHECK(m->hi <= m->load_end);
 		CHECK(m->hi == hi && m->code == code);
 		/* A module lies within its mappings, and is not empty. */
 		CHECK(m->lo < m->hi);
@@ -313,6 +318,12 @@ static void case_overhang(void)
 	o.answers[1].fail = 1;
 	ml = build(files, sizeof files / sizeof files[0], &o);
 	CHECK(ml.count == 2 && ml.mods[0].hi == 0x7f0040000000 && ml.mods[0].no_bias);
+	module_layout_free(&ml);
+	/* Its first mapping alone overhangs: cut where the segments end, too. */
+	o.answers[1].fail = 0;
+	ml = build(files + 1, 2, &o);
+	CHECK(ml.count == 2 && ml.mods[0].lo == 0x7f0000200000 && ml.mods[0].hi == 0x7f0000600000);
+	CHECK(ml.mods[0].segments == 1 && ml.mods[0].placed && !ml.mods[0].duplicate);
 	module_layout_free(&ml);
 }
 
