@@ -508,6 +508,9 @@ static sw_status analyze_core(const struct options *o, sw_hang_report **r, struc
 	if (o->exe && st == SW_OK && (why = target_loader_failure(sw_core_add_loader(core, NULL))))
 		fprintf(stderr, "%s: warning: %s: its dynamic linker is not loaded: %s\n", progname,
 		        o->exe, why);
+	/* Nor its shared libraries: those on the linker's list, as gdb finds them. */
+	if (o->exe && st == SW_OK)
+		target_add_libraries(core, NULL, progname);
 	if ((st = sw_hang_analyze_core(core, &o->hang, r)) != SW_OK)
 		fprintf(stderr, "%s: %s: %s\n", progname, o->core, sw_strerror(st));
 	if ((name = sw_core_process_name(core, &nm->core_pid)) != NULL)

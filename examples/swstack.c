@@ -226,6 +226,9 @@ static int open_core(struct tool *tl, sw_core **core)
 	    (why = target_loader_failure(sw_core_add_loader(*core, tl->opt.sysroot))))
 		fprintf(stderr, "%s: warning: %s: its dynamic linker is not loaded: %s\n", progname,
 		        tl->opt.exe, why);
+	/* Nor its shared libraries: those on the linker's list, as gdb finds them. */
+	if (tl->opt.exe && st == SW_OK)
+		target_add_libraries(*core, tl->opt.sysroot, progname);
 	tl->t = (struct target){ "core", tl->opt.core, sw_core_arch(*core), sw_core_thread_count(*core),
 	                         sw_core_module_count(*core), core_thread, core_file, core_bounds,
 	                         sw_core_memory(*core), *core, NULL, 0, 0 };

@@ -53,6 +53,28 @@ const char *target_loader_failure(sw_status st)
 	}
 }
 
+/* sw_core_add_libraries' report of one library it could not add; errno is the failure's. */
+static void library_skipped(void *arg, const char *path, sw_status why)
+{
+	fprintf(stderr, "%s: warning: %s: not loaded: %s\n", (const char *)arg, path,
+	        why == SW_E_MISMATCH ? "not the core's architecture, or not the file the core holds there"
+	                             : target_file_failure(why, 0));
+	errno = 0;
+}
+
+unsigned target_add_libraries(sw_core *core, const char *sysroot, const char *progname)
+{
+	unsigned added = 0;
+	sw_status st;
+
+	errno = 0;
+	st = sw_core_add_libraries(core, sysroot, library_skipped, (void *)progname, &added);
+	if (st != SW_OK && st != SW_E_NOTFOUND)
+		fprintf(stderr, "%s: warning: the dynamic linker's list of libraries: %s%s\n", progname,
+		        sw_strerror(st), added ? " (the libraries before it were loaded)" : "");
+	return added;
+}
+
 /* The state letter of /proc/PID/stat (after the parenthesized name), or 0. */
 static char process_state(int pid)
 {

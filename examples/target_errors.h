@@ -28,6 +28,16 @@ const char *target_file_failure(sw_status st, int core);
 const char *target_loader_failure(sw_status st);
 
 /*
+ * target_add_libraries - a core's shared libraries from its dynamic
+ * linker's list (sw_core_add_libraries, for cores that name no file:
+ * qemu's), read under `sysroot` (NULL: as named).  Warns on stderr, as
+ * `progname`, of each library that cannot be added and of a list that
+ * cannot be read; a program without one (static) is no news.  Returns
+ * the count added.
+ */
+unsigned target_add_libraries(sw_core *core, const char *sysroot, const char *progname);
+
+/*
  * target_attach_failure - why sw_process_attach or sw_hang_analyze_process
  * failed with `st` on process `pid`, from errno as the call left it and
  * the process's state (a zombie, say, rather than ptrace's EPERM).  The

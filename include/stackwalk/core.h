@@ -128,7 +128,8 @@ SW_API sw_status sw_core_add_executable(sw_core *core, const char *path);
 /*
  * sw_core_add_loader - the dynamic linker, for cores that do not name it
  * (qemu-user's): the file the executable added by sw_core_add_executable
- * names in its PT_INTERP, read under `sysroot` (NULL or "": as named),
+ * names in its PT_INTERP, read under `sysroot` (NULL or "", or not found
+ * there: as named),
  * becomes a mapped file at the load address the core's auxiliary vector
  * records (AT_BASE) and supplies its omitted bytes.  SW_E_NOTFOUND without
  * an added executable, an AT_BASE or a PT_INTERP (a static program);
@@ -139,6 +140,27 @@ SW_API sw_status sw_core_add_executable(sw_core *core, const char *path);
  * malformed; SW_E_INVAL if the file cannot be opened (errno says why).
  */
 SW_API sw_status sw_core_add_loader(sw_core *core, const char *sysroot);
+
+/*
+ * sw_core_add_libraries - the shared libraries, for cores that do not name
+ * them (qemu-user's), as gdb finds them: the dynamic linker's list of
+ * loaded objects (r_debug.r_map, through the DT_DEBUG entry of the
+ * executable added by sw_core_add_executable), each file read under
+ * `sysroot` at its l_addr.  Entries without a file (the executable, the
+ * vDSO) or whose dynamic section the core maps already are passed over.
+ * A file not found under `sysroot` is opened as named, where qemu-user
+ * finds it too.
+ * A library that cannot be added (missing, of another architecture, its
+ * ELF header unlike the core's bytes) is reported to `skipped` (may be
+ * NULL) with the reason, and the rest are still added.  *added (may be
+ * NULL): the count added.  SW_E_NOTFOUND without an added executable or a
+ * DT_DEBUG the linker filled; SW_E_BADADDR where the list's memory is not
+ * in the core; SW_E_BADMETA for a list that loops; SW_E_LIMIT past 4,096
+ * entries, a name over 4,096 bytes, or 256 files.
+ */
+typedef void sw_core_skipped_fn(void *arg, const char *path, sw_status why);
+SW_API sw_status sw_core_add_libraries(sw_core *core, const char *sysroot, sw_core_skipped_fn *skipped,
+                                       void *arg, unsigned *added);
 
 #ifdef __cplusplus
 }

@@ -976,36 +976,115 @@ static size_t ehdr_size(const sw_core *c)
 }
 
 /*
- * AT_BASE checked against the core: some segment must hold it (every
- * mapping the kernel or qemu had has one, dumped or not; SW_E_BADADDR
- * otherwise), and where the core dumped its first bytes they must be the
- * file's ELF header (SW_E_MISMATCH: another file was mapped there).
+ * A file said to be loaded at `at` (the linker's AT_BASE, a library's
+ * link_map entry) checked against the core: some segment must hold `at`
+ * (every mapping the kernel or qemu had has one, dumped or not;
+ * SW_E_BADADDR otherwise), and where the core dumped its first bytes they
+ * must be the file's ELF header (SW_E_MISMATCH: another file was mapped
+ * there).
  */
-static sw_status check_base(const sw_core *c, int fd)
+static sw_status check_header_at(const sw_core *c, int fd, uint64_t at)
 {
-	const struct core_segment *s = find_segment(c, c->base);
+	const struct core_segment *s = find_segment(c, at);
 	unsigned char want[sizeof(Elf64_Ehdr)], got[sizeof(Elf64_Ehdr)];
 	size_t n = ehdr_size(c);
 
 	if (!s)
 		return SW_E_BADADDR;
-	if (c->base >= s->dumped_end || s->dumped_end - c->base < n ||
-	    read_dumped(c, s, c->base, got, n) != SW_OK)
+	if (at >= s->dumped_end || s->dumped_end - at < n || read_dumped(c, s, at, got, n) != SW_OK)
 		return SW_OK;   /* omitted (qemu leaves code out) or lost: nothing to compare */
 	if (pread(fd, want, n, 0) != (ssize_t)n || memcmp(want, got, n) != 0)
 		return SW_E_MISMATCH;
 	return SW_OK;
 }
 
-SW_API sw_status sw_core_add_loader(sw_core *c, const char *sysroot)
+/*
+ * The target's path under `sysroot` (NULL or "": as named) into
+ * host[INTERP_HOST_MAX]; SW_E_LIMIT when longer.
+ */
+static sw_status host_path(const char *sysroot, const char *path, char *host, const char **out)
 {
-	char interp[INTERP_MAX], host[INTERP_HOST_MAX];
-	const char *path;
+	*out = path;
+	if (!sysroot || !*sysroot)
+		return SW_OK;
+	if ((size_t)snprintf(host, INTERP_HOST_MAX, "%s%s", sysroot, path) >= INTERP_HOST_MAX)
+		return SW_E_LIMIT;
+	*out = host;
+	return SW_OK;
+}
+
+/*
+ * Where a shared object loaded at `bias` has its ELF header: the segment
+ * that maps file offset 0, at its address; 0 if none does (nothing to
+ * check).  SW_E_BADMETA for unreadable program headers.
+ */
+static sw_status header_address(Elf *elf, uint64_t bias, unsigned word, uint64_t *at)
+{
+	size_t phnum;
+
+	*at = 0;
+	if (elf_getphdrnum(elf, &phnum) != 0 || phnum > CORE_MAX_SEGMENTS)
+		return SW_E_BADMETA;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return SW_E_BADMETA;
+		if (ph.p_type == PT_LOAD && ph.p_offset == 0) {
+			*at = (bias + ph.p_vaddr) & (word == 8 ? UINT64_MAX : UINT32_MAX);
+			break;
+		}
+	}
+	return SW_OK;
+}
+
+/*
+ * The shared object at `path` (the target's name; opened under `sysroot`)
+ * added at load bias `bias`, its ELF header checked against the core.
+ * The core keeps the descriptor; on failure it is unchanged.
+ */
+static sw_status add_shared_object(sw_core *c, const char *sysroot, const char *path, uint64_t bias)
+{
+	char host[INTERP_HOST_MAX];
+	const char *open_path;
+	uint64_t header;
 	GElf_Ehdr eh;
 	unsigned index;
 	Elf *elf;
 	sw_status st;
 	int fd;
+
+	if (c->nfiles == CORE_MAX_FILES)
+		return SW_E_LIMIT;
+	if ((st = host_path(sysroot, path, host, &open_path)) != SW_OK)
+		return st;
+	/*
+	 * Not under the sysroot: as named, where qemu-user (QEMU_LD_PREFIX)
+	 * found it too, as a program's own libraries usually are.
+	 */
+	st = open_elf(c, open_path, &fd, &elf, &eh);
+	if (st == SW_E_INVAL && open_path != path)
+		st = open_elf(c, path, &fd, &elf, &eh);
+	if (st != SW_OK)
+		return st;
+	if (eh.e_type != ET_DYN)
+		st = SW_E_UNSUPPORTED;
+	if (st == SW_OK)
+		st = header_address(elf, bias, c->word, &header);
+	if (st == SW_OK && header)
+		st = check_header_at(c, fd, header);
+	if (st == SW_OK)
+		st = add_file(c, elf, fd, bias, path, &index);
+	elf_end(elf);
+	if (st != SW_OK)
+		close(fd);
+	return st;
+}
+
+SW_API sw_status sw_core_add_loader(sw_core *c, const char *sysroot)
+{
+	char interp[INTERP_MAX];
+	sw_status st;
 
 	if (!c)
 		return SW_E_INVAL;
@@ -1017,26 +1096,164 @@ SW_API sw_status sw_core_add_loader(sw_core *c, const char *sysroot)
 		return SW_E_LIMIT;
 	if ((st = exec_interp(c, interp)) != SW_OK)
 		return st;
-	path = interp;
-	if (sysroot && *sysroot) {
-		if ((size_t)snprintf(host, sizeof host, "%s%s", sysroot, interp) >= sizeof host)
-			return SW_E_LIMIT;
-		path = host;
-	}
-	st = open_elf(c, path, &fd, &elf, &eh);
-	if (st != SW_OK)
-		return st;
-	if (eh.e_type != ET_DYN)
-		st = SW_E_UNSUPPORTED;
-	if (st == SW_OK)
-		st = check_base(c, fd);
 	/* AT_BASE is the linker's load bias: the kernel maps it as an ET_DYN file. */
+	return add_shared_object(c, sysroot, interp, c->base);
+}
+
+/* ---- the shared libraries, for cores that do not name them ------------- */
+
+/*
+ * Hard limits: entries of the executable's dynamic section read, and of
+ * the linker's list followed (glibc's own limit is memory; 4096 libraries
+ * is far past any real program).
+ */
+#define DYNAMIC_MAX  4096u
+#define LINK_MAP_MAX 4096u
+
+#define DT_NULL_TAG  0
+#define DT_DEBUG_TAG 21
+
+/*
+ * The linker's r_debug, from the executable's DT_DEBUG entry as the core
+ * holds it (the linker writes it there at start-up, as glibc's and musl's
+ * do for debuggers: gdb's solib-svr4 reads it so).  SW_E_NOTFOUND without
+ * a dynamic section or a DT_DEBUG, or with one still 0 (the linker had not
+ * run); SW_E_BADADDR where the core lacks the section's bytes.
+ */
+static sw_status exec_r_debug(const sw_core *c, uint64_t *r_debug)
+{
+	Elf *elf = elf_begin(c->files[c->exe_file].fd, ELF_C_READ_MMAP, NULL);
+	uint64_t bias = 0, dyn = 0, count = 0;
+	size_t phnum;
+	GElf_Ehdr eh;
+	sw_status st = SW_OK;
+
+	if (!elf)
+		return SW_E_UNSUPPORTED;
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum) != 0 || phnum > CORE_MAX_SEGMENTS)
+		st = SW_E_BADMETA;
 	if (st == SW_OK)
-		st = add_file(c, elf, fd, c->base, interp, &index);
+		st = exec_bias(c, &eh, &bias);
+	for (size_t i = 0; st == SW_OK && i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			st = SW_E_BADMETA;
+		else if (ph.p_type == PT_DYNAMIC) {
+			dyn = (bias + ph.p_vaddr) & (c->word == 8 ? UINT64_MAX : UINT32_MAX);
+			count = ph.p_memsz / (2u * c->word);
+			break;
+		}
+	}
 	elf_end(elf);
 	if (st != SW_OK)
-		close(fd);
-	return st;
+		return st;
+	if (count > DYNAMIC_MAX)
+		count = DYNAMIC_MAX;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t tag, val, at = dyn + i * 2u * c->word;
+
+		if (swi_read_ptr(&c->mem, c->word, at, &tag) != SW_OK ||
+		    swi_read_ptr(&c->mem, c->word, at + c->word, &val) != SW_OK)
+			return SW_E_BADADDR;
+		if (tag == DT_NULL_TAG)
+			break;
+		if (tag == DT_DEBUG_TAG) {
+			*r_debug = val;
+			return val ? SW_OK : SW_E_NOTFOUND;
+		}
+	}
+	return SW_E_NOTFOUND;
+}
+
+/* The NUL-terminated string at `addr` into out[INTERP_MAX]: SW_E_LIMIT when longer. */
+static sw_status read_target_string(const sw_core *c, uint64_t addr, char *out)
+{
+	for (size_t n = 0; n < INTERP_MAX; n += 64) {
+		size_t chunk = INTERP_MAX - n < 64 ? INTERP_MAX - n : 64;
+
+		/* Byte by byte where a chunk would cross into unreadable memory. */
+		if (swi_read(&c->mem, addr + n, out + n, chunk) != SW_OK) {
+			for (size_t k = 0; k < chunk; k++) {
+				if (swi_read(&c->mem, addr + n + k, out + n + k, 1) != SW_OK)
+					return SW_E_BADADDR;
+				if (!out[n + k])
+					return SW_OK;
+			}
+		}
+		if (memchr(out + n, '\0', chunk))
+			return SW_OK;
+	}
+	return SW_E_LIMIT;
+}
+
+/* One entry of the linker's list, as glibc's <link.h> lays it out (struct link_map's public head). */
+struct link_entry {
+	uint64_t addr, name, ld, next, prev;
+};
+
+static sw_status read_link_entry(const sw_core *c, uint64_t at, struct link_entry *e)
+{
+	uint64_t *fields[] = { &e->addr, &e->name, &e->ld, &e->next, &e->prev };
+
+	for (unsigned i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (swi_read_ptr(&c->mem, c->word, at + i * c->word, fields[i]) != SW_OK)
+			return SW_E_BADADDR;
+	return SW_OK;
+}
+
+SW_API sw_status sw_core_add_libraries(sw_core *c, const char *sysroot, sw_core_skipped_fn *skipped,
+                                       void *arg, unsigned *added)
+{
+	uint64_t r_debug, at, prev = 0;
+	sw_status st;
+
+	if (added)
+		*added = 0;
+	if (!c)
+		return SW_E_INVAL;
+	if (c->exe_file < 0)
+		return SW_E_NOTFOUND;
+	if ((st = exec_r_debug(c, &r_debug)) != SW_OK)
+		return st;
+	/* struct r_debug: an int r_version, then r_map, aligned to a pointer. */
+	if (swi_read_ptr(&c->mem, c->word, r_debug + c->word, &at) != SW_OK)
+		return SW_E_BADADDR;
+	for (unsigned i = 0; at; i++) {
+		char name[INTERP_MAX];
+		struct link_entry e;
+
+		if (i == LINK_MAP_MAX)
+			return SW_E_LIMIT;
+		if ((st = read_link_entry(c, at, &e)) != SW_OK)
+			return st;
+		/*
+		 * Each entry's l_prev names the one before (the head's none):
+		 * a list that loops back breaks that, at the latest where it
+		 * first returns to an entry it passed.
+		 */
+		if (e.prev != prev)
+			return SW_E_BADMETA;
+		if ((st = read_target_string(c, e.name, name)) != SW_OK)
+			return st;
+		/*
+		 * Passed over: the executable (no name), the vDSO (a name with no
+		 * directory, no file to open), and a file whose dynamic section
+		 * the core already maps (the linker, or a file the core names).
+		 */
+		if (strchr(name, '/') && !find_mapping(c, e.ld)) {
+			st = add_shared_object(c, sysroot, name, e.addr);
+			if (st == SW_OK && added)
+				(*added)++;
+			else if (st == SW_E_LIMIT && c->nfiles == CORE_MAX_FILES)
+				return st;
+			else if (st != SW_OK && st != SW_E_EXISTS && skipped)
+				skipped(arg, name, st);
+		}
+		prev = at;
+		at = e.next;
+	}
+	return SW_OK;
 }
 
 /* The vDSO's address the core's auxiliary vector records, or 0 (core_notes.h). */

@@ -51,6 +51,7 @@ dist_man_MANS += \
 	man/sw_core_stack_bounds.3 \
 	man/sw_core_add_executable.3 \
 	man/sw_core_add_loader.3 \
+	man/sw_core_add_libraries.3 \
 	man/sw_core_process_name.3 \
 	man/sw_mapped_file.3 \
 	man/sw_process.3 \
