@@ -100,6 +100,14 @@ static inline sw_status swi_list_visit(struct swi_list_guard *g, uint64_t node, 
 	return SW_OK;
 }
 
+/*
+ * Unwind the interpreted method whose context frame is at rd->cur's SP,
+ * under the InterpreterFrame at `frame`, into rd->caller: to its active
+ * parent, or (*left set) out of the interpreter through the Frame's
+ * transition block (interpreter_frame.c).
+ */
+sw_status swi_interpreter_unwind(const sw_thread *t, uint64_t frame, sw_regdisplay *rd, int *left);
+
 extern const sw_frame_ops swi_inlined_call_frame_ops;
 extern const sw_frame_ops swi_transition_frame_ops;
 extern const sw_frame_ops swi_faulting_exception_frame_ops;

@@ -18,8 +18,9 @@
  * interpreter's code manager, unwound to its parent
  * (VirtualUnwindInterpreterCallFrame, vm/eetwain.cpp); when no active
  * parent is left the walk returns to the interpreter's caller through the
- * Frame's transition block.  That unwind belongs to the walker; this file
- * gives the Frame's part: where the walk resumes and with what.
+ * Frame's transition block.  The walker's single step does that unwind
+ * (lib/walk/iter.c: unwind_frame) with swi_interpreter_unwind below, the
+ * Frame's ops give where the walk first resumes and with what.
  *
  * The chains are in target memory: read through the walk's reader, and
  * bounded (a cycle gives SW_E_FRAMECYCLE, an endless chain SW_E_LIMIT).
@@ -142,3 +143,83 @@ const sw_frame_ops swi_interpreter_frame_ops = {
 	.transition = intf_transition,
 	.gc_roots = NULL,
 };
+
+/*
+ * One interpreted method's unwind: CoreCLR's VirtualUnwindInterpreterCallFrame
+ * (vm/eetwain.cpp, run by InterpreterCodeManager::UnwindStackFrame and
+ * EnsureCallerContextIsValid).  The current context frame is at SP.  With
+ * an active parent (the cDAC's FrameHelpers.VirtualUnwindInterpreterCallFrame
+ * also stops at an inactive one), the caller is that parent: IP its ip, SP
+ * its address, FP its stack, every other register as it was (the
+ * interpreter's methods run in no machine register: CoreCLR copies the
+ * context and sets those three).  With none the interpreter's methods under
+ * this Frame are exhausted: CoreCLR sets IP to DummyCallerIP and SP to the
+ * InterpreterFrame, and StackFrameIterator::NextRaw (vm/stackwalk.cpp),
+ * seeing that IP, restores the Frame's transition block
+ * (InterpreterFrame::UpdateRegDisplay, a FramedMethodFrame's): here the
+ * same in one step, *left set.
+ *
+ * Child context frames are alloca'd by InterpExecMethod (vm/interpexec.cpp)
+ * below their parents, so each parent lies above its child: a parent at or
+ * below it is a cycle or garbage (SW_E_FRAMECYCLE), which keeps every walk
+ * finite.  The transition block's caller must lie above the context frame
+ * too, and on the stack.
+ */
+sw_status swi_interpreter_unwind(const sw_thread *t, uint64_t frame, sw_regdisplay *rd, int *left)
+{
+	const struct swi_arch *a = swi_arch_get(t->arch);
+	unsigned p = swi_pointer_size(t->arch);
+	const sw_frame_ops *ops;
+	sw_frame_view view;
+	struct context_frame c, parent = { 0, 0, 0, 0, 0 };
+	uint64_t sp, block;
+	sw_regdisplay out;
+	sw_status st;
+
+	*left = 0;
+	if (!a)
+		return SW_E_UNSUPPORTED;
+	if ((st = swi_frame_read(t, frame, &view, &ops)) != SW_OK)
+		return st;
+	if (view.type != SW_FRAME_INTERPRETER)
+		return SW_E_BADFRAME;
+	sp = rd->cur.regs[a->sp_reg];
+	if ((st = read_context_frame(&view, sp, &c)) != SW_OK)
+		return st;
+	if (c.parent != 0) {
+		if (c.parent <= sp)
+			return SW_E_FRAMECYCLE;
+		if (c.parent > t->stack_hi)
+			return SW_E_BADSP;
+		if ((st = read_context_frame(&view, c.parent, &parent)) != SW_OK)
+			return st;
+	}
+	if (parent.ip != 0) {
+		rd->caller = rd->cur;
+		memcpy(rd->caller_loc, rd->cur_loc, sizeof rd->caller_loc);
+		rd->caller.valid |= (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
+		rd->caller.regs[a->ip_reg] = parent.ip;
+		rd->caller_loc[a->ip_reg] = parent.addr + (uint64_t)SW_IMCF_IP * p;
+		rd->caller.regs[a->sp_reg] = parent.addr;
+		rd->caller_loc[a->sp_reg] = 0;
+		rd->caller.regs[a->fp_reg] = parent.stack;
+		rd->caller_loc[a->fp_reg] = parent.addr + (uint64_t)SW_IMCF_STACK * p;
+		return SW_OK;
+	}
+	/* The last one: out through the transition block of the call into the interpreter. */
+	if ((st = sw_frame_read_field(&view, SW_INTF_TRANSITION_BLOCK, &block)) != SW_OK)
+		return st;
+	if (block == 0)
+		return SW_E_BADFRAME;
+	sw_context_init(&out.cur, (sw_arch)t->arch);
+	if ((st = swi_transition_block_restore(&view, block, &out)) != SW_OK)
+		return st;
+	if (!(out.cur.valid & (1ULL << a->ip_reg)))
+		return SW_E_BADFRAME;
+	if (out.cur.regs[a->sp_reg] <= sp || out.cur.regs[a->sp_reg] > t->stack_hi)
+		return SW_E_BADSP;
+	rd->caller = out.cur;
+	memcpy(rd->caller_loc, out.cur_loc, sizeof rd->caller_loc);
+	*left = 1;
+	return SW_OK;
+}

@@ -779,13 +779,32 @@ START_TEST(exception_filter_frame)
 }
 END_TEST
 
-static sw_walk_action record_until_frameless(const sw_crawl_frame *cf, void *data)
-{
-	recording *r = data;
+/*
+ * InterpreterFrame, CoreCLR's rules for it:
+ * - GetTopInterpMethodContextFrame (vm/frames.cpp) finds the innermost
+ *   active context frame from the Frame's hint: from an active hint on
+ *   through next while the next one is active; from an inactive (stale)
+ *   one back through parent to the first active one.
+ * - SetContextToInterpMethodContextFrame resumes there: IP = its ip, SP =
+ *   its address, FP = its stack.  The Frame names no function; its
+ *   transition is managed to unmanaged.
+ * - VirtualUnwindInterpreterCallFrame (vm/eetwain.cpp) unwinds each
+ *   interpreted method to its parent context frame the same way (IP, SP,
+ *   FP; the other registers unchanged), and past the last (no parent; the
+ *   cDAC also stops at an inactive one) StackFrameIterator::NextRaw
+ *   (vm/stackwalk.cpp) restores the Frame's transition block: the caller
+ *   of the interpreter, here managed method A, at the block's return
+ *   address with its callee-saved registers and SP just above the block.
+ * The interpreter's bytecode is registered as method B, whose own rule
+ * (CFA = SP + 40) would unwind somewhere else entirely.
+ */
+#define I_START 0x10003000ull
+#define CTX(i) (FRAME_AT - 0x100 * ((uint64_t)(i) + 1))        /* C0 outermost, highest */
+#define XIP(i) (I_START + 10 + 2 * (uint64_t)(i))
+#define XSTACK(i) (0x6000 + 0x100 * (uint64_t)(i))
+#define BLOCK (S0 - 88 - 56)        /* resumes A with SP = S0 - 88 */
 
-	record_cb(cf, data);
-	return r->f[r->n - 1].state == SW_STATE_FRAMELESS ? SW_ABORT : SW_CONTINUE;
-}
+static int interpreted;
 
 static void put_context_frame(sb_world *w, uint64_t at, uint64_t parent, uint64_t ip, uint64_t stack,
                               uint64_t next)
@@ -796,77 +815,121 @@ static void put_context_frame(sb_world *w, uint64_t at, uint64_t parent, uint64_
 	sb_put(w, at + 8 * SW_IMCF_NEXT, next);
 }
 
-/*
- * InterpreterFrame (vm/frames.cpp): GetTopInterpMethodContextFrame finds
- * the innermost active context frame from the Frame's hint (an active
- * hint: on through next while the next one is active; an inactive one:
- * back through parent to the first active one), and
- * SetContextToInterpMethodContextFrame resumes there as in managed code:
- * IP = its ip, SP = its address, FP = its stack.  The Frame names no
- * function and its transition is managed to unmanaged.  Here C0 called
- * C1, which called C2, which has returned (inactive): the walk resumes
- * in C1.
- */
+/* A called by native code, then into the interpreter; C0 .. C(n-1) active, C(n) returned. */
+static void lay_out_interpreter(sb_world *w, unsigned n, uint64_t hint)
+{
+	const uint64_t block[7] = { 0x15, 0x14, 0x13, 0x12, 0xa1, S0 - 8, A_START + 25 };
+	uint64_t fields[2] = { hint, BLOCK };
+
+	sb_init(w);
+	sb_add_method_a(w, A_START, &method_a);
+	sb_add_method_b(w, I_START, &interpreted);
+	sb_put(w, S0, SB_NATIVE_IP);
+	sb_put(w, S0 - 8, 0x5000);
+	sb_put(w, S0 - 16, 0x5001);
+	for (unsigned i = 0; i < 7; i++)
+		sb_put(w, BLOCK + 8 * i, block[i]);
+	for (unsigned i = 0; i <= n; i++)
+		put_context_frame(w, CTX(i), i ? CTX(i - 1) : 0, i < n ? XIP(i) : 0, XSTACK(i),
+		                  i < n ? CTX(i + 1) : 0);
+	sb_frame(w, FRAME_AT, 0, SW_FRAME_INTERPRETER, 0, fields, 2);
+	sb_put(w, SB_HEAD_SLOT, FRAME_AT);
+}
+
+/* The walk CoreCLR's rules give for n active context frames. */
+static void check_interpreted_walk(sb_world *w, unsigned n)
+{
+	recording r;
+	uint64_t ips[8];
+	sw_walk_error err;
+	int got;
+
+	walk_from_head(w, SW_WALK_NOTIFY_ON_U2M_TRANSITIONS, &r);
+	ck_assert_int_eq(r.n, (int)n + 3);
+	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
+	ck_assert_uint_eq(r.f[0].type, SW_FRAME_INTERPRETER);
+	ck_assert_ptr_null(r.f[0].method);
+	for (unsigned k = 0; k < n; k++) {
+		const rec *x = &r.f[1 + k];
+		unsigned i = n - 1 - k;         /* innermost first */
+
+		ck_assert_int_eq(x->state, SW_STATE_FRAMELESS);
+		ck_assert_ptr_eq(x->method, &interpreted);
+		ck_assert_int_eq(x->first, 0);
+		ck_assert_uint_eq(sw_context_ip(&x->rd.cur), XIP(i));
+		ck_assert_uint_eq(sw_context_sp(&x->rd.cur), CTX(i));
+		ck_assert_uint_eq(x->rd.cur.regs[SW_X64_RBP], XSTACK(i));
+		ck_assert_uint_eq(x->rd.cur_loc[SW_X64_RIP], CTX(i) + 8 * SW_IMCF_IP);
+		ck_assert_uint_eq(x->rd.cur_loc[SW_X64_RBP], CTX(i) + 8 * SW_IMCF_STACK);
+		ck_assert_uint_eq(x->rd.cur.valid, BIT(SW_X64_RIP) | BIT(SW_X64_RSP) | BIT(SW_X64_RBP));
+	}
+	/* Out through the transition block into A. */
+	ck_assert_int_eq(r.f[n + 1].state, SW_STATE_FRAMELESS);
+	ck_assert_ptr_eq(r.f[n + 1].method, &method_a);
+	ck_assert_uint_eq(sw_context_ip(&r.f[n + 1].rd.cur), A_START + 25);
+	ck_assert_uint_eq(r.f[n + 1].rd.cur_loc[SW_X64_RIP], BLOCK + 48);
+	ck_assert_uint_eq(sw_context_sp(&r.f[n + 1].rd.cur), S0 - 88);
+	ck_assert_uint_eq(r.f[n + 1].rd.cur.regs[SW_X64_RBX], 0xa1);
+	ck_assert_uint_eq(r.f[n + 1].rd.cur_loc[SW_X64_RBX], BLOCK + 32);
+	ck_assert_uint_eq(r.f[n + 1].rd.cur.regs[SW_X64_R15], 0x15);
+	ck_assert_uint_eq(r.f[n + 1].rd.cur.regs[SW_X64_RBP], S0 - 8);
+	/* And on out of A by its own rule. */
+	ck_assert_int_eq(r.f[n + 2].state, SW_STATE_NATIVE_MARKER);
+	ck_assert_uint_eq(r.f[n + 2].rd.cur.regs[SW_X64_RBX], 0x5001);
+	ck_assert_uint_eq(r.f[n + 2].rd.cur.regs[SW_X64_RBP], 0x5000);
+
+	/* The addresses-only walk (sw_backtrace's step) finds the same frames. */
+	got = sw_backtrace(&w->thread, NULL, 0, 0, ips, NULL, 8, NULL, &err);
+	ck_assert_int_eq(got, (int)n + 1);
+	ck_assert_int_eq(err.status, SW_OK);
+	for (unsigned k = 0; k < n; k++)
+		ck_assert_uint_eq(ips[k], XIP(n - 1 - k));
+	ck_assert_uint_eq(ips[n], A_START + 25);
+}
+
 START_TEST(interpreter_frame)
 {
-	static int interpreted;
 	sb_world w;
 	recording r;
 	sw_walk_error err;
-	uint64_t c0 = FRAME_AT + 0x200, c1 = FRAME_AT + 0x100, c2 = FRAME_AT + 0x80;
-	uint64_t x0 = A_START + 10, x1 = A_START + 26, fields[2] = { c0, 0 };
 	sw_frame_view view = { FRAME_AT, 0, SW_FRAME_INTERPRETER, 0, NULL };
 	const sw_frame_ops *ops = sw_frame_type_ops(SW_FRAME_INTERPRETER);
 	sw_regdisplay rd;
 	uint64_t ra;
 	int n = 0;
 
-	sb_init(&w);
+	/* Chains of 1, 2 and 3 active methods, the hint at the outermost: on through next. */
+	for (unsigned len = 1; len <= 3; len++) {
+		lay_out_interpreter(&w, len, CTX(0));
+		check_interpreted_walk(&w, len);
+		sb_fini(&w);
+	}
+	/* A stale hint (C3 has returned): back through parent, C3 skipped. */
+	lay_out_interpreter(&w, 3, CTX(3));
+	check_interpreted_walk(&w, 3);
 	view.thread = &w.thread;
-	/*
-	 * A stands for the bytecode's code.  The walk needs A's caller to
-	 * report A, and finds it by A's rule (CFA = rbp + 16), not by C1's
-	 * parent as CoreCLR would (see sw_frame(3), BUGS): C1's stack is a
-	 * frame pointer that rule can follow, A's as lay_out_a leaves it.
-	 */
-	sb_add_method_a(&w, A_START, &interpreted);
-	sb_put(&w, S0, SB_NATIVE_IP);
-	sb_put(&w, S0 - 8, 0x5000);
-	put_context_frame(&w, c0, 0, x0, 0x5100, c1);
-	put_context_frame(&w, c1, c0, x1, S0 - 8, c2);
-	put_context_frame(&w, c2, c1, 0, 0x5300, 0);
-	sb_frame(&w, FRAME_AT, 0, SW_FRAME_INTERPRETER, 0, fields, 2);
-	sb_put(&w, SB_HEAD_SLOT, FRAME_AT);
-
-	memset(&r, 0, sizeof r);
-	ck_assert_msg(sw_walk_frames(&w.thread, NULL, 0, record_until_frameless, &r, 0, &err) == SW_ABORT,
-	              "walk failed: %s after %d frames", sw_strerror(err.status), r.n);
-	ck_assert_int_eq(r.n, 2);
-	ck_assert_int_eq(r.f[0].state, SW_STATE_FRAME);
-	ck_assert_uint_eq(r.f[0].type, SW_FRAME_INTERPRETER);
-	ck_assert_ptr_null(r.f[0].method);
-	ck_assert_int_eq(r.f[1].state, SW_STATE_FRAMELESS);
-	ck_assert_ptr_eq(r.f[1].method, &interpreted);
-	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), x1);
-	ck_assert_uint_eq(sw_context_sp(&r.f[1].rd.cur), c1);
-	ck_assert_uint_eq(r.f[1].rd.cur.regs[SW_X64_RBP], S0 - 8);
-	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RIP], c1 + 8 * SW_IMCF_IP);
-	ck_assert_uint_eq(r.f[1].rd.cur_loc[SW_X64_RBP], c1 + 8 * SW_IMCF_STACK);
-	ck_assert_int_eq(ops->transition(&view), SW_TRANSITION_M2U);
-
-	/* From an inactive hint, back through parent to C1. */
-	sb_put(&w, FRAME_AT + 16, c2);
 	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
-	ck_assert_uint_eq(ra, x1);
+	ck_assert_uint_eq(ra, XIP(2));
 	memset(&rd, 0, sizeof rd);
 	ck_assert_int_eq(ops->update_regdisplay(&view, &rd), SW_OK);
-	ck_assert_uint_eq(rd.cur.regs[SW_X64_RSP], c1);
-	ck_assert_uint_eq(rd.cur.regs[SW_X64_RBP], S0 - 8);
+	ck_assert_uint_eq(rd.cur.regs[SW_X64_RSP], CTX(2));
 	ck_assert_uint_eq(rd.cur.valid, BIT(SW_X64_RIP) | BIT(SW_X64_RSP) | BIT(SW_X64_RBP));
+	ck_assert_int_eq(ops->transition(&view), SW_TRANSITION_M2U);
+	/* A hint in the middle of the chain: on through next to C2. */
+	sb_put(&w, FRAME_AT + 16, CTX(1));
+	check_interpreted_walk(&w, 3);
+	/* An inactive parent ends the interpreted methods (the cDAC's rule): C2, then A. */
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_IP, 0);
+	sb_put(&w, FRAME_AT + 16, CTX(2));
+	walk_from_head(&w, 0, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_uint_eq(sw_context_ip(&r.f[1].rd.cur), XIP(2));
+	ck_assert_ptr_eq(r.f[2].method, &method_a);
+	sb_fini(&w);
 
 	/* Everything returned: nothing to resume; reported, not followed. */
-	put_context_frame(&w, c1, c0, 0, 0x5200, c2);
-	put_context_frame(&w, c0, 0, 0, 0x5100, c1);
+	lay_out_interpreter(&w, 0, CTX(0));
+	view.thread = &w.thread;
 	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
 	ck_assert_uint_eq(ra, 0);
 	walk_from_head(&w, 0, &r);
@@ -875,15 +938,41 @@ START_TEST(interpreter_frame)
 	sb_put(&w, FRAME_AT + 16, 0);
 	ck_assert_int_eq(ops->return_address(&view, &ra), SW_OK);
 	ck_assert_uint_eq(ra, 0);
+	sb_fini(&w);
 
-	/* Cycles in either chain are refused, not followed. */
-	put_context_frame(&w, c0, 0, x0, 0x5100, c1);
-	put_context_frame(&w, c1, c0, x1, 0x5200, c0);        /* next: C0 -> C1 -> C0 */
-	sb_put(&w, FRAME_AT + 16, c0);
+	/* Hostile chains fail the walk with an error, never loop. */
+	lay_out_interpreter(&w, 3, CTX(2));
+	view.thread = &w.thread;
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_PARENT, CTX(2));        /* parent: C2 -> C1 -> C2 */
 	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
 	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
-	put_context_frame(&w, c0, c1, 0, 0x5100, 0);
-	put_context_frame(&w, c1, c0, 0, 0x5200, 0);           /* parent: C0 -> C1 -> C0 */
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_PARENT, CTX(1));        /* its own parent */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_PARENT, SB_STACK_HI + 0x1000);   /* off the stack */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_PARENT, CTX(0));
+	sb_put(&w, CTX(0) + 8 * SW_IMCF_IP, SB_NATIVE_IP);      /* a parent in no interpreted code */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	sb_put(&w, CTX(0) + 8 * SW_IMCF_IP, XIP(0));
+	sb_put(&w, FRAME_AT + 24, 0);                           /* no transition block */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADFRAME);
+	sb_put(&w, FRAME_AT + 24, CTX(2) - 0x80);               /* one that would go back down */
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_BADSP);
+	sb_put(&w, FRAME_AT + 24, BLOCK);
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_CONTINUE);
+	/* Cycles in the chains the hint is followed along are refused too. */
+	sb_put(&w, CTX(2) + 8 * SW_IMCF_NEXT, CTX(1));          /* next: C1 -> C2 -> C1 */
+	sb_put(&w, CTX(1) + 8 * SW_IMCF_NEXT, CTX(2));
+	ck_assert_int_eq(sw_walk_frames(&w.thread, NULL, 0, count_cb, &n, 0, &err), SW_FAILED);
+	ck_assert_int_eq(err.status, SW_E_FRAMECYCLE);
+	put_context_frame(&w, CTX(0), CTX(1), 0, 0x5100, 0);
+	put_context_frame(&w, CTX(1), CTX(0), 0, 0x5200, 0);    /* parent: C0 -> C1 -> C0, all inactive */
+	sb_put(&w, FRAME_AT + 16, CTX(0));
 	ck_assert_int_eq(ops->return_address(&view, &ra), SW_E_FRAMECYCLE);
 	sb_fini(&w);
 }

@@ -278,9 +278,8 @@ typedef struct sw_exception_filter_frame {
 /*
  * InterpreterFrame: an interpreter running managed methods.  Field 0 is a
  * hint at the innermost interpreted method's context frame; field 1 the
- * transition block of the call into the interpreter (where CoreCLR's walk
- * returns after the interpreted methods; the walk does not read it yet,
- * see sw_frame(3), BUGS).  A context frame, in
+ * transition block of the call into the interpreter (where the walk
+ * returns after the interpreted methods, as CoreCLR's does).  A context frame, in
  * target memory: parent (P bytes: the calling method's context frame, or
  * 0), ip (P: where it executes, 0 while inactive), stack (P: its locals,
  * the frame pointer), next (P: the context frame of a method it called,
@@ -288,6 +287,9 @@ typedef struct sw_exception_filter_frame {
  * InterpreterFrame::GetTopInterpMethodContextFrame does (vm/frames.cpp),
  * and the walk resumes there: IP = ip, SP = the context frame's address,
  * FP = stack (InterpreterFrame::SetContextToInterpMethodContextFrame).
+ * Each interpreted method then unwinds to its parent the same way, and the
+ * last out through the transition block (vm/eetwain.cpp,
+ * VirtualUnwindInterpreterCallFrame).  A parent lies above its child.
  */
 enum { SW_INTF_TOP = 0, SW_INTF_TRANSITION_BLOCK = 1, SW_INTF_FIELDS = 2 };
 enum { SW_IMCF_PARENT = 0, SW_IMCF_IP = 1, SW_IMCF_STACK = 2, SW_IMCF_NEXT = 3, SW_IMCF_WORDS = 4 };

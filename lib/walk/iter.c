@@ -643,6 +643,28 @@ static sw_status unwind_frame(struct swi_iter *it)
 		it->caller_active = 0;
 		return SW_OK;
 	}
+	/*
+	 * An interpreted method, brought in by an InterpreterFrame: the
+	 * interpreter's code manager unwinds it to its parent context frame
+	 * or, past the last, out through the Frame's transition block
+	 * (vm/eetwain.cpp, InterpreterCodeManager::UnwindStackFrame and
+	 * VirtualUnwindInterpreterCallFrame; vm/stackwalk.cpp, NextRaw on
+	 * DummyCallerIP).
+	 */
+	if (it->interp_frame) {
+		int left;
+
+		if ((st = swi_interpreter_unwind(it->thread, it->interp_frame, &it->rd, &left)) != SW_OK)
+			return st;
+		it->rd.caller_valid = 1;
+		it->caller_trust = SW_TRUST_FRAME;
+		it->caller_active = 0;
+		if (left) {
+			it->interp_ref_sp = it->interp_frame;
+			it->interp_frame = 0;
+		}
+		return SW_OK;
+	}
 	if (!(it->code->flags & SW_CODE_SIGNAL_TRAMPOLINE)) {
 		it->caller_trust = trust_of(it->code);
 		it->caller_active = 0;
@@ -846,6 +868,9 @@ static int step_skipped(struct swi_iter *it)
 	/* A native frame that could not be unwound has no caller SP to compare. */
 	if (it->native_dead_end)
 		caller_sp = 0;
+	/* The last interpreted method's caller SP is its InterpreterFrame (unwind_frame). */
+	if (it->interp_ref_sp)
+		caller_sp = it->interp_ref_sp;
 	/*
 	 * A tracker inside this frame or deeper has been dealt with: its fault
 	 * is gone.  But a dispatch's tracker in this frame (a walk that
@@ -949,6 +974,7 @@ static int step_after_managed(struct swi_iter *it)
 	}
 
 	caller_becomes_current(rd);
+	it->interp_ref_sp = 0;
 	/* Code a signal interrupted resumes at its exact IP. */
 	it->active = it->caller_active;
 	set_frame_flags(it, 0, it->caller_active, 0);
@@ -965,6 +991,18 @@ static int step_after_managed(struct swi_iter *it)
 	 */
 	if (ip == 0 && ((it->code->flags & SW_CODE_OUTERMOST) || !(it->flags & SW_WALK_NATIVE_FRAMES)))
 		return done(it);
+	/*
+	 * An interpreted caller's IP is where it stands in its bytecode, not a
+	 * return address (CoreCLR's ProcessIp takes it as it is); it must be
+	 * the interpreter's code.
+	 */
+	if (it->interp_frame) {
+		swi_set_code(it, lookup(it, ip, 1));
+		if (!it->code)
+			return fail(it, SW_E_BADFRAME);
+		it->step = SWI_STEP_UNWIND;
+		return -1;
+	}
 	swi_set_code(it, it->active ? lookup(it, ip, 1) : lookup_return(it, ip));
 	if (!it->code && ip != 0)
 		it->code = unknown_code(it, ip);
@@ -1141,7 +1179,7 @@ static inline __attribute__((always_inline)) int fast_run_usable(const struct fa
 static inline int fast_step_allowed(const struct swi_iter *it)
 {
 	return !(it->native_dead_end | it->caller_active | it->skip_to_tracker) && !it->skip_to_parent &&
-	       !it->funclet_parent &&
+	       !it->funclet_parent && !it->interp_frame && !it->interp_ref_sp &&
 	       !it->funclet_parent_sp;
 }
 
@@ -2121,6 +2159,13 @@ static int step_after_frame(struct swi_iter *it)
 			it->active = exact;
 			it->trust = SW_TRUST_FRAME;
 			it->step = SWI_STEP_UNWIND;
+			/*
+			 * The walk is now in the interpreted methods this Frame
+			 * runs (vm/stackwalk.cpp, NextRaw: "Switching to
+			 * interpreted frames"); unwind_frame takes them.
+			 */
+			if (it->view.type == SW_FRAME_INTERPRETER)
+				it->interp_frame = it->frame;
 			if (it->ops->flags & SW_FRAME_OPS_IN_CALLER) {
 				/* It lies inside the method: pass it when that is unwound. */
 				it->kept_frame = it->frame;

@@ -207,6 +207,18 @@ struct swi_iter {
 	uint64_t kept_frame;            /* an IN_CALLER Frame the walk followed into its method */
 	uint64_t reported_frame;        /* the Frame just reported as skipped: passed silently next */
 	uint64_t tracker;               /* the next exception tracker, 0 when none is left */
+	/*
+	 * The InterpreterFrame whose interpreted methods rd.cur is in, 0 when
+	 * it is in none: their unwind is the interpreter's (CoreCLR's
+	 * InterpreterCodeManager; iter.c: unwind_frame), as CoreCLR's first
+	 * argument register holds that Frame from
+	 * SetContextToInterpMethodContextFrame on.  interp_ref_sp: once the
+	 * last of them is unwound out of the interpreter, the caller SP its
+	 * skipped Frames are ordered by, the InterpreterFrame's address, as
+	 * CoreCLR's EnsureCallerContextIsValid leaves it (step_skipped).
+	 */
+	uint64_t interp_frame;
+	uint64_t interp_ref_sp;
 	sw_frame_view view;             /* the current Frame's header */
 	const sw_frame_ops *ops;
 	const sw_code_info *code;       /* the managed frame in rd.cur (swi_set_code) */
