@@ -726,7 +726,7 @@ END_TEST
  * resumes on.  Frame 1 has a finally and an InlinedCallFrame, frame 0 the
  * catch and an InlinedCallFrame of its own: frame 1's is unlinked, frame
  * 0's stays, inactive (frame 1 called directly), or active (frame 0 is in
- * a P/Invoke whose native code called frame 1).
+ * a P/Invoke whose native code called frame 1), and then made inactive.
  */
 #define ICF_IN(i) (CFA(i) - 80)
 
@@ -768,6 +768,13 @@ START_TEST(dispatch_pops_frames_below_resume_sp)
 		              (unsigned long long)sb_get(&w, SB_HEAD_SLOT),
 		              (unsigned long long)ICF_IN(0));
 		ck_assert_uint_eq(sb_get(&w, ICF_IN(0)), 0);
+		/*
+		 * The active one is reset, as PopExplicitFrames does: its call is
+		 * over, its return address cleared; the rest kept.
+		 */
+		ck_assert_uint_eq(sb_get(&w, ICF_IN(0) + 16 + 8 * SW_ICF_RETURN_ADDRESS), 0);
+		ck_assert_uint_eq(sb_get(&w, ICF_IN(0) + 16 + 8 * SW_ICF_CALL_SITE_SP),
+		                  active ? CFA(0) - 96 : 0);
 		sb_fini(&w);
 	}
 }

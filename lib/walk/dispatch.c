@@ -18,6 +18,7 @@
 #include <string.h>
 #include "util.h"
 #include "arch.h"
+#include "frames_internal.h"
 #include <stackwalk/dispatch.h>
 
 /* Tracker layout (dispatch.h): fixed offsets past the two pointer fields. */
@@ -440,6 +441,42 @@ static sw_status pop_frames_below(const struct dispatch *d, uint64_t sp)
 	return SW_OK;
 }
 
+/*
+ * After the catch funclet: an InlinedCallFrame still active inside the
+ * handling frame (between the resume SP and its caller's) belongs to a
+ * P/Invoke the exception left; the method goes on at the catch's
+ * continuation, not at that call's return.  CoreCLR's PopExplicitFrames
+ * (vm/exceptionhandling.cpp, from CallCatchFunclet) resets it
+ * (InlinedCallFrame::Reset clears m_pCallerReturnAddress, which is what
+ * FrameHasActiveCall tests), or pops it where the code links one per
+ * P/Invoke (ReadyToRun); here every such Frame is linked by its method's
+ * prolog (pop_frames_below keeps it), so it is reset: its return address
+ * cleared.
+ */
+static sw_status reset_inlined_call(const struct dispatch *d, uint64_t sp, uint64_t caller_sp)
+{
+	const sw_frame_ops *fops;
+	sw_frame_view view;
+	uint64_t frame, ra;
+	unsigned char zero[8] = { 0 };
+	sw_status st;
+
+	if (!d->t->frame_head)
+		return SW_OK;
+	if ((st = swi_read_ptr(d->t->memory, d->a->ptr_size, d->t->frame_head, &frame)) != SW_OK)
+		return st;
+	if (frame == 0 || frame < sp || frame >= caller_sp)
+		return SW_OK;
+	if ((st = swi_frame_read(d->t, frame, &view, &fops)) != SW_OK)
+		return st;
+	if (view.type != SW_FRAME_INLINED_CALL)
+		return SW_OK;
+	if ((st = sw_frame_read_field(&view, SW_ICF_RETURN_ADDRESS, &ra)) != SW_OK || ra == 0)
+		return st;
+	return sw_memory_write(d->t->memory, sw_frame_field_address(&view, SW_ICF_RETURN_ADDRESS),
+	                       zero, d->a->ptr_size);
+}
+
 /* The walk's own end: an error, or SW_E_NOTFOUND when it ran out of frames. */
 static sw_status walk_end(sw_iter *it, int r)
 {
@@ -554,7 +591,8 @@ static sw_status second_pass(struct dispatch *d, const sw_context *start, unsign
 		if ((st = tracker_put32(d, TRACKER_CLAUSE, d->found_index)) != SW_OK)
 			break;
 		if ((st = d->ops->run_handler(d->data, d->exception, &d->site, &resume_ip)) != SW_OK ||
-		    (st = tracker_resume_regs(d, &out->resume)) != SW_OK)
+		    (st = tracker_resume_regs(d, &out->resume)) != SW_OK ||
+		    (st = reset_inlined_call(d, sw_context_sp(d->site.regs), d->site.caller_sp)) != SW_OK)
 			break;
 		out->resume.regs[d->a->ip_reg] = resume_ip;
 		out->method = d->site.code->method;
