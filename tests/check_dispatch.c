@@ -41,7 +41,10 @@ struct block {
 	int kind;
 	uint32_t token;             /* K_CATCH: the type caught */
 	int filter_says;            /* K_FILTER: the filter's answer */
+	uint32_t throws;            /* its funclet throws this type (0: no; RETHROW: a catch rethrows) */
 };
+#define RETHROW 3
+#define MAX_NEST 3              /* exceptions thrown from funclets while one is dispatched */
 
 struct frame_prog {
 	int n;                      /* blocks around the call, b[0] outermost */
@@ -103,6 +106,8 @@ static void random_prog(unsigned *s, struct prog *p)
 
 struct interp {
 	const struct prog *p;
+	uint32_t type;              /* the exception in flight */
+	int level;                  /* how many funclets have thrown (filters' exceptions end in them) */
 	int active_f[MAX_FRAMES * MAX_DEPTH], active_d[MAX_FRAMES * MAX_DEPTH], nactive;
 	int target_f, target_d;     /* the catching block, once the search found it */
 	struct events ev;
@@ -114,19 +119,31 @@ static int interp_throw(struct interp *in)
 	for (int i = in->nactive - 1; i >= 0; i--) {
 		const struct block *b = &in->p->f[in->active_f[i]].b[in->active_d[i]];
 
-		if (b->kind == K_CATCH && b->token == in->p->type) {
+		if (b->kind == K_CATCH && b->token == in->type) {
 			in->target_f = in->active_f[i], in->target_d = in->active_d[i];
 			return 1;
 		}
 		if (b->kind == K_FILTER) {
 			add_event(&in->ev, E_FILTER, in->active_f[i], in->active_d[i]);
-			if (b->filter_says) {
+			/* A filter that throws says no. */
+			if (b->filter_says && !(b->throws && in->level < MAX_NEST)) {
 				in->target_f = in->active_f[i], in->target_d = in->active_d[i];
 				return 1;
 			}
 		}
 	}
 	return -1;      /* unhandled: nothing more runs */
+}
+
+/* Does the block's funclet throw now?  Then its exception is the one in flight. */
+static int interp_funclet_throws(struct interp *in, const struct block *b)
+{
+	if (!b->throws || in->level >= MAX_NEST)
+		return 0;
+	in->level++;
+	if (b->throws != RETHROW)
+		in->type = b->throws;
+	return 1;
 }
 
 /* Run block d of frame f (d == n: the call inside them); 1 when an exception comes out. */
@@ -145,11 +162,13 @@ static int interp_run(struct interp *in, int f, int d)
 		return r;
 	if (fp->b[d].kind == K_FINALLY || fp->b[d].kind == K_FAULT) {
 		add_event(&in->ev, fp->b[d].kind == K_FINALLY ? E_FINALLY : E_FAULT, f, d);
-		return 1;
+		/* A finally or fault that throws: the new exception leaves the block instead. */
+		return interp_funclet_throws(in, &fp->b[d]) ? interp_throw(in) : 1;
 	}
 	if (f == in->target_f && d == in->target_d) {
 		add_event(&in->ev, E_HANDLER, f, d);
-		return 0;
+		/* A catch that throws (or rethrows): the exception leaves the block. */
+		return interp_funclet_throws(in, &fp->b[d]) ? interp_throw(in) : 0;
 	}
 	return 1;
 }
@@ -278,13 +297,46 @@ struct runtime {
 	int fail_at;                /* return an error at this event (0: never) */
 	int damaged;                /* the stack is broken on purpose: no walk checks */
 	int walks;
+	/* Exceptions thrown from funclets: each a dispatch of its own, nested. */
+	int level, max_level;       /* dispatches in progress beneath the first, the most seen */
+	int hostile;                /* every funclet throws, for ever */
+	int resumed;                /* a nested dispatch found a catch: where a runtime would jump */
+	sw_exception_result final;
+	uint64_t head_at_resume;    /* the tracker list then */
 };
+
+/*
+ * The code of every funclet that throws (shape "B", registered as a
+ * funclet): a nested dispatch starts in it, at its body's offset.  The
+ * hostile one has a finally of its own around that offset, which throws
+ * again.
+ */
+#define FUNCLET_AT 0x500000ull
+#define HOSTILE_AT 0x500100ull
+#define FUNCLET_BODY 20
+static int funclet_handle, hostile_handle;
+
+static void add_hostile_finally(sw_swu_builder *b)
+{
+	sw_eh_clause c = { SW_EH_FINALLY, 0, 15, 25, 40, 48, 0, 0 };
+
+	ck_assert_int_eq(sw_swu_eh_clause(b, &c), SW_OK);
+}
+
+static void add_funclets(sb_world *w)
+{
+	sb_add_method_b(w, FUNCLET_AT, &funclet_handle);
+	sb_reregister(w, FUNCLET_AT, &funclet_handle, SW_CODE_FUNCLET, NULL);
+	sb_add_method_b_ex(w, HOSTILE_AT, &hostile_handle, add_hostile_finally);
+	sb_reregister(w, HOSTILE_AT, &hostile_handle, SW_CODE_FUNCLET, NULL);
+}
 
 /* A world with program p laid out, and a runtime for it with its tracker beneath the throw. */
 static void set_up(sb_world *w, struct runtime *rt, const struct prog *p)
 {
 	sb_init(w);
 	lay_out(w, p);
+	add_funclets(w);
 	memset(rt, 0, sizeof *rt);
 	rt->w = w;
 	rt->p = p;
@@ -345,8 +397,49 @@ static void walk_from_funclet(struct runtime *rt, int first, int faulted)
 	if (rt->damaged)
 		return;
 	walk_one(rt, first, faulted, 0);
-	walk_one(rt, first, faulted, 1);
+	/* The native function holds the first tracker only. */
+	if (rt->level == 0)
+		walk_one(rt, first, faulted, 1);
 	rt->walks++;
+}
+
+static const sw_exception_ops ops;
+
+/*
+ * A funclet throws: lay out its frame beneath the current tracker, called
+ * from native code (the runtime's funclet call), and dispatch the new
+ * exception from it with a tracker beneath it, as the runtime's throw
+ * helper would.  A dispatch that finds a catch is where a runtime would
+ * jump (sw_context_resume): the test keeps what it would jump to and
+ * unwinds the older dispatches with an error instead.
+ */
+static sw_status nested_throw(struct runtime *rt, uint64_t type, uint64_t code)
+{
+	uint64_t saved = rt->tracker, sp = rt->tracker - 0x40, cfa = sp + 40;
+	sw_exception_result res;
+	sw_context seed;
+	sw_status st;
+
+	sb_put(rt->w, cfa - 8, SB_NATIVE_IP);
+	sb_put(rt->w, cfa - 16, 0x1212);
+	sb_put(rt->w, cfa - 24, 0x3434);
+	sw_context_init(&seed, SW_ARCH_X64);
+	sw_context_set(&seed, SW_X64_RIP, code + FUNCLET_BODY);
+	sw_context_set(&seed, SW_X64_RSP, sp);
+	sw_context_set(&seed, SW_X64_RBX, 0x5656);
+	rt->tracker = sp - 0x1c0;
+	if (++rt->level > rt->max_level)
+		rt->max_level = rt->level;
+	st = sw_exception_dispatch(&rt->w->thread, &seed, type, &ops, rt, rt->tracker, 0, &res);
+	rt->level--;
+	rt->tracker = saved;
+	if (st == SW_OK && !rt->resumed) {
+		rt->resumed = 1;
+		rt->final = res;
+		rt->head_at_resume = sb_get(rt->w, EXC_SLOT);
+		return SW_E_ABORTED;
+	}
+	return st;
 }
 
 static void check_site(struct runtime *rt, const sw_eh_site *site, int f)
@@ -382,7 +475,13 @@ static int run_filter(void *data, uint64_t exception, const sw_eh_site *site)
 	if (rt->fail_at == rt->ev.n)
 		return SW_E_ABORTED;
 	/* Nothing unwound yet: the walk sees the throw's frame, faulted, and all its callers. */
-	walk_from_funclet(rt, rt->p->nframes - 1, 1);
+	if (rt->level == 0)
+		walk_from_funclet(rt, rt->p->nframes - 1, 1);
+	if (rt->p->f[f].b[d].throws && rt->level < MAX_NEST) {
+		/* Its exception ends at the filter's frame, and the filter says no. */
+		ck_assert_int_eq(nested_throw(rt, rt->p->f[f].b[d].throws, FUNCLET_AT), SW_E_NOTFOUND);
+		return 0;
+	}
 	return rt->p->f[f].b[d].filter_says;
 }
 
@@ -390,10 +489,12 @@ static sw_status run_handler(void *data, uint64_t exception, const sw_eh_site *s
                              uint64_t *resume_ip)
 {
 	struct runtime *rt = data;
-	int f = frame_index(site), d = depth_of(rt->p, f, site->index);
-	int k = rt->p->f[f].b[d].kind;
+	int f, d, k;
 
-	(void)exception;
+	if (rt->hostile)
+		return nested_throw(rt, exception, HOSTILE_AT);
+	f = frame_index(site), d = depth_of(rt->p, f, site->index);
+	k = rt->p->f[f].b[d].kind;
 	check_site(rt, site, f);
 	ck_assert_int_eq(site->pass, 2);
 	add_event(&rt->ev, k == K_FINALLY ? E_FINALLY : k == K_FAULT ? E_FAULT : E_HANDLER, f, d);
@@ -401,6 +502,9 @@ static sw_status run_handler(void *data, uint64_t exception, const sw_eh_site *s
 		return SW_E_ABORTED;
 	/* Frames below f are unwound: the walk starts at f, faulted only if it threw. */
 	walk_from_funclet(rt, f, f == rt->p->nframes - 1);
+	if (rt->p->f[f].b[d].throws && rt->level < MAX_NEST)
+		return nested_throw(rt, rt->p->f[f].b[d].throws == RETHROW ? exception :
+		                    rt->p->f[f].b[d].throws, FUNCLET_AT);
 	*resume_ip = site->code->start + CONTINUATION;
 	return SW_OK;
 }
@@ -421,8 +525,22 @@ static void expect_same_events(const struct events *want, const struct events *g
 
 static unsigned handled, unhandled, funclet_calls;
 
+/* Funclets that throw: half the blocks, a catch's by rethrowing or with a new type. */
+static void add_throws(unsigned *s, struct prog *p)
+{
+	for (int i = 0; i < p->nframes; i++)
+		for (int d = 0; d < p->f[i].n; d++) {
+			struct block *b = &p->f[i].b[d];
+
+			if (rnd(s) % 2)
+				b->throws = b->kind == K_CATCH && rnd(s) % 2 ? RETHROW : 1 + rnd(s) % 2;
+		}
+}
+
+static unsigned nested_resumed, by_depth[MAX_NEST + 1];
+
 /* One program: interpret, dispatch, compare. */
-static void run_program(unsigned seed)
+static void run_program(unsigned seed, int nested)
 {
 	struct interp in;
 	struct runtime rt;
@@ -434,8 +552,11 @@ static void run_program(unsigned seed)
 	int r;
 
 	random_prog(&s, &p);
+	if (nested)
+		add_throws(&s, &p);
 	memset(&in, 0, sizeof in);
 	in.p = &p;
+	in.type = p.type;
 	in.target_f = in.target_d = -1;
 	r = interp_run(&in, 0, 0);
 
@@ -446,16 +567,27 @@ static void run_program(unsigned seed)
 	if (r < 0) {
 		ck_assert_msg(st == SW_E_NOTFOUND, "program %u: unhandled, dispatch says %d", seed, st);
 	} else {
-		ck_assert_msg(st == SW_OK, "program %u: dispatch says %d", seed, st);
+		if (rt.resumed) {
+			/* A nested dispatch found the catch; every tracker beneath it is gone. */
+			ck_assert_msg(st == SW_E_ABORTED, "program %u: dispatch says %d", seed, st);
+			ck_assert_uint_eq(rt.head_at_resume, 0);
+			res = rt.final;
+			nested_resumed++;
+		} else {
+			ck_assert_msg(st == SW_OK, "program %u: dispatch says %d", seed, st);
+			ck_assert_uint_eq(res.frames, (unsigned)(p.nframes - in.target_f));
+		}
 		ck_assert_ptr_eq(res.method, &method_handles[in.target_f]);
-		ck_assert_uint_eq(res.frames, (unsigned)(p.nframes - in.target_f));
 		ck_assert_uint_eq(sw_context_ip(&res.resume), METHOD_AT(in.target_f) + CONTINUATION);
 		ck_assert_uint_eq(sw_context_sp(&res.resume), CFA(in.target_f) - 96);
 		ck_assert_uint_eq(res.resume.regs[SW_X64_RBP], CFA(in.target_f) - 16);
 		ck_assert_uint_eq(res.resume.regs[SW_X64_RBX], RBX(in.target_f));
 		ck_assert_uint_eq(depth_of(&p, in.target_f, res.clause), (unsigned)in.target_d);
 	}
-	ck_assert_int_eq(rt.walks, rt.ev.n);
+	ck_assert_int_eq(rt.level, 0);
+	by_depth[rt.max_level]++;
+	if (!nested)
+		ck_assert_int_eq(rt.walks, rt.ev.n);
 	funclet_calls += (unsigned)rt.ev.n;
 	if (r < 0)
 		unhandled++;
@@ -467,10 +599,98 @@ static void run_program(unsigned seed)
 START_TEST(dispatch_matches_interpreter)
 {
 	for (unsigned seed = 1; seed <= 3000; seed++)
-		run_program(seed);
+		run_program(seed, 0);
 	printf("3000 programs: %u handled, %u unhandled, %u filter and funclet calls\n",
 	       handled, unhandled, funclet_calls);
 	fflush(stdout);
+}
+END_TEST
+
+/*
+ * The same programs with funclets that throw: finally, fault, catch and
+ * filter funclets throw a new exception or (a catch) rethrow the one they
+ * caught, up to MAX_NEST exceptions deep.  Each throw is a dispatch of its
+ * own, started in the funclet's frame while the older ones are in
+ * progress; the interpreter just raises the new exception where the block
+ * is.  Funclet order and the resumed frame must agree.
+ */
+START_TEST(dispatch_nested_matches_interpreter)
+{
+	handled = unhandled = funclet_calls = nested_resumed = 0;
+	memset(by_depth, 0, sizeof by_depth);
+	for (unsigned seed = 1; seed <= 3000; seed++)
+		run_program(seed, 1);
+	printf("3000 programs with throwing funclets: %u handled (%u by a nested dispatch), "
+	       "%u unhandled, %u filter and funclet calls; nested 0-3 deep: %u %u %u %u\n",
+	       handled, nested_resumed, unhandled, funclet_calls,
+	       by_depth[0], by_depth[1], by_depth[2], by_depth[3]);
+	fflush(stdout);
+	/* Every depth is exercised. */
+	for (int i = 0; i <= MAX_NEST; i++)
+		ck_assert_uint_gt(by_depth[i], 50);
+}
+END_TEST
+
+/* A catch rethrows, then an outer one catches: written out by hand. */
+START_TEST(dispatch_rethrow_by_hand)
+{
+	struct prog p = { 2, 1, {
+		{ 2, { { K_CATCH, 1, 0, 0 }, { K_FINALLY, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 2, { { K_FAULT, 0, 0, 0 }, { K_CATCH, 1, 0, RETHROW } }, 0, { 0, 0, 0, 0 } } } };
+	/* Frame 1 catches; its rethrow leaves by the fault around it, the finally, to frame 0's catch. */
+	static const struct event want[] = {
+		{ E_HANDLER, 1, 1 }, { E_FAULT, 1, 0 }, { E_FINALLY, 0, 1 }, { E_HANDLER, 0, 0 },
+	};
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+
+	set_up(&w, &rt, &p);
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker, 0, &res),
+	                 SW_E_ABORTED);
+	ck_assert_int_eq(rt.resumed, 1);
+	ck_assert_int_eq(rt.ev.n, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert(memcmp(&rt.ev.e[i], &want[i], sizeof want[i]) == 0);
+	ck_assert_ptr_eq(rt.final.method, &method_handles[0]);
+	ck_assert_uint_eq(sw_context_sp(&rt.final.resume), CFA(0) - 96);
+	ck_assert_uint_eq(sw_context_ip(&rt.final.resume), METHOD_AT(0) + CONTINUATION);
+	ck_assert_uint_eq(rt.head_at_resume, 0);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * Hostile: every finally throws, and the funclet it throws from has a
+ * finally of its own that throws again, for ever.  The chain of trackers
+ * ends it with SW_E_LIMIT, which every dispatch gives back; and a tracker
+ * list that loops is refused before anything runs.
+ */
+START_TEST(dispatch_nesting_bounded)
+{
+	struct prog p = { 1, 1, {
+		{ 2, { { K_CATCH, 1, 0, 0 }, { K_FINALLY, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
+	struct runtime rt;
+	sw_exception_result res;
+	sb_world w;
+
+	set_up(&w, &rt, &p);
+	rt.hostile = 1;
+	rt.damaged = 1;
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker, 0, &res),
+	                 SW_E_LIMIT);
+	ck_assert_int_eq(rt.max_level, SW_EXCEPTION_MAX_NESTING + 1);
+	ck_assert_int_eq(rt.level, 0);
+	ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	/* A tracker whose next is itself. */
+	sb_put(&w, rt.tracker + 0x200, rt.tracker + 0x200);
+	sb_put(&w, EXC_SLOT, rt.tracker + 0x200);
+	rt.hostile = 0;
+	ck_assert_int_eq(sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, &rt, rt.tracker, 0, &res),
+	                 SW_E_FRAMECYCLE);
+	ck_assert_int_eq(rt.ev.n, 0);
+	sb_fini(&w);
 }
 END_TEST
 
@@ -478,9 +698,9 @@ END_TEST
 START_TEST(dispatch_nested_by_hand)
 {
 	struct prog p = { 3, 2, {
-		{ 2, { { K_CATCH, 2, 0 }, { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } },
-		{ 3, { { K_FAULT, 0, 0 }, { K_FILTER, 0, 0 }, { K_CATCH, 1, 0 } }, 1, { K_FINALLY, 0, 0 } },
-		{ 2, { { K_FILTER, 0, 0 }, { K_FAULT, 0, 0 } }, 0, { 0, 0, 0 } } } };
+		{ 2, { { K_CATCH, 2, 0, 0 }, { K_FINALLY, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 3, { { K_FAULT, 0, 0, 0 }, { K_FILTER, 0, 0, 0 }, { K_CATCH, 1, 0, 0 } }, 1, { K_FINALLY, 0, 0, 0 } },
+		{ 2, { { K_FILTER, 0, 0, 0 }, { K_FAULT, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
 	struct runtime rt;
 	sw_exception_result res;
 	sb_world w;
@@ -506,15 +726,15 @@ END_TEST
  * resumes on.  Frame 1 has a finally and an InlinedCallFrame, frame 0 the
  * catch and an InlinedCallFrame of its own: frame 1's is unlinked, frame
  * 0's stays, inactive (frame 1 called directly), or active (frame 0 is in
- * a P/Invoke whose native code called frame 1).
+ * a P/Invoke whose native code called frame 1), and then made inactive.
  */
 #define ICF_IN(i) (CFA(i) - 80)
 
 START_TEST(dispatch_pops_frames_below_resume_sp)
 {
 	struct prog p = { 2, 1, {
-		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
-		{ 1, { { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } } } };
+		{ 1, { { K_CATCH, 1, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 1, { { K_FINALLY, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
 	static const struct event want[] = { { E_FINALLY, 1, 0 }, { E_HANDLER, 0, 0 } };
 
 	for (int active = 0; active < 2; active++) {
@@ -548,6 +768,13 @@ START_TEST(dispatch_pops_frames_below_resume_sp)
 		              (unsigned long long)sb_get(&w, SB_HEAD_SLOT),
 		              (unsigned long long)ICF_IN(0));
 		ck_assert_uint_eq(sb_get(&w, ICF_IN(0)), 0);
+		/*
+		 * The active one is reset, as PopExplicitFrames does: its call is
+		 * over, its return address cleared; the rest kept.
+		 */
+		ck_assert_uint_eq(sb_get(&w, ICF_IN(0) + 16 + 8 * SW_ICF_RETURN_ADDRESS), 0);
+		ck_assert_uint_eq(sb_get(&w, ICF_IN(0) + 16 + 8 * SW_ICF_CALL_SITE_SP),
+		                  active ? CFA(0) - 96 : 0);
 		sb_fini(&w);
 	}
 }
@@ -563,9 +790,9 @@ END_TEST
 START_TEST(dispatch_stops_at_personality)
 {
 	struct prog p = { 3, 1, {
-		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
-		{ 0, { { 0, 0, 0 } }, 0, { 0, 0, 0 } },
-		{ 1, { { K_FINALLY, 0, 0 } }, 0, { 0, 0, 0 } } } };
+		{ 1, { { K_CATCH, 1, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 0, { { 0, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 1, { { K_FINALLY, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
 	static const struct event want[] = { { E_FINALLY, 2, 0 }, { E_HANDLER, 0, 0 } };
 	struct runtime rt;
 	sw_exception_result res;
@@ -593,8 +820,8 @@ END_TEST
 START_TEST(dispatch_errors)
 {
 	struct prog p = { 2, 1, {
-		{ 1, { { K_CATCH, 1, 0 } }, 0, { 0, 0, 0 } },
-		{ 2, { { K_FINALLY, 0, 0 }, { K_FILTER, 0, 0 } }, 0, { 0, 0, 0 } } } };
+		{ 1, { { K_CATCH, 1, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 2, { { K_FINALLY, 0, 0, 0 }, { K_FILTER, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
 	sw_exception_ops no_filter = { type_matches, NULL, run_handler };
 	struct runtime rt;
 	sw_exception_result res;
@@ -716,6 +943,9 @@ static Suite *dispatch_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dispatch_matches_interpreter);
 	tcase_add_test(tc, dispatch_nested_by_hand);
+	tcase_add_test(tc, dispatch_nested_matches_interpreter);
+	tcase_add_test(tc, dispatch_rethrow_by_hand);
+	tcase_add_test(tc, dispatch_nesting_bounded);
 	tcase_add_test(tc, dispatch_pops_frames_below_resume_sp);
 	tcase_add_test(tc, dispatch_stops_at_personality);
 	tcase_add_test(tc, dispatch_errors);

@@ -27,6 +27,15 @@
  * exception_head), so that a walk from inside a filter or a funclet (a
  * GC, a profiler's sample) passes over the frames the second pass has
  * already unwound and finds the funclet's parent where it is.
+ *
+ * A throw out of a funclet (a finally, fault or catch funclet, or a
+ * filter), a rethrow included, is dispatched by another call from inside
+ * the funclet while the older one is in progress.  Its walk leaves the
+ * funclet for the frame the older dispatch stands at (the older tracker),
+ * past the frames that one unwound, and searches that frame's clauses
+ * after the funclet's own (CoreCLR's collided unwind: idxStart); one out of
+ * a filter ends at the filter's frame (the filter then says no).  A catch
+ * found pops every older tracker below the SP it resumes on.
  */
 #ifndef STACKWALK_DISPATCH_H
 #define STACKWALK_DISPATCH_H
@@ -53,6 +62,13 @@ extern "C" {
  */
 #define SW_EXCEPTION_TRACKER_SIZE (32 + 16 + 8 * SW_MAX_REGS)
 #define SW_TRACKER_NO_CLAUSE 0xffffffffu
+
+/*
+ * The most exception trackers that may already be linked when a dispatch
+ * starts (nested exceptions: a throw out of a funclet of a dispatch in
+ * progress); one more is SW_E_LIMIT.
+ */
+#define SW_EXCEPTION_MAX_NESTING 64
 
 /* Storage for a tracker in the calling thread's stack (sw_exception_dispatch's `tracker`). */
 typedef struct sw_exception_tracker {
@@ -115,8 +131,13 @@ typedef struct sw_exception_result {
  * SW_WALK_UNWIND_FLOATS).  Returns SW_OK with `out` filled, for the caller
  * to resume with sw_context_resume; SW_E_NOTFOUND when no clause handles
  * the exception (no funclet then ran but filters: an unhandled
- * exception, as CoreCLR's, runs no second pass); SW_E_UNSUPPORTED for a
- * throw out of a funclet (nested exceptions are not handled yet), or for
+ * exception, as CoreCLR's, runs no second pass), or when the exception
+ * was thrown out of a filter funclet (then the second pass has run the
+ * finally and fault funclets up to the filter's frame, and the runtime
+ * counts the filter as false); SW_E_LIMIT when
+ * SW_EXCEPTION_MAX_NESTING trackers are already linked, SW_E_FRAMECYCLE
+ * or SW_E_BADFRAME when their list does not ascend the stack;
+ * SW_E_UNSUPPORTED for
  * a native frame flagged SW_CODE_PERSONALITY in the way (its cleanups
  * only its personality routine can run; found in the first pass, before
  * any funclet but filters ran); a walk's or a blob's error, or a
