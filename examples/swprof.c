@@ -338,7 +338,13 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	/* The agent's own code is registered too: a thread's start runs through it. */
 	if (strstr(path, "linux-vdso") || prof.nmodules == MAX_MODULES)
 		return 0;
-	if (sw_module_load_flags(path, info->dlpi_addr, SW_MODULE_LAZY_SIGNAL_SAFE, NULL, &m) != SW_OK)
+	/*
+	 * A placeholder: start-up costs the file's headers; the sampler
+	 * thread reads its symbols and .eh_frame_hdr once a walk lands in it
+	 * (swprof_deferred.c), and most of a program's libraries never are.
+	 */
+	if (sw_module_load_flags(path, info->dlpi_addr, SW_MODULE_LAZY_SIGNAL_SAFE | SW_MODULE_PLACEHOLDER,
+	                         NULL, &m) != SW_OK)
 		return 0;
 	if (sw_module_register(m, prof.map) != SW_OK || !(lm->path = strdup(path))) {
 		sw_module_unregister(m, prof.map);

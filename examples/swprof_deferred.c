@@ -2,19 +2,21 @@
  * swprof_deferred.c - samples walked again once the code they stopped in
  * is imported.
  *
- * The agent loads the program's modules lazily and signal-safely
- * (SW_MODULE_LAZY_SIGNAL_SAFE): loading a big library costs its
- * .eh_frame_hdr, not its whole CFI, so a program starts as fast under the
- * agent as without it.  A walk that reaches a function whose CFI is not
- * imported yet cannot import it while the target is stopped (importing
- * allocates and locks, and the stopped thread may hold malloc's lock): it
- * notes the function and stops with SW_E_NOTIMPORTED.
+ * The agent registers the program's modules as placeholders, lazily and
+ * signal-safely (SW_MODULE_PLACEHOLDER | SW_MODULE_LAZY_SIGNAL_SAFE):
+ * registering a library costs its file's headers, not its symbols,
+ * .eh_frame_hdr or CFI, so a program starts under the agent nearly as
+ * fast as without it.  A walk that reaches a module not loaded yet, or a
+ * function whose CFI is not imported yet, cannot load or import it while
+ * the target is stopped (that allocates and locks, and the stopped thread
+ * may hold malloc's lock): it notes the address and stops with
+ * SW_E_NOTIMPORTED.
  *
  * Such a sample is not lost.  While the target is still stopped, its
  * registers and the top of its stack are copied into a slot allocated
  * at start (a copy, as perf's --call-graph dwarf takes with each sample).
- * Once the target runs again the sampler thread imports what the walks
- * noted and walks the copy again, as often as the walk goes further,
+ * Once the target runs again the sampler thread loads the modules and
+ * imports the functions the walks noted and walks the copy again, as often as the walk goes further,
  * then records the sample.  A stack deeper than the copy, or a sample
  * with every slot taken, stops early and says why.
  */
@@ -104,7 +106,7 @@ int defer_sample(const sw_sample *s)
 	return 1;
 }
 
-/* Import what walks noted in every module: how many functions that made walkable. */
+/* Load and import what walks noted in every module: how many modules and functions that made walkable. */
 static size_t import_noted(void)
 {
 	size_t total = 0;

@@ -150,6 +150,7 @@ static void name_native(frame_entry *f, char *out, size_t size)
 	const runtime_stub *stub;
 	const char *sym, *base;
 	sw_code_info ci;
+	sw_status st;
 
 	if (!lm) {
 		uint64_t off;
@@ -167,7 +168,11 @@ static void name_native(frame_entry *f, char *out, size_t size)
 	f->module = (uint32_t)(lm - prof.modules) + 1;
 	if (name_by_debug_info(f, lm))
 		return;
-	if (sw_module_symbolize(lm->m, f->key, &sym, NULL) == SW_OK) {
+	st = sw_module_symbolize(lm->m, f->key, &sym, NULL);
+	/* A placeholder no walk loaded (a sample that could not be walked again): load it now. */
+	if (st == SW_E_NOTIMPORTED && sw_module_import_noted(lm->m, f->key, NULL) != SW_E_NOMEM)
+		st = sw_module_symbolize(lm->m, f->key, &sym, NULL);
+	if (st == SW_OK) {
 		snprintf(out, size, "%s", sym);
 		return;
 	}

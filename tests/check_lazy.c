@@ -7,11 +7,14 @@
  * byte and must come back with the same range, flags, name and SWU bytes,
  * and what it leaves undescribed stays so; on the C libraries of all three
  * architectures when their files are there.  Then what a lookup that may
- * not import is told (SW_CODE_NOT_IMPORTED), a full arena, and hostile
- * .eh_frame_hdr tables, written over a copy of libc.
+ * not import is told (SW_CODE_NOT_IMPORTED), a full arena, hostile
+ * .eh_frame_hdr tables, written over a copy of libc, and a placeholder
+ * (SW_MODULE_PLACEHOLDER) that reads nothing of the file but its headers
+ * until it is loaded.
  */
 #define _GNU_SOURCE 1   /* dl_iterate_phdr */
 #include <check.h>
+#include <fcntl.h>
 #include <link.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -105,17 +108,15 @@ static const sw_module_skip *skipped_fde(const sw_module_skip *skips, size_t nsk
  * at the FDE's start, and leaves the rest of it undescribed (the walk's
  * checked frame-pointer fallback takes it).
  */
-static void compare_with_full(const char *path)
+static void compare_modules(const char *path, const sw_module *full, const sw_module *lazy,
+                            const sw_codemap *map, uint32_t not_imported)
 {
 	const sw_native_function *fns;
 	const sw_module_skip *skips;
 	sw_module_import_stats full_s, lazy_s;
-	sw_module *full, *lazy;
-	sw_codemap *map;
 	sw_code_info info;
 	size_t n, nskips, gaps = 0, analyzed_in_skips = 0;
 
-	load_both(path, SW_MODULE_LAZY, &full, &lazy, &map);
 	ck_assert_int_eq(sw_module_functions(full, &fns, &n), SW_OK);
 	ck_assert_int_eq(sw_module_skips(full, &skips, &nskips), SW_OK);
 	for (size_t i = 0; i < n; i++) {
@@ -145,12 +146,21 @@ static void compare_with_full(const char *path)
 	ck_assert_uint_eq(lazy_s.signal_trampolines, full_s.signal_trampolines);
 	ck_assert_uint_eq(lazy_s.sigreturn_code, full_s.sigreturn_code);
 	ck_assert_uint_eq(lazy_s.analyzed_entries + analyzed_in_skips, full_s.analyzed_entries);
-	ck_assert_uint_eq(lazy_s.lazy_not_imported, 0);
+	ck_assert_uint_eq(lazy_s.lazy_not_imported, not_imported);
 	ck_assert_uint_gt(lazy_s.arena_bytes, 0);
 	printf("%s: %zu functions and %zu gaps alike (%zu analyzed in skipped FDEs, past their start, only in full);"
 	       " %u of %u imported, %llu arena bytes\n", path, n - analyzed_in_skips, gaps,
 	       analyzed_in_skips, lazy_s.lazy_imported, lazy_s.lazy,
 	       (unsigned long long)lazy_s.arena_bytes);
+}
+
+static void compare_with_full(const char *path)
+{
+	sw_module *full, *lazy;
+	sw_codemap *map;
+
+	load_both(path, SW_MODULE_LAZY, &full, &lazy, &map);
+	compare_modules(path, full, lazy, map, 0);
 	drop_both(full, lazy, map);
 }
 
@@ -434,6 +444,121 @@ START_TEST(hostile_tables)
 }
 END_TEST
 
+/* The copy written to a file of its own, for a module to keep open: its path. */
+static void write_copy(const struct libc_copy *c, char *path)
+{
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, c->img, c->len), (ssize_t)c->len);
+	close(fd);
+}
+
+/* Write `byte` at `offset` of the file, as another program may change it after the load. */
+static void poke(const char *path, uint64_t offset, unsigned char byte)
+{
+	int fd = open(path, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &byte, 1, (off_t)offset), 1);
+	close(fd);
+}
+
+/*
+ * A placeholder (SW_MODULE_PLACEHOLDER) of a copy of libc: a lookup
+ * anywhere in its code is "not imported" and says so without symbols or
+ * .eh_frame_hdr read (the copy's table, broken on disk after the load,
+ * is what the later load finds); once sw_module_import_noted loads it,
+ * every function and gap is as the full load of libc describes it.
+ */
+START_TEST(placeholder)
+{
+	const unsigned flags = SW_MODULE_PLACEHOLDER | SW_MODULE_LAZY_SIGNAL_SAFE;
+	char path[] = "lazy-placeholder-XXXXXX";
+	const sw_native_function *f, *named = NULL, *fns;
+	const char *name, *full_name;
+	struct libc_copy c;
+	sw_module_import_stats s;
+	sw_module *full, *ph;
+	sw_codemap *map;
+	sw_code_info info;
+	size_t n = 99, nfns;
+
+	ck_assert_int_eq(dl_iterate_phdr(find_libc, NULL), 1);
+	ck_assert_int_eq(sw_module_load(host_libc, BIAS, NULL, &full), SW_OK);
+	f = some_function(full, 0);
+	read_libc(&c);
+	write_copy(&c, path);
+
+	/* The table read at the load would be good: broken after it, the import finds it broken. */
+	ck_assert_int_eq(sw_module_load_flags(path, BIAS, flags, NULL, &ph), SW_OK);
+	ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+	ck_assert_int_eq(sw_module_register(ph, map), SW_OK);
+	ck_assert_int_eq(sw_codemap_find(map, f->start, &info), SW_OK);
+	ck_assert_uint_eq(info.flags, SW_CODE_NATIVE | SW_CODE_NOT_IMPORTED);
+	poke(path, c.hdr, 2);
+	ck_assert_int_eq(sw_module_import_noted(ph, 0, &n), SW_E_BADMETA);
+	ck_assert_uint_eq(n, 0);
+	/* The load failed: no code there any more, and the same answer again. */
+	ck_assert_int_eq(sw_codemap_find(map, f->start, &info), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_module_import_noted(ph, 0, &n), SW_E_BADMETA);
+	ck_assert_int_eq(sw_module_unregister(ph, map), SW_OK);
+	sw_codemap_synchronize(map);
+	sw_module_free(ph);
+	poke(path, c.hdr, 1);
+
+	/* Nothing read but the headers: no symbols, no functions. */
+	ck_assert_int_eq(sw_module_load_flags(path, BIAS, flags, NULL, &ph), SW_OK);
+	ck_assert_int_eq(sw_module_stats(ph, &s), SW_OK);
+	ck_assert_uint_eq(s.symbols, 0);
+	ck_assert_uint_eq(s.fdes, 0);
+	ck_assert_uint_eq(s.lazy, 0);
+	ck_assert_int_eq(sw_module_symbolize(ph, f->start, &name, NULL), SW_E_NOTIMPORTED);
+	ck_assert_int_eq(sw_module_register(ph, map), SW_OK);
+	/* Anywhere in its code: not imported, the whole code's range, no rules. */
+	ck_assert_int_eq(sw_codemap_find(map, f->start + 1, &info), SW_OK);
+	ck_assert_uint_eq(info.flags, SW_CODE_NATIVE | SW_CODE_NOT_IMPORTED);
+	ck_assert_ptr_null(info.unwind);
+	ck_assert_uint_le(info.start, f->start);
+	ck_assert_uint_ge(info.start + info.size, f->start + f->size);
+	ck_assert_int_eq(sw_module_stats(ph, &s), SW_OK);
+	ck_assert_uint_eq(s.lazy_not_imported, 1);
+	ck_assert_uint_eq(s.lazy, 0);
+	/* Loaded, and the function the lookup landed in imported: two. */
+	ck_assert_int_eq(sw_module_import_noted(ph, 0, &n), SW_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(sw_module_stats(ph, &s), SW_OK);
+	ck_assert_uint_eq(s.lazy_imported, 1);
+	ck_assert_uint_gt(s.symbols, 1000);
+	same_function(map, f, f->start);
+	/* Its symbols are read now: a named function's name is the full load's. */
+	for (size_t k = 0; !named; k++)
+		if (some_function(full, k)->name)
+			named = some_function(full, k);
+	ck_assert_int_eq(sw_module_symbolize(full, named->start + 1, &full_name, NULL), SW_OK);
+	ck_assert_int_eq(sw_module_symbolize(ph, named->start + 1, &name, NULL), SW_OK);
+	ck_assert_str_eq(name, full_name);
+	/* Loaded once: nothing more to do. */
+	ck_assert_int_eq(sw_module_import_noted(ph, 0, &n), SW_OK);
+	ck_assert_uint_eq(n, 0);
+	/* Signal-safe: walks do not import, so every function is asked for first. */
+	ck_assert_int_eq(sw_module_functions(full, &fns, &nfns), SW_OK);
+	for (size_t i = 0; i < nfns; i++)
+		(void)sw_module_import_noted(ph, fns[i].start, NULL);
+	compare_modules(path, full, ph, map, 1);
+	unlink(path);
+	drop_both(full, ph, map);
+	free(c.img);
+
+	/* Loaded for an address asked for, no walk having landed there. */
+	ck_assert_int_eq(sw_module_load_flags(host_libc, BIAS, flags, NULL, &ph), SW_OK);
+	ck_assert_int_eq(sw_module_import_noted(ph, 8, &n), SW_E_NOTFOUND);
+	ck_assert_int_eq(sw_module_stats(ph, &s), SW_OK);
+	ck_assert_uint_gt(s.lazy, 1000);
+	sw_module_free(ph);
+}
+END_TEST
+
 /* Flags: an unknown bit is an error; an image is loaded in full, lazy or not. */
 START_TEST(flags_and_images)
 {
@@ -442,7 +567,7 @@ START_TEST(flags_and_images)
 	sw_module *m = NULL;
 
 	ck_assert_int_eq(dl_iterate_phdr(find_libc, NULL), 1);
-	ck_assert_int_eq(sw_module_load_flags(host_libc, 0, 8, NULL, &m), SW_E_INVAL);
+	ck_assert_int_eq(sw_module_load_flags(host_libc, 0, 16, NULL, &m), SW_E_INVAL);
 	ck_assert_ptr_null(m);
 	read_libc(&c);
 	ck_assert_int_eq(sw_module_load_image_flags(c.img, c.len, 0, SW_MODULE_LAZY, NULL, &m), SW_OK);
@@ -472,6 +597,7 @@ static Suite *lazy_suite(void)
 	tcase_add_test(tc, arena_full);
 	tcase_add_test(tc, hostile_tables);
 	tcase_add_test(tc, flags_and_images);
+	tcase_add_test(tc, placeholder);
 	suite_add_tcase(s, tc);
 	return s;
 }

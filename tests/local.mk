@@ -141,7 +141,7 @@ tests_check_lazy_SOURCES = tests/check_lazy.c
 tests_check_lazy_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_check_lazy_CFLAGS = $(TEST_CFLAGS)
 tests_check_lazy_LDADD = $(TEST_LIBS) $(LIBELF_LIBS)
-CLEANFILES += lazy-hostile-*
+CLEANFILES += lazy-hostile-* lazy-placeholder-*
 
 # sw_backtrace_self against glibc's backtrace(), through a library dlopen'ed, closed and opened again.
 check_PROGRAMS += tests/check_backtrace_self
@@ -158,6 +158,10 @@ EXTRA_DIST += tests/swprof-cputime.test
 # pprof output read back by go tool pprof; the interactive flame graph (issue 26).
 TESTS += tests/swprof-pprof.test tests/swprof-names.test
 EXTRA_DIST += tests/swprof-pprof.test tests/swprof-names.test tests/swprof/svg_check.js
+# A deep stack in a shared library the agent registers as a placeholder, against perf (issue 26).
+TESTS += tests/swprof-shlib.test
+EXTRA_DIST += tests/swprof-shlib.test tests/swprof/deep_lib.c
+CLEANFILES += -r tests/swprof-shlib.d
 # sw_names: demangling, this process's code named with its lines, bad input (issue 27).
 check_PROGRAMS += tests/check_names
 TESTS += tests/check_names

@@ -135,7 +135,20 @@ enum {
 	 * SW_E_NOTIMPORTED; sw_module_import_noted() imports what walks noted.
 	 * So does a walk of a SW_MODULE_LAZY module whose arena is full.
 	 */
-	SW_MODULE_LAZY_SIGNAL_SAFE = 4
+	SW_MODULE_LAZY_SIGNAL_SAFE = 4,
+	/*
+	 * A lazy load deferred further: the load reads the file's headers and
+	 * keeps it open; the module's code range is registered as one
+	 * function without rules, where a walk stops with SW_E_NOTIMPORTED
+	 * and notes it.  sw_module_import_noted() then reads the symbols and
+	 * the .eh_frame_hdr (as SW_MODULE_LAZY's load) and imports the
+	 * functions walks landed in.  Until then sw_module_symbolize() gives
+	 * SW_E_NOTIMPORTED.  Lookups take no lock and allocate nothing;
+	 * after the load, walks import only without SW_MODULE_LAZY_SIGNAL_SAFE.
+	 * A file SW_MODULE_LAZY would load in full is loaded now, lazily or in
+	 * full as that flag says.
+	 */
+	SW_MODULE_PLACEHOLDER = 8
 };
 
 /*
@@ -246,9 +259,11 @@ SW_API const char *sw_module_skip_name(unsigned reason);
  * sw_module_import_noted - import the functions of a lazy module that
  * walks noted but could not import (SW_MODULE_LAZY_SIGNAL_SAFE, or a full
  * arena), or with `address` != 0 the function holding it; *imported
- * (optional) counts them.  SW_E_LIMIT when the arena is full,
- * SW_E_NOTFOUND for an address no function holds; SW_OK and 0 for a
- * module loaded in full.  Not from a signal handler.
+ * (optional) counts them.  A placeholder (SW_MODULE_PLACEHOLDER) a walk
+ * landed in, or asked for with an address, is loaded first, which counts
+ * one more.  SW_E_LIMIT when the arena is full, SW_E_NOTFOUND for an
+ * address no function holds; SW_OK and 0 for a module loaded in full.
+ * Not from a signal handler.
  */
 SW_API sw_status sw_module_import_noted(sw_module *m, uint64_t address, size_t *imported);
 

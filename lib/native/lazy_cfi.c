@@ -31,6 +31,12 @@
 /* A slot a lookup asked for but could not import. */
 #define SLOT_NOTED ((uintptr_t)1)
 
+/* The index a placeholder's lookup gives: no function's (a table spans less than 4 GiB). */
+#define PLACEHOLDER_INDEX (UINT32_MAX - 1)
+
+/* What the view holds: its mapping only, its .eh_frame_hdr, or nothing after a load failed. */
+enum { VIEW_PLACEHOLDER, VIEW_OPEN, VIEW_FAILED };
+
 /* .eh_frame_hdr's encodings this reads: what GNU ld, gold and lld write. */
 #define HDR_FRAME_PTR_ENC (DW_EH_PE_pcrel | DW_EH_PE_sdata4)
 #define HDR_COUNT_ENC     DW_EH_PE_udata4
@@ -54,6 +60,12 @@ struct swi_lazy_cfi {
 	sw_arch arch;
 	uint64_t bias;
 	uint64_t base;                  /* ELF address the starts are relative to */
+	uint64_t abs_base, abs_lo, abs_hi;      /* base + bias; the functions' range (loaded) */
+	_Atomic int state;              /* VIEW_*: published with a release store */
+	sw_status load_error;           /* VIEW_FAILED's reason */
+	_Atomic bool asked;             /* a lookup landed in the placeholder */
+	_Atomic uint32_t noted_next;    /* of noted_pc[], taken so far */
+	_Atomic uint64_t noted_pc[SWI_LAZY_NOTED_PCS];  /* where lookups landed in the placeholder */
 	bool walks_import;
 	uint64_t budget;                /* instruction analysis's, for each FDE the import skips */
 	uint32_t n;                     /* functions the .eh_frame_hdr lists */
@@ -216,7 +228,7 @@ static long extra_find(const struct swi_lazy_cfi *z, uint64_t ip)
 /* The listed function holding ip (ELF address + bias), or -1; ip >= the table's base. */
 static long listed_find(const struct swi_lazy_cfi *z, uint64_t ip)
 {
-	uint64_t rel = ip - z->table.base;
+	uint64_t rel = ip - z->abs_base;
 	uint32_t lo = 0, n = z->n;
 
 	while (n > 1) {
@@ -233,11 +245,24 @@ static long lazy_find(const struct swi_code_source *s, uint64_t ip)
 {
 	/* The source is the view's first member; an import changes it. */
 	struct swi_lazy_cfi *z = (struct swi_lazy_cfi *)(uintptr_t)s;
-	long i = extra_find(z, ip);
+	int state = atomic_load_explicit(&z->state, memory_order_acquire);
 	const struct lazy_fn *r;
 	uintptr_t v;
+	long i;
 
-	if (i >= 0)
+	if (state == VIEW_PLACEHOLDER) {
+		/* Noted for sw_module_import_noted, which loads the module; lock-free. */
+		uint32_t k = atomic_fetch_add_explicit(&z->noted_next, 1, memory_order_relaxed);
+
+		if (k < SWI_LAZY_NOTED_PCS)
+			atomic_store_explicit(&z->noted_pc[k], ip, memory_order_relaxed);
+		atomic_store_explicit(&z->asked, true, memory_order_relaxed);
+		atomic_fetch_add_explicit(&z->not_imported, 1, memory_order_relaxed);
+		return (long)PLACEHOLDER_INDEX;
+	}
+	if (state != VIEW_OPEN || ip < z->abs_lo || ip >= z->abs_hi)
+		return -1;
+	if ((i = extra_find(z, ip)) >= 0)
 		return (long)z->n + i;
 	if ((i = listed_find(z, ip)) < 0)
 		return -1;
@@ -267,6 +292,15 @@ static void lazy_info(const struct swi_code_source *s, uint32_t i, struct swi_co
 	const struct swi_lazy_cfi *z = (const struct swi_lazy_cfi *)s;
 	const struct lazy_fn *r;
 
+	if (i == PLACEHOLDER_INDEX) {
+		/* The module is not loaded: its whole mapping is code without rules yet. */
+		out->info = (sw_code_info){ NULL, z->table.lo, z->table.hi - z->table.lo, NULL, 0,
+		                            SW_CODE_NATIVE | SW_CODE_NOT_IMPORTED, NULL };
+		out->rule = swi_no_body_rule;
+		out->body = &out->rule;
+		out->saved = NULL;
+		return;
+	}
 	if (i >= z->n) {
 		r = z->extra[i - z->n];
 	} else {
@@ -275,7 +309,7 @@ static void lazy_info(const struct swi_code_source *s, uint32_t i, struct swi_co
 		r = v > SLOT_NOTED ? (const struct lazy_fn *)v : NULL;
 		if (!r || r->none) {
 			/* Its range is known, its rules are not: the walk stops here and says why. */
-			out->info = (sw_code_info){ NULL, z->table.base + z->start[i], z->size[i], NULL, 0,
+			out->info = (sw_code_info){ NULL, z->abs_base + z->start[i], z->size[i], NULL, 0,
 			                            SW_CODE_NATIVE | SW_CODE_NOT_IMPORTED, NULL };
 			out->rule = swi_no_body_rule;
 			out->body = &out->rule;
@@ -304,13 +338,14 @@ static uint64_t sext32(const uint8_t *p)
 
 /* Executable sections: the lowest address and their bytes. */
 struct code_layout {
-	uint64_t lo, bytes;
-	bool debug_frame;
+	uint64_t lo, hi, bytes;
+	bool debug_frame, has_hdr;
 	Elf_Data *hdr;
-	uint64_t hdr_addr;
+	uint64_t hdr_addr, hdr_offset, hdr_size;
 };
 
-static void read_layout(Elf *elf, struct code_layout *l)
+/* `hdr`: read .eh_frame_hdr's bytes too (a placeholder only asks whether it is there). */
+static void read_layout(Elf *elf, bool hdr, struct code_layout *l)
 {
 	size_t shstrndx;
 
@@ -330,13 +365,18 @@ static void read_layout(Elf *elf, struct code_layout *l)
 		if (strcmp(name, ".debug_frame") == 0)
 			l->debug_frame = true;
 		if (strcmp(name, ".eh_frame_hdr") == 0 && !(sh.sh_flags & SHF_COMPRESSED)) {
-			l->hdr = elf_getdata(scn, NULL);
+			l->has_hdr = true;
+			l->hdr = hdr ? elf_getdata(scn, NULL) : NULL;
 			l->hdr_addr = sh.sh_addr;
+			l->hdr_offset = sh.sh_offset;
+			l->hdr_size = sh.sh_size;
 		}
 		if (!(sh.sh_flags & SHF_EXECINSTR) || sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
 		if (sh.sh_addr < l->lo)
 			l->lo = sh.sh_addr;
+		if (sh.sh_addr + sh.sh_size > l->hi)
+			l->hi = sh.sh_addr + sh.sh_size;
 		l->bytes += sh.sh_size;
 	}
 }
@@ -524,7 +564,7 @@ static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf, const struct swi_la
 	uint64_t hi = 0;
 	sw_status st;
 
-	read_layout(elf, &l);
+	read_layout(elf, true, &l);
 	/* .debug_frame may describe code .eh_frame does not: a full load reads both. */
 	if (l.debug_frame || l.lo == UINT64_MAX)
 		return SW_E_UNSUPPORTED;
@@ -540,14 +580,40 @@ static sw_status open_view(struct swi_lazy_cfi *z, Elf *elf, const struct swi_la
 		return SW_E_INVAL;              /* a bias may not wrap an address around */
 	if (!(z->cfi = dwarf_getcfi_elf(elf)))
 		return SW_E_UNSUPPORTED;
-	z->source = (struct swi_code_source){ lazy_find, lazy_info };
-	z->table = (struct swi_code_table){
-		.base = z->base + z->bias, .lo = z->base + z->bias, .hi = hi + z->bias,
-		.nfn = z->n + z->nextra, .flags = SW_CODE_NATIVE, .source = &z->source
-	};
+	z->abs_base = z->abs_lo = z->base + z->bias;
+	z->abs_hi = hi + z->bias;
+	/* A placeholder's table is registered already, with its mapping's range: it stays. */
+	if (atomic_load_explicit(&z->state, memory_order_relaxed) != VIEW_PLACEHOLDER) {
+		z->source = (struct swi_code_source){ lazy_find, lazy_info };
+		z->table = (struct swi_code_table){
+			.base = z->abs_base, .lo = z->abs_lo, .hi = z->abs_hi,
+			.nfn = z->n + z->nextra, .flags = SW_CODE_NATIVE, .source = &z->source
+		};
+	}
 	z->stats.index_bytes = (uint64_t)z->n * (sizeof *z->start + sizeof *z->size +
 	                                         sizeof *z->fde + sizeof *z->slot);
 	return SW_OK;
+}
+
+/* A view of nothing yet, in `state`; NULL for no memory. */
+static struct swi_lazy_cfi *view_new(sw_arch arch, uint64_t bias, int walks_import, const sw_module *m,
+                                     int state)
+{
+	struct swi_lazy_cfi *z = calloc(1, sizeof *z);
+
+	if (!z)
+		return NULL;
+	z->arch = arch;
+	z->bias = bias;
+	z->module = m;
+	z->walks_import = walks_import != 0;
+	z->fd = -1;
+	atomic_init(&z->state, state);
+	if (pthread_mutex_init(&z->lock, NULL) != 0) {
+		free(z);
+		return NULL;
+	}
+	return z;
 }
 
 sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
@@ -560,18 +626,9 @@ sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int w
 	*out = NULL;
 	if (!elf || !swi_arch_get(arch))
 		return SW_E_INVAL;
-	if (!(z = calloc(1, sizeof *z)))
+	if (!(z = view_new(arch, bias, walks_import, m, VIEW_OPEN)))
 		return SW_E_NOMEM;
-	z->arch = arch;
-	z->bias = bias;
-	z->module = m;
-	z->walks_import = walks_import != 0;
 	z->budget = analysis ? analysis->budget : 0;
-	z->fd = -1;
-	if (pthread_mutex_init(&z->lock, NULL) != 0) {
-		free(z);
-		return SW_E_NOMEM;
-	}
 	if ((st = open_view(z, elf, analysis)) != SW_OK) {
 		swi_lazy_cfi_free(z);
 		return st;
@@ -580,6 +637,107 @@ sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int w
 	z->fd = fd;
 	*out = z;
 	return SW_OK;
+}
+
+sw_status swi_lazy_cfi_placeholder(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
+                                   const sw_module *m, struct swi_lazy_cfi **out)
+{
+	struct swi_lazy_cfi *z;
+	struct code_layout l;
+	const uint8_t *p;
+	Elf_Data *h;
+
+	*out = NULL;
+	if (!elf || !swi_arch_get(arch))
+		return SW_E_INVAL;
+	/* What open_view would refuse, known from the section headers and the table's header. */
+	read_layout(elf, false, &l);
+	if (l.debug_frame || !l.has_hdr || l.lo >= l.hi || l.hdr_size < 12 ||
+	    !(h = elf_getdata_rawchunk(elf, (int64_t)l.hdr_offset, 12, ELF_T_BYTE)) || !h->d_buf)
+		return SW_E_UNSUPPORTED;
+	p = h->d_buf;
+	if (p[0] != 1 || p[1] != HDR_FRAME_PTR_ENC || p[2] != HDR_COUNT_ENC || p[3] != HDR_TABLE_ENC ||
+	    swi_load_le(p + 8, 4) == 0)
+		return SW_E_UNSUPPORTED;
+	if (l.hi - l.lo > UINT32_MAX)
+		return SW_E_UNSUPPORTED;        /* beyond a table's 4 GiB: a full load */
+	if (l.lo + bias < l.lo || l.hi + bias < l.hi)
+		return SW_E_INVAL;              /* a bias may not wrap an address around */
+	if (!(z = view_new(arch, bias, walks_import, m, VIEW_PLACEHOLDER)))
+		return SW_E_NOMEM;
+	z->source = (struct swi_code_source){ lazy_find, lazy_info };
+	/* No function counted (nfn): the map's count stays what it was when the table leaves it. */
+	z->table = (struct swi_code_table){
+		.base = l.lo + bias, .lo = l.lo + bias, .hi = l.hi + bias,
+		.nfn = 0, .flags = SW_CODE_NATIVE, .source = &z->source
+	};
+	z->elf = elf;
+	z->fd = fd;
+	*out = z;
+	return SW_OK;
+}
+
+bool swi_lazy_cfi_pending(struct swi_lazy_cfi *z, bool *asked)
+{
+	if (asked)
+		*asked = atomic_load_explicit(&z->asked, memory_order_relaxed);
+	return atomic_load_explicit(&z->state, memory_order_acquire) == VIEW_PLACEHOLDER;
+}
+
+Elf *swi_lazy_cfi_elf(const struct swi_lazy_cfi *z)
+{
+	return z->elf;
+}
+
+/* Import the functions lookups landed in while the view was a placeholder.  Lock held. */
+static size_t import_landed(struct swi_lazy_cfi *z)
+{
+	uint32_t taken = atomic_load_explicit(&z->noted_next, memory_order_relaxed);
+	size_t done = 0;
+
+	if (taken > SWI_LAZY_NOTED_PCS)
+		taken = SWI_LAZY_NOTED_PCS;
+	for (uint32_t k = 0; k < taken; k++) {
+		uint64_t pc = atomic_load_explicit(&z->noted_pc[k], memory_order_relaxed);
+		long i = pc >= z->abs_lo && pc < z->abs_hi ? listed_find(z, pc) : -1;
+
+		if (i >= 0 && atomic_load_explicit(&z->slot[i], memory_order_relaxed) <= SLOT_NOTED &&
+		    import_fn(z, (uint32_t)i) == SW_OK)
+			done++;
+	}
+	return done;
+}
+
+sw_status swi_lazy_cfi_load(struct swi_lazy_cfi *z, const struct swi_lazy_analysis *analysis,
+                            size_t *imported)
+{
+	sw_status st;
+
+	*imported = 0;
+	pthread_mutex_lock(&z->lock);
+	switch (atomic_load_explicit(&z->state, memory_order_relaxed)) {
+	case VIEW_PLACEHOLDER:
+		z->budget = analysis ? analysis->budget : 0;
+		st = open_view(z, z->elf, analysis);
+		if (st != SW_OK) {
+			/* Walks find no code there from now on, as in a module without CFI. */
+			z->load_error = st;
+			atomic_store_explicit(&z->state, VIEW_FAILED, memory_order_release);
+			break;
+		}
+		/* Readers acquire it: the view is complete before they see it open. */
+		atomic_store_explicit(&z->state, VIEW_OPEN, memory_order_release);
+		/* The load itself counts: the walks it stopped go further now. */
+		*imported = 1 + import_landed(z);
+		break;
+	case VIEW_FAILED:
+		st = z->load_error;
+		break;
+	default:
+		st = SW_OK;
+	}
+	pthread_mutex_unlock(&z->lock);
+	return st;
 }
 
 void swi_lazy_cfi_stats(struct swi_lazy_cfi *z, sw_module_import_stats *out)
@@ -597,8 +755,12 @@ sw_status swi_lazy_cfi_import(struct swi_lazy_cfi *z, uint64_t address, size_t *
 	size_t done = 0;
 
 	pthread_mutex_lock(&z->lock);
-	if (address) {
-		long i = address >= z->table.lo && address < z->table.hi ? listed_find(z, address) : -1;
+	if (atomic_load_explicit(&z->state, memory_order_relaxed) == VIEW_FAILED) {
+		st = z->load_error;                     /* the placeholder's load failed */
+	} else if (atomic_load_explicit(&z->state, memory_order_relaxed) != VIEW_OPEN) {
+		st = address ? SW_E_NOTFOUND : SW_OK;   /* nothing to import from yet */
+	} else if (address) {
+		long i = address >= z->abs_lo && address < z->abs_hi ? listed_find(z, address) : -1;
 
 		if (i < 0)
 			st = extra_find(z, address) >= 0 ? SW_OK : SW_E_NOTFOUND;

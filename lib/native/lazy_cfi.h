@@ -22,6 +22,7 @@
 #ifndef SW_LIB_NATIVE_LAZY_CFI_H
 #define SW_LIB_NATIVE_LAZY_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <gelf.h>
@@ -33,6 +34,9 @@ struct swi_lazy_cfi;
 /* Hard limits against hostile tables. */
 #define SWI_LAZY_MAX_FDES     (1u << 24)        /* entries of one .eh_frame_hdr */
 #define SWI_LAZY_SMALL_CODE   (8u << 20)        /* executable bytes scanned for sigreturn code */
+
+/* Where lookups landed in a placeholder, kept for its load to import those functions first. */
+#define SWI_LAZY_NOTED_PCS    8
 
 /* The arena's size for n functions: room for them all (a record is 150-250 bytes), within bounds. */
 #define SWI_LAZY_ARENA_MIN    (256u << 10)
@@ -67,6 +71,34 @@ struct swi_lazy_analysis {
 sw_status swi_lazy_cfi_open(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
                             const sw_module *m, const struct swi_lazy_analysis *analysis,
                             struct swi_lazy_cfi **out);
+
+/*
+ * A placeholder (SW_MODULE_PLACEHOLDER): a view of `elf`'s code range
+ * only, from its section headers, whose lookups land in one function
+ * without rules (SW_CODE_NOT_IMPORTED) and are noted; swi_lazy_cfi_load
+ * opens it later as swi_lazy_cfi_open would have, while it stays
+ * registered.  Owns `elf` and `fd` on success.  SW_E_UNSUPPORTED where
+ * swi_lazy_cfi_open would refuse the file for its sections (no
+ * .eh_frame_hdr, .debug_frame beside it, no code).
+ */
+sw_status swi_lazy_cfi_placeholder(Elf *elf, int fd, sw_arch arch, uint64_t bias, int walks_import,
+                                   const sw_module *m, struct swi_lazy_cfi **out);
+
+/* Is the view still a placeholder?  *asked (optional): has a lookup landed in it. */
+bool swi_lazy_cfi_pending(struct swi_lazy_cfi *z, bool *asked);
+
+/* The file the view reads. */
+Elf *swi_lazy_cfi_elf(const struct swi_lazy_cfi *z);
+
+/*
+ * Open a placeholder's view (the module's symbols read first, for
+ * `analysis` and the names), then import the functions lookups landed
+ * in; *imported: those, plus one for the load itself (0 when the view was
+ * open already).  A view that cannot be opened describes no code from
+ * then on and gives the error again.  Not from a signal handler.
+ */
+sw_status swi_lazy_cfi_load(struct swi_lazy_cfi *z, const struct swi_lazy_analysis *analysis,
+                            size_t *imported);
 
 /* The code table to register (its source is the view). */
 const struct swi_code_table *swi_lazy_cfi_table(const struct swi_lazy_cfi *z);

@@ -16,8 +16,16 @@
  * lookup first lands in it.  Since libelf's copy of the file's strings
  * then lives as long as the module, the first symbol table's names are
  * used where libelf read them instead of copied (libLLVM's .dynstr: 3 MB).
+ *
+ * A placeholder (SW_MODULE_PLACEHOLDER) is a lazy module whose load
+ * stops after the file's headers: its view (lazy_cfi.c) covers the code's
+ * range and answers every lookup "not imported", and the symbols and
+ * the .eh_frame_hdr are read by the first sw_module_import_noted after a
+ * walk landed there, under the module's load lock, then published.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +78,12 @@ struct sw_module {
 	/* What sw_module_register hands the code map; table.nfn == 0 when the functions do not fit one. */
 	struct swi_code_table_store table;
 	struct swi_lazy_cfi *lazy;      /* a lazy load's CFI, instead of fns and table */
+	_Atomic bool symbols_read;      /* syms and names are there (a placeholder's: once loaded) */
+	bool placeholder;               /* load_lock is initialised */
+	pthread_mutex_t load_lock;      /* a placeholder's load */
 };
 
-#define MODULE_LAZY_FLAGS (SW_MODULE_LAZY | SW_MODULE_LAZY_SIGNAL_SAFE)
+#define MODULE_LAZY_FLAGS (SW_MODULE_LAZY | SW_MODULE_LAZY_SIGNAL_SAFE | SW_MODULE_PLACEHOLDER)
 #define MODULE_FLAGS (SW_MODULE_ANALYZE | MODULE_LAZY_FLAGS)
 
 /* ---- The file ---- */
@@ -543,6 +554,69 @@ static sw_status load_lazy(sw_module *m, Elf *elf, int fd, unsigned flags, bool 
 	return st;
 }
 
+/*
+ * A placeholder of the module, which then owns `elf` and `fd` (*kept);
+ * SW_E_UNSUPPORTED when it is to be loaded now (lazily or in full).
+ */
+static sw_status load_placeholder(sw_module *m, Elf *elf, int fd, unsigned flags, bool *kept)
+{
+	sw_status st;
+
+	if (!(flags & SW_MODULE_PLACEHOLDER) || !lazy_flags(flags, fd))
+		return SW_E_UNSUPPORTED;
+	if (pthread_mutex_init(&m->load_lock, NULL) != 0)
+		return SW_E_NOMEM;
+	m->placeholder = true;
+	st = swi_lazy_cfi_placeholder(elf, fd, m->arch, m->bias, !(flags & SW_MODULE_LAZY_SIGNAL_SAFE), m,
+	                              &m->lazy);
+	*kept = st == SW_OK;
+	return st;
+}
+
+/* Forget the symbols read so far (a placeholder's load that failed may be tried again). */
+static void drop_symbols(sw_module *m)
+{
+	free(m->syms);
+	if (!m->names_borrowed)
+		free(m->names);
+	m->syms = NULL;
+	m->names = NULL;
+	m->nsyms = m->syms_cap = m->names_len = m->names_cap = 0;
+	m->names_borrowed = false;
+	m->stats.symbols = 0;
+}
+
+/*
+ * Load a placeholder: its symbols, then its view (lazy_cfi.c), once.
+ * *loaded: what swi_lazy_cfi_load counts.  Not from a signal handler.
+ */
+static sw_status load_now(sw_module *m, size_t *loaded)
+{
+	struct swi_lazy_analysis analysis = { NULL, 0, MODULE_ANALYSIS_BUDGET };
+	struct swi_symbol_range *r = NULL;
+	sw_status st = SW_OK;
+
+	*loaded = 0;
+	pthread_mutex_lock(&m->load_lock);
+	if (!atomic_load_explicit(&m->symbols_read, memory_order_relaxed)) {
+		if ((st = read_symbols(m, swi_lazy_cfi_elf(m->lazy), true)) != SW_OK)
+			drop_symbols(m);
+		else
+			/* Readers (sw_module_symbolize) acquire it. */
+			atomic_store_explicit(&m->symbols_read, true, memory_order_release);
+	}
+	if (st == SW_OK && !(r = symbol_ranges(m)) && m->nsyms)
+		st = SW_E_NOMEM;
+	if (st == SW_OK) {
+		analysis.syms = r;
+		analysis.nsyms = m->nsyms;
+		st = swi_lazy_cfi_load(m->lazy, &analysis, loaded);
+	}
+	free(r);
+	pthread_mutex_unlock(&m->load_lock);
+	return st;
+}
+
 static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bias, unsigned flags,
                           const struct swi_progress *progress, sw_arch *arch_out, sw_module **out,
                           bool *kept)
@@ -562,11 +636,22 @@ static sw_status load_elf(Elf *elf, int fd, uint64_t file_size, uint64_t load_bi
 	m->arch = arch;
 	m->bias = load_bias;
 	m->base = load_base(elf);
+	if ((st = load_placeholder(m, elf, fd, flags, kept)) != SW_E_UNSUPPORTED) {
+		if (st != SW_OK) {
+			sw_module_free(m);
+			return st;
+		}
+		if (arch_out)
+			*arch_out = arch;
+		*out = m;
+		return SW_OK;
+	}
 	/* Symbols first: imported functions take their names. */
 	if ((st = read_symbols(m, elf, lazy_flags(flags, fd))) != SW_OK) {
 		sw_module_free(m);
 		return st;
 	}
+	atomic_store_explicit(&m->symbols_read, true, memory_order_release);
 	st = load_lazy(m, elf, fd, flags, kept);
 	if (st != SW_E_UNSUPPORTED) {
 		if (st != SW_OK) {
@@ -754,6 +839,9 @@ SW_API sw_status sw_module_symbolize(const sw_module *m, uint64_t address, const
 
 	if (!m || !name)
 		return SW_E_INVAL;
+	/* A placeholder's symbols are read when it is loaded (sw_module_import_noted). */
+	if (!atomic_load_explicit(&m->symbols_read, memory_order_acquire))
+		return SW_E_NOTIMPORTED;
 	s = find_symbol(m, address);
 	if (!s)
 		return SW_E_NOTFOUND;
@@ -797,11 +885,24 @@ SW_API sw_status sw_module_stats(const sw_module *m, sw_module_import_stats *out
 
 SW_API sw_status sw_module_import_noted(sw_module *m, uint64_t address, size_t *imported)
 {
+	size_t loaded = 0, n = 0;
+	bool asked = false;
+	sw_status st;
+
 	if (imported)
 		*imported = 0;
 	if (!m)
 		return SW_E_INVAL;
-	return m->lazy ? swi_lazy_cfi_import(m->lazy, address, imported) : SW_OK;
+	if (!m->lazy)
+		return SW_OK;
+	/* A placeholder is loaded once a walk landed in it, or for an address asked for. */
+	if (swi_lazy_cfi_pending(m->lazy, &asked) && (asked || address) &&
+	    (st = load_now(m, &loaded)) != SW_OK)
+		return st;
+	st = swi_lazy_cfi_import(m->lazy, address, &n);
+	if (imported)
+		*imported = loaded + n;
+	return st;
 }
 
 SW_API const char *sw_module_skip_name(unsigned reason)
@@ -837,6 +938,8 @@ SW_API void sw_module_free(sw_module *m)
 	if (!m)
 		return;
 	swi_lazy_cfi_free(m->lazy);
+	if (m->placeholder)
+		pthread_mutex_destroy(&m->load_lock);
 	free(m->fns);
 	free(m->skips);
 	free(m->blobs);
