@@ -62,6 +62,23 @@ static inline void swi_store_le(unsigned char *p, unsigned size, uint64_t v)
 		p[i] = (unsigned char)v;
 }
 
+/*
+ * Binary search over n elements ordered so that `before`, an expression of
+ * the index `mid`, holds for a leading run of them: `at` (a size_t) is set
+ * to the length of that run, the index of the first element it fails for.
+ */
+#define SWI_SEARCH(at, n, mid, before)                          \
+	do {                                                    \
+		size_t swi_hi_ = (n);                           \
+		for ((at) = 0; (at) < swi_hi_;) {               \
+			size_t mid = (at) + (swi_hi_ - (at)) / 2; \
+			if (before)                             \
+				(at) = mid + 1;                 \
+			else                                    \
+				swi_hi_ = mid;                  \
+		}                                               \
+	} while (0)
+
 /* Read one target pointer (ptr_size bytes, little-endian). */
 static inline sw_status swi_read_ptr(const sw_memory *m, unsigned ptr_size,
                                      uint64_t addr, uint64_t *out)

@@ -36,17 +36,10 @@ struct sw_perf {
 /* Index of the first range starting at or after `addr`. */
 static size_t first_at_or_after(const sw_perf *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nwritten;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->written[mid].start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, p->nwritten, mid, p->written[mid].start < addr);
+	return i;
 }
 
 /*
