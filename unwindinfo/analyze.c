@@ -301,16 +301,9 @@ static bool meet(struct actx *c, size_t i, const struct astate *in)
 /* The index of the instruction at `off`, or -1. */
 static long find_insn(const struct actx *c, uint64_t off)
 {
-	size_t lo = 0, hi = c->n;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->fx[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, c->n, mid, c->fx[mid].off < off);
 	return lo < c->n && c->fx[lo].off == off ? (long)lo : -1;
 }
 

@@ -194,19 +194,12 @@ static sw_status index_skips(struct amod *am)
 /* ... or a skipped FDE? */
 static bool covered(const struct amod *am, uint64_t lo, uint64_t hi)
 {
-	size_t below = 0, n = am->imp->nskips;
+	size_t below;
 
 	if (covered_by_imported(am, lo, hi))
 		return true;
 	/* below: how many skipped FDEs start before hi; the last of them reaches furthest. */
-	while (below < n) {
-		size_t mid = below + (n - below) / 2;
-
-		if (am->skips[mid].start < hi)
-			below = mid + 1;
-		else
-			n = mid;
-	}
+	SWI_SEARCH(below, am->imp->nskips, mid, am->skips[mid].start < hi);
 	return below > 0 && am->skips[below - 1].reach > lo;
 }
 

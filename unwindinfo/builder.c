@@ -476,33 +476,19 @@ SW_API sw_status sw_swu_saved_at_reg(sw_swu_builder *b, uint32_t end, unsigned r
 /* The first entry not ordered before `slot` (with or without flags). */
 static uint32_t gc_find(const sw_swu_builder *b, const sw_swu_gc_slot *slot, bool flags)
 {
-	uint32_t lo = 0, hi = b->ngc;
+	size_t i;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (swu_gc_cmp(&b->gc[mid].slot, slot, flags) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, b->ngc, mid, swu_gc_cmp(&b->gc[mid].slot, slot, flags) < 0);
+	return (uint32_t)i;
 }
 
 /* The first range of `e` that ends after `start`. */
 static uint32_t range_find(const struct gc_entry *e, uint32_t start)
 {
-	uint32_t lo = 0, hi = e->nranges;
+	size_t i;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (e->ranges[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, e->nranges, mid, e->ranges[mid].end <= start);
+	return (uint32_t)i;
 }
 
 static bool range_overlaps(const struct gc_entry *e, uint32_t start, uint32_t end)

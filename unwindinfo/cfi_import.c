@@ -287,15 +287,6 @@ static sw_status emit_diff(const struct import_ctx *c, uint32_t at,
 
 /* ---- Functions ---- */
 
-static uint32_t blob_hash(const uint8_t *p, uint32_t len)
-{
-	uint32_t h = 2166136261u;       /* FNV-1a */
-
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
 /* Grow the dedup index to twice its size (or its first size), rehashing what it holds. */
 static sw_status dedup_grow(struct swi_cfi_import *imp)
 {
@@ -329,7 +320,7 @@ size_t swi_cfi_keep_blob(struct swi_cfi_import *imp, uint32_t len)
 	imp->blobs_len += len;
 	if (len == 0 || (2 * (imp->dedup_used + 1) > imp->dedup_cap && dedup_grow(imp) != SW_OK))
 		return at;
-	hash = blob_hash(blob, len);
+	hash = (uint32_t)swi_blob_hash(blob, len);
 	for (j = hash & (imp->dedup_cap - 1); imp->dedup[j].size; j = (j + 1) & (imp->dedup_cap - 1)) {
 		const struct swi_cfi_blob_ref *r = &imp->dedup[j];
 

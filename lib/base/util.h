@@ -56,11 +56,45 @@ static inline uint64_t swi_load_le(const unsigned char *p, unsigned size)
 	return v;
 }
 
+/* A hash of an unwind blob's bytes, eight at a time (blobs are tens of bytes). */
+static inline uint64_t swi_blob_hash(const uint8_t *p, uint32_t size)
+{
+	uint64_t h = size * UINT64_C(0x9E3779B97F4A7C15);
+	uint32_t i = 0;
+
+	for (; i + 8 <= size; i += 8)
+		h = (h ^ swi_load_le(p + i, 8)) * UINT64_C(0xff51afd7ed558ccd);
+	if (i < size) {
+		uint64_t tail = 0;
+
+		memcpy(&tail, p + i, size - i);
+		h = (h ^ tail) * UINT64_C(0xff51afd7ed558ccd);
+	}
+	return h ^ (h >> 29);
+}
+
 static inline void swi_store_le(unsigned char *p, unsigned size, uint64_t v)
 {
 	for (unsigned i = 0; i < size; i++, v >>= 8)
 		p[i] = (unsigned char)v;
 }
+
+/*
+ * Binary search over n elements ordered so that `before`, an expression of
+ * the index `mid`, holds for a leading run of them: `at` (a size_t) is set
+ * to the length of that run, the index of the first element it fails for.
+ */
+#define SWI_SEARCH(at, n, mid, before)                          \
+	do {                                                    \
+		size_t swi_hi_ = (n);                           \
+		for ((at) = 0; (at) < swi_hi_;) {               \
+			size_t mid = (at) + (swi_hi_ - (at)) / 2; \
+			if (before)                             \
+				(at) = mid + 1;                 \
+			else                                    \
+				swi_hi_ = mid;                  \
+		}                                               \
+	} while (0)
 
 /* Read one target pointer (ptr_size bytes, little-endian). */
 static inline sw_status swi_read_ptr(const sw_memory *m, unsigned ptr_size,

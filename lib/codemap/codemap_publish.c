@@ -123,17 +123,10 @@ static sw_status publish(sw_publisher *p)
 /* The first method whose start is >= start. */
 static size_t method_index(const sw_publisher *p, uint64_t start)
 {
-	size_t lo = 0, hi = p->nmethods;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->methods[mid].rec.start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, p->nmethods, mid, p->methods[mid].rec.start < start);
+	return i;
 }
 
 static sw_status method_added(sw_publisher *p, const sw_code_info *info)

@@ -7,12 +7,11 @@
  * prescribes.  Each registrar also keeps its own objects, by code start,
  * so that a removal from its code map finds the object to unlink.
  */
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include "util.h"
 #include "jit_elf.h"
+#include "jit_tool.h"
 
 SW_API sw_gdbjit_descriptor __jit_debug_descriptor = { 1, SW_GDBJIT_NOACTION, NULL, NULL };
 
@@ -37,13 +36,9 @@ struct gdbjit_object {
 };
 
 struct sw_gdbjit {
-	sw_method_name_fn name;
-	void *name_data;
-	sw_codemap *map;                /* attached to, or NULL */
-	sw_codemap_observer observer;
+	struct swi_jit_tool tool;
 	pthread_mutex_t lock;           /* objects (direct adds and the observer may race) */
 	struct gdbjit_object *objects;
-	sw_status status;               /* the first error an observed registration met */
 };
 
 static void descriptor_link(struct gdbjit_object *o)
@@ -99,8 +94,8 @@ SW_API sw_status sw_gdbjit_create(sw_gdbjit **out, sw_method_name_fn name, void 
 		free(g);
 		return SW_E_NOMEM;
 	}
-	g->name = name;
-	g->name_data = data;
+	g->tool.name = name;
+	g->tool.name_data = data;
 	*out = g;
 	return SW_OK;
 }
@@ -162,17 +157,6 @@ SW_API sw_status sw_gdbjit_remove(sw_gdbjit *g, uint64_t start)
 	return SW_OK;
 }
 
-/* The runtime's name for the method, or one made from its address. */
-static void method_name(const sw_gdbjit *g, const sw_code_info *info, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	if (g->name)
-		g->name(g->name_data, info, buf, cap);
-	buf[cap - 1] = '\0';
-	if (!buf[0])
-		snprintf(buf, cap, "jit_%" PRIx64, info->start);
-}
-
 static void observe(void *data, sw_codemap_event event, const sw_code_info *info)
 {
 	sw_gdbjit *g = data;
@@ -180,54 +164,34 @@ static void observe(void *data, sw_codemap_event event, const sw_code_info *info
 	sw_status st;
 
 	if (event == SW_CODEMAP_ADDED) {
-		method_name(g, info, name, sizeof(name));
+		swi_jit_tool_name(&g->tool, info, name, sizeof(name));
 		st = sw_gdbjit_add(g, info, name);
 	} else {
 		st = sw_gdbjit_remove(g, info->start);
 	}
-	if (st != SW_OK && g->status == SW_OK)
-		g->status = st;
+	swi_jit_tool_failed(&g->tool, st);
 }
 
 SW_API sw_status sw_gdbjit_attach(sw_gdbjit *g, sw_codemap *map)
 {
-	sw_status st;
-
-	if (!g || !map)
-		return SW_E_INVAL;
-	if (g->map)
-		return SW_E_EXISTS;
-	g->observer = (sw_codemap_observer){ observe, g, NULL };
-	st = sw_codemap_observe(map, &g->observer);
-	if (st == SW_OK)
-		g->map = map;
-	return st;
+	return g ? swi_jit_tool_attach(&g->tool, map, observe, g) : SW_E_INVAL;
 }
 
 SW_API sw_status sw_gdbjit_detach(sw_gdbjit *g)
 {
-	sw_status st;
-
-	if (!g)
-		return SW_E_INVAL;
-	if (!g->map)
-		return SW_E_NOTFOUND;
-	st = sw_codemap_unobserve(g->map, &g->observer);
-	g->map = NULL;
-	return st;
+	return g ? swi_jit_tool_detach(&g->tool) : SW_E_INVAL;
 }
 
 SW_API sw_status sw_gdbjit_status(const sw_gdbjit *g)
 {
-	return g ? g->status : SW_E_INVAL;
+	return g ? g->tool.status : SW_E_INVAL;
 }
 
 SW_API void sw_gdbjit_destroy(sw_gdbjit *g)
 {
 	if (!g)
 		return;
-	if (g->map)
-		(void)sw_gdbjit_detach(g);
+	(void)swi_jit_tool_detach(&g->tool);
 	while (g->objects) {
 		struct gdbjit_object *o = g->objects;
 

@@ -11,6 +11,7 @@ lib_libsw_unwindinfo_la_SOURCES += \
 lib_libsw_jit_la_SOURCES += \
 	lib/jit/jit_elf.h \
 	lib/jit/jit_elf.c \
+	lib/jit/jit_tool.h \
 	lib/jit/gdb_jit.c \
 	lib/jit/perf_files.h \
 	lib/jit/perf_map.c \

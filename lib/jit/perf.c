@@ -5,14 +5,13 @@
  * object a runtime holds, its code map observer, and the lock that keeps
  * records whole when methods are registered from several threads.
  */
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "util.h"
 #include "array_grow.h"
 #include "perf_files.h"
+#include "jit_tool.h"
 
 /* Code written so far, by start: what a new method's mapping must not cover. */
 struct code_range {
@@ -23,12 +22,8 @@ struct sw_perf {
 	unsigned what;                  /* SW_PERF_* */
 	struct swi_perf_map map_file;
 	struct swi_jitdump dump;
-	sw_method_name_fn name;
-	void *name_data;
-	sw_codemap *map;                /* attached to, or NULL */
-	sw_codemap_observer observer;
+	struct swi_jit_tool tool;
 	pthread_mutex_t lock;           /* the files */
-	sw_status status;               /* the first error an observed method met */
 	struct code_range *written;     /* sorted by start (under lock) */
 	size_t nwritten, capwritten;
 };
@@ -36,17 +31,10 @@ struct sw_perf {
 /* Index of the first range starting at or after `addr`. */
 static size_t first_at_or_after(const sw_perf *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nwritten;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->written[mid].start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, p->nwritten, mid, p->written[mid].start < addr);
+	return i;
 }
 
 /*
@@ -98,8 +86,8 @@ SW_API sw_status sw_perf_create(sw_perf **out, unsigned what, const char *dir,
 		return SW_E_NOMEM;
 	}
 	p->what = what;
-	p->name = name;
-	p->name_data = data;
+	p->tool.name = name;
+	p->tool.name_data = data;
 	if (what & SW_PERF_MAP)
 		st = swi_perf_map_open(&p->map_file, dir, (long)getpid());
 	if (st == SW_OK && (what & SW_PERF_JITDUMP))
@@ -135,49 +123,24 @@ SW_API sw_status sw_perf_add(sw_perf *p, const sw_code_info *info, const char *n
 static void observe(void *data, sw_codemap_event event, const sw_code_info *info)
 {
 	sw_perf *p = data;
-	char name[256] = "";
-	sw_status st;
+	char name[256];
 
 	/* perf has no record for code that went away; a later load at the
 	 * same address supersedes the earlier one. */
 	if (event != SW_CODEMAP_ADDED)
 		return;
-	if (p->name)
-		p->name(p->name_data, info, name, sizeof(name));
-	name[sizeof(name) - 1] = '\0';
-	if (!name[0])
-		snprintf(name, sizeof(name), "jit_%" PRIx64, info->start);
-	st = sw_perf_add(p, info, name);
-	if (st != SW_OK && p->status == SW_OK)
-		p->status = st;
+	swi_jit_tool_name(&p->tool, info, name, sizeof(name));
+	swi_jit_tool_failed(&p->tool, sw_perf_add(p, info, name));
 }
 
 SW_API sw_status sw_perf_attach(sw_perf *p, sw_codemap *map)
 {
-	sw_status st;
-
-	if (!p || !map)
-		return SW_E_INVAL;
-	if (p->map)
-		return SW_E_EXISTS;
-	p->observer = (sw_codemap_observer){ observe, p, NULL };
-	st = sw_codemap_observe(map, &p->observer);
-	if (st == SW_OK)
-		p->map = map;
-	return st;
+	return p ? swi_jit_tool_attach(&p->tool, map, observe, p) : SW_E_INVAL;
 }
 
 SW_API sw_status sw_perf_detach(sw_perf *p)
 {
-	sw_status st;
-
-	if (!p)
-		return SW_E_INVAL;
-	if (!p->map)
-		return SW_E_NOTFOUND;
-	st = sw_codemap_unobserve(p->map, &p->observer);
-	p->map = NULL;
-	return st;
+	return p ? swi_jit_tool_detach(&p->tool) : SW_E_INVAL;
 }
 
 SW_API const char *sw_perf_path(const sw_perf *p, unsigned what)
@@ -193,15 +156,14 @@ SW_API const char *sw_perf_path(const sw_perf *p, unsigned what)
 
 SW_API sw_status sw_perf_status(const sw_perf *p)
 {
-	return p ? p->status : SW_E_INVAL;
+	return p ? p->tool.status : SW_E_INVAL;
 }
 
 SW_API void sw_perf_destroy(sw_perf *p)
 {
 	if (!p)
 		return;
-	if (p->map)
-		(void)sw_perf_detach(p);
+	(void)swi_jit_tool_detach(&p->tool);
 	swi_perf_map_close(&p->map_file);
 	swi_jitdump_close(&p->dump);
 	free(p->written);

@@ -320,20 +320,12 @@ SW_API sw_status sw_remote_method_at(const sw_remote *r, size_t index, sw_remote
 
 SW_API sw_status sw_remote_find(const sw_remote *r, uint64_t ip, sw_remote_method *out)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!r || !out)
 		return SW_E_INVAL;
-	hi = r->nmethods;
 	/* The last method that starts at or below ip. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->methods[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, r->nmethods, mid, r->methods[mid].start <= ip);
 	if (lo == 0 || ip - r->methods[lo - 1].start >= r->methods[lo - 1].size)
 		return SW_E_NOTFOUND;
 	describe(r, &r->methods[lo - 1], out);

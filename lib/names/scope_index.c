@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
+#include "util.h"
 #include "array_grow.h"
 #include "scope_index.h"
 
@@ -181,16 +182,9 @@ static void build(struct swi_scope_units *u, struct unit_index *ui, Dwarf_Die *c
 static struct unit_index *unit(struct swi_scope_units *u, Dwarf_Die *cu)
 {
 	const void *key = cu->cu;
-	size_t lo = 0, hi = u->n;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if ((uintptr_t)u->units[mid].key < (uintptr_t)key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, u->n, mid, (uintptr_t)u->units[mid].key < (uintptr_t)key);
 	if (lo < u->n && u->units[lo].key == key)
 		return &u->units[lo];
 	if (swi_array_grow((void **)&u->units, &u->cap, u->n + 1, sizeof *u->units) != SW_OK)
@@ -206,22 +200,14 @@ int swi_scope_chain(struct swi_scope_units *u, Dwarf_Die *cu, uint64_t address,
                     struct swi_scope_chain *out)
 {
 	struct unit_index *ui = u && cu ? unit(u, cu) : NULL;
-	size_t lo = 0, hi, steps = 0;
+	size_t lo, steps = 0;
 	uint32_t at;
 
 	out->n = 0;
 	if (!ui || !ui->v || !ui->dwarf)
 		return 0;
 	/* The last range that starts at or before the address. */
-	hi = ui->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ui->v[mid].lo <= address)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, ui->n, mid, ui->v[mid].lo <= address);
 	at = lo > 0 ? (uint32_t)(lo - 1) : NO_SCOPE;
 	/* Out to the innermost range that holds it, then out through its callers. */
 	while (at != NO_SCOPE && steps++ < ui->n) {

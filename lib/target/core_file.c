@@ -110,17 +110,10 @@ static unsigned prot_from_pflags(GElf_Word f)
  */
 static size_t first_segment_after(const sw_core *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nsegs;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->segs[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	SWI_SEARCH(i, c->nsegs, mid, c->segs[mid].end <= addr);
+	return i;
 }
 
 static const struct core_segment *find_segment(const sw_core *c, uint64_t addr)
