@@ -374,19 +374,12 @@ SW_API sw_status sw_gdbjit_list_objects(const sw_gdbjit_list *l, const sw_gdbjit
 SW_API sw_status sw_gdbjit_list_symbolize(const sw_gdbjit_list *l, uint64_t address, const char **name,
                                           uint64_t *offset)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!l || !name)
 		return SW_E_INVAL;
 	/* The first piece past the address; the one before it may hold it. */
-	for (hi = l->npieces; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->pieces[mid].first <= address)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, l->npieces, mid, l->pieces[mid].first <= address);
 	if (lo == 0 || l->pieces[lo - 1].last < address)
 		return SW_E_NOTFOUND;
 	return sw_module_symbolize(l->objects[l->pieces[lo - 1].object].module, address, name, offset);

@@ -356,17 +356,10 @@ static bool symbol_contains(const struct module_symbol *s, uint64_t address)
 /* The symbol containing `address`, or NULL. */
 static const struct module_symbol *find_symbol(const sw_module *m, uint64_t address)
 {
-	size_t lo = 0, hi = m->nsyms, seen = 0;
+	size_t lo, seen = 0;
 
 	/* The first symbol that starts after the address. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].start <= address)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	SWI_SEARCH(lo, m->nsyms, mid, m->syms[mid].start <= address);
 	/* The nearest start below that contains it; of several at that start, the first. */
 	while (lo > 0 && seen++ < SYMBOLIZE_MAX_BACK) {
 		const struct module_symbol *s = &m->syms[--lo];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "array_grow.h"
 #include "synth_internal.h"
+#include "util.h"
 
 /* A register context with the target address each value came from. */
 struct expect_regs {
@@ -90,21 +91,12 @@ static void roots_fail(struct expect *e, sw_status st)
 
 const struct swi_synth_method *swi_synth_method_at(const sw_synth *s, uint64_t addr)
 {
-	unsigned lo = 0, hi = s->nmethods;
+	size_t at;
 
-	/* Methods are generated at ascending addresses. */
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const struct swi_synth_method *m = &s->methods[mid];
-
-		if (addr < m->start)
-			hi = mid;
-		else if (addr - m->start >= m->size)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	/* Methods are generated at ascending addresses: the first that ends past addr may hold it. */
+	SWI_SEARCH(at, s->nmethods, mid, addr - s->methods[mid].start >= s->methods[mid].size &&
+	                                 addr >= s->methods[mid].start);
+	return at < s->nmethods && addr >= s->methods[at].start ? &s->methods[at] : NULL;
 }
 
 const char *swi_synth_state_name(uint32_t state)
