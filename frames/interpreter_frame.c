@@ -103,6 +103,23 @@ static sw_status intf_return_address(const sw_frame_view *f, uint64_t *ra)
 	return st;
 }
 
+/*
+ * An interpreted method's registers from its context frame `c`: IP its ip,
+ * SP the context frame's address, FP its stack (the interpreter's
+ * SetContextToInterpMethodContextFrame), with where IP and FP are kept.
+ */
+static void set_context_frame_regs(const struct swi_arch *a, unsigned p, const struct context_frame *c,
+                                   sw_context *regs, uint64_t *loc)
+{
+	regs->valid |= (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
+	regs->regs[a->ip_reg] = c->ip;
+	loc[a->ip_reg] = c->addr + (uint64_t)SW_IMCF_IP * p;
+	regs->regs[a->sp_reg] = c->addr;
+	loc[a->sp_reg] = 0;
+	regs->regs[a->fp_reg] = c->stack;
+	loc[a->fp_reg] = c->addr + (uint64_t)SW_IMCF_STACK * p;
+}
+
 /* SetContextToInterpMethodContextFrame: IP, SP and FP of the innermost interpreted method. */
 static sw_status intf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *rd)
 {
@@ -117,13 +134,8 @@ static sw_status intf_update_regdisplay(const sw_frame_view *f, sw_regdisplay *r
 		return st;
 	if (c.addr == 0 || c.ip == 0)
 		return SW_E_BADFRAME;       /* asked only when there is one */
-	rd->cur.valid = (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
-	rd->cur.regs[a->ip_reg] = c.ip;
-	rd->cur_loc[a->ip_reg] = c.addr + (uint64_t)SW_IMCF_IP * p;
-	rd->cur.regs[a->sp_reg] = c.addr;
-	rd->cur_loc[a->sp_reg] = 0;
-	rd->cur.regs[a->fp_reg] = c.stack;
-	rd->cur_loc[a->fp_reg] = c.addr + (uint64_t)SW_IMCF_STACK * p;
+	rd->cur.valid = 0;
+	set_context_frame_regs(a, p, &c, &rd->cur, rd->cur_loc);
 	return SW_OK;
 }
 
@@ -197,13 +209,7 @@ sw_status swi_interpreter_unwind(const sw_thread *t, uint64_t frame, sw_regdispl
 	if (parent.ip != 0) {
 		rd->caller = rd->cur;
 		memcpy(rd->caller_loc, rd->cur_loc, sizeof rd->caller_loc);
-		rd->caller.valid |= (1ULL << a->ip_reg) | (1ULL << a->sp_reg) | (1ULL << a->fp_reg);
-		rd->caller.regs[a->ip_reg] = parent.ip;
-		rd->caller_loc[a->ip_reg] = parent.addr + (uint64_t)SW_IMCF_IP * p;
-		rd->caller.regs[a->sp_reg] = parent.addr;
-		rd->caller_loc[a->sp_reg] = 0;
-		rd->caller.regs[a->fp_reg] = parent.stack;
-		rd->caller_loc[a->fp_reg] = parent.addr + (uint64_t)SW_IMCF_STACK * p;
+		set_context_frame_regs(a, p, &parent, &rd->caller, rd->caller_loc);
 		return SW_OK;
 	}
 	/* The last one: out through the transition block of the call into the interpreter. */

@@ -882,6 +882,14 @@ static const char *host_libc(void)
 	                                                            : NULL;
 }
 
+/* The list's first three entries, as glibc makes them: the executable (no name), libc, the vDSO. */
+static void glibc_like_list(struct made_list *l, int vdso_last)
+{
+	list_entry(l, 0, EXE_BIAS, "", EXE_BIAS + 0x1000, 0);
+	list_entry(l, 1, LIB_AT, host_libc(), LIB_AT + 0x1000, 0);
+	list_entry(l, 2, 0x7ffff7fc1000, "linux-vdso.so.1", 0x7ffff7fc1300, vdso_last);
+}
+
 /*
  * The list as glibc leaves it: the executable (no name), libc, the vDSO
  * (no directory) and a library whose file is gone.  libc is added at its
@@ -898,9 +906,7 @@ START_TEST(libraries_from_the_linkers_list)
 	if (!host_libc())
 		return;
 	exe_copy(exe, sizeof exe, NULL, &entry);
-	list_entry(&l, 0, EXE_BIAS, "", EXE_BIAS + 0x1000, 0);
-	list_entry(&l, 1, LIB_AT, host_libc(), LIB_AT + 0x1000, 0);
-	list_entry(&l, 2, 0x7ffff7fc1000, "linux-vdso.so.1", 0x7ffff7fc1300, 0);
+	glibc_like_list(&l, 0);
 	list_entry(&l, 3, 0x7f4000000000, "/nonexistent/libgone.so.1", 0x7f4000001000, 1);
 	ck_assert_int_eq(add_libraries(exe, entry, LIST_AT, &l, &added, &k, &libc_at), SW_OK);
 	ck_assert_uint_eq(added, 1);
@@ -929,9 +935,7 @@ START_TEST(libraries_hostile_list)
 	if (!host_libc())
 		return;
 	exe_copy(exe, sizeof exe, NULL, &entry);
-	list_entry(&l, 0, EXE_BIAS, "", EXE_BIAS + 0x1000, 0);
-	list_entry(&l, 1, LIB_AT, host_libc(), LIB_AT + 0x1000, 0);
-	list_entry(&l, 2, 0x7ffff7fc1000, "linux-vdso.so.1", 0x7ffff7fc1300, 1);
+	glibc_like_list(&l, 1);
 	ck_assert_int_eq(add_libraries(exe, entry, 0, &l, &added, &k, &libc_at), SW_E_NOTFOUND);
 	ck_assert_int_eq(add_libraries(exe, entry, 0x1000, &l, &added, &k, &libc_at), SW_E_BADADDR);
 	/* The vDSO's entry leads back to libc's: libc is added, then the loop refused. */
