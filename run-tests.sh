@@ -16,7 +16,7 @@ sw_stage_done() {
 sw_install_deps
 sw_build
 sw_stage_done "install and build"
-(cd build && make -j"$(nproc)" check) || { tail -n 100 build/test-suite.log 2>/dev/null; exit 1; }
+(cd build && make -j"$(nproc)" check) || { sw_show_failures build; exit 1; }
 sw_stage_done "make check"
 sw_asan_check
 sw_stage_done "ASan and UBSan check"

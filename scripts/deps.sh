@@ -62,6 +62,17 @@ sw_cppcheck() {
 		lib frames unwindinfo examples
 }
 
+# After a failed make check in directory $1: each failing test's own log
+# (test-suite.log lists every SKIP too, and its tail rarely holds the
+# failure), printed last, where a truncated CI excerpt still shows it.
+sw_show_failures() {
+	grep -E '^(FAIL|ERROR): ' "$1/test-suite.log" 2>/dev/null | while read -r _ t; do
+		echo "=== $1/$t.log (last 60 lines)"
+		tail -n 60 "$1/$t.log" 2>/dev/null
+	done
+	grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR):' "$1/test-suite.log" 2>/dev/null
+}
+
 # The whole make check again in build-asan/, built with ASan and UBSan
 # (--enable-sanitizers): any report fails the test that made it.  The
 # cross-built toy-JIT tests are static binaries for other targets and are
@@ -81,7 +92,7 @@ sw_asan_check() {
 		make tests/targets/victim CFLAGS="-g -O2" LDFLAGS= &&
 		SW_SKIP_HEAVY=1 ASAN_OPTIONS=detect_leaks=1:disable_coredump=0 CK_TIMEOUT_MULTIPLIER=4 \
 			make -j"$(nproc)" check) ||
-		{ tail -n 100 build-asan/test-suite.log 2>/dev/null; return 1; }
+		{ sw_show_failures build-asan; return 1; }
 }
 
 # The concurrency stress alone under ThreadSanitizer (--enable-tsan) in
