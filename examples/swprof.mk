@@ -68,9 +68,9 @@ CLEANFILES += -r tests/swprof-threads.d
 
 # swprof -p on JIT code: a runtime's published code map (toyjit-remote -b),
 # read from the running process, against the runtime's own walk.
-TESTS += tests/swprof-toyjit-attach.test
-EXTRA_DIST += tests/swprof-toyjit-attach.test
-CLEANFILES += -r tests/swprof-toyjit-attach.d
+TESTS += tests/swprof-toyjit-attach.test tests/swprof-toyjit-torn.test
+EXTRA_DIST += tests/swprof-toyjit-attach.test tests/swprof-toyjit-torn.test
+CLEANFILES += -r tests/swprof-toyjit-attach.d tests/swprof-toyjit-torn.d
 
 # swprof -p on LLVM's lli: JIT objects registered with gdb, read live, against gdb.
 TESTS += tests/swprof-lli.test

@@ -13,12 +13,16 @@
  * its handle (named through prof.method_name), a JIT object by its CFI
  * and named by its symbols (prof.jit_code_name).  The snapshots read
  * before stay until the end, unregistered, so that the methods sampled
- * then keep their names when a later read no longer lists them.
+ * then keep their names when a later read no longer lists them.  A read
+ * that fails leaves the one before it registered; one that a busy
+ * publisher tore is tried again at a later stop, 10 ms on at the
+ * earliest.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <stackwalk.h>
 #include "jit_lists.h"
@@ -28,6 +32,7 @@
 
 #define KEPT_SNAPSHOTS 32       /* earlier code maps kept for their names */
 #define UNRESOLVED 64           /* stops that a read did not explain, remembered */
+#define TORN_PAUSE_NS 10000000ull   /* after a torn read, no read again for 10 ms */
 
 static struct {
 	pid_t pid;
@@ -50,7 +55,16 @@ static struct {
 	 */
 	uint64_t unresolved[UNRESOLVED];
 	unsigned nunresolved;
+	uint64_t torn_until;            /* CLOCK_MONOTONIC ns: no read before, the last one torn */
 } live;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* The running process's memory: one process_vm_readv a read, the process never stopped. */
 static sw_status read_live(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -107,11 +121,11 @@ static void find_publishers(void)
 	}
 }
 
-/* The code map read last stops being registered; kept for its names. */
-static void retire_remote(void)
+/* The code map read last stops being registered; kept for its names.  1 if there was one. */
+static int retire_remote(void)
 {
 	if (!live.remote.r)
-		return;
+		return 0;
 	sw_remote_unregister(live.remote.r, prof.map);
 	if (live.nkept == KEPT_SNAPSHOTS) {
 		sw_remote_free(live.kept[0]);
@@ -121,12 +135,26 @@ static void retire_remote(void)
 	live.kept[live.nkept++] = live.remote.r;
 	live.remote.r = NULL;
 	live.remote.map = NULL;
+	return 1;
+}
+
+/* A read that failed leaves the one before it registered, as before the read. */
+static void restore_remote(void)
+{
+	sw_remote *r = live.kept[live.nkept - 1];
+
+	if (sw_remote_register(r, prof.map) == SW_OK) {
+		live.remote.r = r;
+		live.remote.map = prof.map;
+		live.nkept--;
+	}
 }
 
 int attach_jit_refresh(target_process *p, uint64_t pc, int verbose)
 {
 	sw_code_info ci;
 	sw_status st;
+	int torn = 0, retired;
 
 	if (!live.pid) {
 		live.pid = p->pid;
@@ -140,11 +168,24 @@ int attach_jit_refresh(target_process *p, uint64_t pc, int verbose)
 	for (unsigned k = 0; k < UNRESOLVED && k < live.nunresolved; k++)
 		if (live.unresolved[k] == pc)
 			return 0;
-	retire_remote();
+	/*
+	 * A publisher that keeps changing its map tears read after read: each
+	 * costs the whole map, so the next waits a while.
+	 */
+	if (live.torn_until && monotonic_ns() < live.torn_until)
+		return 0;
+	live.torn_until = 0;
+	retired = retire_remote();
 	if (live.remote_at) {
 		live.remote.descriptor = live.remote_at;
 		live.remote.module = live.remote_module;
 		st = remote_map_open(&live.remote, &live.mem, p->arch, prof.map);
+		if (st != SW_OK && retired)
+			restore_remote();
+		if (st == SW_E_UNSAFE) {
+			torn = 1;
+			live.torn_until = monotonic_ns() + TORN_PAUSE_NS;
+		}
 		if (st != SW_OK && verbose)
 			fprintf(stderr, "swprof: the code map published in %s: %s\n", live.remote_module,
 			        sw_strerror(st));
@@ -162,7 +203,13 @@ int attach_jit_refresh(target_process *p, uint64_t pc, int verbose)
 	sw_codemap_synchronize(prof.map);
 	if (sw_codemap_find(prof.map, pc, &ci) == SW_OK)
 		return 1;
-	live.unresolved[live.nunresolved++ % UNRESOLVED] = pc;
+	/*
+	 * A read that the publisher tore (it changed the map under every one
+	 * of the library's tries) says nothing about pc: the next stop there
+	 * reads again.  Only a whole read that lacks pc settles it.
+	 */
+	if (!torn)
+		live.unresolved[live.nunresolved++ % UNRESOLVED] = pc;
 	return 0;
 }
 

@@ -15,7 +15,9 @@
  * pause, so that the debugger reads a code map that is changing.  With
  * -m, that thread stops and the publisher is left as if stopped in the
  * middle of an update (its generation odd): a core then is one caught
- * mid-update.  With -a it aborts instead of waiting: under qemu-user,
+ * mid-update.  With -t that thread instead moves the generation on
+ * without pause, until SIGUSR1, so that a reader of the running process
+ * finds every read torn until then.  With -a it aborts instead of waiting: under qemu-user,
  * where no debugger can attach to the program, qemu writes its core.
  * With -b it burns CPU in the helper instead, for a profiler (swprof -p)
  * to sample: every sample's stack is the one printed.
@@ -25,6 +27,7 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,7 @@ struct remote {
 	sw_memory memory;
 	toyjit_walk *walk;
 	int mid_update;
+	int tear;
 	int abort_when_ready;
 	int busy_when_ready;
 	volatile int churn_stop;
@@ -64,6 +68,52 @@ static void method_name(void *data, const sw_code_info *info, char *buf, size_t 
 		snprintf(buf, cap, "%s", ((const toyjit_method *)info->method)->name);
 	else
 		snprintf(buf, cap, "churn_%" PRIx64, info->start);
+}
+
+static volatile sig_atomic_t tear_stop;
+
+static void stop_tearing(int sig)
+{
+	(void)sig;
+	tear_stop = 1;
+}
+
+/*
+ * -t: as a publisher that never stops updating.  TEARERS threads move
+ * the generation by two (its parity kept: the snapshot stays whole) as
+ * fast as they run, so a reader's generation before and after differ.
+ * Several, and some more methods to read (TEAR_METHODS), so that a read
+ * is torn even when the machine is busy and each thread runs only now
+ * and then; not so many methods that the reader's tries take seconds.
+ */
+#define TEARERS 4
+#define TEAR_METHODS 256
+
+static void *tear(void *arg)
+{
+	(void)arg;
+	while (!tear_stop)
+		__atomic_add_fetch(&sw_published_codemap.generation, 2, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int start_tearing(struct remote *r)
+{
+	const toyjit_method *model = &r->jit->methods[0];
+	pthread_t t;
+
+	if (signal(SIGUSR1, stop_tearing) == SIG_ERR)
+		return -1;
+	for (uint64_t i = 0; i < TEAR_METHODS; i++) {
+		sw_code_info info = { NULL, CHURN_BASE + i * 0x1000, model->size, model->swu,
+		                      (uint32_t)model->swu_size, 0, NULL };
+
+		sw_codemap_add(r->map, &info);
+	}
+	for (int k = 0; k < TEARERS; k++)
+		if (pthread_create(&t, NULL, tear, NULL) != 0)
+			return -1;
+	return 0;
 }
 
 /* Methods come and go all the time: a debugger reads the map while it changes. */
@@ -146,11 +196,12 @@ static void stop_helper(toyjit *jit, sw_transition_frame *tf)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m] [-a | -b]\n"
+	fprintf(out, "usage: toyjit-remote [-d DEPTH] [-p FRAME | -P] [-m | -t] [-a | -b]\n"
 	        "  -d DEPTH  managed frames on the stack (default 12)\n"
 	        "  -p FRAME  frame that makes the P/Invoke, 0 = outermost (default 4)\n"
 	        "  -P        no P/Invoke\n"
 	        "  -m        leave the published map as if caught mid-update\n"
+	        "  -t        move the published generation on without pause until SIGUSR1\n"
 	        "  -a        abort when ready (a core from qemu-user) instead of waiting\n"
 	        "  -b        burn CPU in the helper when ready (for a profiler) instead of waiting\n");
 }
@@ -167,17 +218,22 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < TOYJIT_NSHAPES; k++)
 		shapes[k] = k;
 	memset(&r, 0, sizeof r);
-	while ((opt = getopt(argc, argv, "d:p:Pmabh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:Pmtabh")) != -1) {
 		switch (opt) {
 		case 'd': depth = atoi(optarg); break;
 		case 'p': pinvoke_at = atoi(optarg); break;
 		case 'P': pinvoke_at = -1; break;
 		case 'm': r.mid_update = 1; break;
+		case 't': r.tear = 1; break;
 		case 'a': r.abort_when_ready = 1; break;
 		case 'b': r.busy_when_ready = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	if (r.mid_update && r.tear) {
+		usage(stderr);
+		return 2;
 	}
 	if (depth < 1 || depth > TOYJIT_MAX_DEPTH || pinvoke_at >= depth - 1) {
 		fprintf(stderr, "toyjit-remote: need 1 <= DEPTH <= %d and FRAME < DEPTH - 1\n",
@@ -196,8 +252,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "toyjit-remote: setup failed: %s\n", r.walk ? sw_strerror(st) : "out of memory");
 		return 1;
 	}
-	if (pthread_create(&churner, NULL, churn, &r) != 0) {
-		fprintf(stderr, "toyjit-remote: no churning thread\n");
+	if (r.tear ? start_tearing(&r) != 0 : pthread_create(&churner, NULL, churn, &r) != 0) {
+		fprintf(stderr, "toyjit-remote: no churning or tearing threads\n");
 		return 1;
 	}
 	st = toyjit_run(r.jit, (unsigned)depth, pinvoke_at);
