@@ -206,10 +206,14 @@ static void mismatch(struct checker *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Does the walk keep only IP, SP and FP?  QUICKUNWIND does so on x86 alone, as CoreCLR's. */
+/*
+ * Does the walk keep only IP, SP and FP?  As CoreCLR's: QUICKUNWIND does
+ * so on x86 alone, LIGHTUNWIND on x64 alone (HAS_LIGHTUNWIND, inc/eetwain.h).
+ */
 static int quick_flags(unsigned flags, sw_arch arch)
 {
-	return (flags & (SW_WALK_ADDRESSES_ONLY | SW_WALK_LIGHTUNWIND)) != 0 ||
+	return (flags & SW_WALK_ADDRESSES_ONLY) != 0 ||
+	       ((flags & SW_WALK_LIGHTUNWIND) && arch == SW_ARCH_X64) ||
 	       ((flags & SW_WALK_QUICKUNWIND) && sw_arch_pointer_size(arch) == 4);
 }
 

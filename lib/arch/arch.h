@@ -51,6 +51,12 @@ struct swi_arch {
 	unsigned sp_move_align;
 	unsigned slot_align;
 	int has_reg_pairs;              /* stp/ldp: pairs, pre-indexed pushes, post-indexed pops */
+	/*
+	 * Does LIGHTUNWIND narrow the unwind to IP, SP and the frame pointer?
+	 * CoreCLR defines HAS_LIGHTUNWIND for x64 alone (inc/eetwain.h); on
+	 * other targets StackFrameIterator unwinds in full whatever the flag.
+	 */
+	int has_light_unwind;
 	int has_ptrauth;                /* the return address in lr may be signed (paciasp) */
 	/* Where a signed return address keeps its code, by Linux's user-space
 	 * default (sw_thread's ptrauth_mask); 0 where has_ptrauth is not set. */
@@ -162,19 +168,20 @@ static inline unsigned swi_pointer_size(sw_arch arch)
 }
 
 /*
- * Does a walk with `flags`, of a target whose pointers have `ptr_size`
- * bytes, keep only IP, SP and the frame pointer?  With ADDRESSES_ONLY
- * (the library's own) and LIGHTUNWIND, always.  With QUICKUNWIND only on
- * a 32-bit target, as in CoreCLR: QUICKUNWIND clears UpdateAllRegs
- * (vm/stackwalk.cpp, StackFrameIterator::Init), which only x86's unwinder
- * reads (vm/eetwain.cpp); on 64-bit targets the OS unwinder restores a
- * whole CONTEXT whatever the flags say.  The walker and sw_synth's model
- * both ask here.
+ * Does a walk with `flags`, of architecture `a`, keep only IP, SP and the
+ * frame pointer?  With ADDRESSES_ONLY (the library's own), always.  With
+ * LIGHTUNWIND where CoreCLR has its light unwind (has_light_unwind: x64).
+ * With QUICKUNWIND only on a 32-bit target, as in CoreCLR: QUICKUNWIND
+ * clears UpdateAllRegs (vm/stackwalk.cpp, StackFrameIterator::Init),
+ * which only x86's unwinder reads (vm/eetwain.cpp); on 64-bit targets the
+ * OS unwinder restores a whole CONTEXT whatever the flags say.  The walker
+ * and sw_synth's model both ask here.
  */
-static inline int swi_walk_addresses_only(unsigned flags, unsigned ptr_size)
+static inline int swi_walk_addresses_only(unsigned flags, const struct swi_arch *a)
 {
-	return (flags & (SW_WALK_ADDRESSES_ONLY | SW_WALK_LIGHTUNWIND)) != 0 ||
-	       ((flags & SW_WALK_QUICKUNWIND) && ptr_size == 4);
+	return (flags & SW_WALK_ADDRESSES_ONLY) != 0 ||
+	       ((flags & SW_WALK_LIGHTUNWIND) && a->has_light_unwind) ||
+	       ((flags & SW_WALK_QUICKUNWIND) && a->ptr_size == 4);
 }
 
 #endif /* SW_LIB_ARCH_H */

@@ -73,6 +73,7 @@ const struct swi_arch swi_arch_x64 = {
 	.entry_ra_offset = -8,
 	.entry_sp_offset = 8,
 	.stack_align = 16,
+	.has_light_unwind = 1,
 	.transition_block_regs = x64_block_regs,
 	.transition_block_slots = sizeof x64_block_regs / sizeof x64_block_regs[0],
 	.signal_frame_restore = x64_signal_frame_restore,

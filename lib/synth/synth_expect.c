@@ -304,7 +304,7 @@ static void unwind(struct expect *e, const struct swi_synth_inst *in,
                    const struct expect_regs *cur, struct expect_regs *caller)
 {
 	const struct swi_synth_arch *a = e->a;
-	int quick = swi_walk_addresses_only(e->flags, a->ptr);
+	int quick = swi_walk_addresses_only(e->flags, swi_arch_get(a->arch));
 
 	memset(caller, 0, sizeof *caller);
 	caller->valid = SWI_BIT(a->ip) | SWI_BIT(a->sp);

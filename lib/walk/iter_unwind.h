@@ -46,7 +46,7 @@ static SWI_ALWAYS_INLINE uint64_t swi_kept_registers(const struct swi_iter *it)
 	 * Thread::VirtualUnwindCallFrame); the flag governs only what a
 	 * Frame does with them (frames.cpp, TransitionFrame::UpdateRegDisplay).
 	 */
-	if (swi_walk_addresses_only(it->flags, a->ptr_size))
+	if (swi_walk_addresses_only(it->flags, a))
 		keep &= BIT(a->fp_reg);
 	return keep;
 }
