@@ -251,14 +251,14 @@ static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t
 	                         sw_process_thread_count(*proc), sw_process_module_count(*proc),
 	                         proc_thread, proc_file, proc_bounds, sw_process_memory(*proc),
 	                         *proc, NULL, 0, 0 };
-	/* Threads the library did not stop (waiting for a vfork child): reported, not walked. */
+	/* Threads the library did not stop (vfork parents, long D sleeps): reported, not walked. */
 	for (unsigned i = 0; i < sw_process_unstopped_count(*proc); i++) {
 		int tid = 0;
 		char state = '?';
 
 		sw_process_unstopped(*proc, i, &tid, &state);
-		fprintf(stderr, "%s: LWP %d (state %c) not stopped: it waits for its vfork child; "
-		        "not walked\n", progname, tid, state);
+		fprintf(stderr, "%s: LWP %d (state %c) not stopped: it waits for its vfork child "
+		        "or sleeps uninterruptibly; not walked\n", progname, tid, state);
 		tl->exit_code = EXIT_WALK_FAILED;
 	}
 	snprintf(path, sizeof path, "/proc/%d/auxv", tl->opt.pid);
