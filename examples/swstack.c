@@ -468,10 +468,10 @@ static int load_files(struct tool *tl)
 		return -1;
 	for (unsigned i = 0; i < tl->t.files; i++)
 		nfiles += tl->t.file(tl->t.handle, i, &files[nfiles]) == SW_OK;
-	err = module_layout_build(&ml, files, nfiles, MAX_MODULES, file_bias, tl);
+	err = swi_module_layout_build(&ml, files, nfiles, MAX_MODULES, file_bias, tl);
 	if (!err) {
 		err = take_layout(tl, &ml);
-		module_layout_free(&ml);
+		swi_module_layout_free(&ml);
 	}
 	free(files);
 	if (err)
