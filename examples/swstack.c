@@ -251,14 +251,14 @@ static int attach_process(struct tool *tl, sw_process **proc, char *name, size_t
 	                         sw_process_thread_count(*proc), sw_process_module_count(*proc),
 	                         proc_thread, proc_file, proc_bounds, sw_process_memory(*proc),
 	                         *proc, NULL, 0, 0 };
-	/* Threads the library did not stop (waiting for a vfork child): reported, not walked. */
+	/* Threads the library did not stop (vfork parents, long D sleeps): reported, not walked. */
 	for (unsigned i = 0; i < sw_process_unstopped_count(*proc); i++) {
 		int tid = 0;
 		char state = '?';
 
 		sw_process_unstopped(*proc, i, &tid, &state);
-		fprintf(stderr, "%s: LWP %d (state %c) not stopped: it waits for its vfork child; "
-		        "not walked\n", progname, tid, state);
+		fprintf(stderr, "%s: LWP %d (state %c) not stopped: it waits for its vfork child "
+		        "or sleeps uninterruptibly; not walked\n", progname, tid, state);
 		tl->exit_code = EXIT_WALK_FAILED;
 	}
 	snprintf(path, sizeof path, "/proc/%d/auxv", tl->opt.pid);
@@ -468,10 +468,10 @@ static int load_files(struct tool *tl)
 		return -1;
 	for (unsigned i = 0; i < tl->t.files; i++)
 		nfiles += tl->t.file(tl->t.handle, i, &files[nfiles]) == SW_OK;
-	err = module_layout_build(&ml, files, nfiles, MAX_MODULES, file_bias, tl);
+	err = swi_module_layout_build(&ml, files, nfiles, MAX_MODULES, file_bias, tl);
 	if (!err) {
 		err = take_layout(tl, &ml);
-		module_layout_free(&ml);
+		swi_module_layout_free(&ml);
 	}
 	free(files);
 	if (err)

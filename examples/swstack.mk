@@ -7,7 +7,7 @@ examples_swstack_SOURCES = examples/swstack.c examples/swstack_elf.c examples/sw
 	examples/tool_options.c examples/tool_options.h \
 	examples/target_errors.c examples/target_errors.h examples/remote_map.c examples/remote_map.h \
 	examples/jit_lists.c examples/jit_lists.h examples/perf_map.c examples/perf_map.h \
-	examples/module_layout.c examples/module_layout.h \
+	lib/target/module_layout.c lib/target/module_layout.h \
 	examples/read_bounded.c examples/read_bounded.h
 examples_swstack_LDADD = libstackwalk.la
 dist_man_MANS += man/swstack.1

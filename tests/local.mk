@@ -192,9 +192,10 @@ tests_check_core_limits_SOURCES = tests/check_core_limits.c
 tests_check_core_limits_CFLAGS = $(TEST_CFLAGS)
 tests_check_core_limits_LDADD = $(TEST_LIBS)
 
-# A thread blocked in vfork() is reported, not waited for (issue 31).
+# A thread blocked in vfork() is reported, not waited for, nor is one that
+# enters vfork() while it is being seized (issue 31).
 TESTS += tests/swstack-vfork.test
-EXTRA_DIST += tests/swstack-vfork.test tests/swstack/vfork.c
+EXTRA_DIST += tests/swstack-vfork.test tests/swstack/vfork.c tests/swstack/vfork_race.c
 tests/swstack-vfork.log: tests/swstack-gdb.env examples/swstack$(EXEEXT) examples/swdeadlock$(EXEEXT)
 CLEANFILES += -r tests/swstack-vfork.d
 

@@ -39,7 +39,10 @@ SW_API sw_status sw_process_attach(int pid, sw_process **proc);
 /*
  * sw_process_detach - let every thread go (PTRACE_DETACH, handing back any
  * signal that arrived while attached) and release `proc`; NULL is ignored.
- * A process that was stopped (SIGSTOP) stays stopped.
+ * A process that was stopped (SIGSTOP) stays stopped.  A thread seized but
+ * left running (sw_process_unstopped: it entered vfork() during the
+ * attach) is let go if it has stopped by now; otherwise it stays traced by
+ * the calling thread until that thread exits.
  */
 SW_API sw_status sw_process_detach(sw_process *proc);
 
@@ -53,7 +56,9 @@ SW_API unsigned sw_process_thread_count(const sw_process *proc);
  * sw_process_unstopped_count, sw_process_unstopped - the threads
  * sw_process_attach left running rather than wait for them without bound:
  * a thread blocked in vfork() (or clone with CLONE_VFORK, as posix_spawn
- * calls it) cannot stop until its child execs or exits.  They are not
+ * calls it) cannot stop until its child execs or exits, whether it was
+ * blocked before the attach looked at it or entered vfork() after; nor
+ * can one that stays in an uninterruptible sleep.  They are not
  * among sw_process_thread's and have no registers; thread `index`'s id
  * and its scheduling state as /proc gives it ('D') into `tid` and
  * `state`, either of which may be NULL.  SW_E_INVAL for a bad index.

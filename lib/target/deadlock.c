@@ -271,7 +271,7 @@ static sw_hang_class classify(const struct analysis *a, size_t i)
 
 /*
  * A thread the attach left running (sw_process_unstopped: it waits for its
- * vfork child) goes into the report at `i` with what /proc says of it and
+ * vfork child, or sleeps uninterruptibly) goes into the report at `i` with what /proc says of it and
  * no frames: its walk could not be done safely (SW_E_UNSAFE).
  */
 static sw_status add_unstopped(struct analysis *a, size_t i, int tid,

@@ -15,6 +15,8 @@ lib_libsw_target_la_SOURCES += \
 	lib/target/core_notes.h \
 	lib/target/core_notes.c \
 	lib/target/core_file.c \
+	lib/target/module_layout.h \
+	lib/target/module_layout.c \
 	lib/target/ptrace.c \
 	lib/target/regular_file.h \
 	lib/target/regular_file.c \

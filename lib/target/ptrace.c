@@ -23,11 +23,13 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -39,9 +41,24 @@
 #define PROC_MAX_THREADS   (1u << 16)
 #define PROC_ATTACH_ROUNDS 64
 #define PROC_MAPS_MAX      (64u << 20)
+/*
+ * Polls of a seized, interrupted thread that has not stopped, before it is
+ * left running and reported: the first few yield, the rest are 1 ms apart.
+ * A thread that waits for a vfork child is left at once; one running or
+ * in an interruptible sleep stops at its next return to user mode, long
+ * before this; one in an uninterruptible sleep (D: a hung NFS read) may not.
+ */
+#define PROC_STOP_POLLS    2000
+#define PROC_STOP_YIELDS   16
 
 struct proc_map {
 	sw_mapped_file m;       /* m.path is NULL for anonymous mappings */
+};
+
+/* A thread left running; `seized` if it was seized before it could not stop. */
+struct proc_unstopped {
+	struct swi_thread_state ts;
+	int seized;
 };
 
 struct sw_process {
@@ -52,7 +69,7 @@ struct sw_process {
 	int seize_errno;        /* why the first thread that refused did */
 	int *refused;           /* threads that refused to be seized (exiting) */
 	size_t nrefused;
-	struct swi_thread_state *unstopped;     /* threads left running: sw_process_unstopped */
+	struct proc_unstopped *unstopped;       /* threads left running: sw_process_unstopped */
 	size_t nunstopped, unstopped_cap;
 	struct swi_thread_regs *threads;
 	size_t nthreads, threads_cap;
@@ -95,9 +112,22 @@ static int known_tid(const sw_process *p, int tid)
 		if (p->refused[i] == tid)
 			return 1;
 	for (size_t i = 0; i < p->nunstopped; i++)
-		if (p->unstopped[i].tid == tid)
+		if (p->unstopped[i].ts.tid == tid)
 			return 1;
 	return 0;
+}
+
+/* Report thread ts as left running; `seized`: it is traced, and detach looks at it again. */
+static sw_status add_unstopped(sw_process *p, const struct swi_thread_state *ts, int seized)
+{
+	if (p->nunstopped >= PROC_MAX_THREADS)
+		return SW_E_LIMIT;
+	if (swi_array_grow((void **)&p->unstopped, &p->unstopped_cap, p->nunstopped + 1,
+	                   sizeof *p->unstopped) != SW_OK)
+		return SW_E_NOMEM;
+	p->unstopped[p->nunstopped].ts = *ts;
+	p->unstopped[p->nunstopped++].seized = seized;
+	return SW_OK;
 }
 
 /*
@@ -106,7 +136,7 @@ static int known_tid(const sw_process *p, int tid)
  * already stopped as long.  It is left alone, before PTRACE_SEIZE (a
  * seized thread can be let go only once stopped), and reported.  *left
  * says whether it was.  A thread that enters vfork() between this look
- * and its interrupt is still waited for.
+ * and its interrupt is caught by wait_stopped.
  */
 static sw_status leave_if_unstoppable(sw_process *p, int tid, int *left)
 {
@@ -114,46 +144,70 @@ static sw_status leave_if_unstoppable(sw_process *p, int tid, int *left)
 
 	swi_thread_state_read_one(p->pid, tid, &ts);
 	*left = swi_thread_waits_for_vfork(&ts);
-	if (!*left)
-		return SW_OK;
-	if (p->nunstopped >= PROC_MAX_THREADS)
-		return SW_E_LIMIT;
-	if (swi_array_grow((void **)&p->unstopped, &p->unstopped_cap, p->nunstopped + 1,
-	                   sizeof *p->unstopped) != SW_OK)
-		return SW_E_NOMEM;
-	p->unstopped[p->nunstopped++] = ts;
-	return SW_OK;
+	return *left ? add_unstopped(p, &ts, 0) : SW_OK;
+}
+
+/* The status of a stop or an end of `tid` if there is one (1), 0 if none yet, -1 if it is gone. */
+static int poll_thread(int tid, int *status)
+{
+	pid_t r;
+
+	while ((r = waitpid(tid, status, __WALL | WNOHANG)) < 0 && errno == EINTR)
+		;
+	return r < 0 ? -1 : r > 0;
+}
+
+/* The signal a stop reported by `status` holds for the thread: none for the interrupt's stop. */
+static int stop_signal(int status)
+{
+	return (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+}
+
+static void pause_between_polls(unsigned poll)
+{
+	struct timespec ms = { 0, 1000000L };
+
+	if (poll < PROC_STOP_YIELDS)
+		sched_yield();
+	else
+		nanosleep(&ms, NULL);
 }
 
 /*
  * Wait until `tid`, seized and interrupted, stops.  Returns 1 when it is
- * stopped, 0 when it has gone.  A signal that stops it first is kept, to
- * be handed back at detach; the interrupt then stays pending and is
+ * stopped, 0 when it has gone, -1 when it cannot stop now: it entered
+ * vfork() after leave_if_unstoppable looked (its state read between polls
+ * says so), or it did not stop within PROC_STOP_POLLS polls; *ts then
+ * holds its state.  Never a wait without bound: the threads already
+ * stopped would be held as long.  A signal that stops it first is kept,
+ * to be handed back at detach; the interrupt then stays pending and is
  * dropped at detach.
  */
-static int wait_stopped(struct swi_thread_regs *t)
+static int wait_stopped(int pid, struct swi_thread_regs *t, struct swi_thread_state *ts)
 {
-	for (;;) {
-		int status;
-		pid_t r = waitpid(t->tid, &status, __WALL);
+	for (unsigned poll = 0;; poll++) {
+		int status, r = poll_thread(t->tid, &status);
 
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		if (r < 0)
 			return 0;
+		if (r > 0 && (WIFEXITED(status) || WIFSIGNALED(status)))
+			return 0;
+		if (r > 0 && WIFSTOPPED(status)) {
+			t->pending_signal = stop_signal(status);
+			return 1;
 		}
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return 0;
-		if (!WIFSTOPPED(status))
+		if (r > 0)
 			continue;
-		if ((status >> 16) != PTRACE_EVENT_STOP)
-			t->pending_signal = WSTOPSIG(status);
-		return 1;
+		swi_thread_state_read_one(pid, t->tid, ts);
+		if (swi_thread_waits_for_vfork(ts) || poll >= PROC_STOP_POLLS)
+			return -1;
+		pause_between_polls(poll);
 	}
 }
 
 static sw_status seize_thread(sw_process *p, int tid)
 {
+	struct swi_thread_state ts;
 	struct swi_thread_regs *t;
 	sw_status st = swi_thread_regs_reserve(&p->threads, p->nthreads, &p->threads_cap,
 	                                       PROC_MAX_THREADS);
@@ -183,10 +237,17 @@ static sw_status seize_thread(sw_process *p, int tid)
 	t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stopped(t))
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0)
 		return SW_OK;   /* it exited meanwhile: nothing to detach */
-	p->nthreads++;
-	return SW_OK;
+	switch (wait_stopped(p->pid, t, &ts)) {
+	case 1:
+		p->nthreads++;
+		return SW_OK;
+	case 0:
+		return SW_OK;   /* it exited meanwhile: nothing to detach */
+	default:
+		return add_unstopped(p, &ts, 1);
+	}
 }
 
 /* One pass over /proc/PID/task; *added counts the threads new to us. */
@@ -443,6 +504,17 @@ SW_API sw_status sw_process_detach(sw_process *p)
 		    errno != ESRCH)
 			st = SW_E_BADADDR;
 	}
+	/*
+	 * A seized thread that could not stop can be let go only once it has
+	 * (its vfork child gone); otherwise it stays traced by this thread
+	 * until this thread exits, and the kernel then drops its pending stop.
+	 */
+	for (size_t i = 0; i < p->nunstopped; i++) {
+		int tid = p->unstopped[i].ts.tid, status;
+
+		if (p->unstopped[i].seized && poll_thread(tid, &status) > 0 && WIFSTOPPED(status))
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)stop_signal(status));
+	}
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 	free(p->threads);
@@ -493,9 +565,9 @@ SW_API sw_status sw_process_unstopped(const sw_process *p, unsigned index, int *
 	if (!p || index >= p->nunstopped)
 		return SW_E_INVAL;
 	if (tid)
-		*tid = p->unstopped[index].tid;
+		*tid = p->unstopped[index].ts.tid;
 	if (state)
-		*state = p->unstopped[index].state;
+		*state = p->unstopped[index].ts.state;
 	return SW_OK;
 }
 

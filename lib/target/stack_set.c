@@ -2,9 +2,10 @@
  * stack_set.c - every thread's native stack of a process or a core.
  *
  * Each file-backed mapping is loaded once as a native module (its CFI
- * imported into SWU) at the load bias its mapping gives; consecutive
- * mappings of one path are one module, and a file mapped at several places
- * is loaded at one of them (pick_one_per_file).  The vDSO has no file: its image
+ * imported into SWU) at the load bias its mapping gives, grouped as
+ * swstack groups them (module_layout.c): consecutive mappings of one path
+ * within its segments are one module, and a file mapped at several places
+ * is loaded at one of them.  The vDSO has no file: its image
  * is copied out of the target's memory.  Code a JIT registered for gdb is
  * read from each file's __jit_debug_descriptor list (sw_gdbjit_read), and
  * a runtime's code map published for debuggers (sw_remote_read,
@@ -18,6 +19,7 @@
 #include <unistd.h>
 #include <gelf.h>
 #include "array_grow.h"
+#include "module_layout.h"
 #include "stack_set.h"
 #include "regular_file.h"
 
@@ -29,11 +31,7 @@
 struct loaded_module {
 	char *path;
 	uint64_t lo, hi;                /* the target addresses its mappings cover */
-	uint64_t offset;                /* the file offset mapped at `lo` */
 	uint64_t bias;
-	uint64_t load_end;              /* where its file's segments end at that bias */
-	int placed;                     /* bias and load_end read (place_module): 1, or -1 for none */
-	unsigned segments;              /* consecutive mappings of the file that make it up */
 	sw_module *m;                   /* NULL when it could not be loaded */
 	int registered;
 	int duplicate;                  /* another mapping of the same file is the one loaded */
@@ -150,40 +148,6 @@ static int file_bias(const char *path, uint64_t start, uint64_t off, uint64_t *b
 	return rc;
 }
 
-/*
- * m's bias and the end of its segments, from its first mapping, read once:
- * 0, or -1 for none.  The first mapping is cut where the segments end (as
- * in swstack's examples/module_layout.c): a hostile core may list a
- * file's offset 0 over a TiB, and the file describes nothing past its
- * segments.  Segments ending at or below the mapping's start leave it be.
- */
-static int place_module(struct loaded_module *m)
-{
-	if (!m->placed) {
-		m->placed = file_bias(m->path, m->lo, m->offset, &m->bias, &m->load_end) == 0 ? 1 : -1;
-		if (m->placed > 0 && m->load_end > m->lo && m->hi > m->load_end)
-			m->hi = m->load_end;
-	}
-	return m->placed > 0 ? 0 : -1;
-}
-
-/*
- * Does mapping f continue the module before it?  A later mapping of the
- * same file, not at offset 0, and within where the file's segments end:
- * V8 maps node's embedded builtins a second time next to its JIT code, and
- * taking that copy into the first would make the module span the JIT's
- * memory (its frames then named after node).  A file whose segments
- * cannot be read joins as before.
- */
-static int continues_module(swi_stack_set *s, const sw_mapped_file *f)
-{
-	struct loaded_module *m = s->nmods ? &s->mods[s->nmods - 1] : NULL;
-
-	if (!m || f->offset == 0 || strcmp(m->path, f->path) != 0)
-		return 0;
-	return place_module(m) != 0 || f->start < m->load_end;
-}
-
 /* Load and register one module; on failure it stays, unloaded, to name frames' modules. */
 static void load_module(swi_stack_set *s, struct loaded_module *m, const void *image, size_t size)
 {
@@ -204,91 +168,45 @@ static void load_module(swi_stack_set *s, struct loaded_module *m, const void *i
 	m->registered = sw_module_register(m->m, s->map) == SW_OK;
 }
 
-static int by_path_then_address(const void *a, const void *b)
+/* module_layout's bias callback: the file's program headers. */
+static const char *layout_bias(void *arg, const char *path, uint64_t start, uint64_t offset,
+                               uint64_t *bias, uint64_t *load_end)
 {
-	const struct loaded_module *x = *(struct loaded_module *const *)a;
-	const struct loaded_module *y = *(struct loaded_module *const *)b;
-	int c = strcmp(x->path, y->path);
-
-	return c ? c : (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-/*
- * A file mapped at many places (a process mapping one ELF file thousands
- * of times, or a hostile core listing it so) is loaded once, at the copy
- * with the most segments: the dynamic loader's.  Loading each copy costs
- * time and memory in the count of mappings.  O(n log n) by sorting.
- */
-static sw_status pick_one_per_file(swi_stack_set *s)
-{
-	struct loaded_module **order = calloc(s->nmods ? s->nmods : 1, sizeof *order);
-	size_t end;
-
-	if (!order)
-		return SW_E_NOMEM;
-	for (size_t i = 0; i < s->nmods; i++)
-		order[i] = &s->mods[i];
-	qsort(order, s->nmods, sizeof *order, by_path_then_address);
-	for (size_t i = 0; i < s->nmods; i = end) {
-		struct loaded_module *keep = order[i];
-
-		for (end = i; end < s->nmods && strcmp(order[end]->path, keep->path) == 0; end++)
-			if (order[end]->segments > keep->segments)
-				keep = order[end];
-		for (size_t k = i; k < end; k++)
-			order[k]->duplicate = order[k] != keep;
-	}
-	free(order);
-	return SW_OK;
+	(void)arg;
+	return file_bias(path, start, offset, bias, load_end) == 0 ? NULL : "no load segment";
 }
 
 static sw_status load_files(swi_stack_set *s)
 {
-	size_t loaded = 0;
-	sw_status st;
+	sw_mapped_file *files = calloc(s->t.files ? s->t.files : 1, sizeof *files);
+	struct module_layout ml = { NULL, 0, NULL };
+	size_t n = 0, count;
 
-	for (unsigned i = 0; i < s->t.files; i++) {
-		struct loaded_module *m;
-		sw_mapped_file f;
-
-		/* Pseudo-files such as "[heap]" have no file to read. */
-		if (s->t.file(s->t.handle, i, &f) != SW_OK || !f.path || !f.path[0] ||
-		    f.path[0] == '[')
-			continue;
-		if (continues_module(s, &f)) {
-			uint64_t end = f.end;
-
-			m = &s->mods[s->nmods - 1];
-			/*
-			 * What of it lies beyond the file's segments is in no
-			 * module (as in swstack's examples/module_layout.c): the
-			 * file describes nothing there, and its frames are left to
-			 * the JIT lists.  Unplaced, the whole mapping joins.
-			 */
-			if (m->placed > 0 && end > m->load_end)
-				end = m->load_end;
-			if (end > m->hi)
-				m->hi = end;
-			m->segments++;
-			continue;
-		}
-		if (!(m = add_module(s, f.path, f.start, f.end)))
-			return SW_E_NOMEM;
-		m->offset = f.offset;
-		m->segments = 1;
+	if (!files)
+		return SW_E_NOMEM;
+	for (unsigned i = 0; i < s->t.files; i++)
+		if (s->t.file(s->t.handle, i, &files[n]) == SW_OK)
+			n++;
+	if (swi_module_layout_build(&ml, files, n, STACK_SET_MAX_MODULES, layout_bias, NULL) != 0) {
+		free(files);
+		return SW_E_NOMEM;
 	}
-	if ((st = pick_one_per_file(s)) != SW_OK)
-		return st;
 	/* Loaded once each module's extent is known, each file once. */
-	for (size_t i = 0; i < s->nmods && loaded < STACK_SET_MAX_MODULES; i++) {
-		struct loaded_module *m = &s->mods[i];
+	for (size_t i = 0; i < ml.count; i++) {
+		const struct layout_module *l = &ml.mods[i];
+		struct loaded_module *m = add_module(s, l->path, l->lo, l->hi);
 
-		if (!m->duplicate && place_module(m) == 0) {
+		if (!m)
+			break;
+		m->bias = l->bias;
+		m->duplicate = l->duplicate;
+		if (!l->duplicate && l->placed && !l->no_bias)
 			load_module(s, m, NULL, 0);
-			loaded++;
-		}
 	}
-	return SW_OK;
+	count = ml.count;
+	swi_module_layout_free(&ml);
+	free(files);
+	return s->nmods == count ? SW_OK : SW_E_NOMEM;
 }
 
 /* The vDSO: its mapping (or core segment) copied out and loaded as an image. */
@@ -311,8 +229,6 @@ static sw_status load_vdso(swi_stack_set *s)
 		if (elf_bias(e, s->t.vdso, 0, &bias, &load_end) == 0) {
 			if ((m = add_module(s, "[vdso]", s->t.vdso, s->t.vdso + hi)) != NULL) {
 				m->bias = bias;
-				m->load_end = load_end;
-				m->placed = 1;
 				load_module(s, m, image, hi);
 			} else {
 				st = SW_E_NOMEM;

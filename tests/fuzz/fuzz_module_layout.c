@@ -1,10 +1,11 @@
 /*
- * fuzz_module_layout.c - the tools' grouping of a target's mapped files
- * into modules (examples/module_layout.c, swstack's loading layer) over a
- * list of mappings made up from the input: unsorted, overlapping, empty
- * and wrapping ranges, empty paths, pseudo-files, one path many times,
- * huge offsets; and a bias callback whose answers (a bias, the end of the
- * segments, or no bias) the input chooses per path.
+ * fuzz_module_layout.c - the grouping of a target's mapped files into
+ * modules (lib/target/module_layout.c, an internal part: swstack's loading
+ * layer and the hang analysis's stack set) over a list of mappings made up
+ * from the input: unsorted, overlapping, empty and wrapping ranges, empty
+ * paths, pseudo-files, one path many times, huge offsets; and a bias
+ * callback whose answers (a bias, the end of the segments, or no bias) the
+ * input chooses per path.
  *
  * Aborts when the layout breaks a promise: every usable mapping belongs to
  * exactly one module, in order, and a module is its mappings (first
@@ -237,12 +238,12 @@ static void check_layout(const sw_mapped_file *files, size_t n, struct oracle *o
 	struct module_layout ml;
 
 	o->calls = 0;
-	if (module_layout_build(&ml, files, n, max_placed, fake_bias, o) != 0)
+	if (swi_module_layout_build(&ml, files, n, max_placed, fake_bias, o) != 0)
 		abort();                /* out of memory, with inputs this small */
 	check_modules(&ml, files, n);
 	check_duplicates(&ml);
 	check_placed(&ml, files, n, o, max_placed);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 }
 
 /* ---- hand-made cases ------------------------------------------------------------ */
@@ -255,7 +256,7 @@ static struct module_layout build(const sw_mapped_file *files, size_t n, struct 
 	struct module_layout ml;
 
 	o->calls = 0;
-	if (module_layout_build(&ml, files, n, 4096, fake_bias, o) != 0)
+	if (swi_module_layout_build(&ml, files, n, 4096, fake_bias, o) != 0)
 		abort();
 	check_modules(&ml, files, n);
 	check_duplicates(&ml);
@@ -290,7 +291,7 @@ static void case_node(void)
 	CHECK(ml.mods[0].copies == 2 && ml.mods[0].copies_with_code == 1);
 	CHECK(ml.mods[2].segments == 2 && !ml.mods[2].duplicate);
 	CHECK(o.calls == 2);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 }
 
 /*
@@ -313,18 +314,18 @@ static void case_overhang(void)
 	CHECK(ml.mods[0].lo == 0x7f0000000000 && ml.mods[0].hi == 0x7f0000400000);
 	CHECK(ml.mods[0].segments == 2 && ml.mods[0].code && !ml.mods[0].duplicate);
 	CHECK(ml.mods[1].lo == 0x7f0040000000 && ml.mods[1].path == paths[5]);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 	/* A file without a bias has no known end: the mapping joins whole, as before. */
 	o.answers[1].fail = 1;
 	ml = build(files, sizeof files / sizeof files[0], &o);
 	CHECK(ml.count == 2 && ml.mods[0].hi == 0x7f0040000000 && ml.mods[0].no_bias);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 	/* Its first mapping alone overhangs: cut where the segments end, too. */
 	o.answers[1].fail = 0;
 	ml = build(files + 1, 2, &o);
 	CHECK(ml.count == 2 && ml.mods[0].lo == 0x7f0000200000 && ml.mods[0].hi == 0x7f0000600000);
 	CHECK(ml.mods[0].segments == 1 && ml.mods[0].placed && !ml.mods[0].duplicate);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 }
 
 #define MANY 20000
@@ -344,20 +345,20 @@ static void case_many(void)
 		               paths[5]);
 	ml = build(files, MANY, &o);
 	CHECK(ml.count == 1 && ml.mods[0].segments == MANY && o.calls == 1);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 	/* MANY copies of its first page: MANY modules, one loaded, one callback. */
 	for (size_t i = 0; i < MANY; i++)
 		files[i].offset = 0;
 	ml = build(files, MANY, &o);
 	CHECK(ml.count == MANY && o.calls == 1 && ml.mods[0].copies == MANY);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 	/* MANY / 2 copies of two segments: one callback per copy, asked once. */
 	o.answers[5] = (struct answer){ .span = 2 * PAGE };
 	for (size_t i = 0; i < MANY; i++)
 		files[i].offset = (i % 2) * PAGE;
 	ml = build(files, MANY, &o);
 	CHECK(ml.count == MANY / 2 && o.calls == MANY / 2);
-	module_layout_free(&ml);
+	swi_module_layout_free(&ml);
 	free(files);
 }
 

@@ -65,11 +65,9 @@ check_PROGRAMS += tests/fuzz/fuzz_dispatch
 tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz_dispatch.c $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_dispatch_LDADD = $(FUZZ_STANDALONE_LDADD)
 
-# The tools' grouping of mapped files into modules (examples/module_layout.c).
+# The grouping of mapped files into modules (lib/target/module_layout.c).
 check_PROGRAMS += tests/fuzz/fuzz_module_layout
-tests_fuzz_fuzz_module_layout_SOURCES = tests/fuzz/fuzz_module_layout.c examples/module_layout.c \
-	examples/module_layout.h $(FUZZ_STANDALONE)
-tests_fuzz_fuzz_module_layout_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
+tests_fuzz_fuzz_module_layout_SOURCES = tests/fuzz/fuzz_module_layout.c $(FUZZ_STANDALONE)
 tests_fuzz_fuzz_module_layout_LDADD = $(FUZZ_STANDALONE_LDADD)
 
 # The names' scope index against libdw (lib/names/scope_index.c).
@@ -93,13 +91,11 @@ FUZZ_CPPFLAGS = $(SW_INC_all) \
 	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(CAPSTONE_CFLAGS)
 FUZZ_LIBS = $(LIBDW_LIBS) $(LIBELF_LIBS) $(CAPSTONE_LIBS) -lpthread
 FUZZ_SECONDS = 600
-# The tools' own code a target fuzzes, compiled into the archive with the library.
-FUZZ_TOOL_FILES = examples/module_layout.c
 
 # The library, instrumented for coverage, once for every target.
-fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) $(FUZZ_TOOL_FILES) config.h
+fuzz/libstackwalk-fuzz.a: $(SW_CORE_FILES) $(SW_ELF_FILES) config.h
 	$(AM_V_at)rm -rf fuzz/obj && $(MKDIR_P) fuzz/obj
-	$(AM_V_GEN)for f in $(SW_CORE_FILES) $(SW_ELF_FILES) $(FUZZ_TOOL_FILES); do \
+	$(AM_V_GEN)for f in $(SW_CORE_FILES) $(SW_ELF_FILES); do \
 	  case $$f in *.c) ;; *) continue ;; esac; \
 	  o=fuzz/obj/`echo "$$f" | sed 's|/|_|g; s|\.c$$|.o|'`; \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SANITIZE) \

@@ -1,6 +1,8 @@
 /*
  * module_layout.h - a target's mapped files grouped into the modules a
- * tool loads (swstack), without loading anything.
+ * debugger loads, without loading anything: the one rule for the hang
+ * analysis's stack set (stack_set.c) and swstack, which compiles this
+ * file into itself (it is not in the library's interface).
  *
  * The input is the target's list of mappings (sw_mapped_file: from a
  * core's NT_FILE note or /proc/PID/maps, so hostile in a core) and a
@@ -10,8 +12,8 @@
  * modules is the one to load, and the bias of those the grouping or the
  * loading needs; a tool then loads them, warns and names frames by them.
  */
-#ifndef MODULE_LAYOUT_H
-#define MODULE_LAYOUT_H
+#ifndef SW_TARGET_MODULE_LAYOUT_H
+#define SW_TARGET_MODULE_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,17 +52,17 @@ struct module_layout {
 };
 
 /*
- * module_layout_build - group files[0..nfiles) into modules, in *ml (what
+ * swi_module_layout_build - group files[0..nfiles) into modules, in *ml (what
  * it held before is not freed).  Mappings without a path, of a pseudo-file
  * ("[vdso]", "[heap]") or with an empty or wrapping range are skipped; a
  * mapping below a module's start does not join it.  Every module that is
  * not a duplicate is placed, the first `max_placed` of them only; the
  * callback runs at most once per module.  0, or -1 when out of memory (ml then holds nothing).
  */
-int module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
+int swi_module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
                         size_t max_placed, module_bias_fn bias, void *arg);
 
-/* module_layout_free - free what module_layout_build made. */
-void module_layout_free(struct module_layout *ml);
+/* swi_module_layout_free - free what swi_module_layout_build made. */
+void swi_module_layout_free(struct module_layout *ml);
 
-#endif /* MODULE_LAYOUT_H */
+#endif /* SW_TARGET_MODULE_LAYOUT_H */

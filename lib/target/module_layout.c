@@ -188,7 +188,7 @@ static int pick_one_per_file(struct module_layout *ml)
 	return 0;
 }
 
-int module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
+int swi_module_layout_build(struct module_layout *ml, const sw_mapped_file *files, size_t nfiles,
                         size_t max_placed, module_bias_fn bias, void *arg)
 {
 	struct builder b = { ml, bias, arg };
@@ -209,11 +209,11 @@ int module_layout_build(struct module_layout *ml, const sw_mapped_file *files, s
 	}
 	return 0;
 fail:
-	module_layout_free(ml);
+	swi_module_layout_free(ml);
 	return -1;
 }
 
-void module_layout_free(struct module_layout *ml)
+void swi_module_layout_free(struct module_layout *ml)
 {
 	for (size_t i = 0; i < ml->count; i++)
 		free(ml->mods[i].no_bias);
