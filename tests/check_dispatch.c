@@ -817,6 +817,255 @@ START_TEST(dispatch_stops_at_personality)
 }
 END_TEST
 
+/* ---- native frames' personality routines, from a real module's CFI ---- */
+
+#ifndef DISPATCH_SRCDIR
+#define DISPATCH_SRCDIR "tests/dispatch"
+#endif
+#define PERS_DIR  "tests/check_dispatch.d"
+#define PERS_SO   PERS_DIR "/personality.so"
+#define PERS_BIAS 0x10000000ull
+
+/*
+ * tests/dispatch/personality.cpp (g++: destructors, a catch) and plain.c
+ * (gcc) as one shared object; 0 (a skip, or a failure under CI=true)
+ * without g++ or readelf.
+ */
+static int pers_build(void)
+{
+	const char *ci = getenv("CI");
+
+	if (system("command -v g++ >/dev/null 2>&1 && command -v gcc >/dev/null 2>&1 && "
+	           "command -v readelf >/dev/null 2>&1") != 0) {
+		if (ci && strcmp(ci, "true") == 0)
+			ck_abort_msg("g++, gcc or readelf not found (CI=true: they are required)");
+		printf("SKIP: g++, gcc or readelf not found: no native frames with personality\n");
+		return 0;
+	}
+	ck_assert_int_eq(system("mkdir -p " PERS_DIR " && gcc -O2 -fPIC -c -o " PERS_DIR "/plain.o "
+	                        DISPATCH_SRCDIR "/plain.c && g++ -O2 -fPIC -shared -o " PERS_SO " "
+	                        DISPATCH_SRCDIR "/personality.cpp " PERS_DIR "/plain.o"), 0);
+	return 1;
+}
+
+/* An FDE as readelf lists it, and whether its personality routine has work there. */
+struct pers_fde {
+	uint64_t lo, hi;
+	int personality;
+};
+
+/*
+ * The oracle: readelf --debug-dump=frames.  A frame has work for its
+ * personality routine when its CIE's augmentation has 'P', and either no
+ * 'L' or an LSDA pointer (the FDE's augmentation data) that is not 0.
+ */
+static size_t readelf_fdes(const char *path, struct pers_fde *out, size_t cap)
+{
+	struct { unsigned long off; char aug[16]; } cie[16];
+	size_t ncie = 0, n = 0;
+	int in_fde = 0, cie_p = 0, cie_l = 0;
+	char line[512];
+	FILE *p;
+
+	snprintf(line, sizeof line, "readelf --debug-dump=frames %s 2>/dev/null", path);
+	p = popen(line, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof line, p)) {
+		unsigned long off, at;
+		unsigned long long lo, hi;
+		const char *d;
+
+		if (strstr(line, " FDE cie=")) {
+			ck_assert_int_eq(sscanf(line, "%lx %*x %*x FDE cie=%lx pc=%llx..%llx", &off, &at, &lo,
+			                        &hi), 4);
+			ck_assert_uint_lt(n, cap);
+			cie_p = cie_l = 0;
+			for (size_t i = 0; i < ncie; i++)
+				if (cie[i].off == at) {
+					cie_p = strchr(cie[i].aug, 'P') != NULL;
+					cie_l = strchr(cie[i].aug, 'L') != NULL;
+				}
+			out[n++] = (struct pers_fde){ lo, hi, cie_p && !cie_l };
+			in_fde = 1;
+		} else if (strstr(line, " CIE\n") && sscanf(line, "%lx", &off) == 1) {
+			ck_assert_uint_lt(ncie, 16);
+			cie[ncie].off = off;
+			cie[ncie++].aug[0] = '\0';
+			in_fde = 0;
+		} else if (!in_fde && ncie && strstr(line, "Augmentation: ")) {
+			ck_assert_int_eq(sscanf(line, " Augmentation: \"%15[^\"]\"", cie[ncie - 1].aug), 1);
+		} else if (in_fde && cie_p && cie_l && (d = strstr(line, "Augmentation data:"))) {
+			unsigned byte;
+			int used;
+
+			/* The LSDA pointer's bytes: any that is not 0. */
+			for (d += strlen("Augmentation data:"); sscanf(d, " %x%n", &byte, &used) == 1; d += used)
+				if (byte != 0)
+					out[n - 1].personality = 1;
+		}
+	}
+	pclose(p);
+	return n;
+}
+
+static const char *pers_name(const sw_module *m, uint64_t at)
+{
+	const char *name = NULL;
+	uint64_t off;
+
+	return sw_module_symbolize(m, at, &name, &off) == SW_OK && off == 0 ? name : "";
+}
+
+/*
+ * The import flags SW_CODE_PERSONALITY on exactly the functions whose FDE
+ * readelf shows with a 'P' CIE and an LSDA: the C++ ones with a
+ * destructor or a catch (and their .cold parts), not the C ones nor the
+ * C runtime's; a full load and a lazy one, whose functions are imported
+ * as lookups land in them.
+ */
+START_TEST(personality_flag_matches_readelf)
+{
+	static const unsigned modes[] = { 0, SW_MODULE_LAZY };
+	struct pers_fde fdes[64];
+	size_t n, want = 0;
+
+	if (!pers_build())
+		return;
+	n = readelf_fdes(PERS_SO, fdes, 64);
+	ck_assert_uint_ge(n, 6);
+	for (size_t i = 0; i < n; i++)
+		want += (size_t)fdes[i].personality;
+	/* pers_with_cleanup, pers_with_catch, and their .cold parts. */
+	ck_assert_uint_ge(want, 2);
+	for (unsigned k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+		int seen_cleanup = 0, seen_catch = 0, seen_plain = 0;
+		size_t flagged = 0;
+		sw_codemap *map;
+		sw_module *m;
+
+		ck_assert_int_eq(sw_module_load_flags(PERS_SO, PERS_BIAS, modes[k], NULL, &m), SW_OK);
+		ck_assert_int_eq(sw_codemap_create(&map), SW_OK);
+		ck_assert_int_eq(sw_module_register(m, map), SW_OK);
+		for (size_t i = 0; i < n; i++) {
+			const char *name = pers_name(m, fdes[i].lo + PERS_BIAS);
+			sw_code_info info;
+			sw_status st = sw_codemap_find(map, fdes[i].lo + PERS_BIAS, &info);
+
+			/* The PLT's FDE (an expression) is described by analysis, or not at all. */
+			if (st != SW_OK && !fdes[i].personality)
+				continue;
+			ck_assert_int_eq(st, SW_OK);
+			ck_assert_uint_eq(info.start, fdes[i].lo + PERS_BIAS);
+			ck_assert_msg(!!(info.flags & SW_CODE_PERSONALITY) == fdes[i].personality,
+			              "%s mode %u: %s at %#llx flags %#x, readelf says %s", PERS_SO, modes[k],
+			              name, (unsigned long long)fdes[i].lo, info.flags,
+			              fdes[i].personality ? "a personality" : "none");
+			flagged += (info.flags & SW_CODE_PERSONALITY) != 0;
+			if (strcmp(name, "pers_with_cleanup") == 0)
+				seen_cleanup = fdes[i].personality;
+			if (strcmp(name, "pers_with_catch") == 0)
+				seen_catch = fdes[i].personality;
+			if (strcmp(name, "plain_function") == 0)
+				seen_plain = !fdes[i].personality;
+		}
+		ck_assert_uint_eq(flagged, want);
+		ck_assert(seen_cleanup && seen_catch && seen_plain);
+		ck_assert_int_eq(sw_module_unregister(m, map), SW_OK);
+		sw_codemap_destroy(map);
+		sw_module_free(m);
+	}
+}
+END_TEST
+
+#if defined(__x86_64__)
+/*
+ * A managed exception thrown through a real native frame: frame 1 (shape
+ * "A", no clauses) throws, called from the compiled module's function
+ * `native`, at its first instruction (CFA = SP + 8: the return address
+ * only, right beneath frame 0's SP), called from frame 0, whose catch
+ * takes it.  Through pers_with_cleanup (a destructor: its CIE has a
+ * personality, readelf says) the dispatch stops before any funclet;
+ * through plain_function it reaches the catch.
+ */
+static sw_status dispatch_through(sw_module *m, const char *native, struct runtime *rt,
+                                  sw_exception_result *res)
+{
+	static const struct prog p = { 2, 1, {
+		{ 1, { { K_CATCH, 1, 0, 0 } }, 0, { 0, 0, 0, 0 } },
+		{ 0, { { 0, 0, 0, 0 } }, 0, { 0, 0, 0, 0 } } } };
+	struct pers_fde fdes[64];
+	size_t n = readelf_fdes(PERS_SO, fdes, 64);
+	uint64_t c1 = CFA(0) - 96 - 8, fn = 0;
+	sw_status st;
+	sb_world w;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(pers_name(m, fdes[i].lo + PERS_BIAS), native) == 0)
+			fn = fdes[i].lo + PERS_BIAS;
+	ck_assert_msg(fn != 0, "%s: no FDE for %s", PERS_SO, native);
+	sb_init(&w);
+	for (int i = 0; i < 2; i++) {
+		building = &p.f[i];
+		sb_add_method_a_ex(&w, METHOD_AT(i), &method_handles[i], add_clauses);
+	}
+	ck_assert_int_eq(sw_module_register(m, w.map), SW_OK);
+	sb_put(&w, CFA(0) - 8, 0);              /* frame 0: the outermost */
+	sb_put(&w, CFA(0) - 16, 0);
+	sb_put(&w, CFA(0) - 24, 0);
+	sb_put(&w, c1, METHOD_AT(0) + SITE + 1);        /* the native frame's return address */
+	sb_put(&w, c1 - 8, fn + 1);                     /* frame 1's, into `native` */
+	sb_put(&w, c1 - 16, CFA(0) - 16);               /* frame 0's rbp, kept by `native` */
+	sb_put(&w, c1 - 24, RBX(0));
+	sb_put(&w, EXC_SLOT, 0);
+	w.thread.exception_head = EXC_SLOT;
+	sw_context_init(&w.seed, SW_ARCH_X64);
+	sw_context_set(&w.seed, SW_X64_RIP, METHOD_AT(1) + SITE);
+	sw_context_set(&w.seed, SW_X64_RSP, c1 - 96);
+	sw_context_set(&w.seed, SW_X64_RBP, c1 - 16);
+	sw_context_set(&w.seed, SW_X64_RBX, RBX(1));
+	memset(rt, 0, sizeof *rt);
+	rt->w = &w;
+	rt->p = &p;
+	rt->damaged = 1;                /* no GC walks: the test's frames are not the harness's */
+	rt->tracker = c1 - 96 - 0x400;
+	st = sw_exception_dispatch(&w.thread, &w.seed, 1, &ops, rt, rt->tracker, SW_WALK_NATIVE_FRAMES,
+	                           res);
+	/* Nothing of the exception stays linked once the dispatch has failed. */
+	if (st != SW_OK)
+		ck_assert_uint_eq(sb_get(&w, EXC_SLOT), 0);
+	ck_assert_int_eq(sw_module_unregister(m, w.map), SW_OK);
+	sb_fini(&w);
+	return st;
+}
+
+START_TEST(dispatch_stops_at_cfi_personality)
+{
+	static const unsigned modes[] = { 0, SW_MODULE_LAZY };
+	static const struct event caught = { E_HANDLER, 0, 0 };
+	struct runtime rt;
+	sw_exception_result res;
+
+	if (!pers_build())
+		return;
+	for (unsigned k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+		sw_module *m;
+
+		ck_assert_int_eq(sw_module_load_flags(PERS_SO, PERS_BIAS, modes[k], NULL, &m), SW_OK);
+		ck_assert_int_eq(dispatch_through(m, "pers_with_cleanup", &rt, &res), SW_E_UNSUPPORTED);
+		ck_assert_int_eq(rt.ev.n, 0);
+		ck_assert_int_eq(dispatch_through(m, "pers_with_catch", &rt, &res), SW_E_UNSUPPORTED);
+		ck_assert_int_eq(rt.ev.n, 0);
+		ck_assert_int_eq(dispatch_through(m, "plain_function", &rt, &res), SW_OK);
+		ck_assert_int_eq(rt.ev.n, 1);
+		ck_assert(memcmp(&rt.ev.e[0], &caught, sizeof caught) == 0);
+		ck_assert_ptr_eq(res.method, &method_handles[0]);
+		ck_assert_uint_eq(res.frames, 2);
+		sw_module_free(m);
+	}
+}
+END_TEST
+#endif
+
 START_TEST(dispatch_errors)
 {
 	struct prog p = { 2, 1, {
@@ -948,6 +1197,10 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, dispatch_nesting_bounded);
 	tcase_add_test(tc, dispatch_pops_frames_below_resume_sp);
 	tcase_add_test(tc, dispatch_stops_at_personality);
+	tcase_add_test(tc, personality_flag_matches_readelf);
+#if defined(__x86_64__)
+	tcase_add_test(tc, dispatch_stops_at_cfi_personality);
+#endif
 	tcase_add_test(tc, dispatch_errors);
 #if defined(__x86_64__)
 	tcase_add_test(tc, resume_loads_every_register);

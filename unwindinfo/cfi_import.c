@@ -442,13 +442,14 @@ static int import_row(const struct import_ctx *c, Dwarf_Frame *f, uint64_t lo, u
 }
 
 /*
- * Walk the rows of the FDE covering [lo, hi) and build its blob.  *why
- * receives -1 when the function was added, else the reason it was not;
- * the status is an error only for memory.
+ * Walk the rows of the FDE covering [lo, hi) and build its blob, the
+ * function added with `flags` (0 or SW_CODE_PERSONALITY).  *why receives
+ * -1 when the function was added, else the reason it was not; the status
+ * is an error only for memory.
  */
 static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t lo,
-                            uint64_t hi, size_t fde_bytes, uint32_t source, int *why,
-                            uint64_t *where)
+                            uint64_t hi, size_t fde_bytes, uint32_t source, uint32_t flags,
+                            int *why, uint64_t *where)
 {
 	struct cfi_row prev;
 	uint64_t addr = lo, work = 0;
@@ -497,7 +498,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 		if (reason == SW_SKIP_COUNT) {
 			/* The walker unwinds it from the kernel's signal frame: no frame here. */
 			sw_swu_builder_reset(c->b);
-			st = add_function(c, lo, hi, source, SW_CODE_SIGNAL_TRAMPOLINE);
+			st = add_function(c, lo, hi, source, flags | SW_CODE_SIGNAL_TRAMPOLINE);
 			*why = st == SW_OK ? -1 : SW_SKIP_LIMIT;
 			return st == SW_E_NOMEM ? st : SW_OK;
 		}
@@ -507,7 +508,7 @@ static sw_status import_fde(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t
 		}
 		addr = end;
 	}
-	st = add_function(c, lo, hi, source, 0);
+	st = add_function(c, lo, hi, source, flags);
 	if (st == SW_E_NOMEM)
 		return st;
 	*why = st == SW_OK ? -1 : SW_SKIP_LIMIT;
@@ -596,21 +597,27 @@ struct cie_info {
 	Dwarf_Off offset;               /* the CIE read last (one-entry cache) */
 	bool valid;
 	unsigned fde_enc;               /* how initial_location and address_range are encoded */
+	bool personality;               /* 'P': a personality routine for its FDEs */
+	unsigned lsda_enc;              /* 'L': how each FDE's LSDA pointer is encoded, or omit */
 };
 
 /*
- * The FDE pointer encoding from the augmentation ('R'); the other letters
+ * The FDE pointer encoding from the augmentation ('R'), and whether it
+ * names a personality routine ('P': g++ for a function with destructors
+ * or catch clauses, gcc -fexceptions for C cleanups); the other letters
  * are only stepped over.  An augmentation without 'z' cannot be sized,
  * unless it is empty.
  */
-static bool parse_augmentation(const Dwarf_CIE *cie, unsigned ptr_size, unsigned *fde_enc)
+static bool parse_augmentation(const Dwarf_CIE *cie, unsigned ptr_size, struct cie_info *ci)
 {
 	const char *aug = cie->augmentation;
 	const uint8_t *p = cie->augmentation_data;
 	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
 	uint64_t ignored;
 
-	*fde_enc = DW_EH_PE_absptr;
+	ci->fde_enc = DW_EH_PE_absptr;
+	ci->personality = false;
+	ci->lsda_enc = DW_EH_PE_omit;
 	if (!aug)
 		return false;
 	if (aug[0] == '\0')
@@ -622,12 +629,12 @@ static bool parse_augmentation(const Dwarf_CIE *cie, unsigned ptr_size, unsigned
 		case 'R':
 			if (p >= end)
 				return false;
-			*fde_enc = *p++;
+			ci->fde_enc = *p++;
 			break;
 		case 'L':
 			if (p >= end)
 				return false;
-			p++;
+			ci->lsda_enc = *p++;
 			break;
 		case 'P': {
 			unsigned enc;
@@ -637,6 +644,7 @@ static bool parse_augmentation(const Dwarf_CIE *cie, unsigned ptr_size, unsigned
 			enc = *p++;
 			if (!read_encoded(&p, end, enc, ptr_size, 0, true, &ignored))
 				return false;
+			ci->personality = true;
 			break;
 		}
 		case 'S':               /* signal frame: dwarf_frame_info says so */
@@ -670,7 +678,7 @@ static bool load_cie(const unsigned char *ident, const struct section *s, unsign
 	ci->valid = false;
 	if (dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
 		return false;
-	if (!parse_augmentation(&e.cie, ptr_size, &ci->fde_enc))
+	if (!parse_augmentation(&e.cie, ptr_size, ci))
 		return false;
 	/* .debug_frame addresses are target-sized, whatever the augmentation. */
 	if (!s->eh)
@@ -679,13 +687,20 @@ static bool load_cie(const unsigned char *ident, const struct section *s, unsign
 	return true;
 }
 
-/* The range of an FDE: [*lo, *hi), or false if it cannot be decoded. */
+/*
+ * The range of an FDE: [*lo, *hi), or false if it cannot be decoded; and
+ * in *flags SW_CODE_PERSONALITY when its personality routine has work
+ * there: its CIE names one, and gives it no LSDA pointer ('P' without
+ * 'L': what the routine does is unknown) or this FDE's is not 0 (0: no
+ * cleanups or catches, __gxx_personality_v0 and __gcc_personality_v0 do
+ * nothing).  An LSDA pointer that cannot be read counts as work.
+ */
 static bool fde_range(const struct section *s, const Dwarf_FDE *fde, const struct cie_info *ci,
-                      unsigned ptr_size, uint64_t *lo, uint64_t *hi)
+                      unsigned ptr_size, uint64_t *lo, uint64_t *hi, uint32_t *flags)
 {
 	const uint8_t *p = fde->start, *end = fde->end;
 	const uint8_t *base = s->data->d_buf;
-	uint64_t start, len;
+	uint64_t start, len, aug_len, lsda = 1;
 
 	if (!p || !end || p < base || end > base + s->data->d_size || p > end)
 		return false;
@@ -697,6 +712,12 @@ static bool fde_range(const struct section *s, const Dwarf_FDE *fde, const struc
 		return false;
 	*lo = start;
 	*hi = start + len;
+	/* The FDE's augmentation data: its length, then the LSDA pointer, unadjusted. */
+	if (ci->personality && ci->lsda_enc != DW_EH_PE_omit &&
+	    (!read_uleb(&p, end, &aug_len, false) ||
+	     !read_encoded(&p, end, ci->lsda_enc & 0x0f, ptr_size, 0, true, &lsda)))
+		lsda = 1;
+	*flags = ci->personality && lsda != 0 ? SW_CODE_PERSONALITY : 0;
 	return true;
 }
 
@@ -755,15 +776,16 @@ bool swi_cfi_overlaps(const struct swi_cfi_import *out, size_t n, uint64_t lo, u
 
 /*
  * Import the FDE of [lo, hi) and file it: a function, an outermost one,
- * or a skip with its reason.  An error only for memory.
+ * or a skip with its reason; a function with `flags` (0, or
+ * SW_CODE_PERSONALITY from its CIE).  An error only for memory.
  */
 static sw_status import_classified(const struct import_ctx *c, Dwarf_CFI *cfi, uint64_t lo,
-                                   uint64_t hi, size_t fde_bytes, uint32_t source)
+                                   uint64_t hi, size_t fde_bytes, uint32_t source, uint32_t flags)
 {
 	struct swi_cfi_import *out = c->out;
 	uint64_t where = 0;
 	int why;
-	sw_status st = import_fde(c, cfi, lo, hi, fde_bytes, source, &why, &where);
+	sw_status st = import_fde(c, cfi, lo, hi, fde_bytes, source, flags, &why, &where);
 
 	if (st != SW_OK)
 		return st;
@@ -776,7 +798,7 @@ static sw_status import_classified(const struct import_ctx *c, Dwarf_CFI *cfi, u
 	 */
 	if (why == SW_SKIP_OUTERMOST && where - lo <= 4u)
 		return swi_cfi_add_frameless(out, (sw_arch)c->a->arch, lo, hi - lo, source,
-		                             SW_CODE_OUTERMOST);
+		                             flags | SW_CODE_OUTERMOST);
 	if (why < 0)
 		return SW_OK;
 	skip(out, why);
@@ -792,7 +814,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	struct swi_cfi_import *out = c->out;
-	struct cie_info ci = { (Dwarf_Off)-1, false, 0 };
+	struct cie_info ci = { (Dwarf_Off)-1, false, 0, false, DW_EH_PE_omit };
 	Dwarf_Off off = 0;
 	sw_status st;
 
@@ -803,6 +825,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 		Dwarf_CFI_Entry e;
 		Dwarf_Off next = off;
 		uint64_t lo, hi;
+		uint32_t flags = 0;
 		int rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e);
 
 		if (rc > 0)
@@ -826,7 +849,7 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 			continue;
 		out->stats.fdes++;
 		if (!load_cie(ident, s, c->a->ptr_size, e.fde.CIE_pointer, &ci) ||
-		    !fde_range(s, &e.fde, &ci, c->a->ptr_size, &lo, &hi)) {
+		    !fde_range(s, &e.fde, &ci, c->a->ptr_size, &lo, &hi, &flags)) {
 			skip(out, SW_SKIP_BAD_CFI);
 			continue;
 		}
@@ -835,8 +858,8 @@ static sw_status scan_section(const struct import_ctx *c, Elf *elf, const struct
 			out->stats.ignored++;
 			continue;
 		}
-		if ((st = import_classified(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start),
-		                            s->source)) != SW_OK)
+		if ((st = import_classified(c, cfi, lo, hi, (size_t)(e.fde.end - e.fde.start), s->source,
+		                            flags)) != SW_OK)
 			return st;
 	}
 	return SW_OK;
@@ -1023,7 +1046,8 @@ sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *l
 {
 	const struct swi_arch *a = swi_arch_get(ef->arch);
 	struct section s = { ef->data, ef->addr, true, SW_CFI_EH_FRAME };
-	struct cie_info ci = { ef->cie_offset, ef->cie_valid, ef->cie_fde_enc };
+	struct cie_info ci = { ef->cie_offset, ef->cie_valid, ef->cie_fde_enc, ef->cie_personality,
+	                       ef->cie_lsda_enc };
 	Dwarf_CFI_Entry e;
 	Dwarf_Off next = 0;
 	bool ok;
@@ -1032,10 +1056,12 @@ sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *l
 	    dwarf_next_cfi(ef->ident, ef->data, true, offset, &next, &e) != 0 || dwarf_cfi_cie_p(&e))
 		return SW_E_BADMETA;
 	ok = load_cie(ef->ident, &s, a->ptr_size, e.fde.CIE_pointer, &ci) &&
-	     fde_range(&s, &e.fde, &ci, a->ptr_size, lo, hi);
+	     fde_range(&s, &e.fde, &ci, a->ptr_size, lo, hi, &ef->fde_flags);
 	ef->cie_offset = ci.offset;
 	ef->cie_valid = ci.valid;
 	ef->cie_fde_enc = ci.fde_enc;
+	ef->cie_personality = ci.personality;
+	ef->cie_lsda_enc = ci.lsda_enc;
 	if (!ok)
 		return SW_E_BADMETA;
 	*bytes = (size_t)(e.fde.end - e.fde.start);
@@ -1043,7 +1069,7 @@ sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *l
 }
 
 sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t hi,
-                             size_t fde_bytes, struct swi_cfi_import *out)
+                             size_t fde_bytes, uint32_t flags, struct swi_cfi_import *out)
 {
 	struct import_ctx c = { swi_arch_get(arch), NULL, out, UINT64_MAX, 0, 0 };
 	sw_status st;
@@ -1057,7 +1083,7 @@ sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t
 	if ((st = sw_swu_builder_create(&c.b, arch)) != SW_OK)
 		return st;
 	out->stats.fdes = 1;
-	st = import_classified(&c, cfi, lo, hi, fde_bytes, SW_CFI_EH_FRAME);
+	st = import_classified(&c, cfi, lo, hi, fde_bytes, SW_CFI_EH_FRAME, flags);
 	sw_swu_builder_destroy(c.b);
 	if (st == SW_OK) {
 		finish_stats(out);

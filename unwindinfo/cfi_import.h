@@ -28,7 +28,8 @@
 struct swi_cfi_fn {
 	uint64_t start, size;
 	uint32_t source;                /* SW_CFI_* */
-	uint32_t flags;                 /* SW_CODE_SIGNAL_TRAMPOLINE, _ANALYZED, _OUTERMOST or 0 */
+	uint32_t flags;                 /* SW_CODE_SIGNAL_TRAMPOLINE, _ANALYZED, _OUTERMOST or 0,
+	                                 * and SW_CODE_PERSONALITY where its CIE names one */
 	size_t blob;                    /* offset of its SWU in `blobs` */
 	uint32_t blob_size;
 };
@@ -105,6 +106,9 @@ struct swi_eh_frame {
 	uint64_t cie_offset;            /* the CIE read last, (uint64_t)-1 for none */
 	bool cie_valid;
 	unsigned cie_fde_enc;
+	bool cie_personality;           /* its augmentation names a personality routine ('P') */
+	unsigned cie_lsda_enc;          /* and encodes the FDEs' LSDA pointers so ('L'), or omit */
+	uint32_t fde_flags;             /* the FDE read last: SW_CODE_PERSONALITY or 0 (fde_range) */
 };
 
 /* The .eh_frame of `elf`: SW_E_NOTFOUND without one (or a compressed one). */
@@ -112,8 +116,11 @@ sw_status swi_eh_frame_open(Elf *elf, sw_arch arch, struct swi_eh_frame *out);
 
 /*
  * The FDE at byte `offset` of .eh_frame: its range [*lo, *hi) (ELF
- * addresses) and its size in bytes.  SW_E_BADMETA when no FDE that
- * decodes starts there.  Reads only the FDE's header and its CIE.
+ * addresses) and its size in bytes; ef->fde_flags then holds
+ * SW_CODE_PERSONALITY when its personality routine has work there (a
+ * CIE with 'P', and an LSDA pointer not 0 or none in the CIE).
+ * SW_E_BADMETA when no FDE that decodes starts there.  Reads only the
+ * FDE's header and its CIE.
  */
 sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *lo, uint64_t *hi,
                            size_t *bytes);
@@ -121,11 +128,12 @@ sw_status swi_eh_frame_fde(struct swi_eh_frame *ef, uint64_t offset, uint64_t *l
 /*
  * Import the function of one .eh_frame FDE, [lo, hi), alone, as
  * swi_cfi_import would: into a fresh *out holding one function (imported,
- * outermost or a signal trampoline) or one skip, with their statistics.
- * An error only for memory or bad arguments; free *out after either.
+ * outermost or a signal trampoline, with `flags`: swi_eh_frame_fde's
+ * fde_flags) or one skip, with their statistics.  An error only for memory or bad arguments; free
+ * *out after either.
  */
 sw_status swi_cfi_import_one(Dwarf_CFI *cfi, sw_arch arch, uint64_t lo, uint64_t hi,
-                             size_t fde_bytes, struct swi_cfi_import *out);
+                             size_t fde_bytes, uint32_t flags, struct swi_cfi_import *out);
 
 /*
  * Append one function (ELF addresses) with a copy of its blob, after the

@@ -53,7 +53,8 @@ typedef struct sw_native_function {
 	const uint8_t *unwind;          /* its SWU blob (see swu(5)) */
 	uint32_t unwind_size;
 	uint32_t source;                /* SW_CFI_* */
-	uint32_t flags;                 /* more SW_CODE_* flags: SIGNAL_TRAMPOLINE, ANALYZED, OUTERMOST */
+	uint32_t flags;                 /* more SW_CODE_* flags: SIGNAL_TRAMPOLINE, ANALYZED, OUTERMOST,
+	                                 * PERSONALITY (its CIE's personality routine has work here) */
 } sw_native_function;
 
 /* Why a function's CFI was not imported. */

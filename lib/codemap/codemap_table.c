@@ -58,6 +58,8 @@ static void built_info(const struct swi_code_table *t, uint32_t i, struct swi_co
 		flags |= SW_CODE_SIGNAL_TRAMPOLINE;
 	if (f->blob & SWI_TABLE_FN_OUTERMOST)
 		flags |= SW_CODE_OUTERMOST;
+	if (f->blob & SWI_TABLE_FN_PERSONALITY)
+		flags |= SW_CODE_PERSONALITY;
 	out->method = (void *)((uintptr_t)t->method_base + (uintptr_t)i * t->method_stride);
 	out->start = t->base + f->start;
 	out->size = swi_code_table_size(t, i);

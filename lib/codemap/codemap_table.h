@@ -40,9 +40,13 @@ struct swi_code_table_fn {
 	uint32_t blob;          /* index into blob_at[], and SWI_TABLE_FN_* flags above it */
 };
 
-/* The SW_CODE_* flags a function may carry, as bits 29-31 of its blob word. */
-#define SWI_TABLE_FN_SHIFT      29
+/*
+ * The SW_CODE_* flags a function may carry, as bits 28-31 of its blob
+ * word (2^28 blobs: more than a module's SWI_CFI_MAX_BLOB_BYTES can hold).
+ */
+#define SWI_TABLE_FN_SHIFT      28
 #define SWI_TABLE_BLOB_MASK     ((UINT32_C(1) << SWI_TABLE_FN_SHIFT) - 1)
+#define SWI_TABLE_FN_PERSONALITY (UINT32_C(1) << 28)
 #define SWI_TABLE_FN_ANALYZED   (UINT32_C(1) << 29)
 #define SWI_TABLE_FN_TRAMPOLINE (UINT32_C(1) << 30)
 #define SWI_TABLE_FN_OUTERMOST  (UINT32_C(1) << 31)

@@ -35,7 +35,8 @@ static uint32_t fn_bits(uint32_t flags)
 {
 	return ((flags & SW_CODE_ANALYZED) ? SWI_TABLE_FN_ANALYZED : 0) |
 	       ((flags & SW_CODE_SIGNAL_TRAMPOLINE) ? SWI_TABLE_FN_TRAMPOLINE : 0) |
-	       ((flags & SW_CODE_OUTERMOST) ? SWI_TABLE_FN_OUTERMOST : 0);
+	       ((flags & SW_CODE_OUTERMOST) ? SWI_TABLE_FN_OUTERMOST : 0) |
+	       ((flags & SW_CODE_PERSONALITY) ? SWI_TABLE_FN_PERSONALITY : 0);
 }
 
 /* ---- body rules: offsets per blob, shapes once ---- */

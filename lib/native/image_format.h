@@ -23,7 +23,8 @@
 #define SWI_IMAGE_ENTRY       24u
 #define SWI_IMAGE_NO_NAME     0xffffffffu
 /* The SW_CODE_* flags an entry may carry. */
-#define SWI_IMAGE_ENTRY_FLAGS (SW_CODE_ANALYZED | SW_CODE_SIGNAL_TRAMPOLINE | SW_CODE_OUTERMOST)
+#define SWI_IMAGE_ENTRY_FLAGS (SW_CODE_ANALYZED | SW_CODE_SIGNAL_TRAMPOLINE | SW_CODE_OUTERMOST | \
+                               SW_CODE_PERSONALITY)
 
 /* What sw_module_write_image needs of a module (lib/module.c). */
 void swi_module_image_info(const sw_module *m, sw_arch *arch, uint64_t *base, uint64_t *bias);

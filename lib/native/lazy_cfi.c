@@ -185,7 +185,7 @@ static sw_status import_fn(struct swi_lazy_cfi *z, uint32_t i)
 	/* Checked at load; read again for its size in bytes. */
 	if (swi_eh_frame_fde(&z->ef, z->fde[i], &lo, &hi, &bytes) != SW_OK)
 		goto publish;
-	if ((st = swi_cfi_import_one(z->cfi, z->arch, lo, hi, bytes, &one)) != SW_OK) {
+	if ((st = swi_cfi_import_one(z->cfi, z->arch, lo, hi, bytes, z->ef.fde_flags, &one)) != SW_OK) {
 		swi_cfi_import_free(&one);
 		return st;
 	}

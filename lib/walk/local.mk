@@ -40,8 +40,11 @@ stackwalkinclude_HEADERS += include/stackwalk/dispatch.h
 check_PROGRAMS += tests/check_dispatch
 TESTS += tests/check_dispatch
 tests_check_dispatch_SOURCES = tests/check_dispatch.c tests/stack_builder.c tests/stack_builder.h
+tests_check_dispatch_CPPFLAGS = $(AM_CPPFLAGS) -DDISPATCH_SRCDIR='"$(abs_top_srcdir)/tests/dispatch"'
 tests_check_dispatch_CFLAGS = $(TEST_CFLAGS)
 tests_check_dispatch_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/dispatch/personality.cpp tests/dispatch/plain.c
+CLEANFILES += -r tests/check_dispatch.d
 
 dist_man_MANS += \
 	man/sw_exception_dispatch.3 \

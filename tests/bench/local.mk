@@ -54,3 +54,21 @@ tests_bench_bench_damaged_LDADD = libstackwalk.la
 bench-damaged: tests/bench/bench-damaged$(EXEEXT)
 	./tests/bench/bench-damaged$(EXEEXT)
 .PHONY: bench-damaged
+
+# A throw caught 1, 10 and 100 frames up, through sw_exception_dispatch,
+# beside C++'s throw/catch through as many frames (bench_throw_cxx.cpp,
+# built here with g++ when there is one: configure knows no C++ compiler).
+BENCH_TARGETS += bench-throw
+noinst_PROGRAMS += tests/bench/bench-throw
+tests_bench_bench_throw_SOURCES = tests/bench/bench_throw.c tests/bench/bench_common.h
+tests_bench_bench_throw_LDADD = libstackwalk.la
+EXTRA_DIST += tests/bench/bench_throw_cxx.cpp
+CLEANFILES += tests/bench/bench-throw-cxx
+bench-throw: tests/bench/bench-throw$(EXEEXT)
+	@if command -v g++ >/dev/null 2>&1 && \
+	    g++ -O2 -o tests/bench/bench-throw-cxx $(top_srcdir)/tests/bench/bench_throw_cxx.cpp; then \
+		./tests/bench/bench-throw$(EXEEXT) --cxx ./tests/bench/bench-throw-cxx; \
+	else \
+		./tests/bench/bench-throw$(EXEEXT); \
+	fi
+.PHONY: bench-throw
