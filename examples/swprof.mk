@@ -7,7 +7,7 @@ examples_libswprof_la_SOURCES = examples/swprof.c examples/swprof_guard.c exampl
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
 examples_libswprof_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 examples_libswprof_la_LDFLAGS = -module -avoid-version -shared
-examples_libswprof_la_LIBADD = libstackwalk_elf.la -ldl -lpthread
+examples_libswprof_la_LIBADD = libstackwalk_elf.la $(LIBELF_LIBS) -ldl -lpthread
 # pprof output: the encoder protoc-c generates from examples/profile.proto.
 EXTRA_DIST += examples/profile.proto
 if HAVE_PPROF
@@ -33,7 +33,7 @@ examples_swprof_SOURCES = examples/swprof_main.c examples/swprof_attach.c exampl
 	examples/escape.c examples/escape.h examples/remote_map.c examples/remote_map.h \
 	examples/jit_lists.c examples/jit_lists.h \
 	examples/perf_map.c examples/perf_map.h examples/read_bounded.c examples/read_bounded.h
-examples_swprof_LDADD = libstackwalk.la
+examples_swprof_LDADD = libstackwalk.la $(LIBELF_LIBS)
 if HAVE_PPROF
 nodist_examples_swprof_SOURCES = examples/profile.pb-c.c examples/profile.pb-c.h
 examples_swprof_CPPFLAGS = $(AM_CPPFLAGS) -DSWPROF_PPROF -Iexamples $(PPROF_CFLAGS)

@@ -2,15 +2,20 @@
  * swprof_names.c - the samples, named once per distinct frame.  At exit
  * the raw samples (see swprof.h) become distinct stacks with their
  * weights, and every distinct frame address is named once.  Native code
- * is named by sw_names over the modules registered at start: the
- * functions' names from their DWARF or symbols, separate debug files
- * found as gdb finds them, demangled, and the calls inlined at the
- * address as frames of their own (a profile without them blames the
- * function they were inlined into).  Where it knows nothing, stripped
- * code is named "module+0xSTART", with the function's start from the
- * code map the modules' CFI filled (every address of a function so makes
- * one frame), else "0x...".  No dladdr: it cost the run 72% of its CPU on
- * a large C++ program.
+ * is named first from the module's own symbol table, which the walk's
+ * import has already read (sw_module_symbolize), demangled.  libdw
+ * (sw_names) is asked only where it adds something: the calls inlined at
+ * the address as frames of their own, from DWARF the module holds itself
+ * (or any module's, separate debug files too, with SWPROF_INLINE=1; none
+ * with SWPROF_INLINE=0), since a profile without them blames the function
+ * they were inlined into; and the symbol of an address the module's own
+ * tables do not name, from its separate debug file's .symtab (found as gdb
+ * finds it) without reading its DWARF (a compressed one, as libc's, cost
+ * a tenth of a short run to inflate).  Where nothing knows a name,
+ * stripped code is named "module+0xSTART", with the function's start from
+ * the code map the modules' CFI filled (every address of a function so
+ * makes one frame), else "0x...".  No dladdr: it cost the run 72% of its
+ * CPU on a large C++ program.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -18,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <gelf.h>
 #include <stackwalk.h>
 #include "swprof.h"
 #include "perf_map.h"
@@ -93,6 +100,16 @@ static const runtime_stub *stub_of(uint64_t address)
 static sw_names *names;
 static unsigned char names_added[MAX_MODULES];
 
+/* What libdw can add to a module's own symbols, found when a frame is first in it. */
+enum {
+	LIBDW_UNKNOWN,
+	LIBDW_SCOPES,           /* inline frames: DWARF first (the module's own, or SWPROF_INLINE=1) */
+	LIBDW_SYMBOLS,          /* perhaps symbols its own tables lack (a separate debug file) */
+	LIBDW_NOTHING           /* no debug file: its symbols are the module's own */
+};
+static unsigned char libdw_use[MAX_MODULES];
+static int inline_wanted;       /* SWPROF_INLINE: -1 never, 0 the modules' own DWARF, 1 any */
+
 /* A JIT's perf map (/tmp/perf-PID.map), read at naming time, when it lists all the code run. */
 static struct perf_map jit_map;
 
@@ -101,7 +118,11 @@ static void open_names(void)
 	char path[64];
 	const char *why;
 
+	const char *inl = getenv("SWPROF_INLINE");
+
 	memset(names_added, 0, sizeof names_added);
+	memset(libdw_use, LIBDW_UNKNOWN, sizeof libdw_use);
+	inline_wanted = inl && *inl ? (atoi(inl) > 0 ? 1 : -1) : 0;
 	if (sw_names_create(NULL, &names) != SW_OK)
 		names = NULL;
 	snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)prof.pid);
@@ -110,22 +131,78 @@ static void open_names(void)
 		memset(&jit_map, 0, sizeof jit_map);
 }
 
+/* Whether the ELF file at `path` has DWARF of its own (section headers only). */
+static int has_own_dwarf(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	size_t shstrndx;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(elf, scn)) != NULL;) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+			    (name = elf_strptr(elf, shstrndx, sh.sh_name)) != NULL)
+				found = !strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info");
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Module m in the symbolizer, and what libdw adds to its own symbols. */
+static unsigned libdw_for(const loaded_module *lm)
+{
+	size_t m = (size_t)(lm - prof.modules);
+
+	if (!names)
+		return LIBDW_NOTHING;
+	if (!names_added[m]) {
+		names_added[m] = 1;
+		sw_names_add_module(names, lm->path, lm->bias);
+	}
+	if (libdw_use[m] == LIBDW_UNKNOWN)
+		libdw_use[m] = inline_wanted > 0 || (inline_wanted == 0 && has_own_dwarf(lm->path)) ?
+		               LIBDW_SCOPES : LIBDW_SYMBOLS;
+	return libdw_use[m];
+}
+
+/*
+ * The symbol at f->key from libdwfl's tables (a separate debug file's
+ * .symtab, where the module's own lack it), no DWARF read.  A module
+ * whose symbols libdwfl found in no separate file is not asked again.
+ */
+static int name_by_debug_symbol(frame_entry *f, const loaded_module *lm)
+{
+	const char *debug_file;
+	sw_name nm;
+
+	if (sw_names_symbol(names, f->key, &nm, &debug_file) != SW_OK)
+		return 0;
+	if (!debug_file)
+		libdw_use[lm - prof.modules] = LIBDW_NOTHING;
+	if (!nm.symbol_demangled || !(f->names[0] = strdup(nm.symbol_demangled)))
+		return 0;
+	folded_safe(f->names[0]);
+	f->nnames = 1;
+	return 1;
+}
+
 /* The source-level frames at f->key (in module lm) from sw_names, innermost first, into f->names. */
-static int name_by_debug_info(frame_entry *f, const loaded_module *lm)
+static int name_by_debug_info(frame_entry *f)
 {
 	sw_name_frame frames[4 * MAX_INLINED];
 	size_t all;
 	sw_name nm;
 	uint32_t n;
 
-	size_t m = (size_t)(lm - prof.modules);
-
-	if (!names)
-		return 0;
-	if (!names_added[m]) {
-		names_added[m] = 1;
-		sw_names_add_module(names, lm->path, lm->bias);
-	}
 	if (sw_names_lookup(names, f->key, &nm, frames, 4 * MAX_INLINED) != SW_OK)
 		return 0;
 	all = nm.frames < 4 * MAX_INLINED ? nm.frames : 4 * MAX_INLINED;
@@ -150,6 +227,7 @@ static void name_native(frame_entry *f, char *out, size_t size)
 	const runtime_stub *stub;
 	const char *sym, *base;
 	sw_code_info ci;
+	unsigned use;
 	sw_status st;
 
 	if (!lm) {
@@ -166,16 +244,22 @@ static void name_native(frame_entry *f, char *out, size_t size)
 		return;
 	}
 	f->module = (uint32_t)(lm - prof.modules) + 1;
-	if (name_by_debug_info(f, lm))
+	use = libdw_for(lm);
+	if (use == LIBDW_SCOPES && name_by_debug_info(f))
 		return;
 	st = sw_module_symbolize(lm->m, f->key, &sym, NULL);
 	/* A placeholder no walk loaded (a sample that could not be walked again): load it now. */
 	if (st == SW_E_NOTIMPORTED && sw_module_import_noted(lm->m, f->key, NULL) != SW_E_NOMEM)
 		st = sw_module_symbolize(lm->m, f->key, &sym, NULL);
 	if (st == SW_OK) {
-		snprintf(out, size, "%s", sym);
+		/* As sw_names demangles, parameters and all: the same function has one name either way. */
+		const char *d = names ? sw_names_demangle(names, sym) : sym;
+
+		snprintf(out, size, "%s", d ? d : sym);
 		return;
 	}
+	if (use == LIBDW_SYMBOLS && name_by_debug_symbol(f, lm))
+		return;
 	base = strrchr(lm->path, '/');
 	base = base ? base + 1 : lm->path;
 	/* Stripped: the function's start, from its CFI, stands for all its addresses. */

@@ -1,6 +1,7 @@
 /*
  * check_names.c - sw_names through the API: demangling (C++, Rust legacy
- * and v0), this process's own code named with its source line, bad
+ * and v0), this process's own code named with its source line, the
+ * symbol alone (sw_names_symbol), bad
  * arguments, files that are not ELF or not cores, corrupted copies.  The inline chains and debug
  * files of real programs are compared with eu-stack in swstack-names.test.
  */
@@ -155,6 +156,46 @@ START_TEST(names_a_module_by_path)
 }
 END_TEST
 
+/* The symbol only: the same symbol as sw_names_lookup's, no frames, and the debug file it came from. */
+START_TEST(names_symbol_only)
+{
+	sw_names *n;
+	sw_name nm, full;
+	uintptr_t pc;
+	const char *debug_file = "unset";
+	uintptr_t in_libc = (uintptr_t)&getpid;
+
+	line_of_call(&pc);
+	ck_assert_int_eq(sw_names_create(NULL, &n), SW_OK);
+	ck_assert_int_eq(sw_names_add_process(n, getpid()), SW_OK);
+	ck_assert_int_eq(sw_names_symbol(n, pc - 1, &nm, &debug_file), SW_OK);
+	ck_assert_str_eq(nm.symbol, "line_of_call");
+	ck_assert_uint_eq(nm.symbol_start, (uintptr_t)line_of_call);
+	ck_assert_uint_eq(nm.frames, 0);
+	/* The program's own .symtab: no separate file. */
+	ck_assert_ptr_null(debug_file);
+	/* libc: the symbol lookup gives, from its debug file where there is one. */
+	ck_assert_int_eq(sw_names_symbol(n, in_libc, &nm, &debug_file), SW_OK);
+	ck_assert_int_eq(sw_names_lookup(n, in_libc, &full, NULL, 0), SW_OK);
+	ck_assert_ptr_nonnull(nm.symbol);
+	ck_assert_str_eq(nm.symbol, full.symbol);
+	ck_assert_uint_eq(nm.symbol_start, full.symbol_start);
+	ck_assert_uint_eq(nm.frames, 0);
+	if (debug_file) {
+		ck_assert_int_eq(access(debug_file, R_OK), 0);
+		ck_assert_str_ne(debug_file, nm.module);
+	}
+	ck_assert_int_eq(sw_names_symbol(n, pc - 1, &nm, NULL), SW_OK);
+	ck_assert_str_eq(nm.symbol, "line_of_call");
+	ck_assert_int_eq(sw_names_symbol(n, 0, &nm, &debug_file), SW_E_NOTFOUND);
+	ck_assert_ptr_null(nm.module);
+	ck_assert_ptr_null(debug_file);
+	ck_assert_int_eq(sw_names_symbol(n, pc, NULL, NULL), SW_E_INVAL);
+	ck_assert_int_eq(sw_names_symbol(NULL, pc, &nm, NULL), SW_E_INVAL);
+	sw_names_free(n);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	sw_names *n;
@@ -266,6 +307,7 @@ static Suite *names_suite(void)
 	tcase_add_test(tc, demangles_many);
 	tcase_add_test(tc, names_own_code);
 	tcase_add_test(tc, names_a_module_by_path);
+	tcase_add_test(tc, names_symbol_only);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, not_a_core);
 	tcase_add_test(tc, corrupted_files);

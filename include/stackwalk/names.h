@@ -100,6 +100,18 @@ SW_API sw_status sw_names_lookup(sw_names *n, uint64_t address, sw_name *out,
                                  sw_name_frame *frames, size_t max);
 
 /*
+ * sw_names_symbol - sw_names_lookup without the DWARF: `*out`'s module and
+ * ELF symbol (from .symtab, .dynsym, MiniDebugInfo or the separate debug
+ * file's .symtab), out->frames 0.  No line table or inline frame is read,
+ * so a compressed debug file is not inflated.  *debug_file (optional)
+ * receives the separate debug file the symbols were read from, NULL when
+ * they are the module's own (it has a .symtab, or no debug file was
+ * found).  SW_E_NOTFOUND when no module holds the address.
+ */
+SW_API sw_status sw_names_symbol(sw_names *n, uint64_t address, sw_name *out,
+                                 const char **debug_file);
+
+/*
  * sw_names_demangle - `name` demangled (C++, Rust legacy and v0), or
  * `name` itself when it is not a mangled name.  The result is owned by
  * the sw_names.  NULL only when `name` is NULL.

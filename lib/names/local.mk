@@ -14,4 +14,5 @@ dist_man_MANS += \
 	man/sw_names_add_process.3 \
 	man/sw_names_add_core.3 \
 	man/sw_names_lookup.3 \
+	man/sw_names_symbol.3 \
 	man/sw_names_demangle.3

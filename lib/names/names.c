@@ -282,18 +282,16 @@ static void scope_frames(sw_names *n, Dwfl_Module *mod, uint64_t address, sw_nam
 	}
 }
 
-sw_status sw_names_lookup(sw_names *n, uint64_t address, sw_name *out, sw_name_frame *frames,
-                          size_t max)
+/* The module holding `address` and its ELF symbol there, into *out (the rest 0). */
+static Dwfl_Module *symbol_at(sw_names *n, uint64_t address, sw_name *out)
 {
 	Dwfl_Module *mod;
 	GElf_Off off;
 	GElf_Sym sym;
 
-	if (!n || !out || (max && !frames))
-		return SW_E_INVAL;
 	memset(out, 0, sizeof *out);
 	if (!(mod = dwfl_addrmodule(n->dwfl, address)))
-		return SW_E_NOTFOUND;
+		return NULL;
 	out->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	out->symbol = dwfl_module_addrinfo(mod, address, &off, &sym, NULL, NULL, NULL);
 	if (out->symbol) {
@@ -301,6 +299,44 @@ sw_status sw_names_lookup(sw_names *n, uint64_t address, sw_name *out, sw_name_f
 		out->offset = off;
 		out->symbol_start = address - off;
 	}
+	return mod;
+}
+
+sw_status sw_names_lookup(sw_names *n, uint64_t address, sw_name *out, sw_name_frame *frames,
+                          size_t max)
+{
+	Dwfl_Module *mod;
+
+	if (!n || !out || (max && !frames))
+		return SW_E_INVAL;
+	if (!(mod = symbol_at(n, address, out)))
+		return SW_E_NOTFOUND;
 	scope_frames(n, mod, address, out, frames, max);
+	return SW_OK;
+}
+
+/*
+ * The symbol tables only: libdwfl finds the separate debug file for its
+ * .symtab (dwfl_module_getsymtab) but opens no DWARF, so a compressed
+ * debug file is not inflated.
+ */
+sw_status sw_names_symbol(sw_names *n, uint64_t address, sw_name *out, const char **debug_file)
+{
+	Dwfl_Module *mod;
+
+	if (debug_file)
+		*debug_file = NULL;
+	if (!n || !out)
+		return SW_E_INVAL;
+	if (!(mod = symbol_at(n, address, out)))
+		return SW_E_NOTFOUND;
+	if (debug_file) {
+		const char *main_file = NULL, *debug = NULL;
+
+		/* Reads the symbols, which looks for the debug file, if no lookup did yet. */
+		dwfl_module_getsymtab(mod);
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug);
+		*debug_file = debug && (!main_file || strcmp(debug, main_file) != 0) ? debug : NULL;
+	}
 	return SW_OK;
 }

@@ -277,16 +277,31 @@ static sw_status read_symtab(sw_module *m, Elf *elf, Elf_Scn *scn, const GElf_Sh
 	return SW_OK;
 }
 
-/* By start, then preference (rank), then the larger, then by name. */
+static size_t leading_underscores(const char *s)
+{
+	return strspn(s, "_");
+}
+
+/*
+ * By start, then preference (rank), then the larger, then the name with
+ * fewer leading underscores (the public one of aliases such as libc's
+ * read and __read, as perf and gdb choose), then by name.
+ */
 static int symbol_cmp_names(const struct module_symbol *a, const struct module_symbol *b,
                             const char *names)
 {
+	size_t ua, ub;
+
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
+	ua = leading_underscores(names + a->name);
+	ub = leading_underscores(names + b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
 	return strcmp(names + a->name, names + b->name);
 }
 
