@@ -41,6 +41,7 @@ dist_man_MANS += \
 	man/sw_crawl_frame_ip.3 \
 	man/sw_crawl_frame_regdisplay.3 \
 	man/sw_crawl_frame_relative_offset.3 \
+	man/sw_crawl_frame_ambient_sp.3 \
 	man/sw_crawl_frame_state.3 \
 	man/sw_crawl_frame_is_funclet.3 \
 	man/sw_crawl_frame_trust.3 \

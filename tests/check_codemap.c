@@ -161,6 +161,72 @@ static uint64_t rnd(uint64_t *s)
 
 /* ---- basics ---- */
 
+/*
+ * The parent of a funclet (swi_codemap_funclet_parent): the nearest
+ * method below it, past its parent's other funclets and gaps, as CoreCLR
+ * lays a method's funclets after its body in one block (the rule
+ * EECodeInfo::GetRelOffset, vm/codeman.h, measures from).
+ */
+static sw_code_info funclet_of(uint64_t start, uint64_t size, const sw_code_info *parent)
+{
+	sw_code_info f = method(start, size);
+
+	f.flags = SW_CODE_FUNCLET;
+	f.parent = parent->method;
+	return f;
+}
+
+static uint64_t parent_of(sw_codemap *map, const sw_code_info *f)
+{
+	unsigned token = sw_codemap_read_begin(map);
+	uint64_t start = swi_codemap_funclet_parent(map, f);
+
+	sw_codemap_read_end(map, token);
+	return start;
+}
+
+START_TEST(test_funclet_parent)
+{
+	const uint64_t base = 0x7fc9d199b000ull;
+	sw_codemap *map = new_map();
+	sw_code_info p = method(base, 0x63), f1 = funclet_of(base + 0x110, 59, &p);
+	sw_code_info f2 = funclet_of(base + 0x1000 - 8, 64, &p), far = funclet_of(base + 0x80000, 16, &p);
+	sw_code_info other = method(base + 0x200, 16), not_funclet = f1;
+
+	ck_assert_int_eq(sw_codemap_add(map, &p), SW_OK);
+	ck_assert_int_eq(sw_codemap_add(map, &f1), SW_OK);
+	ck_assert_int_eq(sw_codemap_add(map, &f2), SW_OK);
+	ck_assert_int_eq(sw_codemap_add(map, &far), SW_OK);
+	/* In the parent's page, and past a funclet of it across a page boundary. */
+	ck_assert_uint_eq(parent_of(map, &f1), base);
+	ck_assert_uint_eq(parent_of(map, &f2), base);
+	/* 128 pages above: more than the search visits. */
+	ck_assert_uint_eq(parent_of(map, &far), 0);
+	/* Not a funclet, no parent, another parent: none. */
+	not_funclet.flags = 0;
+	ck_assert_uint_eq(parent_of(map, &not_funclet), 0);
+	not_funclet = f1;
+	not_funclet.parent = NULL;
+	ck_assert_uint_eq(parent_of(map, &not_funclet), 0);
+	not_funclet.parent = other.method;
+	ck_assert_uint_eq(parent_of(map, &not_funclet), 0);
+	ck_assert_uint_eq(parent_of(NULL, &f1), 0);
+	ck_assert_uint_eq(parent_of(map, NULL), 0);
+	/* Another method between F1 and F2: F2's parent is no longer found. */
+	ck_assert_int_eq(sw_codemap_add(map, &other), SW_OK);
+	ck_assert_uint_eq(parent_of(map, &f2), 0);
+	ck_assert_uint_eq(parent_of(map, &f1), base);
+	/* Removed, it leaves a dead item, passed over. */
+	ck_assert_int_eq(sw_codemap_remove(map, other.start), SW_OK);
+	ck_assert_uint_eq(parent_of(map, &f2), base);
+	/* The parent removed: none. */
+	ck_assert_int_eq(sw_codemap_remove(map, base), SW_OK);
+	ck_assert_uint_eq(parent_of(map, &f1), 0);
+	ck_assert_uint_eq(parent_of(map, &f2), 0);
+	sw_codemap_destroy(map);
+}
+END_TEST
+
 START_TEST(test_add_find_remove)
 {
 	sw_codemap *map = new_map();
@@ -1567,6 +1633,7 @@ static Suite *codemap_suite(void)
 	TCase *race = tcase_create("race");
 
 	tcase_add_test(tc, test_add_find_remove);
+	tcase_add_test(tc, test_funclet_parent);
 	tcase_add_test(tc, test_neighbours_in_one_page);
 	tcase_add_test(tc, test_overlap);
 	tcase_add_test(tc, test_bad_args);

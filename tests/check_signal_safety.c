@@ -7,7 +7,9 @@
  * (dlsym(RTLD_NEXT)) but, while the "forbidden" window is open, first
  * counts a violation and remembers which function was called.  The window
  * is opened around sw_walk_frames, sw_snapshot, sw_crawl_frame_enum_gc_roots,
- * sw_crawl_frame_is_gc_safe and sw_codemap_find run from a signal handler
+ * sw_crawl_frame_is_gc_safe, sw_crawl_frame_relative_offset (a funclet's
+ * looks its parent up in the code map), sw_crawl_frame_ambient_sp and
+ * sw_codemap_find run from a signal handler
  * over synthetic stacks of every architecture and over the live thread,
  * and around the walks a sampler's callback makes of a stopped thread, and
  * around walks of the live thread through lazy modules that may not
@@ -160,6 +162,7 @@ typedef struct walk_result {
 	const sw_context *seed;     /* NULL: the live thread, from the handler's context */
 	unsigned frames, roots, found, snapshot_frames;
 	unsigned gc_safe;               /* frames sw_crawl_frame_is_gc_safe accepts: it decodes blobs */
+	uint64_t queries;               /* the sum of the other queries' answers, kept */
 	sw_walk_action act;
 	sw_status snap;
 	int native;                 /* a native walk of the live thread alone, its IPs kept */
@@ -186,6 +189,7 @@ static sw_walk_action on_frame(const sw_crawl_frame *cf, void *data)
 	r->frames++;
 	sw_crawl_frame_enum_gc_roots(cf, count_root, &r->roots);
 	r->gc_safe += (unsigned)sw_crawl_frame_is_gc_safe(cf);
+	r->queries += sw_crawl_frame_relative_offset(cf) + sw_crawl_frame_ambient_sp(cf);
 	if (sw_codemap_find(r->thread->codemap, sw_context_ip(&sw_crawl_frame_regdisplay(cf)->cur),
 	                    &ci) == SW_OK)
 		r->found++;

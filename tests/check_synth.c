@@ -92,6 +92,7 @@ static void run_seeds(sw_arch arch, uint64_t first, unsigned count, unsigned fla
 struct root_stats {
 	unsigned long frames, roots, reg_roots, noreg, funclets, filters, parents, no_gc;
 	unsigned long interrupted, faulted, resumed, with_type, no_frame;
+	unsigned long type_roots;       /* roots the Frames of the counted type report */
 };
 
 /* Count what the expectation holds for one stack (type: a Frame type to count, or 0). */
@@ -123,6 +124,8 @@ static void add_stats(const sw_synth *s, unsigned flags, uint32_t type, struct r
 		rs->no_frame += f[k].state == SW_STATE_NO_FRAME_TRANSITION;
 		rs->with_type += type && f[k].frame_type == type &&
 		                 (f[k].state == SW_STATE_FRAME || f[k].state == SW_STATE_SKIPPED_FRAME);
+		if (type && f[k].frame_type == type && f[k].state == SW_STATE_FRAME)
+			rs->type_roots += nr;
 	}
 	free(f);
 }
@@ -412,7 +415,8 @@ static const uint32_t frame_kinds[] = {
 	SW_FRAME_INLINED_CALL, SW_FRAME_TRANSITION, SW_FRAME_FAULTING_EXCEPTION,
 	SW_FRAME_RESUMABLE, SW_FRAME_REDIRECTED_THREAD, SW_FRAME_SOFTWARE_EXCEPTION,
 	SW_FRAME_HELPER_METHOD, SW_FRAME_UNMANAGED_TO_MANAGED, SW_FRAME_FUNC_EVAL,
-	SW_FRAME_DEBUGGER_CLASS_INIT, SW_FRAME_DEBUGGER_EXIT, SW_FRAME_DEBUGGER_U2M_CATCH
+	SW_FRAME_DEBUGGER_CLASS_INIT, SW_FRAME_DEBUGGER_EXIT, SW_FRAME_DEBUGGER_U2M_CATCH,
+	SW_FRAME_EXCEPTION_FILTER, SW_FRAME_PROTECT_BYREFS, SW_FRAME_PROTECT_VALUE_CLASS
 };
 #define NFRAME_KINDS (int)(sizeof frame_kinds / sizeof frame_kinds[0])
 
@@ -439,6 +443,17 @@ START_TEST(test_frame_kind)
 	case SW_FRAME_FUNC_EVAL:
 		ck_assert_uint_ge(rs.resumed, at_least(100));
 		ck_assert_uint_eq(rs.interrupted, 0);
+		break;
+	case SW_FRAME_PROTECT_BYREFS:
+		/*
+		 * Half of them protect one object by its ByRefInfo entry, which
+		 * GcScanRoots reports (vm/frames.cpp): the walk must too.
+		 */
+		ck_assert_uint_ge(rs.type_roots, at_least(50));
+		break;
+	case SW_FRAME_EXCEPTION_FILTER:
+	case SW_FRAME_PROTECT_VALUE_CLASS:
+		ck_assert_uint_eq(rs.type_roots, 0);
 		break;
 	default:
 		break;
@@ -1055,6 +1070,11 @@ START_TEST(test_params)
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	sw_synth_params_default(&p);
 	p.frame_type = SW_FRAME_TYPE_USER;
+	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
+	/* Built in, but not a kind the generator makes. */
+	p.frame_type = SW_FRAME_HIJACK;
+	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
+	p.frame_type = SW_FRAME_INTERPRETER;
 	ck_assert_int_eq(sw_synth_create(&s, arch, 1, &p), SW_E_INVAL);
 	ck_assert_int_eq(sw_synth_create(NULL, arch, 1, NULL), SW_E_INVAL);
 	ck_assert_int_eq(sw_synth_create(&s, SW_ARCH_NONE, 1, NULL), SW_E_INVAL);

@@ -710,6 +710,14 @@ START_TEST(test_funclet)
 	ck_assert(f->is_funclet && !f->is_filter && !f->is_parent_of_funclet);
 	ck_assert(f->has_code && (f->code.flags & SW_CODE_FUNCLET) && f->code.parent == &jit->thrower);
 	ck_assert(toyjit_call_site_at(&jit->funclet, f->ip) != NULL);
+	/*
+	 * Its relative offset is from the thrower's start, the method whose
+	 * block holds it (CoreCLR: CrawlFrame::GetRelOffset, vm/stackwalk.h,
+	 * is EECodeInfo::GetRelOffset, vm/codeman.h, ip minus the method's
+	 * start); the toy JIT emits the funclet after the thrower's body.
+	 */
+	ck_assert_uint_gt(jit->funclet.start, jit->thrower.start);
+	ck_assert_uint_eq(f->offset, f->ip - jit->thrower.start);
 	ck_assert_uint_eq(w->frames[2].state, SW_STATE_FRAME);
 	ck_assert_uint_eq(w->frames[2].frame_type, SW_FRAME_TRANSITION);
 	f = &w->frames[3];

@@ -56,6 +56,8 @@ static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
 	/* The cheaper accessors say what the register display says. */
 	ck_assert_uint_eq(sw_crawl_frame_ip(cf), x->ip);
 	ck_assert_uint_eq(sw_crawl_frame_sp(cf), x->sp);
+	/* No ambient SP off x86 (CoreCLR's GetAmbientSPFromCrawlFrame; ambient_sp_x86). */
+	ck_assert_uint_eq(sw_crawl_frame_ambient_sp(cf), 0);
 	x->first = sw_crawl_frame_is_first(cf);
 	x->interrupted = sw_crawl_frame_is_interrupted(cf);
 	x->faulted = sw_crawl_frame_has_faulted(cf);
@@ -69,7 +71,9 @@ static sw_walk_action record_cb(const sw_crawl_frame *cf, void *data)
 		const sw_code_info *ci = sw_crawl_frame_code_info(cf);
 		ck_assert_ptr_nonnull(ci);
 		ck_assert_ptr_eq(ci->method, x->method);
-		ck_assert_uint_eq(sw_crawl_frame_relative_offset(cf), x->ip - ci->start);
+		/* A funclet's is from its parent's start (funclet_relative_offset_from_parent). */
+		if (!sw_crawl_frame_is_funclet(cf))
+			ck_assert_uint_eq(sw_crawl_frame_relative_offset(cf), x->ip - ci->start);
 		ck_assert_int_eq(x->rd.caller_valid, 1);
 	} else {
 		ck_assert_ptr_null(sw_crawl_frame_code_info(cf));
@@ -336,6 +340,238 @@ START_TEST(funclets_and_their_parents)
 	ck_assert_int_eq(r.n, 3);
 	ck_assert_ptr_eq(r.f[0].method, (void *)0xf0f0);
 	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * A funclet's relative offset.  CoreCLR's rule (dotnet/runtime,
+ * src/coreclr): CrawlFrame::GetRelOffset (vm/stackwalk.h) returns
+ * EECodeInfo::GetRelOffset (vm/codeman.h), the IP minus the method's
+ * start, and a funclet's method is its parent: the JIT emits funclets
+ * after the parent's main body in the same code block
+ * (EEJitManager::JitCodeToMethodInfo finds that block's start for any IP
+ * in it).  So an IP in a funclet of A gives ip - A's start, whatever
+ * funclet it is in.  Here funclets are registered on their own; the walk
+ * finds the parent as the nearest method below, past A's other funclets
+ * (sw_crawl_frame(3)).  Where that fails (another method between, the
+ * parent not registered, too far below), the offset is from the
+ * funclet's own start, as the man page says.
+ */
+static int handle_f1, handle_f2, handle_c;
+
+/* The first frame's relative offset, seeded in a shape-B body at `ip`. */
+static uint32_t first_offset_at(sb_world *w, uint64_t ip)
+{
+	sw_iter it;
+	uint32_t off;
+
+	sb_put(w, S0 - 168 + 32, SB_NATIVE_IP);         /* B's return address, at CFA-8 */
+	sw_context_set(&w->seed, SW_X64_RIP, ip);
+	sw_context_set(&w->seed, SW_X64_RSP, S0 - 168);
+	sw_context_set(&w->seed, SW_X64_RBP, S0 - 8);
+	for (unsigned r = SW_X64_R12; r <= SW_X64_R15; r++)
+		sw_context_set(&w->seed, r, r);
+	sw_context_set(&w->seed, SW_X64_RBX, 0xb1b1);
+	ck_assert_int_eq(sw_iter_init(&it, &w->thread, &w->seed, 0, 0), SW_OK);
+	ck_assert_int_eq(sw_iter_next(&it), 1);
+	ck_assert_int_eq(sw_crawl_frame_state(sw_iter_frame(&it)), SW_STATE_FRAMELESS);
+	off = sw_crawl_frame_relative_offset(sw_iter_frame(&it));
+	sw_iter_end(&it);
+	return off;
+}
+
+START_TEST(funclet_relative_offset_from_parent)
+{
+	sb_world w;
+	sb_method a, f1, f2, c;
+
+	/* A, then its funclets F1 and F2 right after its body, as a JIT lays them out. */
+	sb_init(&w);
+	a = sb_add_method_a(&w, A_START, &method_a);
+	f1 = sb_add_method_b(&w, A_START + a.size, &handle_f1);
+	sb_reregister(&w, f1.start, &handle_f1, SW_CODE_FUNCLET, &method_a);
+	f2 = sb_add_method_b(&w, f1.start + f1.size, &handle_f2);
+	sb_reregister(&w, f2.start, &handle_f2, SW_CODE_FUNCLET | SW_CODE_FILTER, &method_a);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), f1.start + f1.body - A_START);
+	ck_assert_uint_eq(first_offset_at(&w, f2.start + f2.body), f2.start + f2.body - A_START);
+	/* The parent itself: from its start, as before. */
+	ck_assert_uint_eq(first_offset_at(&w, A_START + a.body), a.body);
+	/* F2 names another parent: F1, A's, lies between; from F2's own start. */
+	sb_reregister(&w, f2.start, &handle_f2, SW_CODE_FUNCLET, &method_b);
+	ck_assert_uint_eq(first_offset_at(&w, f2.start + f2.body), f2.body);
+	/* A removed: nothing below F1 (the search gives up): from F1's start. */
+	ck_assert_int_eq(sw_codemap_remove(w.map, A_START), SW_OK);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), f1.body);
+	sb_fini(&w);
+
+	/* Across empty pages: F two pages above A. */
+	sb_init(&w);
+	a = sb_add_method_a(&w, A_START, &method_a);
+	f1 = sb_add_method_b(&w, A_START + 0x2000, &handle_f1);
+	sb_reregister(&w, f1.start, &handle_f1, SW_CODE_FUNCLET, &method_a);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), 0x2000 + f1.body);
+	/* Another method C between them: not A's block; from F's own start. */
+	c = sb_add_method_b(&w, A_START + 0x1000, &handle_c);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), f1.body);
+	ck_assert_int_eq(sw_codemap_remove(w.map, c.start), SW_OK);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), 0x2000 + f1.body);
+	sb_fini(&w);
+
+	/* Too far below (more pages than the search visits, 64): from F's start. */
+	sb_init(&w);
+	a = sb_add_method_a(&w, A_START, &method_a);
+	f1 = sb_add_method_b(&w, A_START + 0x100000, &handle_f1);
+	sb_reregister(&w, f1.start, &handle_f1, SW_CODE_FUNCLET, &method_a);
+	ck_assert_uint_eq(first_offset_at(&w, f1.start + f1.body), f1.body);
+	/* A funclet at the bottom of the address space: nothing below it. */
+	f2 = sb_add_method_b(&w, 0x100, &handle_f2);
+	sb_reregister(&w, f2.start, &handle_f2, SW_CODE_FUNCLET, &method_a);
+	ck_assert_uint_eq(first_offset_at(&w, f2.start + f2.body), f2.body);
+	sb_fini(&w);
+}
+END_TEST
+
+/*
+ * The ambient SP on x86.  CoreCLR's rule (dotnet/runtime, src/coreclr):
+ * CrawlFrame::GetAmbientSPFromCrawlFrame (vm/stackwalk.cpp) calls, on
+ * x86 only, EECodeManager::GetAmbientSP (vm/eetwain.cpp) at the frame's
+ * relative offset: NULL in a prolog or an epilog; for an EBP frame its
+ * outermost base SP (GetOutermostBaseFP: EBP less the saved registers
+ * and locals); for an ESP frame the SP plus the argument bytes pushed
+ * at that offset (scanArgRegTable).  Both are the body's SP with no
+ * call arguments pushed.  On x86-64 and arm64 it is NULL (record_cb
+ * checks 0 at every frame of this file's x64 stacks).
+ *
+ * X (ESP frame) at X86_X: push ebx (0..1); push esi (1..2); sub esp, 8
+ * (2..5) | push (9..10); push (10..11); call Y (11..16, Y pops 8) |
+ * epilog at 20: add esp, 8; pop esi; pop ebx; ret (26).  Entered with
+ * ESP = X86_E ([X86_E] its return address): its body's SP is
+ * X86_E - 16, whatever it has pushed.
+ * Z (EBP frame) at X86_Z: push ebp; mov ebp, esp; sub esp, 12 (0..6) |
+ * push (8..9); call (9..14); add esp, 4 (14..17) | epilog at 20: mov esp,
+ * ebp; pop ebp; ret.  Entered with ESP = X86_E: EBP = X86_E - 4,
+ * the body's SP X86_E - 16.
+ * Y at X86_Y: no prolog, ret 8.
+ */
+#define X86_BASE 0x20000ull
+#define X86_E    (X86_BASE + 0x180)
+#define X86_X    0x401000ull
+#define X86_Y    0x402000ull
+#define X86_Z    0x403000ull
+
+struct x86_world {
+	unsigned char stack[0x200];
+	sw_memory mem;
+	sw_codemap *map;
+	sw_thread t;
+};
+
+static void x86_put(struct x86_world *x, uint64_t addr, uint32_t v)
+{
+	for (unsigned b = 0; b < 4; b++)
+		x->stack[addr - X86_BASE + b] = (unsigned char)(v >> (8 * b));
+}
+
+static void x86_add(struct x86_world *x, uint64_t start, uint32_t size, sw_swu_builder *b)
+{
+	unsigned char blob[256];
+	size_t len;
+	sw_code_info ci;
+
+	ck_assert_int_eq(sw_swu_finish(b, size, blob, sizeof blob, &len), SW_OK);
+	sw_swu_builder_destroy(b);
+	memset(&ci, 0, sizeof ci);
+	ci.method = (void *)(uintptr_t)start;
+	ci.start = start;
+	ci.size = size;
+	ci.unwind = blob;
+	ci.unwind_size = (uint32_t)len;
+	ck_assert_int_eq(sw_codemap_add(x->map, &ci), SW_OK);
+}
+
+static void x86_init(struct x86_world *x)
+{
+	sw_swu_builder *b;
+
+	memset(x, 0, sizeof *x);
+	ck_assert_int_eq(sw_codemap_create(&x->map), SW_OK);
+	ck_assert_int_eq(sw_memory_init_buffer(&x->mem, x->stack, sizeof x->stack, X86_BASE), SW_OK);
+	ck_assert_int_eq(sw_thread_init(&x->t, SW_ARCH_X86, x->map, &x->mem, 0, X86_BASE,
+	                                X86_BASE + sizeof x->stack), SW_OK);
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X86), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X86_EBX), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 2, SW_X86_ESI), SW_OK);
+	ck_assert_int_eq(sw_swu_alloc_stack(b, 5, 8), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 5), SW_OK);
+	ck_assert_int_eq(sw_swu_push_args(b, 10, 4), SW_OK);
+	ck_assert_int_eq(sw_swu_push_args(b, 11, 4), SW_OK);
+	ck_assert_int_eq(sw_swu_call_pops_args(b, 16, 8), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_begin(b, 20), SW_OK);
+	ck_assert_int_eq(sw_swu_free_stack(b, 23, 8), SW_OK);
+	ck_assert_int_eq(sw_swu_pop_reg(b, 24, SW_X86_ESI), SW_OK);
+	ck_assert_int_eq(sw_swu_pop_reg(b, 25, SW_X86_EBX), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_end(b, 26), SW_OK);
+	x86_add(x, X86_X, 32, b);
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X86), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 0), SW_OK);
+	x86_add(x, X86_Y, 8, b);
+	ck_assert_int_eq(sw_swu_builder_create(&b, SW_ARCH_X86), SW_OK);
+	ck_assert_int_eq(sw_swu_push_reg(b, 1, SW_X86_EBP), SW_OK);
+	ck_assert_int_eq(sw_swu_set_frame(b, 3, SW_X86_EBP, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_alloc_stack(b, 6, 12), SW_OK);
+	ck_assert_int_eq(sw_swu_end_prolog(b, 6), SW_OK);
+	ck_assert_int_eq(sw_swu_push_args(b, 9, 4), SW_OK);
+	ck_assert_int_eq(sw_swu_pop_args(b, 17, 4), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_begin(b, 20), SW_OK);
+	ck_assert_int_eq(sw_swu_restore_sp_from_frame(b, 22, 0), SW_OK);
+	ck_assert_int_eq(sw_swu_pop_reg(b, 23, SW_X86_EBP), SW_OK);
+	ck_assert_int_eq(sw_swu_epilog_end(b, 24), SW_OK);
+	x86_add(x, X86_Z, 32, b);
+	x86_put(x, X86_E, 0x900000);            /* a caller in no known code */
+}
+
+/* The ambient SP of frame `depth` of the walk from eip, esp, ebp. */
+static uint64_t x86_ambient(struct x86_world *x, uint64_t eip, uint64_t esp, uint64_t ebp, unsigned depth)
+{
+	sw_context ctx;
+	sw_iter it;
+	uint64_t sp;
+
+	ck_assert_int_eq(sw_context_init(&ctx, SW_ARCH_X86), SW_OK);
+	sw_context_set(&ctx, SW_X86_EIP, eip);
+	sw_context_set(&ctx, SW_X86_ESP, esp);
+	sw_context_set(&ctx, SW_X86_EBP, ebp);
+	ck_assert_int_eq(sw_iter_init(&it, &x->t, &ctx, 0, 0), SW_OK);
+	for (unsigned i = 0; i <= depth; i++)
+		ck_assert_int_eq(sw_iter_next(&it), 1);
+	ck_assert_int_eq(sw_crawl_frame_state(sw_iter_frame(&it)), SW_STATE_FRAMELESS);
+	sp = sw_crawl_frame_ambient_sp(sw_iter_frame(&it));
+	sw_iter_end(&it);
+	return sp;
+}
+
+START_TEST(ambient_sp_x86)
+{
+	struct x86_world x;
+	const uint64_t body = X86_E - 16;
+
+	x86_init(&x);
+	/* X active in its body: nothing pushed, one argument, two. */
+	ck_assert_uint_eq(x86_ambient(&x, X86_X + 7, body, 0, 0), body);
+	ck_assert_uint_eq(x86_ambient(&x, X86_X + 10, body - 4, 0, 0), body);
+	ck_assert_uint_eq(x86_ambient(&x, X86_X + 11, body - 8, 0, 0), body);
+	/* In its prolog and its epilog: none. */
+	ck_assert_uint_eq(x86_ambient(&x, X86_X + 1, X86_E - 4, 0, 0), 0);
+	ck_assert_uint_eq(x86_ambient(&x, X86_X + 24, X86_E - 8, 0, 0), 0);
+	/* X in its call to Y, its two arguments still pushed (Y pops them on return). */
+	x86_put(&x, body - 12, (uint32_t)(X86_X + 16));
+	ck_assert_uint_eq(x86_ambient(&x, X86_Y, body - 12, 0, 1), body);
+	/* Y itself, which has no body but its whole code: its SP. */
+	ck_assert_uint_eq(x86_ambient(&x, X86_Y, body - 12, 0, 0), body - 12);
+	/* Z, an EBP frame, active with an argument pushed: EBP less its frame. */
+	ck_assert_uint_eq(x86_ambient(&x, X86_Z + 9, body - 4, X86_E - 4, 0), body);
+	ck_assert_uint_eq(x86_ambient(&x, X86_Z + 2, X86_E - 4, X86_E - 4, 0), 0);
+	sw_codemap_destroy(x.map);
 }
 END_TEST
 
@@ -1793,6 +2029,8 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, managed_frames_and_marker);
 	tcase_add_test(tc, functions_only_skips_funclets);
 	tcase_add_test(tc, funclets_and_their_parents);
+	tcase_add_test(tc, funclet_relative_offset_from_parent);
+	tcase_add_test(tc, ambient_sp_x86);
 	tcase_add_test(tc, funclet_parent_by_stack_position);
 	tcase_add_test(tc, filter_funclet_shared_slots_pinned);
 	tcase_add_test(tc, gc_roots_of_managed_frames);

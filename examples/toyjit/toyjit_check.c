@@ -34,6 +34,7 @@ static sw_walk_action record_frame(const sw_crawl_frame *cf, void *data)
 	f->method = sw_crawl_frame_method(cf);
 	f->frame = sw_crawl_frame_frame(cf);
 	f->offset = sw_crawl_frame_relative_offset(cf);
+	f->ambient_sp = sw_crawl_frame_ambient_sp(cf);
 	f->is_funclet = sw_crawl_frame_is_funclet(cf);
 	f->is_filter = sw_crawl_frame_is_filter_funclet(cf);
 	f->is_parent_of_funclet = sw_crawl_frame_is_parent_of_funclet(cf);
@@ -385,9 +386,16 @@ static void check_code(struct checker *c, size_t k, const toyjit_walked *f, cons
 {
 	if (!f->has_code || f->code.method != m || f->code.start != m->start || f->code.size != m->size)
 		mismatch(c, "frame %zu (%s): code info does not describe the method", k, m->name);
-	if (f->offset != f->ip - m->start)
+	/*
+	 * From the method's start; a funclet's from its parent's, which the
+	 * toy JIT emits just below it (CoreCLR's EECodeInfo::GetRelOffset,
+	 * vm/codeman.h; sw_crawl_frame(3)).
+	 */
+	uint64_t base = (m->code_flags & SW_CODE_FUNCLET) && m->parent ? m->parent->start : m->start;
+
+	if (f->offset != f->ip - base)
 		mismatch(c, "frame %zu (%s): relative offset %u, ip says %llu", k, m->name,
-		         f->offset, (unsigned long long)(f->ip - m->start));
+		         f->offset, (unsigned long long)(f->ip - base));
 }
 
 /* The active frame: where the code stopped, with the SP it had. */
@@ -447,6 +455,19 @@ static void check_managed(struct checker *c, const struct scene *s, size_t k,
 		mismatch(c, "frame %zu (%s): sp %#llx, the method ran with %#llx (%u argument bytes pushed)",
 		         k, m->name, (unsigned long long)f->sp, (unsigned long long)(se->sp - cs->args),
 		         cs->args);
+	/*
+	 * The ambient SP (CoreCLR's GetAmbientSPFromCrawlFrame: on x86 the
+	 * body's SP with no arguments pushed, GetAmbientSP in eetwain.cpp;
+	 * nothing on x86-64 and arm64) is what the body wrote in its shadow
+	 * entry, whatever the call site has pushed.
+	 */
+	{
+		uint64_t ambient = h->arch == SW_ARCH_X86 ? se->sp : 0;
+
+		if (f->ambient_sp != ambient)
+			mismatch(c, "frame %zu (%s): ambient sp %#llx, the body ran with %#llx", k,
+			         m->name, (unsigned long long)f->ambient_sp, (unsigned long long)ambient);
+	}
 	for (unsigned r = 0; r < SW_MAX_REGS; r++)
 		want[r] = toyjit_shadow_reg(se, r);
 	check_regs(c, s, k, m->name, f->valid, f->regs, e->required, want, h->callee_saved);

@@ -21,6 +21,7 @@ typedef struct toyjit_walked {
 	uint64_t frame;             /* the Frame's address */
 	uint64_t ip, sp;            /* 0 when not known */
 	uint32_t offset;            /* relative offset (managed frames) */
+	uint64_t ambient_sp;        /* sw_crawl_frame_ambient_sp */
 	int has_code;               /* code info present */
 	int is_funclet, is_filter;  /* sw_crawl_frame_is_funclet, _is_filter_funclet */
 	int is_parent_of_funclet;   /* sw_crawl_frame_is_parent_of_funclet */

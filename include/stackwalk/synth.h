@@ -34,7 +34,8 @@ enum {
 	SW_SYNTH_CONTEXT_FRAMES    = 0x20,  /* managed code interrupted: Frames with a context record */
 	SW_SYNTH_HELPER_FRAMES     = 0x40,  /* runtime helpers with HelperMethodFrames */
 	SW_SYNTH_ENTRY_FRAMES      = 0x80,  /* an UnmanagedToManagedFrame at each entry from native */
-	SW_SYNTH_DEBUGGER_MARKERS  = 0x100, /* the debugger's marker Frames in unmanaged blocks */
+	SW_SYNTH_DEBUGGER_MARKERS  = 0x100, /* marker Frames in unmanaged blocks: the debugger's,
+	                                     * ExceptionFilter, ProtectByRefs, ProtectValueClass */
 	SW_SYNTH_FUNCLETS          = 0x200, /* funclets above their parents */
 	SW_SYNTH_GC_INFO           = 0x400, /* GC tables, references in live slots, protected Frame slots */
 	SW_SYNTH_TRACKERS          = 0x800, /* faults without a Frame: exception trackers (the CLR's ExInfo) */

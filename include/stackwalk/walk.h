@@ -123,6 +123,12 @@ SW_API int sw_crawl_frame_is_no_frame_transition(const sw_crawl_frame *cf);
 /* IP's offset from its method's start (managed frames), else 0. */
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf);
 /*
+ * The ambient SP (CoreCLR's GetAmbientSPFromCrawlFrame): on x86, a managed
+ * frame's SP in its body with no call arguments pushed; 0 in a prolog or
+ * an epilog, for other frames and on other architectures.
+ */
+SW_API uint64_t sw_crawl_frame_ambient_sp(const sw_crawl_frame *cf);
+/*
  * A managed frame where a GC may stop its thread (CoreCLR's IsGcSafe): at
  * a call, or, for the active or a faulted frame, in its method's body,
  * past the prolog and outside the epilogs.  0 for any other frame.

@@ -378,6 +378,86 @@ static inline const struct codemap_entry *map_method(const sw_codemap *map, uint
 	return p ? node_method(p, ip, start, size) : NULL;
 }
 
+/*
+ * The last live item of the map's node of `page` that starts at or below
+ * `at` (an address in that page or above it): its entry and absolute
+ * start, or NULL when the node has none or there is no node.  *budget
+ * pays for each dead item passed over.
+ */
+static const struct codemap_entry *map_item_below(const sw_codemap *map, uint64_t page, uint64_t at,
+                                                  uint64_t *start, unsigned *budget)
+{
+	const struct codemap_window *w = atomic_load_explicit(&map->window, memory_order_acquire);
+	const struct codemap_page *p;
+	uint64_t slot;
+	uint32_t n;
+	long i;
+
+	if (window_holds(w, page, &slot)) {
+		uint64_t word = atomic_load_explicit(&w->word[slot], memory_order_acquire);
+
+		p = window_node(word);
+		n = window_count(word);
+	} else {
+		p = table_find(atomic_load_explicit(&map->table, memory_order_acquire), page);
+		n = p ? atomic_load_explicit(&p->n, memory_order_acquire) : 0;
+	}
+	if (!p)
+		return NULL;
+	for (i = page_search_in(p, n, page_rel(page, at)); i >= 0 && *budget; i--, --*budget) {
+		if (!item_dead(&p->item[i])) {
+			*start = (page << CODEMAP_PAGE_SHIFT) + (uint64_t)(int64_t)p->item[i].start;
+			return p->item[i].entry;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The parent of a funclet as CoreCLR lays them out: a method's funclets
+ * follow its main body in the same block of code, which is why
+ * EECodeInfo::GetRelOffset (vm/codeman.cpp) measures a funclet's offsets
+ * from the method's start, and an exception clause names its handler by
+ * an offset from there (sw_codemap_check_eh).  Registered apart here,
+ * the parent is the nearest method below the funclet, past the parent's
+ * other funclets and unregistered gaps: the look-up steps down from item
+ * to item, and from a page with nothing below to the page before it,
+ * until it meets the parent (found), or any other method (not found).
+ * It gives up after SWI_FUNCLET_PARENT_STEPS steps, items passed or
+ * pages visited, so that hostile input costs a bounded search.
+ */
+uint64_t swi_codemap_funclet_parent(const sw_codemap *map, const sw_code_info *funclet)
+{
+	unsigned budget = SWI_FUNCLET_PARENT_STEPS;
+	uint64_t at, start = 0;
+	void *parent;
+
+	if (!map || !funclet || !(funclet->flags & SW_CODE_FUNCLET) || !(parent = funclet->parent) ||
+	    !funclet->start)
+		return 0;
+	at = funclet->start - 1;
+	while (budget) {
+		const struct codemap_entry *e;
+		uint64_t page = page_of(at);
+
+		budget--;
+		e = map_item_below(map, page, at, &start, &budget);
+		if (!e) {
+			/* Nothing at or below `at` in this page: the page before. */
+			if (!page)
+				return 0;
+			at = (page << CODEMAP_PAGE_SHIFT) - 1;
+			continue;
+		}
+		if (!((e->bits >> CODEMAP_ENTRY_FLAG_SHIFT) & SW_CODE_FUNCLET))
+			return e->method == parent ? start : 0;
+		if (entry_parent(e) != parent || !start)
+			return 0;
+		at = start - 1;
+	}
+	return 0;
+}
+
 const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
                                        struct swi_code_copy *scratch)
 {

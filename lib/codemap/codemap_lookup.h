@@ -19,6 +19,18 @@ const sw_code_info *swi_codemap_lookup(const sw_codemap *map, uint64_t ip,
                                        struct swi_code_copy *scratch);
 
 /*
+ * The start of the parent method of `funclet` (flagged SW_CODE_FUNCLET,
+ * found by a lookup of this map), or 0 when it is not found: the nearest
+ * method registered below the funclet, if its handle is the funclet's
+ * parent's and only that parent's funclets lie between (codemap.c, where
+ * the rule is explained).  At most SWI_FUNCLET_PARENT_STEPS items passed
+ * and pages visited.  The caller holds a read section.
+ * Async-signal-safe: no allocation, lock or system call.
+ */
+#define SWI_FUNCLET_PARENT_STEPS 64
+uint64_t swi_codemap_funclet_parent(const sw_codemap *map, const sw_code_info *funclet);
+
+/*
  * The map's version: it grows with every method removed, and starts at a
  * value no other map of the process had.  Read inside a read section, an
  * unchanged version proves that every entry found in an earlier section of

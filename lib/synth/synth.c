@@ -37,8 +37,8 @@ static sw_status check_params(const sw_synth_params *p)
 		return SW_E_INVAL;
 	if (p->max_frames > SWI_SYNTH_MAX_FRAMES)
 		return SW_E_LIMIT;
-	/* A forced Frame kind must be a built-in one. */
-	if (p->frame_type > SW_FRAME_DEBUGGER_U2M_CATCH)
+	/* A forced Frame kind must be a built-in one the generator makes. */
+	if (p->frame_type > SW_FRAME_DEBUGGER_U2M_CATCH && !swi_synth_is_marker_type(p->frame_type))
 		return SW_E_INVAL;
 	return SW_OK;
 }

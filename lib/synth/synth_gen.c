@@ -682,13 +682,68 @@ static void managed_frame(struct swi_synth_gen *g, uint64_t ra, enum synth_next 
 
 /* ---- unmanaged blocks ---------------------------------------------------- */
 
+/*
+ * The Frames unmanaged code links that have no return address and resume
+ * nothing, so a walk reports them and goes on: the debugger's markers,
+ * and the runtime's ExceptionFilterFrame (only its Pop differs from
+ * Frame's, vm/frames.h), ProtectByRefsFrame and ProtectValueClassFrame
+ * (Frame's defaults but GcScanRoots, vm/frames.cpp).
+ */
+static const uint32_t marker_types[] = {
+	SW_FRAME_DEBUGGER_CLASS_INIT, SW_FRAME_DEBUGGER_EXIT, SW_FRAME_DEBUGGER_U2M_CATCH,
+	SW_FRAME_EXCEPTION_FILTER, SW_FRAME_PROTECT_BYREFS, SW_FRAME_PROTECT_VALUE_CLASS
+};
+
+int swi_synth_is_marker_type(uint32_t type)
+{
+	for (unsigned i = 0; i < sizeof marker_types / sizeof marker_types[0]; i++)
+		if (type == marker_types[i])
+			return 1;
+	return 0;
+}
+
 static uint32_t marker_type(struct swi_synth_gen *g)
 {
 	uint32_t forced = g->s->params.frame_type;
 
-	if (forced >= SW_FRAME_DEBUGGER_CLASS_INIT && forced <= SW_FRAME_DEBUGGER_U2M_CATCH)
+	if (swi_synth_is_marker_type(forced))
 		return forced;
-	return SW_FRAME_DEBUGGER_CLASS_INIT + rnd(g, 3);
+	return marker_types[rnd(g, sizeof marker_types / sizeof marker_types[0])];
+}
+
+/*
+ * A marker Frame's fields, below *top: an ExceptionFilterFrame's shadow SP
+ * slot (its address, never read by a walk); a ProtectByRefsFrame's list
+ * of ByRefInfo entries, none or one holding an object reference, which
+ * its GcScanRoots reports (the slot the Frame protects); a
+ * ProtectValueClassFrame's list, empty.
+ */
+static void marker_fields(struct swi_synth_gen *g, struct swi_synth_fr *fr, uint64_t node)
+{
+	unsigned p = g->a->ptr;
+
+	switch (fr->type) {
+	case SW_FRAME_EXCEPTION_FILTER:
+		set_field(g, fr, SW_EFF_SHADOW_SP, fr->addr + 8ULL * p);
+		break;
+	case SW_FRAME_PROTECT_BYREFS:
+		set_field(g, fr, SW_PBRF_BYREFS, node);
+		if (!node)
+			break;
+		swi_synth_store_ptr(g, node, 0);
+		swi_synth_store_ptr(g, node + p, SW_BYREF_OBJECT);
+		swi_synth_store_ptr(g, node + 2ULL * p, 0);
+		fr->nprotected = 1;
+		fr->protected_slot[0] = node + 3ULL * p;
+		fr->protected_value[0] = swi_synth_object(g);
+		swi_synth_store_ptr(g, fr->protected_slot[0], fr->protected_value[0]);
+		break;
+	case SW_FRAME_PROTECT_VALUE_CLASS:
+		set_field(g, fr, SW_PVCF_VALUES, 0);
+		break;
+	default:
+		break;
+	}
 }
 
 /*
@@ -740,8 +795,7 @@ static void native_block(struct swi_synth_gen *g, int entry)
 	*sp = (*sp - 64 - 16 * rnd(g, rnd(g, 4) ? 64 : 256)) & ~15ULL;
 	if (entry && ((f & SW_SYNTH_ENTRY_FRAMES) || forced == SW_FRAME_UNMANAGED_TO_MANAGED))
 		types[n++] = SW_FRAME_UNMANAGED_TO_MANAGED;
-	if (((f & SW_SYNTH_DEBUGGER_MARKERS) && rnd(g, 3) == 0) ||
-	    (forced >= SW_FRAME_DEBUGGER_CLASS_INIT && forced <= SW_FRAME_DEBUGGER_U2M_CATCH))
+	if (((f & SW_SYNTH_DEBUGGER_MARKERS) && rnd(g, 3) == 0) || swi_synth_is_marker_type(forced))
 		types[n++] = marker_type(g);
 	if (((f & SW_SYNTH_HELPER_FRAMES) && rnd(g, 5) == 0) ||
 	    (forced == SW_FRAME_HELPER_METHOD && rnd(g, 2)))
@@ -755,11 +809,27 @@ static void native_block(struct swi_synth_gen *g, int entry)
 			uncaptured_helper(g, &top);
 			continue;
 		}
-		top -= swi_synth_frame_size(a, types[n] == SW_FRAME_UNMANAGED_TO_MANAGED ? SW_U2MF_FIELDS : 0);
-		fr = new_frame(g, top, types[n]);
-		if (fr && types[n] == SW_FRAME_UNMANAGED_TO_MANAGED) {
-			set_field(g, fr, SW_U2MF_METHOD, 0);
-			g->pending_entry = g->s->nframes;
+		if (types[n] == SW_FRAME_UNMANAGED_TO_MANAGED) {
+			top -= swi_synth_frame_size(a, SW_U2MF_FIELDS);
+			fr = new_frame(g, top, types[n]);
+			if (fr) {
+				set_field(g, fr, SW_U2MF_METHOD, 0);
+				g->pending_entry = g->s->nframes;
+			}
+			continue;
+		}
+		{
+			/* A ByRefInfo entry (next, kind, layout, the copy) above the Frame. */
+			uint64_t node = 0;
+
+			if (types[n] == SW_FRAME_PROTECT_BYREFS && (f & SW_SYNTH_GC_INFO) && rnd(g, 2)) {
+				top -= 4ULL * a->ptr;
+				node = top;
+			}
+			top -= swi_synth_frame_size(a, 1);
+			fr = new_frame(g, top, types[n]);
+			if (fr)
+				marker_fields(g, fr, node);
 		}
 	}
 	if (*sp > top - 16)

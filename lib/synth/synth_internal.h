@@ -67,6 +67,14 @@ extern const struct swi_synth_arch swi_synth_x64, swi_synth_x86, swi_synth_arm64
 /* The table of `arch`, or NULL. */
 const struct swi_synth_arch *swi_synth_arch_get(sw_arch arch);
 
+/*
+ * A Frame kind the generator puts in unmanaged blocks as a marker (no
+ * return address: reported and passed over), forced or at random
+ * (synth_gen.c: the debugger's markers, ExceptionFilterFrame,
+ * ProtectByRefsFrame, ProtectValueClassFrame).
+ */
+int swi_synth_is_marker_type(uint32_t type);
+
 /* Sizes of the Frames in target memory (frame.h layout). */
 static inline unsigned swi_synth_frame_size(const struct swi_synth_arch *a, unsigned fields)
 {

@@ -86,10 +86,75 @@ SW_API int sw_crawl_frame_is_native_marker(const sw_crawl_frame *cf)
 	return cf && cf->state == SW_STATE_NATIVE_MARKER;
 }
 
+/*
+ * CoreCLR's CrawlFrame::GetRelOffset (vm/stackwalk.h) is its code info's
+ * EECodeInfo::GetRelOffset (vm/codeman.h): the IP's offset from the
+ * method's start, which for a funclet is its parent's start, since the
+ * JIT emits funclets after the main body in one block of code.  Here a
+ * funclet is registered on its own: its parent's start is found in the
+ * map below it (swi_codemap_funclet_parent).  When it is not there
+ * (hostile or incomplete registrations), or too far below for 32 bits,
+ * the offset is from the funclet's own start, as documented in
+ * sw_crawl_frame(3).  A frame with code has its IP (iter.c: report and
+ * the fast step); the walk holds the map's read section while it runs
+ * its callback.
+ */
 SW_API uint32_t sw_crawl_frame_relative_offset(const sw_crawl_frame *cf)
 {
-	/* A frame with code has its IP (iter.c: report and the fast step). */
-	return cf && cf->code ? (uint32_t)(cf->ip - cf->code->start) : 0;
+	uint64_t start, parent;
+
+	if (!cf || !cf->code)
+		return 0;
+	start = cf->code->start;
+	if ((cf->code->flags & SW_CODE_FUNCLET) && cf->thread &&
+	    (parent = swi_codemap_funclet_parent(cf->thread->codemap, cf->code)) != 0 &&
+	    cf->ip - parent <= UINT32_MAX)
+		start = parent;
+	return (uint32_t)(cf->ip - start);
+}
+
+/*
+ * CoreCLR's CrawlFrame::GetAmbientSPFromCrawlFrame (vm/stackwalk.cpp):
+ * on x86, EECodeManager::GetAmbientSP (vm/eetwain.cpp) at the frame's
+ * relative offset, with nesting level 0: none (NULL) in a prolog or an
+ * epilog; otherwise the SP of the method's body with nothing pushed for a
+ * call (an EBP frame's outermost base SP, GetOutermostBaseFP; an ESP
+ * frame's SP plus the argument bytes pushed at that offset).  On ARM the
+ * current SP, a target this library does not walk; on every other target
+ * NULL.  Its readers are the debugger's (x86 locals addressed from it).
+ *
+ * SWU says the same thing in its own terms: at each offset SP = CFA -
+ * sp_offset, argument pushes included, and the body's first offset (the
+ * prolog's size) has none pushed.  So the ambient SP is the frame's CFA,
+ * found by the rule at its IP (a return address keeps the arguments its
+ * callee pops: sw_swu_decode_return_address), minus the sp_offset of the
+ * body's start.  A blob in row form (imported CFI, native code) has no
+ * prolog to measure from: none.
+ */
+SW_API uint64_t sw_crawl_frame_ambient_sp(const sw_crawl_frame *cf)
+{
+	const sw_code_info *code;
+	sw_swu_header h;
+	sw_swu_rule at, body;
+	uint32_t offset;
+	sw_status st;
+
+	if (!cf || cf->state != SW_STATE_FRAMELESS || !(code = cf->code) || !cf->thread ||
+	    cf->thread->arch != SW_ARCH_X86 || !cf->rd || cf->ip < code->start)
+		return 0;
+	offset = (uint32_t)(cf->ip - code->start);
+	st = swi_stopped_at_call(cf) ?
+	     sw_swu_decode_return_address(code->unwind, code->unwind_size, offset, &at) :
+	     sw_swu_decode(code->unwind, code->unwind_size, offset, &at);
+	if (st != SW_OK || at.region != SW_SWU_BODY || at.cfa_deref || at.cfa_reg >= SW_MAX_REGS ||
+	    !((cf->rd->cur.valid >> at.cfa_reg) & 1))
+		return 0;
+	if (sw_swu_decode_header(code->unwind, code->unwind_size, &h) != SW_OK || h.row_ops ||
+	    sw_swu_decode(code->unwind, code->unwind_size, h.prolog_size, &body) != SW_OK ||
+	    body.region != SW_SWU_BODY)
+		return 0;
+	return (uint32_t)(cf->rd->cur.regs[at.cfa_reg] + (uint64_t)(int64_t)at.cfa_offset -
+	                  (uint64_t)(int64_t)body.sp_offset);
 }
 
 SW_API const sw_code_info *sw_crawl_frame_code_info(const sw_crawl_frame *cf)

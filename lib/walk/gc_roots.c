@@ -140,7 +140,7 @@ static int frame_slot(void *data, uint64_t slot, uint32_t flags)
 /* Is the frame stopped at a call (CoreCLR: neither ActiveStackFrame nor a fault)? */
 static int stopped_at_call(const sw_crawl_frame *cf)
 {
-	return !cf->is_first && !cf->has_faulted && cf->trust != SW_TRUST_SIGNAL;
+	return swi_stopped_at_call(cf);
 }
 
 /* Does it resume with every register it had (CoreCLR's ActiveStackFrame)? */

@@ -51,6 +51,15 @@ struct sw_crawl_frame {
 	uint64_t ip;
 };
 
+/*
+ * Is the frame stopped at a call, its IP a return address (CoreCLR:
+ * neither ActiveStackFrame nor a fault)?
+ */
+static inline int swi_stopped_at_call(const struct sw_crawl_frame *cf)
+{
+	return !cf->is_first && !cf->has_faulted && cf->trust != SW_TRUST_SIGNAL;
+}
+
 /* Where the iterator resumes on the next sw_iter_next call. */
 enum swi_step {
 	SWI_STEP_START,
